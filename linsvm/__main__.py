@@ -1,0 +1,4 @@
+"""`python -m linsvm` runs the `linsvm` command group."""
+from .cli import main
+
+main()
