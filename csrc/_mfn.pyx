@@ -1,0 +1,296 @@
+# L2-SVM-MFN: the modified finite Newton method of Keerthi & DeCoste (JMLR 2005).
+#
+# Problem (the paper's eq. 2, with per-example weights c_k >= 0):
+#
+#     min_beta f(beta) = lam/2 ||beta||^2 + 1/2 sum_{k in I(beta)} c_k d_k(beta)^2
+#
+#     d_k = y_k - t_k,  y_k = x_k . beta (x_k includes the bias feature),
+#     t_k in {-1, +1},  I(beta) = {k : t_k y_k < 1}.
+#
+# linsvm's objective  1/2||w||^2 + C sum_k c_k max(0, 1 - t_k y_k)^2  (LIBLINEAR -s 2)
+# is 2C f(beta) with lam = 1/(2C): the paper's C is 2C (DESIGN.md).  The
+# Python layer (linsvm/solvers/mfn.py) does that mapping.
+#
+# Algorithm (Section 3 and Appendix A):
+#   1. start from beta (0, or a warm start; y = X beta)
+#   3. I = I(beta); beta_bar = argmin f_I by CGLS seeded at beta (cgls.pxd);
+#      heuristic 1: at most 10 CGLS iterations on the first call from a cold start
+#   5. ybar = X beta_bar; stop if CGLS met eq. 13 and the active set is
+#      consistent at beta_bar (t ybar <= 1 + tol on I, >= 1 - tol off I);
+#      heuristic 2: a cold start first converges with eps = 1e-2, then eps
+#   6. exact line search on beta + delta (beta_bar - beta): the slope phi'(delta)
+#      is piecewise linear with breakpoints delta_k (eq. 14-15); walk the sorted
+#      breakpoints updating the end values l, r (eq. 16-18) until it crosses 0
+#   7. beta += delta* (beta_bar - beta), y likewise, and back to 3.
+#
+# Inputs are addressed through `rows` (training rows, a fold or a random subset;
+# heuristic 3 is a first solve on a subset); t and c are per position in rows.
+# Cost per outer iteration: the CGLS mat-vecs over the active rows only, one
+# full X.beta_bar, and an O(m log m) sort of breakpoints.
+
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport malloc, free, qsort
+from libc.string cimport memcpy
+from libc.math cimport fabs
+import numpy as np
+from csr cimport CSR, make_csr, matvec, rmatvec, dot
+from cgls cimport cgls
+
+# Status codes returned to Python.
+cdef enum:
+    CONVERGED = 0
+    MAX_ITER = 1
+    NO_DESCENT = 2
+
+cdef double ACTIVE_TOL = 1e-8      # Appendix A, footnote 17
+
+ctypedef struct Breakpoint:
+    double delta
+    int64_t k
+
+
+cdef int _cmp_breakpoint(const void* a, const void* b) noexcept nogil:
+    cdef const Breakpoint* x = <const Breakpoint*>a
+    cdef const Breakpoint* y = <const Breakpoint*>b
+    if x.delta < y.delta:
+        return -1
+    if x.delta > y.delta:
+        return 1
+    return (x.k > y.k) - (x.k < y.k)
+
+
+cdef double primal(double lam, const double* beta, int64_t nw, const double* y,
+                   const double* t, const double* c, int64_t m) noexcept nogil:
+    """f(beta) = lam/2 ||beta||^2 + 1/2 sum_{t y < 1} c (y - t)^2  (eq. 2)."""
+    cdef int64_t k
+    cdef double s = 0.0, d
+    for k in range(m):
+        if t[k] * y[k] < 1.0:
+            d = y[k] - t[k]
+            s += c[k] * d * d
+    return 0.5 * lam * dot(beta, beta, nw) + 0.5 * s
+
+
+cdef double exact_line_search(double lam, const double* beta, const double* beta_bar, int64_t nw,
+                              const double* y, const double* ybar, const double* t,
+                              const double* c, int64_t m, Breakpoint* bp) noexcept nogil:
+    """Minimize phi(delta) = f(beta + delta (beta_bar - beta)) over delta >= 0 (Section 4.4).
+
+    phi' is continuous and piecewise linear.  On the piece that starts at the
+    current breakpoint, l and r are the values its line takes at delta = 0 and
+    delta = 1 (eq. 16-17); crossing breakpoint k adds (k enters I) or removes
+    (k leaves I) its term (eq. 18).  Returns delta* (0 if the direction is not
+    a descent direction).
+    """
+    cdef int64_t k, j, nb = 0
+    cdef double ls = 0.0, rs = 0.0, dy, delta, s
+    for j in range(nw):
+        ls += beta[j] * (beta_bar[j] - beta[j])
+        rs += beta_bar[j] * (beta_bar[j] - beta[j])
+    ls *= lam
+    rs *= lam
+    for k in range(m):
+        dy = ybar[k] - y[k]
+        if t[k] * y[k] < 1.0:
+            ls += c[k] * (y[k] - t[k]) * dy
+            rs += c[k] * (ybar[k] - t[k]) * dy
+            if t[k] * dy > 0.0:              # Delta_1: k leaves I at delta_k
+                bp[nb].delta = (t[k] - y[k]) / dy
+                bp[nb].k = k
+                nb += 1
+        elif t[k] * dy < 0.0:                # Delta_2: k enters I at delta_k
+            bp[nb].delta = (t[k] - y[k]) / dy
+            bp[nb].k = k
+            nb += 1
+    if ls >= 0.0:
+        return 0.0
+    qsort(bp, nb, sizeof(Breakpoint), _cmp_breakpoint)
+    for j in range(nb):
+        delta = bp[j].delta
+        if ls + delta * (rs - ls) >= 0.0:    # phi' crosses 0 before delta_j
+            break
+        k = bp[j].k
+        dy = ybar[k] - y[k]
+        s = -1.0 if t[k] * y[k] < 1.0 else 1.0
+        ls += s * c[k] * (y[k] - t[k]) * dy
+        rs += s * c[k] * (ybar[k] - t[k]) * dy
+    if rs - ls <= 0.0:
+        return 0.0
+    return -ls / (rs - ls)
+
+
+cdef int mfn_core(const CSR* X, const int64_t* rows, int64_t m, const double* t,
+                  const double* c, double lam, double* beta, double eps, int warm,
+                  int heuristic1, int heuristic2, int max_iter, int cg_max_iter,
+                  double* y, double* ybar, double* z, double* q, double* u,
+                  int64_t* act_rows, double* tt, double* cc, double* beta_bar,
+                  double* r, double* p, Breakpoint* bp, int* n_iter, int64_t* cg_total,
+                  double* trace, void* callback) noexcept nogil:
+    """Algorithm L2-SVM-MFN (Appendix A) from beta (in/out); returns a status code.
+
+    y (m) holds X beta on entry.  trace[it] receives f after outer iteration it.
+    """
+    cdef int64_t k, j, n_act, nw = X.n_weights
+    cdef int it = 0, cg_it, cg_cap, optimal, consistent, status
+    cdef int need_second = (not warm) and heuristic2 and eps < 1e-2
+    cdef double eps_cur = 1e-2 if need_second else eps
+    cdef double F = primal(lam, beta, nw, y, t, c, m), delta
+    cg_total[0] = 0
+    while True:
+        if it >= max_iter:
+            status = MAX_ITER
+            break
+        it += 1
+        # step 3: CGLS on the active rows, seeded at beta, residual z = t - y
+        n_act = 0
+        for k in range(m):
+            if t[k] * y[k] < 1.0:
+                act_rows[n_act] = rows[k]
+                tt[n_act] = t[k]
+                cc[n_act] = c[k]
+                z[n_act] = t[k] - y[k]
+                n_act += 1
+        memcpy(beta_bar, beta, nw * sizeof(double))
+        cg_cap = 10 if (heuristic1 and not warm and it == 1) else cg_max_iter
+        cg_it = cgls(X, act_rows, n_act, tt, cc, lam, beta_bar, z, 1, q, u, r, p,
+                     eps_cur, cg_cap, &optimal)
+        cg_total[0] += cg_it
+        # step 5: outputs at beta_bar; converged if the active set did not move
+        matvec(X, rows, m, beta_bar, ybar)
+        if optimal:
+            consistent = 1
+            for k in range(m):
+                if t[k] * y[k] < 1.0:
+                    if t[k] * ybar[k] > 1.0 + ACTIVE_TOL:
+                        consistent = 0
+                        break
+                elif t[k] * ybar[k] < 1.0 - ACTIVE_TOL:
+                    consistent = 0
+                    break
+            if consistent:
+                memcpy(beta, beta_bar, nw * sizeof(double))
+                memcpy(y, ybar, m * sizeof(double))
+                F = primal(lam, beta, nw, y, t, c, m)
+                trace[it - 1] = F
+                if callback != NULL:
+                    with gil:
+                        (<object>callback)(it, F, n_act, cg_it)
+                if need_second:            # step 8: second round at the final eps
+                    need_second = 0
+                    eps_cur = eps
+                    continue
+                status = CONVERGED
+                break
+        # steps 6-7: exact line search, then move
+        delta = exact_line_search(lam, beta, beta_bar, nw, y, ybar, t, c, m, bp)
+        if delta <= 0.0:
+            trace[it - 1] = F
+            status = NO_DESCENT
+            break
+        for j in range(nw):
+            beta[j] += delta * (beta_bar[j] - beta[j])
+        for k in range(m):
+            y[k] += delta * (ybar[k] - y[k])
+        F = primal(lam, beta, nw, y, t, c, m)
+        trace[it - 1] = F
+        if callback != NULL:
+            with gil:
+                (<object>callback)(it, F, n_act, cg_it)
+    n_iter[0] = it
+    return status
+
+
+def _n_threads(int n_threads):
+    from ._kernels import max_threads
+    return max_threads() if n_threads <= 0 else n_threads
+
+
+def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+              int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
+              const double[::1] c, double lam, double[::1] beta, double eps=1e-6,
+              bint warm=False, bint heuristic1=True, bint heuristic2=True, int max_iter=50,
+              int cg_max_iter=5000, int n_threads=0, object callback=None):
+    """Solve the paper's eq. 2 by L2-SVM-MFN, updating `beta` in place.
+
+    Buffers must be validated by the caller (indices in [0, n_features), rows in
+    [0, n_rows), len(t) == len(c) == len(rows), len(beta) == n_features + (bias > 0)).
+    Returns a dict: status (0 converged, 1 iteration cap, 2 no descent),
+    n_iter, cg_iter, f (eq. 2 at the result), n_active, trace (f per iteration),
+    and the margins y = X[rows] beta.
+    """
+    cdef int64_t m = rows.shape[0], nw = beta.shape[0]
+    cdef int T = _n_threads(n_threads)
+    cdef int status, n_iter = 0
+    cdef int64_t cg_total = 0, k, n_active = 0
+    y_arr = np.empty(m, dtype=np.float64)
+    work = np.empty((6, m), dtype=np.float64)
+    wvec = np.empty((3, nw), dtype=np.float64)
+    act = np.empty(m, dtype=np.int64)
+    trace_arr = np.zeros(max(max_iter, 1), dtype=np.float64)
+    bp_arr = np.empty(2 * m, dtype=np.float64)       # m Breakpoint structs (16 bytes each)
+    scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
+    cdef double[::1] yv = y_arr, trace = trace_arr, bpv = bp_arr, sv = scratch_arr
+    cdef double[:, ::1] W = work, V = wvec
+    cdef int64_t[::1] actv = act
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
+    cdef void* cb = <void*>callback if callback is not None else NULL
+    cdef const int64_t* rp = &rows[0] if m > 0 else NULL
+    cdef const double* tp = &t[0] if m > 0 else NULL
+    cdef const double* cp = &c[0] if m > 0 else NULL
+    cdef double* yp = &yv[0] if m > 0 else NULL
+    cdef double* wp = &W[0, 0] if m > 0 else NULL
+    with nogil:
+        matvec(&X, rp, m, &beta[0], yp)
+        status = mfn_core(&X, rp, m, tp, cp, lam, &beta[0], eps, warm, heuristic1, heuristic2,
+                          max_iter, cg_max_iter, yp, wp + m, wp + 2 * m, wp + 3 * m, wp + 4 * m,
+                          &actv[0] if m > 0 else NULL, wp + 5 * m, wp, &V[0, 0], &V[1, 0], &V[2, 0],
+                          <Breakpoint*>(&bpv[0] if m > 0 else NULL), &n_iter, &cg_total,
+                          &trace[0], cb)
+        for k in range(m):
+            if tp[k] * yp[k] < 1.0:
+                n_active += 1
+    return dict(status=status, n_iter=n_iter, cg_iter=cg_total,
+                f=float(primal(lam, &beta[0], nw, yp, tp, cp, m)), n_active=n_active,
+                trace=trace_arr[:n_iter].copy(), y=y_arr)
+
+
+def mfn_dual_kkt(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                 int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
+                 const double[::1] c, double lam, const double[::1] y, int n_threads=0):
+    """Maximum dual KKT violation of the dual solution recovered from y = X beta (Section 4.7).
+
+    alpha_k = -c_k t_k d_k / lam on I(beta), 0 elsewhere;  beta_hat = sum alpha_k t_k x_k;
+    xi_k = lam alpha_k / c_k;  g_k = t_k (x_k . beta_hat) + xi_k - 1;  the violation is
+    max( max_{alpha_k > 0} |g_k|, max_{alpha_k = 0} max(0, -g_k) ).  Examples with c_k = 0
+    carry no constraint and are skipped.
+    """
+    cdef int64_t m = rows.shape[0], k
+    cdef int T = _n_threads(n_threads)
+    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
+    if m == 0:
+        return 0.0
+    scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
+    cdef double[::1] sv = scratch_arr
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
+    alpha_t = np.zeros(m, dtype=np.float64)
+    yhat_arr = np.empty(m, dtype=np.float64)
+    beta_hat_arr = np.empty(nw, dtype=np.float64)
+    cdef double[::1] at = alpha_t, yhat = yhat_arr, bh = beta_hat_arr
+    cdef double viol = 0.0, g, alpha
+    with nogil:
+        for k in range(m):
+            if t[k] * y[k] < 1.0 and c[k] > 0.0:
+                at[k] = -c[k] * (y[k] - t[k]) / lam          # alpha_k t_k
+        rmatvec(&X, &rows[0], m, &at[0], &bh[0])
+        matvec(&X, &rows[0], m, &bh[0], &yhat[0])
+        for k in range(m):
+            if c[k] <= 0.0:
+                continue
+            alpha = at[k] * t[k]
+            if alpha > 0.0:
+                g = t[k] * yhat[k] + lam * alpha / c[k] - 1.0
+                viol = max(viol, fabs(g))
+            else:
+                g = t[k] * yhat[k] - 1.0
+                viol = max(viol, -g)
+    return viol

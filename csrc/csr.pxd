@@ -1,0 +1,143 @@
+# Shared CSR kernels of linsvm (csrc/csr.pxd), included as inline functions by every solver core.
+#
+# A data set is a CSR matrix X (n_rows x n_features) with int64 row pointers,
+# int32 column indices and float64 values, plus an optional constant "bias"
+# feature of value `bias` appended as column n_features (LIBLINEAR's -B): with
+# bias > 0 a weight vector has n_features + 1 entries and
+#     x_i . w = sum_j X[i, j] w[j] + bias * w[n_features].
+# The bias column is never materialised.
+#
+# Solvers address examples through a list `rows` of row numbers (the training
+# set, a fold, a random subset or an active set), so no row is ever copied.
+#
+# Every function here is nogil and allocation-free; matvec/rmatvec use OpenMP
+# when the build has it (rows are independent for X.w; X^T.u is a scatter and
+# uses one accumulator per thread, reduced afterwards).
+
+from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memset
+from cython.parallel cimport prange, parallel, threadid
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static int linsvm_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    static int linsvm_max_threads(void) { return 1; }
+    #endif
+    """
+    int linsvm_max_threads() noexcept nogil
+
+
+ctypedef struct CSR:
+    const int64_t* indptr
+    const int32_t* indices
+    const double* data
+    int64_t n_rows
+    int64_t n_features      # columns of X, not counting the bias column
+    int64_t n_weights       # n_features + (bias > 0)
+    double bias             # value of the constant feature, <= 0: none
+    int n_threads           # threads for matvec/rmatvec (1: serial)
+    double* scratch         # n_threads * n_weights doubles for rmatvec, or NULL
+
+
+cdef inline double dot_row(const CSR* X, int64_t i, const double* w) noexcept nogil:
+    """Return x_i . w (including the bias feature)."""
+    cdef int64_t p
+    cdef double s = 0.0
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        s += X.data[p] * w[X.indices[p]]
+    if X.bias > 0:
+        s += X.bias * w[X.n_features]
+    return s
+
+
+cdef inline void axpy_row(const CSR* X, int64_t i, double a, double* out) noexcept nogil:
+    """out += a * x_i (including the bias feature)."""
+    cdef int64_t p
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        out[X.indices[p]] += a * X.data[p]
+    if X.bias > 0:
+        out[X.n_features] += a * X.bias
+
+
+cdef inline double sq_norm_row(const CSR* X, int64_t i) noexcept nogil:
+    """Return ||x_i||^2 (including the bias feature)."""
+    cdef int64_t p
+    cdef double s = 0.0
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        s += X.data[p] * X.data[p]
+    if X.bias > 0:
+        s += X.bias * X.bias
+    return s
+
+
+cdef inline void matvec(const CSR* X, const int64_t* rows, int64_t n, const double* w,
+                        double* out) noexcept nogil:
+    """out[k] = x_{rows[k]} . w for k < n."""
+    cdef int64_t k
+    if X.n_threads > 1 and n > 256:
+        for k in prange(n, schedule="static", num_threads=X.n_threads):
+            out[k] = dot_row(X, rows[k], w)
+    else:
+        for k in range(n):
+            out[k] = dot_row(X, rows[k], w)
+
+
+cdef inline void rmatvec(const CSR* X, const int64_t* rows, int64_t n, const double* u,
+                         double* out) noexcept nogil:
+    """out = sum_k u[k] * x_{rows[k]}  (out has n_weights entries; overwritten).
+
+    Rows with u[k] == 0 are skipped.  Parallel only when the rows carry many
+    more non-zeros than the per-thread accumulators have entries, so that the
+    reduction does not dominate; the summation order is fixed for a given
+    thread count, so results are reproducible.
+    """
+    cdef int64_t k, j, nnz_est
+    cdef int t, T = X.n_threads
+    cdef double* acc
+    memset(out, 0, X.n_weights * sizeof(double))
+    nnz_est = 0
+    if T > 1 and X.scratch != NULL and n > 256:
+        nnz_est = <int64_t>((<double>(X.indptr[X.n_rows] - X.indptr[0]) / (X.n_rows if X.n_rows > 0 else 1)) * n)
+    if T > 1 and X.scratch != NULL and n > 256 and nnz_est > 4 * T * X.n_weights:
+        memset(X.scratch, 0, T * X.n_weights * sizeof(double))
+        with parallel(num_threads=T):
+            acc = X.scratch + threadid() * X.n_weights
+            for k in prange(n, schedule="static"):
+                if u[k] != 0.0:
+                    axpy_row(X, rows[k], u[k], acc)
+        for j in prange(X.n_weights, schedule="static", num_threads=T):
+            for t in range(T):
+                out[j] += X.scratch[t * X.n_weights + j]
+    else:
+        for k in range(n):
+            if u[k] != 0.0:
+                axpy_row(X, rows[k], u[k], out)
+
+
+cdef inline double dot(const double* a, const double* b, int64_t n) noexcept nogil:
+    """Return a . b for dense vectors."""
+    cdef int64_t j
+    cdef double s = 0.0
+    for j in range(n):
+        s += a[j] * b[j]
+    return s
+
+
+cdef inline CSR make_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
+                         const double[::1] data, int64_t n_features, double bias,
+                         int n_threads, double* scratch) noexcept nogil:
+    """Fill a CSR view of validated buffers (the caller keeps them alive)."""
+    cdef CSR X
+    X.indptr = &indptr[0]
+    X.indices = &indices[0] if indices.shape[0] > 0 else NULL
+    X.data = &data[0] if data.shape[0] > 0 else NULL
+    X.n_rows = indptr.shape[0] - 1
+    X.n_features = n_features
+    X.bias = bias
+    X.n_weights = n_features + (1 if bias > 0 else 0)
+    X.n_threads = n_threads if n_threads > 0 else 1
+    X.scratch = scratch
+    return X
