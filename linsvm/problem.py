@@ -1,0 +1,81 @@
+"""The validated training problem that every solver receives.
+
+A `Problem` holds a CSR matrix in the canonical buffers the Cython cores take
+(int64 row pointers, int32 column indices, float64 values), the bias value
+(LIBLINEAR's -B: a constant feature appended as the last column, never
+materialised; <= 0 means none), and the per-example cost factors.  Everything a
+kernel will index is checked here, once, before any compiled code runs: the
+cores run without bounds checks.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import DataError, ParameterError
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+class CSRBuffers:
+    """Canonical CSR buffers of an n_rows x n_features matrix, validated.
+
+    Attributes: indptr (int64), indices (int32), data (float64, finite),
+    n_rows, n_features.  Rows are addressed by the solvers through index lists,
+    so folds and subsets never copy data.
+    """
+
+    __slots__ = ("indptr", "indices", "data", "n_rows", "n_features")
+
+    def __init__(self, X, what="X"):
+        if not sp.issparse(X):
+            X = np.asarray(X, dtype=np.float64)
+            if X.ndim != 2:
+                raise DataError(f"{what} must be a 2-D array or a sparse matrix, got {X.ndim}-D")
+            X = sp.csr_matrix(X)
+        elif X.format != "csr":
+            X = X.tocsr()
+        n_rows, n_features = X.shape
+        if n_features > _INT32_MAX:
+            raise DataError(f"{what} has {n_features} columns, more than int32 indices allow")
+        indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+        data = np.ascontiguousarray(X.data, dtype=np.float64)
+        if indptr.shape[0] != n_rows + 1 or indptr[0] != 0 or indptr[-1] != data.shape[0]:
+            raise DataError(f"{what}: inconsistent CSR row pointers")
+        if indices.shape[0] != data.shape[0]:
+            raise DataError(f"{what}: CSR indices and data differ in length")
+        if n_rows and np.any(np.diff(indptr) < 0):
+            raise DataError(f"{what}: CSR row pointers decrease")
+        if indices.size and (indices.min() < 0 or indices.max() >= n_features):
+            raise DataError(f"{what}: column index out of range [0, {n_features})")
+        if not np.all(np.isfinite(data)):
+            bad = int(np.flatnonzero(~np.isfinite(data))[0])
+            row = int(np.searchsorted(indptr, bad, side="right") - 1)
+            raise DataError(f"{what}: non-finite value in row {row + 1}")
+        self.indptr, self.indices, self.data = indptr, indices, data
+        self.n_rows, self.n_features = int(n_rows), int(n_features)
+
+    @property
+    def nnz(self):
+        return int(self.data.shape[0])
+
+    def args(self):
+        """(indptr, indices, data, n_features) as the cores take them."""
+        return self.indptr, self.indices, self.data, self.n_features
+
+
+def check_positive(name, value, allow_zero=False):
+    """Return float(value) if it is finite and > 0 (>= 0 with allow_zero), else raise."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {value!r}") from None
+    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise ParameterError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite, got {value!r}")
+    return v
+
+
+def n_weights(n_features, bias):
+    """Length of a weight vector: the features plus one for the bias feature."""
+    return n_features + (1 if bias > 0 else 0)

@@ -1,0 +1,131 @@
+"""L2-SVM-MFN: the modified finite Newton method (Keerthi & DeCoste, JMLR 2005).
+
+Minimizes linsvm's L2-SVM objective (LIBLINEAR -s 2 for the same -c and -B)
+
+    F(w) = 1/2 ||w||^2 + C sum_i c_i max(0, 1 - t_i w.x_i)^2,
+
+x_i including the bias feature when bias > 0 and c_i the relative cost of
+example i (class weight x sample weight).  The paper writes the problem as
+eq. 2, f(beta) = lam/2 ||beta||^2 + 1/2 sum_{i in I} c_i d_i^2 with
+lam = 1/C_paper and C_paper = 2C, so F = f / lam; the compiled core
+(csrc/_mfn.pyx) works in the paper's scaling so that its relative CGLS
+stopping rule (eq. 13, tolerance -e) means what the paper says.
+
+Section 4 heuristics: 1 (at most 10 CGLS iterations on the first Newton step
+of a cold start) and 2 (converge first at eps = 1e-2, then at -e) are on by
+default; 3 (first solve on a random subset of the examples, then seed the full
+solve with it) is the `subset` option.  A warm start (beta-seeding, Section
+4.1) skips heuristics 1-2, as the paper's Appendix A does for ini = 1.  The
+maximum dual KKT violation of Section 4.7 is always reported; with `kkt_tol`
+the solve continues with eps / 10 until it holds.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _mfn
+from . import Option, SolverInfo, register
+
+_STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)"}
+
+
+def _solve(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log):
+    """One call of the compiled MFN core, with progress lines sent to `log`."""
+    callback = None
+    if log is not None:
+        def callback(it, f, n_active, cg_it):
+            log(f"mfn iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
+    return _mfn.mfn_solve(
+        X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost, lam, beta,
+        eps=eps, warm=warm, heuristic1=opts["heuristic1"], heuristic2=opts["heuristic2"],
+        max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
+        n_threads=opts["n_threads"], callback=callback,
+    )
+
+
+def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, **opts):
+    """Train a binary L2-SVM by L2-SVM-MFN (paper Sections 3-4, Appendix A).
+
+    See linsvm.solvers for the calling convention.  Returns (beta, stats)
+    where beta = (w, w_bias) and stats holds objective F(beta), n_iter (Newton
+    iterations), cg_iter, n_active (|I| at the solution), kkt_violation
+    (Section 4.7, paper scaling), status and, if the iteration cap stopped
+    the solve, a warning.
+    """
+    lam = 1.0 / (2.0 * C)
+    nw = X.n_features + (1 if bias > 0 else 0)
+    beta = np.zeros(nw) if beta0 is None else np.array(beta0, dtype=np.float64, copy=True)
+    warm = beta0 is not None
+    n_iter = cg_iter = 0
+    trace = []
+
+    frac = opts["subset"]
+    if 0.0 < frac < 1.0 and rows.shape[0] > 1:
+        # Heuristic 3: solve on a random subset, then seed the full problem with it.
+        rng = np.random.default_rng(seed)
+        size = max(1, int(math.ceil(frac * rows.shape[0])))
+        pick = np.sort(rng.choice(rows.shape[0], size=size, replace=False))
+        st = _solve(X, rows[pick], t[pick], cost[pick], lam, bias, beta, tol, warm, opts, log)
+        n_iter += st["n_iter"]
+        cg_iter += st["cg_iter"]
+        warm = True
+
+    eps = tol
+    while True:
+        st = _solve(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log)
+        n_iter += st["n_iter"]
+        cg_iter += st["cg_iter"]
+        trace.extend(st["trace"] / lam)
+        kkt = _mfn.mfn_dual_kkt(X.indptr, X.indices, X.data, X.n_features, bias, rows, t,
+                                cost, lam, st["y"], n_threads=opts["n_threads"])
+        kkt_tol = opts["kkt_tol"]
+        if kkt_tol is None or kkt <= kkt_tol or eps <= 1e-15 or st["status"] == 1:
+            break
+        if log is not None:
+            log(f"mfn dual KKT violation {kkt:.3g} > {kkt_tol:g}: continuing with eps {eps / 10:g}")
+        eps /= 10.0
+        warm = True
+
+    stats = {
+        "objective": st["f"] / lam,
+        "n_iter": n_iter,
+        "cg_iter": cg_iter,
+        "n_active": st["n_active"],
+        "kkt_violation": kkt,
+        "final_eps": eps,
+        "status": _STATUS[st["status"]],
+        "trace": trace,
+    }
+    if st["status"] == 1:
+        stats["warning"] = (
+            f"mfn stopped at the iteration cap (max_iter={opts['max_iter']}) before the "
+            "active set settled; the model may be inaccurate: raise --max-iter or loosen -e"
+        )
+    elif kkt_tol is not None and kkt > kkt_tol:
+        stats["warning"] = f"mfn could not bring the dual KKT violation {kkt:.3g} below --kkt-tol {kkt_tol:g}"
+    return beta, stats
+
+
+MFN_OPTIONS = {
+    "heuristic1": Option(bool, True, "at most 10 CGLS iterations in the first Newton step of a cold start (Sec. 4.6)"),
+    "heuristic2": Option(bool, True, "cold start: converge at eps=1e-2 first, then at -e (Sec. 4.6)"),
+    "subset": Option(float, 0.0, "heuristic 3: first solve on this random fraction of the examples (0 = off)", 0.0, 0.99),
+    "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),
+    "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step (Appendix A: 5000)", 1),
+    "kkt_tol": Option(float, None, "continue with smaller eps until the dual KKT violation (Sec. 4.7) is below this", 1e-300),
+    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = all OpenMP threads)", 0, 1024),
+}
+
+register(SolverInfo(
+    name="mfn",
+    kind="binary",
+    objective="1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i)^2   (L2-SVM, as LIBLINEAR -s 2)",
+    default_tol=1e-6,
+    tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
+    paper="Keerthi & DeCoste 2005, Sections 3-4 and Appendix A",
+    fit=fit_mfn,
+    options=MFN_OPTIONS,
+    loss="l2",
+))

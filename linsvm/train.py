@@ -1,0 +1,190 @@
+"""`linsvm.train`: labels, classes, weights and warm starts around the solvers.
+
+Every solver minimizes its objective in linsvm's one scaling (DESIGN.md): -c is
+LIBLINEAR's C and -B LIBLINEAR's bias feature.  This module
+
+* orders the classes as LIBLINEAR does: by first appearance, except that the
+  label set {-1, +1} puts +1 first; for two classes the positive class
+  (t = +1, decision > 0) is classes[0];
+* runs one-vs-rest over a binary solver when there are more than two classes
+  (one weight column per class; in column j the examples of class j get the
+  class weight of j and all others cost 1, as LIBLINEAR does);
+* forms each example's cost factor = sample weight x class weight;
+* turns a warm start (a Model or a weight array) into per-column start points.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .errors import DataError, ParameterError
+from .model import Model
+from .problem import CSRBuffers, check_positive, n_weights
+from .solvers import get_solver
+
+
+def class_order(y):
+    """Return the class labels of y in LIBLINEAR's order (see module docstring)."""
+    labels, first = np.unique(y, return_index=True)
+    classes = labels[np.argsort(first, kind="stable")]
+    if classes.shape[0] == 2 and set(classes.tolist()) == {-1.0, 1.0}:
+        classes = np.array([1.0, -1.0])
+    return classes
+
+
+def _check_labels(y, n_rows):
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise DataError(f"y has shape {y.shape}, expected ({n_rows},): one label per row of X")
+    if not np.all(np.isfinite(y)):
+        raise DataError(f"label of example {int(np.flatnonzero(~np.isfinite(y))[0]) + 1} is not finite")
+    return y
+
+
+def _check_options(info, options):
+    """Fill solver options with defaults, coerce their types and check their ranges."""
+    unknown = set(options) - set(info.options)
+    if unknown:
+        valid = ", ".join(sorted(info.options)) or "none"
+        raise ParameterError(f"solver {info.name!r} has no option {sorted(unknown)[0]!r} (valid: {valid})")
+    out = {}
+    for name, opt in info.options.items():
+        value = options.get(name, opt.default)
+        if value is not None:
+            try:
+                value = opt.type(value)
+            except (TypeError, ValueError):
+                raise ParameterError(f"option {name} must be {opt.type.__name__}, got {value!r}") from None
+            if opt.type in (int, float):
+                if not np.isfinite(value) or (opt.low is not None and value < opt.low) or (
+                        opt.high is not None and value > opt.high):
+                    raise ParameterError(f"option {name}={value!r} is out of range [{opt.low}, {opt.high}]")
+        out[name] = value
+    return out
+
+
+def _cost_factors(y, classes, sample_weight, class_weight):
+    """Per-example base cost (sample weights) and per-class weights (class_weight)."""
+    m = y.shape[0]
+    if sample_weight is None:
+        base = np.ones(m)
+    else:
+        base = np.asarray(sample_weight, dtype=np.float64)
+        if base.ndim != 1 or base.shape[0] != m:
+            raise DataError(f"sample_weight has {base.size} values for {m} examples")
+        if not np.all(np.isfinite(base)) or np.any(base < 0):
+            raise DataError(f"sample weight of example {int(np.flatnonzero(~(base >= 0) | ~np.isfinite(base))[0]) + 1} is not a finite number >= 0")
+    cw = np.ones(classes.shape[0])
+    for label, weight in (class_weight or {}).items():
+        hit = np.flatnonzero(classes == float(label))
+        if hit.size == 0:
+            raise ParameterError(f"class weight given for label {label:g}, which is not in the training data")
+        cw[hit[0]] = check_positive(f"weight of class {label:g}", weight)
+    return base, cw
+
+
+def _warm_starts(init, classes, n_features, bias, n_columns):
+    """Per-column start vectors from a Model or an array, or Nones."""
+    if init is None:
+        return [None] * n_columns
+    nw = n_weights(n_features, bias)
+    if isinstance(init, Model):
+        if init.kind == "ordinal" or init.weights.shape[1] != n_columns:
+            raise ParameterError("the initial model has a different number of weight columns")
+        if not np.array_equal(np.sort(init.classes_), np.sort(classes)):
+            raise ParameterError("the initial model was trained on different class labels")
+        # reorder columns to this problem's class order
+        if n_columns > 1:
+            order = [int(np.flatnonzero(init.classes_ == c)[0]) for c in classes]
+            W0 = init.weights[:, order]
+        else:
+            W0 = init.weights if init.classes_[0] == classes[0] else -init.weights
+        k = min(n_features, init.n_features_)
+        W = np.zeros((nw, n_columns))
+        W[:k] = W0[:k]
+        if bias > 0 and init.bias > 0:
+            W[n_features] = W0[init.n_features_] * init.bias / bias
+        return [W[:, j].copy() for j in range(n_columns)]
+    W = np.asarray(init, dtype=np.float64)
+    if W.ndim == 1:
+        W = W[:, None]
+    if W.shape != (nw, n_columns) or not np.all(np.isfinite(W)):
+        raise ParameterError(f"initial weights must be a finite array of shape ({nw}, {n_columns}), got {W.shape}")
+    return [W[:, j].copy() for j in range(n_columns)]
+
+
+def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, sample_weight=None,
+          init=None, seed=0, log=None, **solver_options):
+    """Train a linear SVM and return a `Model`.
+
+    X: scipy sparse matrix or 2-D array (n_samples x n_features); y: labels.
+    solver: a name from linsvm.solvers.SOLVERS; C > 0: cost (LIBLINEAR's -c);
+    bias: value of the constant feature appended to every example (> 0), or
+    <= 0 for none (LIBLINEAR's -B; its weight is regularized like the others);
+    tol: the solver's stopping tolerance (-e; None: the solver's default);
+    class_weight: {label: weight} scaling C for that class (-w);
+    sample_weight: one weight >= 0 per example scaling its loss (-W);
+    init: a Model or a weight array (n_weights x n_columns) to warm-start from;
+    seed: for solvers with random choices; log: a function taking progress
+    lines (None: silent); solver_options: see `linsvm-train --help`.
+    """
+    info = get_solver(solver)
+    C = check_positive("C", C)
+    bias = float(bias)
+    if not np.isfinite(bias):
+        raise ParameterError(f"bias must be finite, got {bias!r}")
+    bias = bias if bias > 0 else -1.0
+    tol = info.default_tol if tol is None else check_positive("tolerance", tol)
+    try:
+        seed = int(seed)
+    except (TypeError, ValueError):
+        raise ParameterError(f"seed must be an integer, got {seed!r}") from None
+    opts = _check_options(info, solver_options)
+    Xb = CSRBuffers(X)
+    if Xb.n_rows == 0:
+        raise DataError("no training examples")
+    y = _check_labels(y, Xb.n_rows)
+    classes = class_order(y)
+    if classes.shape[0] < 2:
+        raise DataError(f"only one class (label {classes[0]:g}) in the training data; need at least two")
+    base, cw = _cost_factors(y, classes, sample_weight, class_weight)
+
+    n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
+    starts = _warm_starts(init, classes, Xb.n_features, bias, n_columns)
+    rows = np.arange(Xb.n_rows, dtype=np.int64)
+    W = np.empty((n_weights(Xb.n_features, bias), n_columns))
+    col_stats = []
+    t0 = time.perf_counter()
+    for j in range(n_columns):
+        positive = y == classes[j]
+        t = np.where(positive, 1.0, -1.0)
+        if n_columns == 1:
+            cost = base * np.where(positive, cw[0], cw[1])
+        else:
+            cost = base * np.where(positive, cw[j], 1.0)
+        if log is not None and n_columns > 1:
+            log(f"class {classes[j]:g} vs rest")
+        beta, st = info.fit(Xb, rows, t, cost, C, bias, tol, starts[j], seed, log, **opts)
+        W[:, j] = beta
+        col_stats.append(st)
+    seconds = time.perf_counter() - t0
+
+    stats = {"objective": float(sum(s["objective"] for s in col_stats)),
+             "n_iter": int(sum(s["n_iter"] for s in col_stats)),
+             "seconds": seconds}
+    for key in ("cg_iter", "n_active"):
+        if all(key in s for s in col_stats):
+            stats[key] = int(sum(s[key] for s in col_stats))
+    if all("kkt_violation" in s for s in col_stats):
+        stats["kkt_violation"] = float(max(s["kkt_violation"] for s in col_stats))
+    warnings = [s["warning"] for s in col_stats if "warning" in s]
+    params = {"C": C, "bias": bias, "tol": tol, "seed": seed, "loss": info.loss}
+    params.update({k: v for k, v in opts.items()})
+    if class_weight:
+        params["class_weight"] = " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
+    model = Model(solver=info.name, classes=classes, weights=W, bias=bias, params=params,
+                  stats=stats, kind="binary" if n_columns == 1 else "multiclass")
+    model.warnings = warnings
+    model.column_stats = col_stats
+    return model
