@@ -1,0 +1,41 @@
+"""Shared fixtures: the real data sets (skipped when absent) and small generated problems."""
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def data_dir():
+    """Where the shared data sets live: $LINSVM_DATA, default <repo>/../shared/datasets."""
+    return Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))
+
+
+def shared_file(relpath):
+    """Path of a shared data set file, or skip the test if it is absent."""
+    path = data_dir() / relpath
+    if not path.is_file():
+        pytest.skip(f"data set {relpath} not found under {data_dir()} (set LINSVM_DATA)")
+    return path
+
+
+def random_problem(n_samples=60, n_features=12, density=0.4, n_classes=2, seed=0, scale=1.0):
+    """A small random sparse classification problem with noisy linear labels."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n_samples, n_features, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.standard_normal(k) * scale)
+    W = rng.standard_normal((n_features, n_classes))
+    scores = X @ W + 0.3 * rng.standard_normal((n_samples, n_classes))
+    if n_classes == 2:
+        y = np.where(scores[:, 0] > np.median(scores[:, 0]), 1.0, -1.0)
+    else:
+        y = np.argmax(scores, axis=1).astype(np.float64) + 1.0
+    return X.tocsr(), y
+
+
+@pytest.fixture
+def small_binary():
+    return random_problem()

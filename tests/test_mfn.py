@@ -1,0 +1,201 @@
+"""L2-SVM-MFN against independent references and its own optimality conditions.
+
+Reference objective (LIBLINEAR -s 2):  F(w) = 1/2 w.w + C sum_i c_i max(0, 1 - t_i w.x_i)^2,
+x_i with the bias feature appended.  Every expectation is computed here from
+that formula, scipy, brute force or LIBLINEAR; none is copied from linsvm output.
+"""
+import numpy as np
+import pytest
+import scipy.optimize as so
+import scipy.sparse as sp
+
+import linsvm
+from linsvm import _mfn
+from linsvm.train import class_order
+
+from conftest import random_problem, shared_file
+
+
+def augmented(X, bias):
+    X = sp.csr_matrix(X)
+    if bias > 0:
+        X = sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr()
+    return X
+
+
+def objective_and_grad(w, Xa, t, C, cost):
+    """F and its gradient, straight from the formula."""
+    slack = np.maximum(0.0, 1.0 - t * (Xa @ w))
+    F = 0.5 * w @ w + C * np.sum(cost * slack ** 2)
+    g = w - 2.0 * C * (Xa.T @ (cost * t * slack))
+    return F, g
+
+
+def binary_targets(model, y):
+    return np.where(y == model.classes_[0], 1.0, -1.0)
+
+
+def lbfgs_reference(Xa, t, C, cost):
+    res = so.minimize(objective_and_grad, np.zeros(Xa.shape[1]), args=(Xa, t, C, cost), jac=True,
+                      method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 20000})
+    return res.fun
+
+
+@pytest.mark.parametrize("bias", [1.0, -1.0, 3.0])
+@pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
+def test_objective_matches_lbfgs_and_gradient_vanishes(bias, C):
+    X, y = random_problem(n_samples=80, n_features=15, seed=int(C * 7) + int(bias) + 2)
+    model = linsvm.train(X, y, solver="mfn", C=C, bias=bias)
+    t = binary_targets(model, y)
+    Xa = augmented(X, bias)
+    w = model.weights[:, 0]
+    F, g = objective_and_grad(w, Xa, t, C, np.ones_like(y))
+    F0, g0 = objective_and_grad(np.zeros_like(w), Xa, t, C, np.ones_like(y))
+    assert np.linalg.norm(g) <= 1e-6 * np.linalg.norm(g0)
+    assert model.objective == pytest.approx(F, rel=1e-10)
+    F_ref = lbfgs_reference(Xa, t, C, np.ones_like(y))
+    assert F <= F_ref * (1 + 1e-9)
+    assert F == pytest.approx(F_ref, rel=1e-6)
+
+
+def test_weights_scale_the_loss_like_duplicated_examples():
+    X, y = random_problem(n_samples=50, n_features=10, seed=3)
+    rng = np.random.default_rng(0)
+    sw = rng.integers(0, 4, size=y.shape[0]).astype(float)
+    cw = {1.0: 2.0}
+    model = linsvm.train(X, y, C=0.5, sample_weight=sw, class_weight=cw, tol=1e-10)
+    # the same objective written out by repeating rows: row i appears sw_i * cw(y_i) times
+    reps = (sw * np.where(y == 1.0, 2.0, 1.0)).astype(int)
+    keep = np.repeat(np.arange(y.shape[0]), reps)
+    dup = linsvm.train(X[keep], y[keep], C=0.5, tol=1e-10)
+    np.testing.assert_allclose(model.weights, dup.weights, rtol=1e-7, atol=1e-9)
+    t = binary_targets(model, y)
+    F, g = objective_and_grad(model.weights[:, 0], augmented(X, 1.0), t, 0.5, sw * np.where(y == 1.0, 2.0, 1.0))
+    assert model.objective == pytest.approx(F, rel=1e-10)
+
+
+def brute_force_delta(lam, beta, beta_bar, y, ybar, t, c):
+    """argmin_{delta >= 0} f(beta + delta (beta_bar - beta)) by dense grid + bounded refinement."""
+    def phi(d):
+        b = beta + d * (beta_bar - beta)
+        o = y + d * (ybar - y)
+        act = t * o < 1
+        return 0.5 * lam * b @ b + 0.5 * np.sum(c[act] * (o[act] - t[act]) ** 2)
+    grid = np.linspace(0, 4, 4001)
+    vals = np.array([phi(d) for d in grid])
+    i = int(np.argmin(vals))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    return so.minimize_scalar(phi, bounds=(lo, hi), method="bounded", options={"xatol": 1e-13}).x, phi
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_exact_line_search_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    m, n = 40, 6
+    X = rng.standard_normal((m, n))
+    t = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    c = rng.uniform(0.5, 2.0, m)
+    lam = 0.3
+    beta = 0.5 * rng.standard_normal(n)
+    # a descent target: the minimizer of f_I at beta (what CGLS approximates), perturbed
+    act = t * (X @ beta) < 1
+    A = lam * np.eye(n) + X[act].T @ (c[act, None] * X[act])
+    beta_bar = np.linalg.solve(A, X[act].T @ (c[act] * t[act])) + 0.2 * rng.standard_normal(n) * (seed % 2)
+    y, ybar = X @ beta, X @ beta_bar
+    delta = _mfn.line_search(lam, beta, beta_bar, y, ybar, t, c)
+    ref, phi = brute_force_delta(lam, beta, beta_bar, y, ybar, t, c)
+    assert phi(delta) <= phi(ref) + 1e-12 * max(1.0, abs(phi(ref)))
+    assert delta == pytest.approx(ref, abs=1e-6)
+
+
+def test_one_vs_rest_columns_are_the_binary_problems():
+    X, y = random_problem(n_samples=90, n_features=8, n_classes=3, seed=5)
+    model = linsvm.train(X, y, solver="mfn", C=2.0)
+    assert model.weights.shape == (9, 3)
+    np.testing.assert_array_equal(model.classes_, class_order(y))
+    for j, label in enumerate(model.classes_):
+        yb = np.where(y == label, 1.0, -1.0)
+        t = yb
+        F, g = objective_and_grad(model.weights[:, j], augmented(X, 1.0), t, 2.0, np.ones_like(y))
+        F_ref = lbfgs_reference(augmented(X, 1.0), t, 2.0, np.ones_like(y))
+        assert F == pytest.approx(F_ref, rel=1e-6)
+    scores = augmented(X, 1.0) @ model.weights
+    np.testing.assert_array_equal(model.predict(X), model.classes_[np.argmax(scores, axis=1)])
+
+
+def test_class_order_follows_liblinear():
+    assert class_order(np.array([-1.0, 1.0, -1.0])).tolist() == [1.0, -1.0]
+    assert class_order(np.array([3.0, 0.0, 3.0, 7.0])).tolist() == [3.0, 0.0, 7.0]
+    assert class_order(np.array([0.0, 1.0])).tolist() == [0.0, 1.0]
+
+
+def test_warm_start_needs_fewer_iterations_and_reaches_the_same_point():
+    X, y = random_problem(n_samples=400, n_features=30, density=0.3, seed=11)
+    first = linsvm.train(X, y, C=1.0, tol=1e-10)
+    cold = linsvm.train(X, y, C=1.5, tol=1e-10)
+    warm = linsvm.train(X, y, C=1.5, tol=1e-10, init=first)
+    assert warm.stats["cg_iter"] < cold.stats["cg_iter"]
+    np.testing.assert_allclose(warm.weights, cold.weights, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("opts", [dict(heuristic1=False), dict(heuristic2=False),
+                                  dict(heuristic1=False, heuristic2=False), dict(subset=0.3)])
+def test_heuristics_change_the_path_not_the_answer(opts):
+    X, y = random_problem(n_samples=300, n_features=20, seed=2)
+    ref = linsvm.train(X, y, C=3.0, tol=1e-10)
+    other = linsvm.train(X, y, C=3.0, tol=1e-10, **opts)
+    np.testing.assert_allclose(other.weights, ref.weights, rtol=1e-7, atol=1e-9)
+
+
+def test_kkt_tol_is_met_and_reported():
+    X, y = random_problem(n_samples=300, n_features=20, seed=4)
+    loose = linsvm.train(X, y, C=10.0, tol=1e-1)
+    tight = linsvm.train(X, y, C=10.0, tol=1e-1, kkt_tol=1e-6)
+    assert tight.stats["kkt_violation"] <= 1e-6
+    assert tight.stats["kkt_violation"] <= loose.stats["kkt_violation"]
+
+
+def test_dual_kkt_violation_matches_formula():
+    X, y = random_problem(n_samples=70, n_features=9, seed=8)
+    C = 0.7
+    model = linsvm.train(X, y, C=C, tol=1e-3)
+    Xa = augmented(X, 1.0)
+    t = binary_targets(model, y)
+    lam = 1 / (2 * C)
+    o = Xa @ model.weights[:, 0]
+    alpha = np.where(t * o < 1, (1 - t * o) / lam, 0.0)     # alpha_i = -t_i d_i / lam
+    beta_hat = Xa.T @ (alpha * t)
+    g = t * (Xa @ beta_hat) + lam * alpha - 1
+    expected = max(np.max(np.abs(g[alpha > 0]), initial=0), np.max(np.maximum(0, -g[alpha == 0]), initial=0))
+    assert model.stats["kkt_violation"] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_iteration_cap_warns():
+    X, y = random_problem(n_samples=300, n_features=20, seed=6)
+    model = linsvm.train(X, y, C=100.0, max_iter=1, heuristic2=False)
+    assert any("iteration cap" in w for w in model.warnings)
+
+
+def test_same_seed_same_model_bytes():
+    X, y = random_problem(n_samples=200, n_features=20, seed=9)
+    a = linsvm.train(X, y, C=1.0, subset=0.5, seed=3)
+    b = linsvm.train(X, y, C=1.0, subset=0.5, seed=3)
+    assert a.weights.tobytes() == b.weights.tobytes()
+
+
+@pytest.mark.parametrize("C", [0.5, 4.0])
+def test_matches_liblinear_s2_on_real_data(C):
+    liblinear = pytest.importorskip("liblinear.liblinearutil")
+    path = shared_file("binary/a9a")
+    from sklearn.datasets import load_svmlight_file
+    X, y = load_svmlight_file(str(path), n_features=123)
+    model = linsvm.train(X, y, solver="mfn", C=C, bias=1.0)
+    ref = liblinear.train(y, X, f"-s 2 -c {C} -B 1 -e 1e-8 -q")
+    w_ref = np.array(ref.get_decfun()[0] + [ref.get_decfun()[1]])
+    t = binary_targets(model, y)
+    if ref.get_labels()[0] != model.classes_[0]:
+        w_ref = -w_ref
+    Xa = augmented(X, 1.0)
+    F_ref, _ = objective_and_grad(w_ref, Xa, t, C, np.ones_like(y))
+    F, _ = objective_and_grad(model.weights[:, 0], Xa, t, C, np.ones_like(y))
+    assert abs(F - F_ref) <= 1e-6 * F_ref
