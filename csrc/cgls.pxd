@@ -16,6 +16,18 @@
 #              stop if ||r||^2 <= eps^2 z'Cz          (eq. 13, "optimality")
 #              p = r + (||r||^2 / phi1_old) p
 #
+# With a diagonal preconditioner (minv != NULL: minv_j approximates
+# 1 / (lam + sum_j c_j X_jl^2)) it is preconditioned CG on the same normal
+# equations, kept in the CGLS arrangement: the residual is recomputed as
+# X'Cz - lam beta from z each iteration (not updated by H p), and the stopping
+# rule is eq. 13 on that true residual, so the tolerance keeps its meaning:
+#
+#     s = minv * r,  p = s,  rho = r's
+#     repeat:  q = X p;  gamma = rho / (q'Cq + lam ||p||^2);  beta += gamma p
+#              z -= gamma q;  r = X'Cz - lam beta;  stop if eq. 13 holds
+#              s = minv * r;  p = s + (r's / rho_old) p
+#
+# With minv = NULL this is exactly the unpreconditioned algorithm above.
 # Two sparse mat-vecs per iteration and no copy of any row.  Returns the number
 # of iterations; *optimal is set when eq. 13 holds.
 
@@ -25,51 +37,59 @@ from csr cimport CSR, matvec, rmatvec, dot
 
 cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double* tt,
                      const double* c, double lam, double* beta, double* z, int z_given,
-                     double* q, double* u, double* r, double* p, double eps, int max_iter,
-                     int* optimal) noexcept nogil:
-    """Run CGLS from beta (in/out); z (n) holds tt - X beta on entry if z_given,
-    and the final residual on exit; q, u (n) and r, p (n_weights) are scratch."""
+                     double* q, double* u, double* r, double* p, double* s, const double* minv,
+                     double eps, int max_iter, int* optimal) noexcept nogil:
+    """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - X beta on entry
+    if z_given, and the final residual on exit; q, u (n) and r, p, s (n_weights)
+    are scratch (s unused without minv)."""
     cdef int64_t j, nw = X.n_weights
     cdef int it = 0
-    cdef double phi1, phi1_old, phi2, phi3, phi4, gamma, omega
+    cdef double rho, rho_old, pp, qcq, zcz, gamma, omega
     if not z_given:
         matvec(X, rows, n, beta, z)
         for j in range(n):
             z[j] = tt[j] - z[j]
     for j in range(n):
         u[j] = c[j] * z[j]
-    # r = X'Cz - lam beta
-    rmatvec(X, rows, n, u, r)
+    rmatvec(X, rows, n, u, r)                 # r = X'Cz - lam beta
     for j in range(nw):
         r[j] -= lam * beta[j]
-        p[j] = r[j]
-    phi1 = dot(r, r, nw)
-    phi2 = phi1
-    optimal[0] = 1 if phi1 == 0.0 else 0
+    if minv != NULL:
+        for j in range(nw):
+            s[j] = minv[j] * r[j]
+    else:
+        s = r
+    for j in range(nw):
+        p[j] = s[j]
+    rho = dot(r, s, nw)
+    optimal[0] = 1 if dot(r, r, nw) == 0.0 else 0
     while not optimal[0] and it < max_iter:
         it += 1
         matvec(X, rows, n, p, q)
-        phi3 = 0.0
+        qcq = 0.0
         for j in range(n):
-            phi3 += c[j] * q[j] * q[j]
-        gamma = phi1 / (phi3 + lam * phi2)
+            qcq += c[j] * q[j] * q[j]
+        pp = dot(p, p, nw)
+        gamma = rho / (qcq + lam * pp)
         for j in range(nw):
             beta[j] += gamma * p[j]
-        phi4 = 0.0
+        zcz = 0.0
         for j in range(n):
             z[j] -= gamma * q[j]
             u[j] = c[j] * z[j]
-            phi4 += u[j] * z[j]
+            zcz += u[j] * z[j]
         rmatvec(X, rows, n, u, r)
         for j in range(nw):
             r[j] -= lam * beta[j]
-        phi1_old = phi1
-        phi1 = dot(r, r, nw)
-        if phi1 <= eps * eps * phi4:
+        if dot(r, r, nw) <= eps * eps * zcz:
             optimal[0] = 1
             break
-        omega = phi1 / phi1_old
+        if minv != NULL:
+            for j in range(nw):
+                s[j] = minv[j] * r[j]
+        rho_old = rho
+        rho = dot(r, s, nw)
+        omega = rho / rho_old
         for j in range(nw):
-            p[j] = r[j] + omega * p[j]
-        phi2 = dot(p, p, nw)
+            p[j] = s[j] + omega * p[j]
     return it

@@ -85,20 +85,28 @@ cdef inline void matvec(const CSR* X, const int64_t* rows, int64_t n, const doub
             out[k] = dot_row(X, rows[k], w)
 
 
-cdef inline void rmatvec(const CSR* X, const int64_t* rows, int64_t n, const double* u,
-                         double* out) noexcept nogil:
-    """out = sum_k u[k] * x_{rows[k]}  (out has n_weights entries; overwritten).
+cdef inline void axpy_row_sq(const CSR* X, int64_t i, double a, double* out) noexcept nogil:
+    """out += a * x_i**2 elementwise (including the bias feature)."""
+    cdef int64_t p
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        out[X.indices[p]] += a * X.data[p] * X.data[p]
+    if X.bias > 0:
+        out[X.n_features] += a * X.bias * X.bias
+
+
+cdef inline void _scatter(const CSR* X, const int64_t* rows, int64_t n, const double* u,
+                          double* out, int squared) noexcept nogil:
+    """out = sum_k u[k] * x_{rows[k]} (squared: u[k] * x_{rows[k]}**2), overwritten.
 
     Rows with u[k] == 0 are skipped.  Parallel only when the rows carry many
     more non-zeros than the per-thread accumulators have entries, so that the
     reduction does not dominate; the summation order is fixed for a given
     thread count, so results are reproducible.
     """
-    cdef int64_t k, j, nnz_est
+    cdef int64_t k, j, nnz_est = 0
     cdef int t, T = X.n_threads
     cdef double* acc
     memset(out, 0, X.n_weights * sizeof(double))
-    nnz_est = 0
     if T > 1 and X.scratch != NULL and n > 256:
         nnz_est = <int64_t>((<double>(X.indptr[X.n_rows] - X.indptr[0]) / (X.n_rows if X.n_rows > 0 else 1)) * n)
     if T > 1 and X.scratch != NULL and n > 256 and nnz_est > 4 * T * X.n_weights:
@@ -107,14 +115,32 @@ cdef inline void rmatvec(const CSR* X, const int64_t* rows, int64_t n, const dou
             acc = X.scratch + threadid() * X.n_weights
             for k in prange(n, schedule="static"):
                 if u[k] != 0.0:
-                    axpy_row(X, rows[k], u[k], acc)
+                    if squared:
+                        axpy_row_sq(X, rows[k], u[k], acc)
+                    else:
+                        axpy_row(X, rows[k], u[k], acc)
         for j in prange(X.n_weights, schedule="static", num_threads=T):
             for t in range(T):
                 out[j] += X.scratch[t * X.n_weights + j]
     else:
         for k in range(n):
             if u[k] != 0.0:
-                axpy_row(X, rows[k], u[k], out)
+                if squared:
+                    axpy_row_sq(X, rows[k], u[k], out)
+                else:
+                    axpy_row(X, rows[k], u[k], out)
+
+
+cdef inline void rmatvec(const CSR* X, const int64_t* rows, int64_t n, const double* u,
+                         double* out) noexcept nogil:
+    """out = sum_k u[k] * x_{rows[k]}  (X[rows]^T u; out has n_weights entries)."""
+    _scatter(X, rows, n, u, out, 0)
+
+
+cdef inline void col_sq_sums(const CSR* X, const int64_t* rows, int64_t n, const double* u,
+                             double* out) noexcept nogil:
+    """out_j = sum_k u[k] * X[rows[k], j]^2  (the diagonal of X[rows]^T diag(u) X[rows])."""
+    _scatter(X, rows, n, u, out, 1)
 
 
 cdef inline double dot(const double* a, const double* b, int64_t n) noexcept nogil:
