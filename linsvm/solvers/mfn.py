@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from .. import _mfn
+from ..problem import resolve_threads
 from . import Option, SolverInfo, register
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)"}
@@ -58,6 +59,7 @@ def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, **opts):
     the solve, a warning.
     """
     lam = 1.0 / (2.0 * C)
+    opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
     nw = X.n_features + (1 if bias > 0 else 0)
     beta = np.zeros(nw) if beta0 is None else np.array(beta0, dtype=np.float64, copy=True)
     warm = beta0 is not None
@@ -119,7 +121,7 @@ MFN_OPTIONS = {
     "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),
     "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step (Appendix A: 5000)", 1),
     "kkt_tol": Option(float, None, "continue with smaller eps until the dual KKT violation (Sec. 4.7) is below this", 1e-300),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = all OpenMP threads)", 0, 1024),
+    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 2M non-zeros, else 1)", 0, 1024),
 }
 
 register(SolverInfo(
