@@ -1,0 +1,983 @@
+"""The trained model: decision values, predictions, and two text file formats.
+
+A linear model scores an example ``x`` (a row of the data, features numbered
+from 0 here, from 1 in files) with one column ``w`` of the weight matrix::
+
+    score(x) = sum_j x[j] * w[j]   (+ bias * w[n_features]   when bias > 0)
+
+which is LIBLINEAR's convention: with ``-B b > 0`` every example carries an
+extra constant feature of value ``b`` whose weight is stored as the last row
+and regularized like the others.  Three kinds of model use the scores:
+
+* ``binary``     one column; ``classes_[0]`` (the positive class) where the
+                 score is > 0, ``classes_[1]`` otherwise.
+* ``multiclass`` one column per class (one-vs-rest, Crammer-Singer or
+                 Weston-Watkins); the class of the largest score, the first
+                 one on ties.
+* ``ordinal``    one column and ``n_levels - 1`` ascending thresholds; level
+                 ``classes_[r]`` with ``r`` = number of thresholds strictly
+                 below the score.
+
+Files
+-----
+``Model.save(path)`` writes the linsvm format, version 1, a self-describing
+text file (all floats are written in their shortest exact form, Python's
+``repr`` in the C locale, with an integral ``.0`` dropped, so they read back
+bit for bit)::
+
+    linsvm_model 1
+    solver mfn
+    kind binary
+    n_features 3
+    bias 1
+    classes 1 -1
+    n_columns 1
+    param C float 1
+    param bias float 1
+    param loss str "l2"
+    param seed int 0
+    param max_iter none
+    stat objective float 12.345678901234567
+    stat n_iter int 7
+    weights 4
+    0.5
+    -1.25
+    0
+    0.125
+    end
+
+* Line 1 is ``linsvm_model <version>``.  Header lines follow in any order,
+  each at most once: ``solver NAME``, ``kind binary|multiclass|ordinal``,
+  ``n_features N``, ``bias B``, ``classes C1 C2 ...`` (model order),
+  ``n_columns K``, and for ordinal models only ``thresholds T1 ... T(k-1)``.
+* ``param NAME TYPE [VALUE]`` and ``stat NAME TYPE [VALUE]`` (any number, names
+  unique within their group) record the training options and statistics with
+  their Python type: ``float`` / ``int`` (decimal), ``bool`` (``true`` /
+  ``false``), ``str`` (a JSON string literal) or ``none`` (no value).
+* ``weights R`` starts the matrix: R = n_features + (1 if bias > 0 else 0)
+  lines of K numbers separated by single spaces, row j holding the weights of
+  feature j + 1 (file numbering) in every column; the optional bias row last.
+* ``end`` closes the file; nothing may follow it.
+
+``Model.save(path, format="liblinear")`` writes LIBLINEAR's own format
+(readable by LIBLINEAR's ``predict`` and ``liblinearutil.load_model``), and
+``load_model`` reads both formats, telling them apart by the first line.
+
+Saving is atomic: the text goes to a temporary file in the target's directory,
+which is flushed, fsync'ed and renamed over the target; on any failure the
+temporary file is removed and an existing target is left untouched.
+
+Loading validates every field and raises ``ModelError("FILE:LINE: ...")``
+(``FILE: ...`` when the problem is not on one line) for a corrupt, truncated,
+inconsistent or foreign file.  A file that cannot be opened or read raises the
+``OSError`` that ``open`` raised (``FileNotFoundError``, ``PermissionError``,
+...), unchanged, as ``open`` itself and ``sklearn.datasets.load_svmlight_file``
+do; the command line reports both as one-line errors.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import numbers
+import os
+import re
+import tempfile
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import DataError, ModelError, ParameterError
+
+__all__ = ["Model", "load_model", "FORMAT_VERSION", "KINDS"]
+
+FORMAT_MAGIC = "linsvm_model"
+FORMAT_VERSION = 1
+KINDS = ("binary", "multiclass", "ordinal")
+
+# LIBLINEAR 2.50 solver_type names.  Classification models share one prediction
+# rule; the others (regression, one-class) are not linsvm models.
+LIBLINEAR_CLASSIFIERS = (
+    "L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL",
+    "MCSVM_CS", "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL",
+)
+LIBLINEAR_OTHERS = ("L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUAL", "ONECLASS_SVM")
+
+# Rows written per chunk when saving (bounds the size of the strings built).
+_CHUNK_ROWS = 4096
+
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
+_TOKEN_RE = re.compile(r"[!-~]+\Z")                       # printable ASCII, no space
+_INT_RE = re.compile(r"[+-]?[0-9]+\Z")
+_DEC_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_SPECIAL_RE = re.compile(r"(?:[+-]?inf|nan)\Z")          # what repr() writes for non-finite
+_NOT_WEIGHT_CHAR_RE = re.compile(r"[^0-9eE+\-. \t\r\n]")  # anything a decimal row cannot hold
+_INTEGRAL_SUFFIX_RE = re.compile(r"\.0(?=[ \n])")          # the ".0" repr puts on integral floats
+
+
+# --------------------------------------------------------------------------- #
+# Value formatting and parsing helpers
+# --------------------------------------------------------------------------- #
+
+def _fmt_float(v: float) -> str:
+    """Shortest exact decimal form of `v` (repr), without an integral '.0'."""
+    s = repr(float(v))
+    return s[:-2] if s.endswith(".0") else s
+
+
+def _parse_float(tok: str, *, finite: bool = True) -> float | None:
+    """Return the float of a strict decimal token (or inf/nan when not `finite`), else None."""
+    if _DEC_RE.match(tok):
+        v = float(tok)
+        if finite and not math.isfinite(v):
+            return None
+        return v
+    if not finite and _SPECIAL_RE.match(tok):
+        return float(tok)
+    return None
+
+
+def _parse_int(tok: str) -> int | None:
+    """Return the int of a strict decimal integer token, else None."""
+    return int(tok) if _INT_RE.match(tok) else None
+
+
+def _clean_values(values, what: str) -> dict:
+    """Copy a params/stats mapping, normalizing numpy scalars to Python types.
+
+    Allowed values: None, bool, int, float, str; names must match
+    ``[A-Za-z_][A-Za-z0-9_.-]*`` (one token in the file).
+    """
+    if values is None:
+        return {}
+    if not hasattr(values, "items"):
+        raise ModelError(f"{what} must be a dict, got {type(values).__name__}")
+    out = {}
+    for name, v in values.items():
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise ModelError(f"bad {what} name {name!r} (expected letters, digits, '_', '.', '-')")
+        if v is None or isinstance(v, (bool, str)):
+            pass
+        elif isinstance(v, np.bool_):
+            v = bool(v)
+        elif isinstance(v, numbers.Integral):
+            v = int(v)
+        elif isinstance(v, numbers.Real):
+            v = float(v)
+        else:
+            raise ModelError(f"{what} {name!r} has unsupported type {type(v).__name__} "
+                             "(allowed: str, int, float, bool, None)")
+        out[name] = v
+    return out
+
+
+def _fmt_typed(v) -> str:
+    """Encode a params/stats value as 'TYPE [VALUE]' (see the module docstring)."""
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "bool true" if v else "bool false"
+    if isinstance(v, int):
+        return f"int {v}"
+    if isinstance(v, float):
+        return f"float {_fmt_float(v)}"
+    return "str " + json.dumps(v, ensure_ascii=True)
+
+
+def _parse_typed(typ: str, rest: str | None):
+    """Decode 'TYPE [VALUE]'; return (value, None) or (None, error message)."""
+    if typ == "none":
+        return (None, None) if rest is None else (None, "type 'none' takes no value")
+    if rest is None:
+        return None, f"type {typ!r} needs a value"
+    if typ == "str":
+        try:
+            v = json.loads(rest)
+        except ValueError:
+            v = None
+        if not isinstance(v, str):
+            return None, f"bad str value {rest.strip()!r} (expected a JSON string in double quotes)"
+        return v, None
+    tokens = rest.split()
+    if len(tokens) != 1:
+        return None, f"type {typ!r} takes exactly one value"
+    tok = tokens[0]
+    if typ == "float":
+        v = _parse_float(tok, finite=False)
+        return (v, None) if v is not None else (None, f"bad float value {tok!r}")
+    if typ == "int":
+        v = _parse_int(tok)
+        return (v, None) if v is not None else (None, f"bad int value {tok!r}")
+    if typ == "bool":
+        if tok in ("true", "false"):
+            return tok == "true", None
+        return None, f"bad bool value {tok!r} (expected true or false)"
+    return None, f"unknown value type {typ!r} (expected float, int, bool, str or none)"
+
+
+# --------------------------------------------------------------------------- #
+# The model
+# --------------------------------------------------------------------------- #
+
+class Model:
+    """A trained linear model (binary, multi-class or ordinal).
+
+    Parameters
+    ----------
+    solver : str
+        Name of the solver that produced it (``mfn``, ``sdm-cs``, ...; models
+        read from LIBLINEAR files have ``liblinear:<solver_type>``).  One token
+        of printable ASCII.
+    classes : sequence of float
+        Class labels in model order: for binary models ``classes[0]`` is the
+        positive class (score > 0); for multi-class models column m scores
+        ``classes[m]``; for ordinal models the levels from lowest to highest.
+        Finite and distinct.
+    weights : array of shape (n_rows, n_columns)
+        ``n_rows = n_features + (1 if bias > 0 else 0)``; the last row is the
+        weight of the constant feature of value ``bias`` when bias > 0.
+        ``n_columns`` is 1 for binary and ordinal models, ``len(classes)`` for
+        multi-class ones.  Finite.  Copied and stored read-only.
+    bias : float
+        LIBLINEAR's ``-B``: > 0 adds the constant feature; <= 0 (e.g. -1) none.
+    params : dict
+        Objective and solver options (C, bias, tol, loss, p, seed, ...); values
+        str, int, float, bool or None.  If it holds a numeric ``bias`` it must
+        equal `bias`.
+    stats : dict, optional
+        Training statistics (objective, n_iter, seconds, ...), same value types.
+    kind : {"binary", "multiclass", "ordinal"}, optional
+        Inferred when omitted: ordinal if `thresholds` is given, binary for two
+        classes and one column, multiclass otherwise.
+    thresholds : sequence of float, optional
+        Ordinal models only: ``len(classes) - 1`` finite, non-decreasing values.
+
+    Raises ``ModelError`` when the pieces are inconsistent.
+    """
+
+    def __init__(self, *, solver, classes, weights, bias, params, stats=None,
+                 kind=None, thresholds=None):
+        if not isinstance(solver, str) or not _TOKEN_RE.match(solver):
+            raise ModelError(f"bad solver name {solver!r} (one token of printable ASCII expected)")
+        classes = _as_float_array(classes, "classes").reshape(-1)
+        if classes.size == 0:
+            raise ModelError("a model needs at least one class")
+        if not np.isfinite(classes).all():
+            raise ModelError("class labels must be finite")
+        if np.unique(classes).size != classes.size:
+            raise ModelError(f"class labels must be distinct, got {_fmt_list(classes)}")
+        W = _as_float_array(weights, "weights")
+        if W.ndim != 2 or W.shape[1] < 1:
+            raise ModelError(f"weights must be a 2-D array (n_rows, n_columns >= 1), got shape {W.shape}")
+        if not np.isfinite(W).all():
+            raise ModelError("weights must be finite (found inf or nan)")
+        if isinstance(bias, (bool, np.bool_)) or not isinstance(bias, numbers.Real) \
+                or not math.isfinite(float(bias)):
+            raise ModelError(f"bias must be a finite number, got {bias!r}")
+        bias = float(bias)
+        n_features = W.shape[0] - (1 if bias > 0 else 0)
+        if n_features < 0:
+            raise ModelError("a model with bias > 0 needs a bias row in its weights (got 0 rows)")
+        n_columns = W.shape[1]
+        k = classes.size
+        if thresholds is not None:
+            thresholds = _as_float_array(thresholds, "thresholds").reshape(-1)
+        if kind is None:
+            kind = ("ordinal" if thresholds is not None
+                    else "binary" if (k == 2 and n_columns == 1) else "multiclass")
+        if kind not in KINDS:
+            raise ModelError(f"unknown model kind {kind!r} (expected one of {', '.join(KINDS)})")
+        if kind == "binary":
+            if k != 2 or n_columns != 1:
+                raise ModelError(f"a binary model needs 2 classes and 1 weight column, "
+                                 f"got {k} classes and {n_columns} columns")
+        elif kind == "multiclass":
+            if n_columns != k:
+                raise ModelError(f"a multiclass model needs one weight column per class, "
+                                 f"got {k} classes and {n_columns} columns")
+        else:
+            if k < 2 or n_columns != 1:
+                raise ModelError(f"an ordinal model needs at least 2 levels and 1 weight column, "
+                                 f"got {k} levels and {n_columns} columns")
+            if thresholds is None:
+                raise ModelError("an ordinal model needs thresholds")
+            if thresholds.size != k - 1:
+                raise ModelError(f"an ordinal model with {k} levels needs {k - 1} thresholds, "
+                                 f"got {thresholds.size}")
+            if not np.isfinite(thresholds).all():
+                raise ModelError("thresholds must be finite")
+            if (np.diff(thresholds) < 0).any():
+                raise ModelError(f"thresholds must be ascending, got {_fmt_list(thresholds)}")
+        if kind != "ordinal" and thresholds is not None:
+            raise ModelError(f"only ordinal models have thresholds (this one is {kind})")
+        params = _clean_values(params, "param")
+        stats = _clean_values(stats, "stat")
+        pb = params.get("bias")
+        if isinstance(pb, (int, float)) and not isinstance(pb, bool) and float(pb) != bias:
+            raise ModelError(f"params['bias'] = {pb!r} disagrees with the model's bias {_fmt_float(bias)}")
+
+        W.flags.writeable = False
+        classes.flags.writeable = False
+        if thresholds is not None:
+            thresholds.flags.writeable = False
+        self._solver = solver
+        self._kind = kind
+        self._classes = classes
+        self._weights = W
+        self._bias = bias
+        self._n_features = n_features
+        self._thresholds = thresholds
+        self._params = params
+        self._stats = stats
+
+    # ----------------------------------------------------------------- properties
+    @property
+    def solver(self) -> str:
+        """Name of the solver that trained the model."""
+        return self._solver
+
+    @property
+    def kind(self) -> str:
+        """``"binary"``, ``"multiclass"`` or ``"ordinal"``."""
+        return self._kind
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Read-only (n_rows, n_columns) weight matrix, bias row last when bias > 0."""
+        return self._weights
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """Read-only view (n_columns, n_features) of the feature weights (no bias row)."""
+        return self._weights[:self._n_features].T
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        """(n_columns,) array: ``bias * weights[-1]`` when bias > 0, else zeros."""
+        if self._bias > 0:
+            return self._bias * self._weights[-1]
+        return np.zeros(self._weights.shape[1])
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """Read-only float64 array of the class labels, in model order."""
+        return self._classes
+
+    @property
+    def n_features_(self) -> int:
+        """Number of features the model has weights for (the bias excluded)."""
+        return self._n_features
+
+    @property
+    def bias(self) -> float:
+        """Value of the constant bias feature; <= 0 means the model has none."""
+        return self._bias
+
+    @property
+    def thresholds_(self) -> np.ndarray | None:
+        """Ordinal models: read-only ascending array of len(classes_) - 1; else None."""
+        return self._thresholds
+
+    @property
+    def params(self) -> dict:
+        """A copy of the training options (C, bias, tol, loss, p, seed, ...)."""
+        return dict(self._params)
+
+    @property
+    def stats(self) -> dict:
+        """A copy of the training statistics (objective, n_iter, seconds, ...)."""
+        return dict(self._stats)
+
+    @property
+    def objective(self):
+        """Final objective value reported by the solver, or None."""
+        return self._stats.get("objective")
+
+    @property
+    def n_iter(self):
+        """Number of solver iterations reported, or None."""
+        return self._stats.get("n_iter")
+
+    def __repr__(self) -> str:
+        return (f"Model(solver={self._solver!r}, kind={self._kind!r}, "
+                f"n_features={self._n_features}, classes=[{_fmt_list(self._classes, ', ')}], "
+                f"bias={_fmt_float(self._bias)})")
+
+    # ----------------------------------------------------------------- prediction
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``X @ W[:n_features] + bias * W[-1]`` (bias term only when bias > 0).
+
+        `X` is a scipy sparse matrix/array or a dense 2-D array of shape
+        (n_samples, m).  Features beyond the model's width (column index >=
+        n_features_) are ignored, and a narrower X simply has no value for the
+        remaining features.  Returns shape (n_samples,) for a one-column model
+        (binary, ordinal) and (n_samples, n_columns) otherwise.
+        """
+        W = self._weights
+        n = self._n_features
+        one = W.shape[1] == 1
+        if sp.issparse(X):
+            if X.ndim != 2:
+                raise DataError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+            if X.format != "csr":
+                X = X.tocsr()
+            m = X.shape[1]
+            if m > n:
+                # Drop columns >= n; when none is used just narrow the shape (no copy).
+                if X.nnz and int(X.indices.max()) >= n:
+                    X = X[:, :n]
+                else:
+                    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))
+                m = n
+            Wm = W[:m, 0] if one else W[:m]
+            scores = np.asarray(X @ Wm, dtype=np.float64)
+        else:
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise DataError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+            if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_):
+                raise DataError(f"X must be numeric, got dtype {X.dtype}")
+            m = min(X.shape[1], n)
+            Wm = W[:m, 0] if one else W[:m]
+            scores = X[:, :m].astype(np.float64, copy=False) @ Wm
+        if self._bias > 0:
+            scores = scores + (W[-1, 0] if one else W[-1]) * self._bias
+        return scores
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted labels (float64, values of classes_) for the rows of X.
+
+        binary: ``classes_[0]`` where the score is > 0, else ``classes_[1]``;
+        multiclass: ``classes_[argmax]`` (the first column on ties); ordinal:
+        ``classes_[r]``, r = number of thresholds strictly below the score.
+        """
+        return self.predict_from_scores(self.decision_function(X))
+
+    def predict_from_scores(self, scores) -> np.ndarray:
+        """Labels for decision values as `decision_function` returns them.
+
+        `scores` has shape (n,) for a one-column model (an (n, 1) array is
+        accepted too) and (n, n_columns) otherwise; the rules are `predict`'s.
+        """
+        s = np.asarray(scores, dtype=np.float64)
+        n_columns = self._weights.shape[1]
+        if n_columns == 1 and s.ndim == 2 and s.shape[1] == 1:
+            s = s[:, 0]
+        if (n_columns == 1 and s.ndim != 1) or (n_columns > 1 and (s.ndim != 2 or s.shape[1] != n_columns)):
+            want = "(n,)" if n_columns == 1 else f"(n, {n_columns})"
+            raise DataError(f"scores must have shape {want} for this model, got {s.shape}")
+        c = self._classes
+        if self._kind == "binary":
+            return np.where(s > 0, c[0], c[1])
+        if self._kind == "multiclass":
+            if s.ndim == 1:   # a one-class model
+                return np.full(s.shape[0], c[0])
+            return c[np.argmax(s, axis=1)]
+        r = np.searchsorted(self._thresholds, s, side="left")
+        r[np.isnan(s)] = 0
+        return c[r]
+
+    # ----------------------------------------------------------------- saving
+    def save(self, path, format: str = "linsvm") -> None:
+        """Write the model to `path` atomically.
+
+        `format` is ``"linsvm"`` (the native format, lossless: every field and
+        float reads back exactly) or ``"liblinear"`` (LIBLINEAR's model file,
+        for its ``predict``; see `_liblinear_layout` for the mapping; ordinal
+        models and non-integer labels cannot be exported and raise ModelError).
+        The file is written to a temporary name in the same directory, fsync'ed
+        and renamed over `path`; on failure nothing is left behind and an
+        existing `path` is untouched.  OSError propagates.
+        """
+        if format == "linsvm":
+            chunks = self._linsvm_chunks()
+        elif format == "liblinear":
+            chunks = self._liblinear_chunks(*self._liblinear_layout())
+        else:
+            raise ParameterError(f"unknown model format {format!r} (expected 'linsvm' or 'liblinear')")
+        _atomic_write(path, chunks)
+
+    def _linsvm_chunks(self):
+        """Yield the native (version 1) text of the model, in pieces."""
+        head = [
+            f"{FORMAT_MAGIC} {FORMAT_VERSION}",
+            f"solver {self._solver}",
+            f"kind {self._kind}",
+            f"n_features {self._n_features}",
+            f"bias {_fmt_float(self._bias)}",
+            f"classes {_fmt_list(self._classes)}",
+            f"n_columns {self._weights.shape[1]}",
+        ]
+        if self._thresholds is not None:
+            head.append(f"thresholds {_fmt_list(self._thresholds)}")
+        head += [f"param {k} {_fmt_typed(v)}" for k, v in self._params.items()]
+        head += [f"stat {k} {_fmt_typed(v)}" for k, v in self._stats.items()]
+        head.append(f"weights {self._weights.shape[0]}")
+        yield "\n".join(head) + "\n"
+        row = " ".join(["%r"] * self._weights.shape[1]) + "\n"
+        for chunk in _row_chunks(self._weights):
+            text = (row * chunk.shape[0]) % tuple(chunk.ravel().tolist())
+            yield _INTEGRAL_SUFFIX_RE.sub("", text)
+        yield "end\n"
+
+    def _liblinear_layout(self):
+        """Return (solver_type, labels) for LIBLINEAR export, or raise ModelError.
+
+        LIBLINEAR stores nr_w columns: 1 for two classes, nr_class otherwise,
+        except MCSVM_CS which always stores nr_class.  So a one-column model is
+        written with a non-CS type, a two-class two-column model as MCSVM_CS
+        (the only layout that keeps both columns; LIBLINEAR then predicts by the
+        sign of the first column, which equals the argmax when, as for every
+        Crammer-Singer or Weston-Watkins solution, w_1 = -w_0), and k >= 3
+        columns with the mapped type: dcd with loss l1 -> L2R_L1LOSS_SVC_DUAL,
+        dcd l2 -> L2R_L2LOSS_SVC_DUAL, sdm-cs -> MCSVM_CS, a model read from a
+        LIBLINEAR file -> its own type, anything else -> L2R_L2LOSS_SVC (the
+        type does not change LIBLINEAR's prediction).
+        """
+        if self._kind == "ordinal":
+            raise ModelError("ordinal models cannot be written in LIBLINEAR format "
+                             "(LIBLINEAR has no thresholds); use the linsvm format")
+        labels = []
+        for c in self._classes:
+            if c != math.floor(c) or not (-2**31 <= c < 2**31):
+                raise ModelError(f"cannot write LIBLINEAR format: class label {_fmt_float(c)} "
+                                 "is not a 32-bit integer (LIBLINEAR labels are int)")
+            labels.append(int(c))
+        solver = self._solver
+        loss = str(self._params.get("loss", "")).lower()
+        if solver.startswith("liblinear:") and solver[10:] in LIBLINEAR_CLASSIFIERS:
+            name = solver[10:]
+        elif solver == "dcd" and loss in ("l1", "hinge"):
+            name = "L2R_L1LOSS_SVC_DUAL"
+        elif solver == "dcd" and loss in ("l2", "squared_hinge"):
+            name = "L2R_L2LOSS_SVC_DUAL"
+        elif solver == "sdm-cs":
+            name = "MCSVM_CS"
+        else:
+            name = "L2R_L2LOSS_SVC"
+        k, n_columns = len(labels), self._weights.shape[1]
+        if n_columns == 1 and k == 2 and name == "MCSVM_CS":
+            name = "L2R_L2LOSS_SVC"
+        elif n_columns == 2 and k == 2:
+            name = "MCSVM_CS"
+        return name, labels
+
+    def _liblinear_chunks(self, solver_type, labels):
+        """Yield the model as LIBLINEAR writes it ('%.17g' values, each followed by a space)."""
+        bias = self._bias if self._bias > 0 else -1.0
+        yield (f"solver_type {solver_type}\n"
+               f"nr_class {len(labels)}\n"
+               f"label {' '.join(str(c) for c in labels)}\n"
+               f"nr_feature {self._n_features}\n"
+               f"bias {'%.17g' % bias}\n"
+               "w\n")
+        row = "%.17g " * self._weights.shape[1] + "\n"
+        for chunk in _row_chunks(self._weights):
+            yield (row * chunk.shape[0]) % tuple(chunk.ravel().tolist())
+
+
+def _as_float_array(values, what) -> np.ndarray:
+    """A fresh C-contiguous float64 copy of `values`, or ModelError."""
+    if values is None:
+        raise ModelError(f"{what} missing")
+    try:
+        return np.array(values, dtype=np.float64, order="C")
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"{what} must be numbers: {exc}") from None
+
+
+def _fmt_list(values, sep=" ") -> str:
+    return sep.join(_fmt_float(v) for v in values)
+
+
+def _row_chunks(W):
+    for start in range(0, W.shape[0], _CHUNK_ROWS):
+        yield W[start:start + _CHUNK_ROWS]
+
+
+# --------------------------------------------------------------------------- #
+# Atomic writing
+# --------------------------------------------------------------------------- #
+
+def _new_file_mode() -> int:
+    """Permission bits a newly created file would get (0o666 minus the umask)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _atomic_write(path, chunks) -> None:
+    """Write the strings of `chunks` to `path` through a temporary file and a rename.
+
+    The temporary file lives in the target's directory (so os.replace is an
+    atomic rename), gets the target's permission bits (or the umask's for a
+    new file), and is removed if anything fails, including KeyboardInterrupt.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        mode = _new_file_mode()
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    # Make the rename itself durable; not every platform lets us open a directory.
+    with contextlib.suppress(OSError, AttributeError):
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+# --------------------------------------------------------------------------- #
+# Loading
+# --------------------------------------------------------------------------- #
+
+def load_model(path) -> Model:
+    """Read a model file in linsvm (any version this code knows) or LIBLINEAR format.
+
+    The format is recognised by the first line (``linsvm_model <version>`` or
+    LIBLINEAR's ``solver_type <NAME>``).  Every field is validated; problems
+    raise ``ModelError("FILE:LINE: what is wrong")``.  A LIBLINEAR file gives a
+    Model with solver ``liblinear:<solver_type>``, params ``{"bias": b}``, no
+    stats, kind binary (two classes, one column) or multiclass; a LIBLINEAR
+    bias of exactly 0 (an extra feature that is always 0) is read as no bias,
+    dropping that row.  OSError from opening/reading the file propagates.
+    """
+    path = os.fspath(path)
+    with open(path, "rb") as fh:
+        data = fh.read()
+    return _loads(data, path)
+
+
+def _loads(data, source: str = "<string>") -> Model:
+    """Parse the bytes (or str) of a model file; `source` names it in errors."""
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ModelError(f"{source}: not a model file (not text: undecodable byte at offset "
+                             f"{exc.start})") from None
+    else:
+        text = data
+    if text == "":
+        raise ModelError(f"{source}: empty file (not a model)")
+    first = text.split("\n", 1)[0].split()
+    if first[:1] == [FORMAT_MAGIC]:
+        parser = _LinsvmParser
+    elif first[:1] == ["solver_type"]:
+        parser = _LiblinearParser
+    else:
+        raise ModelError(f"{source}:1: {_describe_foreign(first)}")
+    lines = text.split("\n")
+    if lines[-1] != "":
+        raise ModelError(f"{source}:{len(lines)}: truncated file (the last line has no newline)")
+    lines.pop()
+    return parser(lines, source).parse()
+
+
+def _describe_foreign(tokens) -> str:
+    """Message for a file whose first line is neither format's."""
+    if not tokens:
+        return "not a linsvm or LIBLINEAR model file (the first line is blank)"
+    shown = " ".join(tokens)
+    if len(shown) > 40:
+        shown = shown[:40] + "..."
+    hint = ""
+    if len(tokens) >= 2 and ":" in tokens[1] and _parse_float(tokens[0]) is not None:
+        hint = "; it looks like an SVM-light/LIBSVM data file"
+    return (f"not a linsvm or LIBLINEAR model file (first line {shown!r}{hint}; a linsvm model "
+            f"starts with '{FORMAT_MAGIC} {FORMAT_VERSION}', a LIBLINEAR model with 'solver_type')")
+
+
+class _Parser:
+    """Shared pieces of the two readers: errors with locations and the weight block."""
+
+    def __init__(self, lines, source):
+        self.lines = lines
+        self.source = source
+
+    def error(self, i: int, msg: str) -> ModelError:
+        """ModelError located at 0-based line index `i`."""
+        return ModelError(f"{self.source}:{i + 1}: {msg}")
+
+    def file_error(self, msg: str) -> ModelError:
+        return ModelError(f"{self.source}: {msg}")
+
+    def build(self, **fields) -> Model:
+        """Construct the Model; its consistency errors get the file name."""
+        try:
+            return Model(**fields)
+        except ModelError as exc:
+            raise self.file_error(str(exc)) from None
+
+    def one_token(self, i, toks, what):
+        if len(toks) != 2:
+            raise self.error(i, f"'{toks[0]}' takes exactly one value ({what}), got {len(toks) - 1}")
+        return toks[1]
+
+    def count(self, i, toks, what, minimum):
+        tok = self.one_token(i, toks, what)
+        v = _parse_int(tok)
+        if v is None or v < minimum:
+            raise self.error(i, f"bad {toks[0]} {tok!r} (expected {what})")
+        return v
+
+    def number(self, i, toks, what):
+        tok = self.one_token(i, toks, what)
+        v = _parse_float(tok)
+        if v is None:
+            raise self.error(i, f"bad {toks[0]} {tok!r} (expected {what})")
+        return v
+
+    def weight_rows(self, start: int, n_rows: int, n_columns: int) -> np.ndarray:
+        """Parse lines[start:start+n_rows] as an (n_rows, n_columns) matrix of finite floats."""
+        rows = self.lines[start:start + n_rows]
+        for j, line in enumerate(rows):
+            c = len(line.split())
+            if c != n_columns:
+                raise self.error(start + j, f"weight row has {c} values, expected {n_columns}")
+        block = "\n".join(rows)
+        values = None
+        if _NOT_WEIGHT_CHAR_RE.search(block) is None:
+            try:
+                values = np.array(block.split(), dtype=np.float64)
+            except ValueError:
+                values = None
+        if values is None:
+            self._locate_bad_weight(start, rows)
+            raise self.error(start, "unreadable weight rows")    # not reached
+        W = values.reshape(n_rows, n_columns)
+        bad = ~np.isfinite(W).all(axis=1)
+        if bad.any():
+            j = int(np.argmax(bad))
+            raise self.error(start + j, "weight out of range (overflows to infinity)")
+        return W
+
+    def _locate_bad_weight(self, start, rows):
+        """Raise the error for the first token of `rows` that is not a finite decimal."""
+        for j, line in enumerate(rows):
+            for tok in line.split():
+                if _parse_float(tok) is None:
+                    if _parse_float(tok, finite=False) is not None or tok.lower().lstrip("+-") in (
+                            "inf", "infinity", "nan"):
+                        raise self.error(start + j, f"weight {tok!r} is not finite")
+                    raise self.error(start + j, f"weight {tok!r} is not a number")
+
+
+class _LinsvmParser(_Parser):
+    """Reader of the native format (see the module docstring)."""
+
+    SINGLE_KEYS = ("solver", "kind", "n_features", "bias", "classes", "n_columns", "thresholds")
+    REQUIRED = ("solver", "kind", "n_features", "bias", "classes", "n_columns")
+
+    def parse(self) -> Model:
+        lines = self.lines
+        magic = lines[0].split()
+        if len(magic) != 2 or _parse_int(magic[1]) is None:
+            raise self.error(0, f"bad first line {lines[0].strip()!r} "
+                                f"(expected '{FORMAT_MAGIC} {FORMAT_VERSION}')")
+        if int(magic[1]) != FORMAT_VERSION:
+            raise self.error(0, f"unsupported linsvm model format version {magic[1]} "
+                                f"(this linsvm reads version {FORMAT_VERSION})")
+        seen = {}
+        values = {}
+        params, stats = {}, {}
+        group_line = {"param": {}, "stat": {}}
+        i = 1
+        while True:
+            if i >= len(lines):
+                raise self.file_error(f"truncated file: the header has no 'weights' line "
+                                      f"(file ends after line {len(lines)})")
+            line = lines[i]
+            toks = line.split()
+            if not toks:
+                raise self.error(i, "blank line in the header")
+            key = toks[0]
+            if key == "weights":
+                break
+            if key in ("param", "stat"):
+                parts = line.split(None, 3)
+                if len(parts) < 3:
+                    raise self.error(i, f"'{key}' needs a name and a type: '{key} NAME TYPE [VALUE]'")
+                name, typ = parts[1], parts[2]
+                if not _NAME_RE.match(name):
+                    raise self.error(i, f"bad {key} name {name!r}")
+                if name in group_line[key]:
+                    raise self.error(i, f"duplicate {key} {name!r} (first on line {group_line[key][name] + 1})")
+                value, msg = _parse_typed(typ, parts[3] if len(parts) > 3 else None)
+                if msg:
+                    raise self.error(i, f"{key} {name}: {msg}")
+                group_line[key][name] = i
+                (params if key == "param" else stats)[name] = value
+            elif key in self.SINGLE_KEYS:
+                if key in seen:
+                    raise self.error(i, f"duplicate '{key}' line (first on line {seen[key] + 1})")
+                seen[key] = i
+                values[key] = self.header_value(i, toks)
+            else:
+                raise self.error(i, f"unknown key {key!r} in the model header")
+            i += 1
+
+        for key in self.REQUIRED:
+            if key not in values:
+                raise self.error(i, f"the header has no '{key}' line")
+        kind = values["kind"]
+        if (kind == "ordinal") != ("thresholds" in values):
+            if kind == "ordinal":
+                raise self.error(i, "an ordinal model needs a 'thresholds' line in the header")
+            raise self.error(seen["thresholds"], f"only ordinal models have thresholds (this one is {kind})")
+        n_rows = self.count(i, lines[i].split(), "the number of weight rows", 0)
+        bias = values["bias"]
+        n_features = values["n_features"]
+        expect = n_features + (1 if bias > 0 else 0)
+        if n_rows != expect:
+            raise self.error(i, f"weights has {n_rows} rows but n_features {n_features} and bias "
+                                f"{_fmt_float(bias)} need {expect}")
+        start = i + 1
+        end = start + n_rows
+        if len(lines) <= end:
+            raise self.file_error(f"truncated file: expected {n_rows} weight rows after line {i + 1} "
+                                  f"and an 'end' line, the file ends after line {len(lines)}")
+        W = self.weight_rows(start, n_rows, values["n_columns"])
+        if lines[end].split() != ["end"]:
+            raise self.error(end, f"expected 'end' after the {n_rows} weight rows, "
+                                  f"found {lines[end].strip()[:40]!r}")
+        if len(lines) > end + 1:
+            raise self.error(end + 1, "unexpected content after 'end'")
+        return self.build(solver=values["solver"], classes=values["classes"], weights=W, bias=bias,
+                          params=params, stats=stats, kind=kind, thresholds=values.get("thresholds"))
+
+    def header_value(self, i, toks):
+        """Parse the value of a single-valued header key."""
+        key = toks[0]
+        if key == "solver":
+            tok = self.one_token(i, toks, "a solver name")
+            if not _TOKEN_RE.match(tok):
+                raise self.error(i, f"bad solver name {tok!r}")
+            return tok
+        if key == "kind":
+            tok = self.one_token(i, toks, " or ".join(KINDS))
+            if tok not in KINDS:
+                raise self.error(i, f"unknown model kind {tok!r} (expected {', '.join(KINDS)})")
+            return tok
+        if key == "n_features":
+            return self.count(i, toks, "an integer >= 0", 0)
+        if key == "n_columns":
+            return self.count(i, toks, "an integer >= 1", 1)
+        if key == "bias":
+            return self.number(i, toks, "a finite number")
+        # classes, thresholds: lists of finite numbers
+        if len(toks) < 2:
+            raise self.error(i, f"'{key}' needs at least one value")
+        out = []
+        for tok in toks[1:]:
+            v = _parse_float(tok)
+            if v is None:
+                raise self.error(i, f"bad value {tok!r} in '{key}' (expected a finite number)")
+            out.append(v)
+        if key == "classes" and len(set(out)) != len(out):
+            raise self.error(i, "duplicate class label in 'classes'")
+        if key == "thresholds" and any(b < a for a, b in zip(out, out[1:])):
+            raise self.error(i, "thresholds must be ascending")
+        return out
+
+
+class _LiblinearParser(_Parser):
+    """Reader of LIBLINEAR's model files (header keys, then 'w' and one row per feature)."""
+
+    REQUIRED = ("solver_type", "nr_class", "label", "nr_feature", "bias")
+
+    def parse(self) -> Model:
+        lines = self.lines
+        seen = {}
+        values = {}
+        i = 0
+        while True:
+            if i >= len(lines):
+                raise self.file_error(f"truncated file: the LIBLINEAR header has no 'w' line "
+                                      f"(file ends after line {len(lines)})")
+            toks = lines[i].split()
+            if not toks:
+                raise self.error(i, "blank line in the header")
+            key = toks[0]
+            if key == "w":
+                if len(toks) != 1:
+                    raise self.error(i, "'w' takes no value")
+                break
+            if key in seen:
+                raise self.error(i, f"duplicate '{key}' line (first on line {seen[key] + 1})")
+            seen[key] = i
+            if key == "solver_type":
+                name = self.one_token(i, toks, "a LIBLINEAR solver name")
+                if name in LIBLINEAR_OTHERS:
+                    raise self.error(i, f"LIBLINEAR {name} is a regression or one-class model; "
+                                        "linsvm reads classification models only")
+                if name not in LIBLINEAR_CLASSIFIERS:
+                    raise self.error(i, f"unknown LIBLINEAR solver_type {name!r}")
+                values[key] = name
+            elif key == "nr_class":
+                values[key] = self.count(i, toks, "an integer >= 1", 1)
+            elif key == "nr_feature":
+                values[key] = self.count(i, toks, "an integer >= 0", 0)
+            elif key == "bias":
+                values[key] = self.number(i, toks, "a finite number")
+            elif key == "label":
+                labels = [_parse_int(t) for t in toks[1:]]
+                if not labels or None in labels:
+                    raise self.error(i, "'label' needs integer class labels")
+                if len(set(labels)) != len(labels):
+                    raise self.error(i, "duplicate class label in 'label'")
+                values[key] = labels
+            elif key == "rho":
+                raise self.error(i, "'rho' belongs to one-class models, which linsvm does not read")
+            elif _parse_float(key, finite=False) is not None:
+                raise self.error(i, "a number where a header key belongs (no 'w' line before the weights?)")
+            else:
+                raise self.error(i, f"unknown key {key!r} in the LIBLINEAR model header")
+            i += 1
+
+        for key in self.REQUIRED:
+            if key not in values:
+                raise self.error(i, f"the LIBLINEAR header has no '{key}' line")
+        k = values["nr_class"]
+        labels = values["label"]
+        if len(labels) != k:
+            raise self.error(seen["label"], f"'label' lists {len(labels)} classes but nr_class is {k}")
+        name = values["solver_type"]
+        n_columns = 1 if (k == 2 and name != "MCSVM_CS") else k
+        bias = values["bias"]
+        n_features = values["nr_feature"]
+        n_rows = n_features + (1 if bias >= 0 else 0)
+        start = i + 1
+        found = len(lines) - start
+        if found < n_rows:
+            raise self.file_error(f"truncated file: expected {n_rows} weight rows after 'w' on line "
+                                  f"{i + 1}, found {found}")
+        if found > n_rows:
+            raise self.error(start + n_rows, f"unexpected content after the {n_rows} weight rows")
+        W = self.weight_rows(start, n_rows, n_columns)
+        if bias == 0:
+            W = W[:n_features]          # the bias feature is always 0: no contribution
+        return self.build(solver=f"liblinear:{name}", classes=labels, weights=W, bias=bias,
+                          params={"bias": bias}, stats={},
+                          kind="binary" if (k == 2 and n_columns == 1) else "multiclass")
