@@ -66,6 +66,12 @@ cdef extern from "Python.h":
                                 int flags, int *ptype)
     const Py_ssize_t PY_SSIZE_T_MAX
 
+cdef extern from "<float.h>":
+    # 0 when double arithmetic is done in double precision (SSE2, ARM, ...).  The
+    # fast path needs that: with x87 extended precision one multiply could be
+    # rounded twice, so there everything goes to the exact slow path.
+    const int FLT_EVAL_METHOD
+
 
 # ---------------------------------------------------------------------------
 # Status and error codes
@@ -248,7 +254,7 @@ cdef inline int _parse_double(const char** pp, double* out) noexcept nogil:
     if mant == 0:
         out[0] = -0.0 if neg else 0.0
         return 0
-    if not inexact and mant <= TWO53:
+    if FLT_EVAL_METHOD == 0 and not inexact and mant <= TWO53:
         if 0 <= exp10 <= 22:
             v = <double>mant * POW10[exp10]
             out[0] = -v if neg else v
@@ -320,7 +326,6 @@ cdef class _Owned:
     cdef Py_ssize_t strides[1]
     cdef Py_ssize_t itemsize
     cdef const char* fmt
-    cdef readonly Py_ssize_t n_exports
 
     def __getbuffer__(self, Py_buffer* view, int flags):
         view.buf = self.ptr
@@ -334,10 +339,6 @@ cdef class _Owned:
         view.strides = self.strides
         view.suboffsets = NULL
         view.internal = NULL
-        self.n_exports += 1
-
-    def __releasebuffer__(self, Py_buffer* view):
-        self.n_exports -= 1
 
     def __dealloc__(self):
         if self.ptr != NULL:
@@ -383,6 +384,8 @@ cdef class Parser:
 
     The caller must keep calling parse() until it returns 0 before feeding
     the next chunk.  Line numbers count every line of the whole stream.
+    parse() releases the GIL, so one Parser must not be used from two
+    threads at once.
     """
     # output arrays and their sizes
     cdef int64_t* indptr
@@ -399,9 +402,7 @@ cdef class Parser:
     cdef int qid_mode               # -1 undecided, 0 rows have no qid, 1 rows have qid
     cdef int64_t qid_first_line
     cdef int64_t limit              # largest allowed feature index
-    cdef bint limit_is_nfeat
     cdef int64_t lineno             # lines parsed so far
-    cdef Py_ssize_t total_rows
     # current chunk
     cdef const unsigned char[::1] view
     cdef const char* buf
@@ -421,13 +422,11 @@ cdef class Parser:
         self.want_qid = with_qid
         self.qid_mode = -1
         self.limit = INT32_MAX_
-        self.limit_is_nfeat = False
         if n_features is not None:
             if n_features < 0:
                 raise ValueError("n_features must be >= 0")
             if n_features < INT32_MAX_:
                 self.limit = n_features
-                self.limit_is_nfeat = True
         self.buf = NULL
         self.buf_len = 0
         self.pos = 0
@@ -602,7 +601,6 @@ cdef class Parser:
         cdef bint want_qid = self.want_qid
         cdef const char* tok
         cdef const char* q
-        cdef const char* line_start
         cdef int64_t idx, prev, qv
         cdef double label, val
         cdef bint has_qid
@@ -614,7 +612,6 @@ cdef class Parser:
             if n_rows >= max_rows:
                 rc = RC_LIMIT
                 break
-            line_start = p
             lineno += 1
             while p[0] == c' ' or p[0] == c'\t':
                 p += 1
@@ -750,7 +747,6 @@ cdef class Parser:
             self.indptr[n_rows] = nnz
 
         stop[0] = p
-        self.total_rows += n_rows - self.n_rows
         self.nnz = nnz
         self.n_rows = n_rows
         self.max_index = max_index

@@ -1,0 +1,535 @@
+"""Reading and writing data in SVM-light / LIBSVM text format.
+
+One example per line::
+
+    <label> [qid:<q>] <index>:<value> <index>:<value> ... [# comment]
+
+* label: a finite real number (``1``, ``-1``, ``+1``, ``2.5``, ``1e0``);
+* qid: an integer (int64), only directly after the label;
+* index: 1-based decimal integer, 1 <= index <= 2**31 - 1, strictly
+  increasing within a line; value: a finite real number.  Numbers are read
+  exactly: every value is the double Python's ``float()`` gives for its text;
+  ``nan``, ``inf``, hexadecimal and other spellings are rejected.
+* Separators are any run of spaces and tabs; lines end in LF or CRLF; the last
+  line may lack its line end.  Blank lines and lines holding only a comment
+  are skipped but counted, so line numbers in messages are the editor's.
+  A line with a label and no features is a row with no non-zeros.
+
+Input may be gzip, bzip2 or xz compressed; the format is recognised by its
+magic bytes, never by the file name, for files and standard input alike.
+
+Bad input is never guessed at or skipped: every problem raises
+:class:`~linsvm.errors.DataError` with a one-line message
+``FILE:LINE: what is wrong``, quoting the offending token (``<stdin>`` names
+standard input).
+
+Decisions worth knowing:
+
+* Explicit zeros (``3:0``) are kept as stored entries, as scikit-learn does,
+  so row lengths and nnz match the file.
+* With ``with_qid=True`` either every row has a qid or none has (then all
+  qids are 0, SVM-light's default); a file that mixes the two is an error
+  naming the first line that breaks the pattern.  With ``with_qid=False``
+  qids are checked for syntax and dropped.
+* :func:`dump_svmlight` writes every stored entry of a sparse matrix, explicit
+  zeros and negative zeros included, and the non-zeros of a dense array, so
+  ``load_svmlight(dump_svmlight(X, y))`` gives back the same CSR arrays bit for
+  bit (a dense ``-0.0`` is a zero and is not written).
+
+In memory a data set is CSR: ``X`` is a ``scipy.sparse.csr_matrix`` of
+float64, ``y`` float64, ``qid`` int64.  (scipy keeps indptr and indices in one
+index dtype, int32 unless nnz needs int64.)
+"""
+import bz2
+import gzip
+import io
+import lzma
+import numbers
+import os
+import secrets
+import stat
+import sys
+import zlib
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _svmlight
+from .errors import DataError, ParameterError
+
+__all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight"]
+
+_CHUNK_BYTES = 1 << 20          # read size for files and streams
+_WRITE_NNZ = 1 << 18            # non-zeros formatted per block when writing
+_INT32_MAX = 2**31 - 1
+_MAGIC = (
+    (b"\x1f\x8b", "gzip", lambda fh: gzip.GzipFile(fileobj=fh, mode="rb")),
+    (b"BZh", "bzip2", lambda fh: bz2.BZ2File(fh, mode="rb")),
+    (b"\xfd7zXZ\x00", "xz", lambda fh: lzma.LZMAFile(fh, mode="rb")),
+)
+_DECOMPRESS_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+
+
+# ---------------------------------------------------------------------------
+# input
+# ---------------------------------------------------------------------------
+
+class _Prefixed(io.RawIOBase):
+    """A raw stream that yields `head` and then the rest of `fh`.
+
+    Used to put back the magic bytes read for sniffing, so the same code works
+    for files, pipes and objects that cannot seek or peek.
+    """
+
+    def __init__(self, head, fh):
+        super().__init__()
+        self._head = head
+        self._fh = fh
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        readinto = getattr(self._fh, "readinto", None)
+        if readinto is not None:
+            return readinto(b)
+        data = self._fh.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+
+class _Input:
+    """An open source of SVM-light bytes: a path, ``-`` or a binary file object.
+
+    ``chunks()`` yields ``(buffer, n)``: the first n bytes of buffer are the
+    next piece of decompressed input.  The buffer is reused between chunks.
+    """
+
+    def __init__(self, source):
+        self._own = False
+        if isinstance(source, str) and source == "-":
+            self.name = "<stdin>"
+            self._fh = sys.stdin.buffer
+        elif isinstance(source, (str, bytes, os.PathLike)):
+            path = os.fspath(source)
+            self.name = os.fsdecode(path)
+            try:
+                self._fh = open(path, "rb", buffering=0)
+            except OSError as e:
+                raise DataError(f"{self.name}: cannot open: {e.strerror or e}") from e
+            self._own = True
+        elif hasattr(source, "read"):
+            fh = source
+            if isinstance(fh, io.TextIOBase):
+                if not hasattr(fh, "buffer"):
+                    raise TypeError("need a binary file object, not a text stream")
+                fh = fh.buffer
+            self._fh = fh
+            name = getattr(source, "name", None)
+            self.name = name if isinstance(name, str) else "<file>"
+        else:
+            raise TypeError(
+                f"expected a path, '-' or a binary file object, not {type(source).__name__}")
+        self._stream = None
+        self.size = None        # bytes of uncompressed input, when known
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        if self._own:
+            self._fh.close()
+            self._own = False
+
+    def _fail(self, what, e):
+        raise DataError(f"{self.name}: {what}: {getattr(e, 'strerror', None) or e}") from e
+
+    def _read_head(self, n):
+        head = b""
+        while len(head) < n:
+            try:
+                part = self._fh.read(n - len(head))
+            except OSError as e:
+                self._fail("read error", e)
+            if not part:
+                break
+            head += part
+        return head
+
+    def _plain_chunk_size(self):
+        """Read size for uncompressed input: the file's size when it is smaller."""
+        try:
+            st = os.fstat(self._fh.fileno())
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            return _CHUNK_BYTES
+        if stat.S_ISREG(st.st_mode):
+            if self._own:                   # read from its start: a size hint
+                self.size = st.st_size
+            return max(4096, min(_CHUNK_BYTES, st.st_size + 1))
+        return _CHUNK_BYTES
+
+    def chunks(self):
+        head = self._read_head(6)
+        kind = None
+        for magic, name, opener in _MAGIC:
+            if head.startswith(magic):
+                kind = name
+                self._stream = opener(_Prefixed(head, self._fh))
+                stream = self._stream
+                size = _CHUNK_BYTES
+                head = b""
+                break
+        else:
+            stream = self._fh
+            size = max(self._plain_chunk_size(), 2 * len(head))
+        buf = bytearray(size)
+        view = memoryview(buf)
+        # The sniffed bytes of plain input start the first chunk.
+        start = len(head)
+        buf[:start] = head
+        readinto = getattr(stream, "readinto", None)
+        while True:
+            try:
+                if readinto is not None:
+                    n = readinto(view[start:])
+                else:
+                    data = stream.read(size - start)
+                    n = len(data)
+                    buf[start:start + n] = data
+            except _DECOMPRESS_ERRORS as e:
+                if kind is None:
+                    self._fail("read error", e)
+                self._fail(f"bad {kind} data", e)
+            n = (n or 0) + start
+            start = 0
+            if not n:
+                break
+            yield buf, n
+
+
+def _check_parse(parser, rc, name):
+    """Raise the parser's error as a DataError; True if the row limit was hit."""
+    if rc < 0:
+        line, what = parser.error()
+        raise DataError(f"{name}:{line}: {what}")
+    return rc == 1
+
+
+def _to_csr(parts, n_features):
+    indptr, indices, data, labels, qid, max_index = parts
+    width = max_index if n_features is None else n_features
+    X = sp.csr_matrix((data, indices, indptr), shape=(labels.shape[0], width))
+    return X, labels, qid
+
+
+def _check_n_features(n_features):
+    if n_features is None:
+        return None
+    if isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral) \
+            or n_features < 0:
+        raise ParameterError(f"n_features must be a non-negative integer, not {n_features!r}")
+    return int(n_features)
+
+
+def load_svmlight(path, n_features=None, with_qid=False):
+    """Read a whole SVM-light / LIBSVM file into memory.
+
+    Parameters
+    ----------
+    path : str, bytes, os.PathLike, ``"-"`` or binary file object
+        The input; ``"-"`` reads ``sys.stdin.buffer``.  gzip, bzip2 and xz
+        compression are recognised by their magic bytes.
+    n_features : int, optional
+        Number of columns of X.  A feature index above it is an error naming
+        the file and line.  Default: the largest index in the file.
+    with_qid : bool
+        Also return the query ids (see the module notes on qid).
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix, float64, shape (n_rows, n_features)
+    y : ndarray of float64, shape (n_rows,)
+    qid : ndarray of int64, shape (n_rows,)  -- only when ``with_qid``
+
+    Empty input gives zero rows; deciding whether that is acceptable is up
+    to the caller.
+
+    Raises
+    ------
+    DataError
+        ``FILE:LINE: what is wrong`` for malformed input; ``FILE: ...`` when
+        the file cannot be opened or its compressed data is corrupt.
+    """
+    n_features = _check_n_features(n_features)
+    parser = _svmlight.Parser(bool(with_qid), n_features)
+    with _Input(path) as src:
+        consumed = 0
+        hinted = False
+        for buf, n in src.chunks():
+            parser.feed(buf, n)
+            _check_parse(parser, parser.parse(), src.name)
+            consumed += n
+            if not hinted and consumed >= _CHUNK_BYTES // 2:
+                hinted = True
+                if src.size is not None and src.size > consumed:
+                    # Extrapolate the final size from the first megabyte, with 5%
+                    # to spare, instead of growing by half at a time.
+                    f = 1.05 * src.size / consumed
+                    parser.reserve(int(parser.n_rows * f) + 64, int(parser.nnz * f) + 1024)
+        parser.end()
+        _check_parse(parser, parser.parse(), src.name)
+    X, y, qid = _to_csr(parser.take(), n_features)
+    return (X, y, qid) if with_qid else (X, y)
+
+
+def iter_svmlight(path, chunk_rows=65536, with_qid=False):
+    """Read an SVM-light file in blocks of rows, for streaming prediction.
+
+    Yields ``(X_chunk, y_chunk)`` (or ``(X_chunk, y_chunk, qid_chunk)`` with
+    ``with_qid``) holding ``chunk_rows`` rows each, the last block fewer;
+    empty input yields nothing.  Memory is bounded by one block plus one read
+    buffer, whatever the size of the input.  ``X_chunk`` has as many columns as
+    the largest index in that block; the caller pads or cuts to its width.
+    Errors carry line numbers of the whole input.  The input is opened when
+    iteration starts; arguments are checked at the call.
+
+    ``path`` and ``with_qid`` are as for :func:`load_svmlight`.
+    """
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, numbers.Integral) \
+            or chunk_rows < 1:
+        raise ParameterError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
+    return _iter_svmlight(path, int(chunk_rows), bool(with_qid))
+
+
+def _iter_svmlight(path, chunk_rows, with_qid):
+    parser = _svmlight.Parser(with_qid, None)
+
+    def block():
+        X, y, qid = _to_csr(parser.take(), None)
+        return (X, y, qid) if with_qid else (X, y)
+
+    with _Input(path) as src:
+        for buf, n in src.chunks():
+            parser.feed(buf, n)
+            while _check_parse(parser, parser.parse(chunk_rows), src.name):
+                yield block()
+        parser.end()
+        while _check_parse(parser, parser.parse(chunk_rows), src.name):
+            yield block()
+        if parser.n_rows:
+            yield block()
+
+
+# ---------------------------------------------------------------------------
+# output
+# ---------------------------------------------------------------------------
+
+def _as_csr(X):
+    """X as a canonical float64 CSR matrix (sorted, no duplicates), never
+    modifying the caller's object."""
+    if sp.issparse(X):
+        X = X.tocsr()
+        if X.dtype != np.float64:
+            if X.dtype.kind not in "biuf":
+                raise DataError(f"X has dtype {X.dtype}, need real numbers")
+            X = X.astype(np.float64)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise DataError(f"X must be 2-D, got {X.ndim} dimension(s)")
+        if X.dtype.kind not in "biuf":
+            raise DataError(f"X has dtype {X.dtype}, need real numbers")
+        X = sp.csr_matrix(X.astype(np.float64, copy=False))
+    return X
+
+
+def _row_of(indptr, k):
+    return int(np.searchsorted(indptr, k, side="right")) - 1
+
+
+def _validate_for_dump(X, y, qid):
+    X = _as_csr(X)
+    n_rows = X.shape[0]
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise DataError(f"y has shape {y.shape}, need ({n_rows},) to match X")
+    if y.dtype.kind not in "biuf":
+        raise DataError(f"y has dtype {y.dtype}, need real numbers")
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    bad = ~np.isfinite(y)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError(f"label {float(y[i])!r} of row {i} is not finite")
+    data = np.ascontiguousarray(X.data, dtype=np.float64)
+    bad = ~np.isfinite(data)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise DataError(
+            f"value {float(data[k])!r} at row {_row_of(X.indptr, k)}, column {int(X.indices[k])}"
+            " is not finite")
+    if X.nnz and int(X.indices.max()) >= _INT32_MAX:
+        raise DataError(f"column {int(X.indices.max())} needs an index beyond int32")
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.ndim != 1 or qid.shape[0] != n_rows:
+            raise DataError(f"qid has shape {qid.shape}, need ({n_rows},) to match X")
+        if qid.dtype.kind == "f":
+            if not (np.isfinite(qid).all() and (qid == np.round(qid)).all()
+                    and (np.abs(qid) < 2.0**63).all()):
+                raise DataError("qid must hold integers")
+        elif qid.dtype.kind not in "biu":
+            raise DataError(f"qid has dtype {qid.dtype}, need integers")
+        elif qid.dtype.kind == "u" and qid.size and int(qid.max()) > np.iinfo(np.int64).max:
+            raise DataError("qid beyond int64")
+        qid = np.ascontiguousarray(qid, dtype=np.int64)
+    return X, data, y, qid
+
+
+def _blocks(X, data, y, qid):
+    """The SVM-light text of X's rows, in blocks of about _WRITE_NNZ non-zeros."""
+    indptr = np.ascontiguousarray(X.indptr)
+    indices = np.ascontiguousarray(X.indices)
+    with_qid = qid is not None
+    q = qid if with_qid else np.zeros(0, dtype=np.int64)
+    n_rows = X.shape[0]
+    r0 = 0
+    while r0 < n_rows:
+        r1 = int(np.searchsorted(indptr, indptr[r0] + _WRITE_NNZ, side="right")) - 1
+        r1 = min(max(r1, r0 + 1), n_rows)
+        yield _svmlight.format_rows(indptr, indices, data, y, q, with_qid, r0, r1)
+        r0 = r1
+
+
+def _comment_bytes(comment):
+    if comment is None:
+        return b""
+    if isinstance(comment, bytes):
+        comment = comment.decode("utf-8")
+    lines = str(comment).splitlines() or [""]
+    return "".join(f"# {line}\n" if line else "#\n" for line in lines).encode("utf-8")
+
+
+def _write_all(fh, header, blocks):
+    text = isinstance(fh, io.TextIOBase)
+    if header:
+        fh.write(header.decode("utf-8") if text else header)
+    for part in blocks:
+        fh.write(part.decode("ascii") if text else part)
+
+
+def _atomic_write(path, write):
+    """Call write(fh) on a new file next to path, then rename it to path.
+
+    On any failure the temporary file is removed and path is left as it was.
+    An existing symlink is followed (the file it names is replaced); an
+    existing non-regular file (device, FIFO) is written directly.
+    """
+    path = os.fspath(path)
+    name = os.fsdecode(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place:
+        # renaming a file over it would replace the device node itself.
+        try:
+            with open(path, "wb") as fh:
+                write(fh)
+        except OSError as e:
+            raise DataError(f"{name}: cannot write: {e.strerror or e}") from e
+        return
+    if st is not None:
+        path = os.path.realpath(path)       # through a symlink, keep the link
+    directory, base = os.path.split(os.path.abspath(path))
+    base = os.fsdecode(base)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = os.path.join(os.fsdecode(directory), f".{base}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)     # umask applies, as for open(path, "w")
+            break
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise DataError(f"{name}: cannot write: {e.strerror or e}") from e
+    else:
+        raise DataError(f"{name}: cannot create a temporary file")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise DataError(f"{name}: cannot write: {e.strerror or e}") from e
+        raise
+
+
+def dump_svmlight(X, y, path_or_file, qid=None, comment=None):
+    """Write X, y (and qid) in SVM-light format.
+
+    Parameters
+    ----------
+    X : scipy sparse matrix or 2-D array, shape (n_rows, n_features)
+        Written row by row as CSR.  Every stored entry of a sparse matrix is
+        written (explicit zeros too); of a dense array, the non-zeros.
+        Duplicate entries of a sparse matrix are summed first, as scipy does.
+    y : array, shape (n_rows,)
+        Labels; written like values.
+    path_or_file : str, os.PathLike, ``"-"`` or file object
+        A path is written atomically: to a temporary file in the same
+        directory, renamed over the path only when complete, so a failure
+        leaves no partial file (and any previous file intact).  ``"-"``
+        writes ``sys.stdout.buffer``; a file object (binary, or text) is
+        written in place.
+    qid : array of integers, shape (n_rows,), optional
+        Written as ``qid:<q>`` after each label.
+    comment : str, optional
+        Written first, each of its lines as a ``# `` comment line.
+
+    Numbers are written in the shortest form that reads back to the same
+    double (Python's ``repr``, C locale, without a trailing ``.0``:
+    ``1``, ``0.1``, ``-0``, ``1e-300``), indices 1-based, so
+    ``load_svmlight`` reproduces X, y and qid bit for bit.  (The width of X
+    is not stored: pass ``n_features`` when loading if trailing columns are
+    empty.)
+
+    Raises
+    ------
+    DataError
+        Before anything is written, for a non-finite label or value,
+        mismatched lengths, non-integer qid, or a column beyond int32; and
+        when the file cannot be written.
+    """
+    X, data, y, qid = _validate_for_dump(X, y, qid)
+    header = _comment_bytes(comment)
+    blocks = _blocks(X, data, y, qid)
+    if isinstance(path_or_file, str) and path_or_file == "-":
+        _write_all(sys.stdout.buffer, header, blocks)
+    elif isinstance(path_or_file, (str, bytes, os.PathLike)):
+        _atomic_write(path_or_file, lambda fh: _write_all(fh, header, blocks))
+    elif hasattr(path_or_file, "write"):
+        _write_all(path_or_file, header, blocks)
+    else:
+        raise TypeError(
+            f"expected a path, '-' or a file object, not {type(path_or_file).__name__}")
