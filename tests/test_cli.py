@@ -165,13 +165,14 @@ def test_help_lists_every_solver_with_objective_and_tolerance():
 
 
 def test_group_version_and_python_m(files):
+    # run from tmp: from the repository root `-m linsvm` would find the uncompiled sources
     assert linsvm.__version__ in run(cli, ["--version"]).output
     tmp, train_file, X, y = files
     proc = subprocess.run([sys.executable, "-m", "linsvm", "train", "-q", str(train_file), str(tmp / "pm.model")],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
     proc = subprocess.run([sys.executable, "-m", "linsvm", "predict", str(train_file), str(tmp / "nope.model"), "-"],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, cwd=tmp)
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
