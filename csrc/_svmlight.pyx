@@ -129,6 +129,29 @@ cdef inline bint _is_end(char c) noexcept nogil:
     return c == c' ' or c == c'\t' or c == c'\n' or c == c'\r' or c == c'#'
 
 
+cdef inline int _skip_to_token(const char** pp, const char* end) noexcept nogil:
+    """Skip blanks.  If the line ends there (newline, CRLF, or a '#' comment) move
+    past its end and return 1; return -1 at a stray CR (p left on it); else 0
+    with p on the next token.  The buffer always ends in a newline."""
+    cdef const char* p = pp[0]
+    while p[0] == c' ' or p[0] == c'\t':
+        p += 1
+    if p[0] == c'\n':
+        pp[0] = p + 1
+        return 1
+    if p[0] == c'#':
+        pp[0] = <const char*>memchr(p, c'\n', end - p) + 1
+        return 1
+    if p[0] == c'\r':
+        if p[1] == c'\n':
+            pp[0] = p + 2
+            return 1
+        pp[0] = p
+        return -1
+    pp[0] = p
+    return 0
+
+
 cdef inline bint _is_digit(char c) noexcept nogil:
     return c'0' <= c <= c'9'
 
@@ -613,19 +636,10 @@ cdef class Parser:
                 rc = RC_LIMIT
                 break
             lineno += 1
-            while p[0] == c' ' or p[0] == c'\t':
-                p += 1
-            c = p[0]
-            if c == c'\n':
-                p += 1
+            st = _skip_to_token(&p, end)
+            if st == 1:                      # blank or comment-only line
                 continue
-            if c == c'#':
-                p = <const char*>memchr(p, c'\n', end - p) + 1
-                continue
-            if c == c'\r':
-                if p[1] == c'\n':
-                    p += 2
-                    continue
+            if st < 0:
                 rc = self._fail(E_STRAY_CR, lineno, p, p, 0, 0)
                 break
 
@@ -675,21 +689,13 @@ cdef class Parser:
             # features
             prev = 0
             while True:
-                while p[0] == c' ' or p[0] == c'\t':
-                    p += 1
-                c = p[0]
-                if c == c'\n':
-                    p += 1
+                st = _skip_to_token(&p, end)
+                if st == 1:                  # end of the row
                     break
-                if c == c'#':
-                    p = <const char*>memchr(p, c'\n', end - p) + 1
-                    break
-                if c == c'\r':
-                    if p[1] == c'\n':
-                        p += 2
-                        break
+                if st < 0:
                     rc = self._fail(E_STRAY_CR, lineno, p, p, 0, 0)
                     break
+                c = p[0]
                 # index
                 tok = p
                 idx = 0
