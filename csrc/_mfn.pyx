@@ -15,7 +15,7 @@
 #   1. start from beta (0, or a warm start; y = X beta)
 #   3. I = I(beta); beta_bar = argmin f_I by CGLS seeded at beta (cgls.pxd);
 #      heuristic 1: at most 10 CGLS iterations on the first call from a cold start
-#   5. ybar = X beta_bar; stop if CGLS met eq. 13 and the active set is
+#   5. dy = X (beta_bar - beta), ybar = y + dy; stop if CGLS met eq. 13 and the active set is
 #      consistent at beta_bar.  Appendix A asks t ybar <= 1 + tol on I and
 #      >= 1 - tol off I with tol = 1e-8; at a loose eps that never holds for the
 #      examples sitting at the margin (w8a: 50 Newton iterations and the cap),
@@ -37,7 +37,6 @@
 # full X.beta_bar, and an O(m log m) sort of breakpoints.
 
 from libc.stdint cimport int32_t, int64_t
-from libc.stdlib cimport malloc, free, qsort
 from libc.string cimport memcpy
 from libc.math cimport fabs, sqrt
 import numpy as np
@@ -57,16 +56,6 @@ ctypedef struct Breakpoint:
     int64_t k
 
 
-cdef int _cmp_breakpoint(const void* a, const void* b) noexcept nogil:
-    cdef const Breakpoint* x = <const Breakpoint*>a
-    cdef const Breakpoint* y = <const Breakpoint*>b
-    if x.delta < y.delta:
-        return -1
-    if x.delta > y.delta:
-        return 1
-    return (x.k > y.k) - (x.k < y.k)
-
-
 cdef double primal(double lam, const double* beta, int64_t nw, const double* y,
                    const double* t, const double* c, int64_t m) noexcept nogil:
     """f(beta) = lam/2 ||beta||^2 + 1/2 sum_{t y < 1} c (y - t)^2  (eq. 2)."""
@@ -79,49 +68,91 @@ cdef double primal(double lam, const double* beta, int64_t nw, const double* y,
     return 0.5 * lam * dot(beta, beta, nw) + 0.5 * s
 
 
-cdef double exact_line_search(double lam, const double* beta, const double* beta_bar, int64_t nw,
-                              const double* y, const double* ybar, const double* t,
-                              const double* c, int64_t m, Breakpoint* bp) noexcept nogil:
-    """Minimize phi(delta) = f(beta + delta (beta_bar - beta)) over delta >= 0 (Section 4.4).
+cdef inline void _cross(const Breakpoint* bp, int64_t a, int64_t b, const double* y,
+                        const double* dy, const double* t, const double* c,
+                        double* ls, double* rs) noexcept nogil:
+    """Update the end values l, r of phi''s line for crossing breakpoints bp[a:b]
+    (eq. 18): an example in I(beta) leaves (s = -1), one outside enters (s = +1)."""
+    cdef int64_t j, k
+    cdef double s
+    for j in range(a, b):
+        k = bp[j].k
+        s = -c[k] if t[k] * y[k] < 1.0 else c[k]
+        ls[0] += s * (y[k] - t[k]) * dy[k]
+        rs[0] += s * (y[k] - t[k] + dy[k]) * dy[k]
 
-    phi' is continuous and piecewise linear.  On the piece that starts at the
-    current breakpoint, l and r are the values its line takes at delta = 0 and
-    delta = 1 (eq. 16-17); crossing breakpoint k adds (k enters I) or removes
-    (k leaves I) its term (eq. 18).  Returns delta* (0 if the direction is not
+
+cdef double exact_line_search(double lam, const double* beta, const double* d, int64_t nw,
+                              const double* y, const double* dy, const double* t,
+                              const double* c, int64_t m, Breakpoint* bp) noexcept nogil:
+    """Minimize phi(delta) = f(beta + delta d) over delta >= 0 (Section 4.4), d = beta_bar - beta.
+
+    Works on the margins y = X beta and dy = X d (computed once per Newton step
+    from d itself, not as X beta_bar - X beta: at tight tolerances that
+    difference of O(1) numbers loses the digits the slope lives in).
+    phi' is continuous, increasing and piecewise linear.  On each piece, l and r
+    are the values its line takes at delta = 0 and delta = 1 (eq. 16-17);
+    crossing breakpoint delta_k = (t_k - y_k) / dy_k (eq. 14-15) adds or removes
+    example k's term (eq. 18).  The paper sorts the breakpoints and walks them
+    from the left; since only the piece holding the root matters, this finds it
+    by selection instead (expected O(#breakpoints), no sort): split the
+    breakpoints around a pivot, cross those left of it, and keep the side where
+    phi' changes sign.  The answer is the walk's.  Returns delta* (0 if d is not
     a descent direction).
     """
-    cdef int64_t k, j, nb = 0
-    cdef double ls = 0.0, rs = 0.0, dy, delta, s
+    cdef int64_t k, j, nb = 0, a, b, lt, gt, i
+    cdef double ls = 0.0, rs = 0.0, pivot, d0, d1, d2, l2, r2
+    cdef Breakpoint tmp
     for j in range(nw):
-        ls += beta[j] * (beta_bar[j] - beta[j])
-        rs += beta_bar[j] * (beta_bar[j] - beta[j])
+        ls += beta[j] * d[j]
+        rs += (beta[j] + d[j]) * d[j]
     ls *= lam
     rs *= lam
     for k in range(m):
-        dy = ybar[k] - y[k]
         if t[k] * y[k] < 1.0:
-            ls += c[k] * (y[k] - t[k]) * dy
-            rs += c[k] * (ybar[k] - t[k]) * dy
-            if t[k] * dy > 0.0:              # Delta_1: k leaves I at delta_k
-                bp[nb].delta = (t[k] - y[k]) / dy
+            ls += c[k] * (y[k] - t[k]) * dy[k]
+            rs += c[k] * (y[k] - t[k] + dy[k]) * dy[k]
+            if t[k] * dy[k] > 0.0:           # Delta_1: k leaves I at delta_k
+                bp[nb].delta = (t[k] - y[k]) / dy[k]
                 bp[nb].k = k
                 nb += 1
-        elif t[k] * dy < 0.0:                # Delta_2: k enters I at delta_k
-            bp[nb].delta = (t[k] - y[k]) / dy
+        elif t[k] * dy[k] < 0.0:             # Delta_2: k enters I at delta_k
+            bp[nb].delta = (t[k] - y[k]) / dy[k]
             bp[nb].k = k
             nb += 1
     if ls >= 0.0:
         return 0.0
-    qsort(bp, nb, sizeof(Breakpoint), _cmp_breakpoint)
-    for j in range(nb):
-        delta = bp[j].delta
-        if ls + delta * (rs - ls) >= 0.0:    # phi' crosses 0 before delta_j
-            break
-        k = bp[j].k
-        dy = ybar[k] - y[k]
-        s = -1.0 if t[k] * y[k] < 1.0 else 1.0
-        ls += s * c[k] * (y[k] - t[k]) * dy
-        rs += s * c[k] * (ybar[k] - t[k]) * dy
+    a = 0
+    b = nb
+    while a < b:
+        # pivot: median of three; 3-way partition of bp[a:b] into < pivot, == pivot, > pivot
+        d0 = bp[a].delta
+        d1 = bp[a + (b - a) // 2].delta
+        d2 = bp[b - 1].delta
+        pivot = max(min(d0, d1), min(max(d0, d1), d2))
+        lt = a
+        i = a
+        gt = b
+        while i < gt:
+            if bp[i].delta < pivot:
+                tmp = bp[i]; bp[i] = bp[lt]; bp[lt] = tmp
+                lt += 1
+                i += 1
+            elif bp[i].delta > pivot:
+                gt -= 1
+                tmp = bp[i]; bp[i] = bp[gt]; bp[gt] = tmp
+            else:
+                i += 1
+        l2 = ls
+        r2 = rs
+        _cross(bp, a, lt, y, dy, t, c, &l2, &r2)
+        if l2 + pivot * (r2 - l2) >= 0.0:    # phi'(pivot) >= 0: the root is left of the pivot
+            b = lt
+        else:                                # right of it: cross everything up to the pivot
+            ls = l2
+            rs = r2
+            _cross(bp, lt, gt, y, dy, t, c, &ls, &rs)
+            a = gt
     if rs - ls <= 0.0:
         return 0.0
     return -ls / (rs - ls)
@@ -129,8 +160,9 @@ cdef double exact_line_search(double lam, const double* beta, const double* beta
 
 cdef int mfn_core(const CSR* X, const int64_t* rows, int64_t m, const double* t,
                   const double* c, double lam, double* beta, double eps, int warm,
-                  int heuristic1, int heuristic2, int precondition, int max_iter, int cg_max_iter,
-                  double* y, double* ybar, double* z, double* q, double* u,
+                  int heuristic1, int heuristic2, int precondition, double eta,
+                  int max_iter, int cg_max_iter,
+                  double* y, double* dy, double* z, double* q, double* u,
                   int64_t* act_rows, double* tt, double* cc, double* beta_bar,
                   double* r, double* p, double* sv, double* minv, const double* xnorm, Breakpoint* bp,
                   int* n_iter, int64_t* cg_total,
@@ -140,10 +172,10 @@ cdef int mfn_core(const CSR* X, const int64_t* rows, int64_t m, const double* t,
     y (m) holds X beta on entry.  trace[it] receives f after outer iteration it.
     """
     cdef int64_t k, j, n_act, nw = X.n_weights
-    cdef int it = 0, cg_it, cg_cap, optimal, status
+    cdef int it = 0, cg_it, cg_cap, optimal, status, refreshed = 0
     cdef int need_second = heuristic2 and eps < 1e-2
     cdef double eps_cur = 1e-2 if need_second else eps
-    cdef double F = primal(lam, beta, nw, y, t, c, m), delta, mismatch, zcz
+    cdef double F = primal(lam, beta, nw, y, t, c, m), delta, mismatch, zcz, ty
     cg_total[0] = 0
     while True:
         if it >= max_iter:
@@ -166,24 +198,29 @@ cdef int mfn_core(const CSR* X, const int64_t* rows, int64_t m, const double* t,
             for j in range(nw):
                 minv[j] = 1.0 / (lam + minv[j])
         cg_it = cgls(X, act_rows, n_act, tt, cc, lam, beta_bar, z, 1, q, u, r, p, sv,
-                     minv if precondition else NULL, eps_cur, cg_cap, &optimal)
+                     minv if precondition else NULL, eps_cur, eta, cg_cap, &optimal)
         cg_total[0] += cg_it
-        # step 5: outputs at beta_bar; converged if the active set did not move
-        matvec(X, rows, m, beta_bar, ybar)
+        # step 5: outputs at beta_bar (dy = X d, d = beta_bar - beta, one mat-vec);
+        # converged if the active set did not move
+        for j in range(nw):
+            p[j] = beta_bar[j] - beta[j]
+        matvec(X, rows, m, p, dy)
         if optimal:
             mismatch = 0.0
             for k in range(m):
+                ty = t[k] * (y[k] + dy[k])
                 if t[k] * y[k] < 1.0:
-                    if t[k] * ybar[k] > 1.0 + ACTIVE_TOL:
-                        mismatch += c[k] * (t[k] * ybar[k] - 1.0) * xnorm[k]
-                elif t[k] * ybar[k] < 1.0 - ACTIVE_TOL:
-                    mismatch += c[k] * (1.0 - t[k] * ybar[k]) * xnorm[k]
+                    if ty > 1.0 + ACTIVE_TOL:
+                        mismatch += c[k] * (ty - 1.0) * xnorm[k]
+                elif ty < 1.0 - ACTIVE_TOL:
+                    mismatch += c[k] * (1.0 - ty) * xnorm[k]
             zcz = 0.0
             for j in range(n_act):
                 zcz += cc[j] * z[j] * z[j]
             if mismatch * mismatch <= eps_cur * eps_cur * zcz:
                 memcpy(beta, beta_bar, nw * sizeof(double))
-                memcpy(y, ybar, m * sizeof(double))
+                for k in range(m):
+                    y[k] += dy[k]
                 F = primal(lam, beta, nw, y, t, c, m)
                 trace[it - 1] = F
                 if callback != NULL:
@@ -196,15 +233,24 @@ cdef int mfn_core(const CSR* X, const int64_t* rows, int64_t m, const double* t,
                 status = CONVERGED
                 break
         # steps 6-7: exact line search, then move
-        delta = exact_line_search(lam, beta, beta_bar, nw, y, ybar, t, c, m, bp)
+        delta = exact_line_search(lam, beta, p, nw, y, dy, t, c, m, bp)
         if delta <= 0.0:
+            # y is updated incrementally (step 7); at a tight eps its drift from
+            # X beta (~1e-14) can exceed the slope of a short step.  Recompute it
+            # once and retry before declaring that no descent is left.
+            if not refreshed:
+                matvec(X, rows, m, beta, y)
+                F = primal(lam, beta, nw, y, t, c, m)
+                refreshed = 1
+                continue
             trace[it - 1] = F
             status = NO_DESCENT
             break
+        refreshed = 0
         for j in range(nw):
-            beta[j] += delta * (beta_bar[j] - beta[j])
+            beta[j] += delta * p[j]
         for k in range(m):
-            y[k] += delta * (ybar[k] - y[k])
+            y[k] += delta * dy[k]
         F = primal(lam, beta, nw, y, t, c, m)
         trace[it - 1] = F
         if callback != NULL:
@@ -223,7 +269,7 @@ def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
               int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
               const double[::1] c, double lam, double[::1] beta, double eps=1e-6,
               bint warm=False, bint heuristic1=True, bint heuristic2=True,
-              bint precondition=True, int max_iter=50,
+              bint precondition=True, double eta=0.0, int max_iter=50,
               int cg_max_iter=5000, int n_threads=0, object callback=None):
     """Solve the paper's eq. 2 by L2-SVM-MFN, updating `beta` in place.
 
@@ -259,7 +305,7 @@ def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
             wp[6 * m + k] = sqrt(sq_norm_row(&X, rp[k]))
         matvec(&X, rp, m, &beta[0], yp)
         status = mfn_core(&X, rp, m, tp, cp, lam, &beta[0], eps, warm, heuristic1, heuristic2,
-                          precondition, max_iter, cg_max_iter, yp, wp + m, wp + 2 * m, wp + 3 * m, wp + 4 * m,
+                          precondition, eta, max_iter, cg_max_iter, yp, wp + m, wp + 2 * m, wp + 3 * m, wp + 4 * m,
                           &actv[0] if m > 0 else NULL, wp + 5 * m, wp, &V[0, 0], &V[1, 0], &V[2, 0],
                           &V[3, 0], &V[4, 0], wp + 6 * m,
                           <Breakpoint*>(&bpv[0] if m > 0 else NULL), &n_iter, &cg_total,
@@ -322,7 +368,9 @@ def line_search(double lam, const double[::1] beta, const double[::1] beta_bar,
     cdef int64_t m = y.shape[0]
     if beta.shape[0] != beta_bar.shape[0] or ybar.shape[0] != m or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
+    d = np.asarray(beta_bar) - np.asarray(beta)
+    dy = np.asarray(ybar) - np.asarray(y)
     bp_arr = np.empty(2 * m + 2, dtype=np.float64)
-    cdef double[::1] bpv = bp_arr
-    return exact_line_search(lam, &beta[0], &beta_bar[0], beta.shape[0], &y[0], &ybar[0],
+    cdef double[::1] bpv = bp_arr, dv = d, dyv = dy
+    return exact_line_search(lam, &beta[0], &dv[0], beta.shape[0], &y[0], &dyv[0],
                              &t[0], &c[0], m, <Breakpoint*>&bpv[0])

@@ -28,6 +28,11 @@
 #              s = minv * r;  p = s + (r's / rho_old) p
 #
 # With minv = NULL this is exactly the unpreconditioned algorithm above.
+#
+# eta > 0 adds an inexact-Newton forcing term: the iteration also stops, without
+# setting *optimal, once ||r|| <= eta ||r_0||, r_0 the residual at entry (the
+# negative gradient of the outer objective when CGLS computes a Newton step).
+# Eq. 13 alone decides *optimal.
 # Two sparse mat-vecs per iteration and no copy of any row.  Returns the number
 # of iterations; *optimal is set when eq. 13 holds.
 
@@ -38,13 +43,13 @@ from csr cimport CSR, matvec, rmatvec, dot
 cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double* tt,
                      const double* c, double lam, double* beta, double* z, int z_given,
                      double* q, double* u, double* r, double* p, double* s, const double* minv,
-                     double eps, int max_iter, int* optimal) noexcept nogil:
+                     double eps, double eta, int max_iter, int* optimal) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - X beta on entry
     if z_given, and the final residual on exit; q, u (n) and r, p, s (n_weights)
     are scratch (s unused without minv)."""
     cdef int64_t j, nw = X.n_weights
     cdef int it = 0
-    cdef double rho, rho_old, pp, qcq, zcz, gamma, omega
+    cdef double rho, rho_old, pp, qcq, zcz, gamma, omega, rr, forcing
     if not z_given:
         matvec(X, rows, n, beta, z)
         for j in range(n):
@@ -62,7 +67,9 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
     for j in range(nw):
         p[j] = s[j]
     rho = dot(r, s, nw)
-    optimal[0] = 1 if dot(r, r, nw) == 0.0 else 0
+    rr = dot(r, r, nw)
+    forcing = eta * eta * rr
+    optimal[0] = 1 if rr == 0.0 else 0
     while not optimal[0] and it < max_iter:
         it += 1
         matvec(X, rows, n, p, q)
@@ -81,8 +88,11 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
         rmatvec(X, rows, n, u, r)
         for j in range(nw):
             r[j] -= lam * beta[j]
-        if dot(r, r, nw) <= eps * eps * zcz:
+        rr = dot(r, r, nw)
+        if rr <= eps * eps * zcz:
             optimal[0] = 1
+            break
+        if rr <= forcing:
             break
         if minv != NULL:
             for j in range(nw):

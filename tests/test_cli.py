@@ -103,10 +103,10 @@ def test_instance_weights_file(files):
 def test_warm_start_option(files):
     tmp, train_file, X, y = files
     run(train_cmd, ["-q", "-c", "1", train_file, tmp / "a"])
-    result = run(train_cmd, ["-q", "-c", "2", "-i", tmp / "a", train_file, tmp / "b"])
+    result = run(train_cmd, ["-q", "-c", "2", "-e", "1e-11", "-i", tmp / "a", train_file, tmp / "b"])
     assert result.exit_code == 0
     np.testing.assert_allclose(linsvm.load_model(str(tmp / "b")).weights,
-                               linsvm.train(X, y, C=2.0).weights, rtol=1e-6, atol=1e-8)
+                               linsvm.train(X, y, C=2.0, tol=1e-11).weights, rtol=1e-7, atol=1e-9)
 
 
 @pytest.mark.parametrize("content,needle", [

@@ -43,7 +43,7 @@ def _solve(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log):
     return _mfn.mfn_solve(
         X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost, lam, beta,
         eps=eps, warm=warm, heuristic1=opts["heuristic1"], heuristic2=opts["heuristic2"],
-        precondition=opts["precondition"],
+        precondition=opts["precondition"], eta=opts["forcing"],
         max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
         n_threads=opts["n_threads"], callback=callback,
     )
@@ -117,6 +117,7 @@ MFN_OPTIONS = {
     "heuristic1": Option(bool, True, "at most 10 CGLS iterations in the first Newton step of a cold start (Sec. 4.6)"),
     "heuristic2": Option(bool, True, "converge at eps=1e-2 first, then at -e (Sec. 4.6)"),
     "precondition": Option(bool, True, "diagonal (Jacobi) preconditioning of CGLS; the eq. 13 stopping rule is unchanged"),
+    "forcing": Option(float, 0.1, "inexact Newton: a CGLS step may also stop at ||r|| <= forcing * ||gradient|| (0 = off)", 0.0, 0.99),
     "subset": Option(float, 0.0, "heuristic 3: first solve on this random fraction of the examples (0 = off)", 0.0, 0.99),
     "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),
     "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step (Appendix A: 5000)", 1),
