@@ -108,6 +108,36 @@ def test_exact_line_search_matches_brute_force(seed):
     assert delta == pytest.approx(ref, abs=1e-6)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_line_search_selection_with_many_tied_breakpoints(seed):
+    # integer-valued data makes many breakpoints coincide; the selection must
+    # still land on the brute-force minimizer
+    rng = np.random.default_rng(100 + seed)
+    m, n = 3000, 5
+    X = rng.integers(-2, 3, size=(m, n)).astype(float)
+    t = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    c = np.ones(m)
+    lam = 0.7
+    beta = rng.integers(-1, 2, size=n).astype(float) * 0.5
+    d = rng.integers(-2, 3, size=n).astype(float) * 0.25
+
+    def phi(step, direction):
+        b = beta + step * direction
+        o = X @ b
+        act = t * o < 1
+        return 0.5 * lam * b @ b + 0.5 * np.sum(c[act] * (o[act] - t[act]) ** 2)
+
+    if phi(1e-6, d) > phi(0.0, d):           # make d a descent direction
+        d = -d
+    beta_bar = beta + d
+    y, ybar = X @ beta, X @ beta_bar
+    delta = _mfn.line_search(lam, beta, beta_bar, y, ybar, t, c)
+    ref, phi_ref = brute_force_delta(lam, beta, beta_bar, y, ybar, t, c)
+    assert delta > 0.0
+    assert phi_ref(delta) <= phi_ref(ref) + 1e-12 * max(1.0, abs(phi_ref(ref)))
+    assert delta == pytest.approx(ref, abs=1e-6)
+
+
 def test_one_vs_rest_columns_are_the_binary_problems():
     X, y = random_problem(n_samples=90, n_features=8, n_classes=3, seed=5)
     model = linsvm.train(X, y, solver="mfn", C=2.0)
@@ -139,7 +169,8 @@ def test_warm_start_needs_fewer_iterations_and_reaches_the_same_point():
 
 
 @pytest.mark.parametrize("opts", [dict(heuristic1=False), dict(heuristic2=False),
-                                  dict(heuristic1=False, heuristic2=False), dict(subset=0.3)])
+                                  dict(heuristic1=False, heuristic2=False), dict(subset=0.3),
+                                  dict(forcing=0.0), dict(precondition=False)])
 def test_heuristics_change_the_path_not_the_answer(opts):
     X, y = random_problem(n_samples=300, n_features=20, seed=2)
     ref = linsvm.train(X, y, C=3.0, tol=1e-10)
