@@ -5,6 +5,7 @@ linking a tiny program); otherwise the kernels build serial, since `prange`
 degrades to a plain loop without OpenMP.  Set LINSVM_DEBUG=1 to build with
 bounds checks and wraparound on (for debugging a kernel under pytest).
 """
+import glob
 import os
 import shutil
 import sys
@@ -15,7 +16,8 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-MODULES = ["_svmlight", "_kernels", "_mfn"]
+# Every csrc/_NAME.pyx is the extension linsvm._NAME (shared .pxd files are included).
+MODULES = sorted(os.path.basename(f)[:-4] for f in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc", "_*.pyx")))
 # LINSVM_MODULES=_svmlight,_mfn builds only those (handy while editing one kernel).
 if os.environ.get("LINSVM_MODULES"):
     MODULES = [m for m in os.environ["LINSVM_MODULES"].split(",") if m]

@@ -172,14 +172,20 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
     log = None if quiet else (lambda line: click.echo(line, err=True))
     class_weight = _parse_class_weights(class_weights)
     init = load_model(init_model) if init_model else None
+    ranking = SOLVERS[solver].kind == "ordinal"
     t0 = time.perf_counter()
-    X, y = load_svmlight(training_file)
+    if ranking:
+        X, y, qid = load_svmlight(training_file, with_qid=True)
+        qid = qid if np.unique(qid).size > 1 else None
+    else:
+        (X, y), qid = load_svmlight(training_file), None
     t_read = time.perf_counter() - t0
     sample_weight = _read_instance_weights(instance_weights, X.shape[0]) if instance_weights else None
     if log:
         log(f"read {X.shape[0]} examples, {X.shape[1]} features, {X.nnz} non-zeros in {t_read:.3f}s")
     model = train(X, y, solver=solver, C=C, bias=bias, tol=tol, class_weight=class_weight,
-                  sample_weight=sample_weight, init=init, seed=seed, log=log, **solver_options)
+                  sample_weight=sample_weight, init=init, seed=seed, log=log, qid=qid,
+                  **solver_options)
     for warning in getattr(model, "warnings", []):
         click.echo(f"warning: {warning}", err=True)
     model.save(model_file, format=model_format)
@@ -200,7 +206,10 @@ train_cmd = _train_command(_train)
                     "LIBLINEAR format) and write one label per line (or the decision values) to "
                     "OUTPUT_FILE ('-' is stdout).  Streams: memory does not grow with the test "
                     "file.  Features beyond the model's width are ignored.  Prints "
-                    "'Accuracy = x% (a/b)' to stderr.")
+                    "'Accuracy = x% (a/b)' to stderr, then for binary models precision, recall, "
+                    "F1, PRBEP and ROC area, and for ordinal/ranking models the mean absolute "
+                    "error, exact-rank and pairwise accuracy and Kendall tau (per qid when the "
+                    "data has qids).")
 @click.argument("test_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False))
 @click.argument("output_file", type=click.Path(dir_okay=False, allow_dash=True))
@@ -212,13 +221,16 @@ train_cmd = _train_command(_train)
 @_fail_on_errors
 def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows, quiet):
     from .data import iter_svmlight
+    from .metrics import report
     from .model import load_model
 
     model = load_model(model_file)
     label_text = {float(c): _fmt_number(c) for c in model.classes_}
+    keep = not quiet and model.kind in ("binary", "ordinal")   # measures that need every score
+    ys, preds, all_scores, qids = [], [], [], []
     n_total = n_correct = 0
     with _Output(output_file) as out:
-        for X, y in iter_svmlight(test_file, chunk_rows=chunk_rows):
+        for X, y, qid in iter_svmlight(test_file, chunk_rows=chunk_rows, with_qid=True):
             scores = model.decision_function(X)
             pred = model.predict_from_scores(scores)
             if decision_values:
@@ -229,8 +241,27 @@ def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows,
                 out.write("\n".join(text) + ("\n" if text else ""))
             n_total += y.shape[0]
             n_correct += int(np.count_nonzero(pred == y))
-    if not quiet and n_total:
-        click.echo(f"Accuracy = {100.0 * n_correct / n_total:g}% ({n_correct}/{n_total})", err=True)
+            if keep:
+                ys.append(y)
+                preds.append(pred)
+                all_scores.append(scores)
+                qids.append(qid)
+    if quiet or not n_total:
+        return
+    click.echo(f"Accuracy = {100.0 * n_correct / n_total:g}% ({n_correct}/{n_total})", err=True)
+    if keep:
+        qid = np.concatenate(qids)
+        m = report(model.kind, model.classes_, np.concatenate(ys), np.concatenate(preds),
+                   np.concatenate(all_scores), qid=qid if np.unique(qid).size > 1 else None)
+        if model.kind == "binary":
+            click.echo(f"Precision = {100 * m['precision']:.4g}%, Recall = {100 * m['recall']:.4g}%, "
+                       f"F1 = {100 * m['f1']:.4g}%, PRBEP = {100 * m['prbep']:.4g}%, "
+                       f"ROC area = {m['roc_area']:.6g}", err=True)
+        else:
+            click.echo(f"Mean absolute error = {m['mae']:.6g}, Exact-rank accuracy = "
+                       f"{100 * m['accuracy']:.4g}%, Pairwise accuracy = "
+                       f"{100 * m['pairwise_accuracy']:.4g}%, Kendall tau = {m['kendall_tau']:.6g}"
+                       + (" (per query)" if np.unique(qid).size > 1 else ""), err=True)
 
 
 class _Output:

@@ -84,6 +84,18 @@ def _cost_factors(y, classes, sample_weight, class_weight):
     return base, cw
 
 
+def _align_weights(W0, n_features0, bias0, n_features, bias):
+    """Weights of another model (rows: its features, then its bias row if bias0 > 0)
+    re-laid for this problem: shared features copied, the others 0, the bias
+    weight rescaled so that bias * w_bias is unchanged."""
+    W = np.zeros((n_weights(n_features, bias), W0.shape[1]))
+    k = min(n_features, n_features0)
+    W[:k] = W0[:k]
+    if bias > 0 and bias0 > 0:
+        W[n_features] = W0[n_features0] * bias0 / bias
+    return W
+
+
 def _warm_starts(init, classes, n_features, bias, n_columns):
     """Per-column start vectors from a Model or an array, or Nones."""
     if init is None:
@@ -100,11 +112,7 @@ def _warm_starts(init, classes, n_features, bias, n_columns):
             W0 = init.weights[:, order]
         else:
             W0 = init.weights if init.classes_[0] == classes[0] else -init.weights
-        k = min(n_features, init.n_features_)
-        W = np.zeros((nw, n_columns))
-        W[:k] = W0[:k]
-        if bias > 0 and init.bias > 0:
-            W[n_features] = W0[init.n_features_] * init.bias / bias
+        W = _align_weights(W0, init.n_features_, init.bias, n_features, bias)
         return [W[:, j].copy() for j in range(n_columns)]
     W = np.asarray(init, dtype=np.float64)
     if W.ndim == 1:
@@ -115,19 +123,23 @@ def _warm_starts(init, classes, n_features, bias, n_columns):
 
 
 def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, sample_weight=None,
-          init=None, seed=0, log=None, **solver_options):
+          init=None, seed=0, log=None, qid=None, **solver_options):
     """Train a linear SVM and return a `Model`.
 
-    X: scipy sparse matrix or 2-D array (n_samples x n_features); y: labels.
+    X: scipy sparse matrix or 2-D array (n_samples x n_features); y: labels
+    (for ordinal solvers: integer ranks, ordered by value).
     solver: a name from linsvm.solvers.SOLVERS; C > 0: cost (LIBLINEAR's -c);
     bias: value of the constant feature appended to every example (> 0), or
     <= 0 for none (LIBLINEAR's -B; its weight is regularized like the others);
     tol: the solver's stopping tolerance (-e; None: the solver's default);
     class_weight: {label: weight} scaling C for that class (-w);
     sample_weight: one weight >= 0 per example scaling its loss (-W);
-    init: a Model or a weight array (n_weights x n_columns) to warm-start from;
+    init: a Model or a weight array (n_weights x n_columns) to warm-start from
+    (a Model trained by the same solver in this process also hands over its
+    solver state, e.g. dual variables, for alpha-seeding);
     seed: for solvers with random choices; log: a function taking progress
-    lines (None: silent); solver_options: see `linsvm-train --help`.
+    lines (None: silent); qid: query ids for ranking solvers (pairs only
+    within a query); solver_options: see `linsvm-train --help`.
     """
     info = get_solver(solver)
     C = check_positive("C", C)
@@ -145,29 +157,76 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     if Xb.n_rows == 0:
         raise DataError("no training examples")
     y = _check_labels(y, Xb.n_rows)
-    classes = class_order(y)
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.shape != (Xb.n_rows,):
+            raise DataError(f"qid has {qid.size} values for {Xb.n_rows} examples")
+        qid = qid.astype(np.int64)
+    if info.kind == "ordinal":
+        classes = np.unique(y)
+        if not np.all(classes == np.round(classes)):
+            raise DataError("ordinal labels must be integer ranks")
+    else:
+        classes = class_order(y)
     if classes.shape[0] < 2:
         raise DataError(f"only one class (label {classes[0]:g}) in the training data; need at least two")
     base, cw = _cost_factors(y, classes, sample_weight, class_weight)
-
-    n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
-    starts = _warm_starts(init, classes, Xb.n_features, bias, n_columns)
+    state = getattr(init, "solver_state_", None) if getattr(init, "solver", None) == info.name else None
     rows = np.arange(Xb.n_rows, dtype=np.int64)
-    W = np.empty((n_weights(Xb.n_features, bias), n_columns))
-    col_stats = []
+    nw = n_weights(Xb.n_features, bias)
+    thresholds = None
     t0 = time.perf_counter()
-    for j in range(n_columns):
-        positive = y == classes[j]
-        t = np.where(positive, 1.0, -1.0)
-        if n_columns == 1:
-            cost = base * np.where(positive, cw[0], cw[1])
-        else:
-            cost = base * np.where(positive, cw[j], 1.0)
-        if log is not None and n_columns > 1:
-            log(f"class {classes[j]:g} vs rest")
-        beta, st = info.fit(Xb, rows, t, cost, C, bias, tol, starts[j], seed, log, **opts)
-        W[:, j] = beta
-        col_stats.append(st)
+
+    if info.kind == "ordinal":
+        codes = np.searchsorted(classes, y).astype(np.int32)
+        cost = base * cw[codes]
+        start = None
+        if init is not None:
+            if not isinstance(init, Model) or init.kind != "ordinal":
+                raise ParameterError("an ordinal solver warm-starts only from an ordinal model")
+            if not np.array_equal(init.classes_, classes):
+                raise ParameterError("the initial model was trained on different ranks")
+            w0 = _align_weights(init.weights, init.n_features_, init.bias, Xb.n_features, bias)
+            start = (w0[:, 0], np.asarray(init.thresholds_, dtype=np.float64))
+        w, thresholds, st = info.fit(Xb, rows, codes, classes.shape[0], cost, C, bias, tol, start,
+                                     seed, log, qid=qid, state=state, **opts)
+        W = np.asarray(w, dtype=np.float64).reshape(nw, 1)
+        col_stats = [st]
+        kind = "ordinal"
+    elif info.kind == "multiclass":
+        codes = np.empty(Xb.n_rows, dtype=np.int32)
+        for j, label in enumerate(classes):
+            codes[y == label] = j
+        cost = base * cw[codes]
+        n_columns = classes.shape[0]
+        W0 = None
+        if init is not None:
+            W0 = np.column_stack(_warm_starts(init, classes, Xb.n_features, bias, n_columns))
+        W, st = info.fit(Xb, rows, codes, n_columns, cost, C, bias, tol, W0, seed, log,
+                         state=state, **opts)
+        W = np.asarray(W, dtype=np.float64).reshape(nw, n_columns)
+        col_stats = [st]
+        kind = "multiclass"
+    else:
+        n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
+        starts = _warm_starts(init, classes, Xb.n_features, bias, n_columns)
+        states = state if isinstance(state, list) and len(state) == n_columns else [None] * n_columns
+        W = np.empty((nw, n_columns))
+        col_stats = []
+        for j in range(n_columns):
+            positive = y == classes[j]
+            t = np.where(positive, 1.0, -1.0)
+            if n_columns == 1:
+                cost = base * np.where(positive, cw[0], cw[1])
+            else:
+                cost = base * np.where(positive, cw[j], 1.0)
+            if log is not None and n_columns > 1:
+                log(f"class {classes[j]:g} vs rest")
+            beta, st = info.fit(Xb, rows, t, cost, C, bias, tol, starts[j], seed, log,
+                                state=states[j], **opts)
+            W[:, j] = beta
+            col_stats.append(st)
+        kind = "binary" if n_columns == 1 else "multiclass"
     seconds = time.perf_counter() - t0
 
     stats = {"objective": float(sum(s["objective"] for s in col_stats)),
@@ -179,12 +238,14 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     if all("kkt_violation" in s for s in col_stats):
         stats["kkt_violation"] = float(max(s["kkt_violation"] for s in col_stats))
     warnings = [s["warning"] for s in col_stats if "warning" in s]
+    solver_state = [s.pop("_state", None) for s in col_stats]
     params = {"C": C, "bias": bias, "tol": tol, "seed": seed, "loss": info.loss}
     params.update({k: v for k, v in opts.items()})
     if class_weight:
         params["class_weight"] = " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
     model = Model(solver=info.name, classes=classes, weights=W, bias=bias, params=params,
-                  stats=stats, kind="binary" if n_columns == 1 else "multiclass")
+                  stats=stats, kind=kind, thresholds=thresholds)
     model.warnings = warnings
     model.column_stats = col_stats
+    model.solver_state_ = solver_state if kind == "binary" or info.kind == "binary" else solver_state[0]
     return model

@@ -197,3 +197,20 @@ def test_predict_ignores_features_beyond_the_model(files):
     a = run(predict_cmd, ["-q", "--decision-values", wide, model_file, "-"]).stdout
     b = run(predict_cmd, ["-q", "--decision-values", train_file, model_file, "-"]).stdout
     assert a == b
+
+
+def test_predict_reports_binary_measures(files):
+    from sklearn.metrics import f1_score, roc_auc_score
+    tmp, train_file, X, y = files
+    model_file = tmp / "m.model"
+    run(train_cmd, ["-q", train_file, model_file])
+    result = run(predict_cmd, [train_file, model_file, tmp / "p"])
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("Accuracy = ")
+    model = linsvm.load_model(str(model_file))
+    scores = model.decision_function(X)
+    pos = model.classes_[0]
+    auc = roc_auc_score(y == pos, scores)
+    f1 = f1_score(y == pos, model.predict(X) == pos)
+    assert f"ROC area = {auc:.6g}" in lines[1]
+    assert f"F1 = {100 * f1:.4g}%" in lines[1]

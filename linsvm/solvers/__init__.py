@@ -1,17 +1,26 @@
 """The solver registry: every `-s NAME` maps to one `SolverInfo`.
 
-A binary solver implements
+Three kinds of solver, by `SolverInfo.kind`:
 
-    fit(X: CSRBuffers, rows, t, cost, C, bias, tol, beta0, seed, log, **options)
-        -> (beta, stats)
+binary:      fit(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **options)
+                 -> (beta, stats)
+    minimizing 1/2||w||^2 + C sum_k cost_k loss(t_k x_k.w) over the examples
+    `rows` (int64 row numbers of the CSRBuffers X), labels t_k = +-1, relative
+    cost factors cost_k >= 0 (class weight x sample weight), x including the
+    bias feature when bias > 0.  Multi-class data runs one-vs-rest over it.
+multiclass:  fit(X, rows, codes, n_classes, cost, C, bias, tol, W0, seed, log, state=None,
+                 **options) -> (W (n_weights x n_classes), stats)
+    codes: int32 class index of each example (in the model's class order).
+ordinal:     fit(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log, qid=None,
+                 state=None, **options) -> (w, thresholds (n_levels - 1, ascending), stats)
+    codes: int32 rank index 0..n_levels-1 of each example (sorted label order);
+    start: (w0, thresholds0) or None; qid: int64 query ids or None.
 
-minimizing 1/2||w||^2 + C sum_k cost_k loss(t_k x_k.w) over the examples
-`rows` (int64 row numbers of X), with labels t_k = +-1 and relative cost factors
-cost_k >= 0 (class weight x sample weight), x including the bias feature when
-bias > 0.  beta0 is a warm start (or None), `log` a function taking one line
-of progress (or None).  It returns the weight vector and a dict of statistics
-(objective in linsvm's scaling, n_iter, status, ...).  Multi-class data runs
-one-vs-rest over a binary solver (linsvm.train).
+beta0 / W0 / start are warm starts (or None); `state` is what the same solver
+returned as stats["_state"] on a previous call in this process (dual variables
+for alpha-seeding, constraints for cutting planes), or None; `log` takes one
+line of progress (or None).  stats: objective (linsvm's scaling), n_iter, and
+anything else the solver reports; stats["_state"] is kept in memory only.
 """
 from __future__ import annotations
 
@@ -68,4 +77,13 @@ def get_solver(name: str) -> SolverInfo:
         ) from None
 
 
-from . import mfn  # noqa: E402,F401  (registers its solvers)
+def _register_all():
+    """Import every module of this package: each registers its solvers."""
+    import importlib
+    import pkgutil
+
+    for mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        importlib.import_module(f"{__name__}.{mod}")
+
+
+_register_all()

@@ -49,7 +49,7 @@ def _solve(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log):
     )
 
 
-def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, **opts):
+def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
     """Train a binary L2-SVM by L2-SVM-MFN (paper Sections 3-4, Appendix A).
 
     See linsvm.solvers for the calling convention.  Returns (beta, stats)

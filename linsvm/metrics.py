@@ -1,0 +1,127 @@
+"""Evaluation measures for linear models, computed from labels and decision values.
+
+Binary:      accuracy, precision / recall / F1 of the positive class, PRBEP
+             (precision at the recall-precision break-even point, Joachims 2006
+             Sec. 4), ROC area.
+Multi-class: accuracy.
+Ordinal and ranking: mean absolute error of the ranks, exact-rank accuracy,
+             pairwise ordering accuracy (fraction of pairs with different true
+             ranks that the scores order correctly, score ties counting one
+             half; on two ranks it is the ROC area), Kendall's tau-b; with
+             query ids the pairwise measures are taken within each query and
+             averaged over queries that have at least one such pair.
+All take plain arrays; none reads files.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def accuracy(y_true, y_pred):
+    """Fraction of examples with y_pred == y_true."""
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    return float(np.mean(y_true == y_pred)) if y_true.size else float("nan")
+
+
+def precision_recall_f1(y_true, y_pred, positive):
+    """Precision, recall and F1 of class `positive` (nan where undefined)."""
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    tp = np.count_nonzero((y_pred == positive) & (y_true == positive))
+    n_pred, n_true = np.count_nonzero(y_pred == positive), np.count_nonzero(y_true == positive)
+    p = tp / n_pred if n_pred else float("nan")
+    r = tp / n_true if n_true else float("nan")
+    f = 2 * p * r / (p + r) if n_pred and n_true and (p + r) > 0 else float("nan")
+    return float(p), float(r), float(f)
+
+
+def prbep(is_positive, scores):
+    """Precision/recall break-even point: with k = number of positives, the fraction
+    of positives among the k highest scores (then precision = recall).  Examples
+    tied with the k-th score share the remaining places in proportion."""
+    pos = np.asarray(is_positive, dtype=bool)
+    s = np.asarray(scores, dtype=np.float64)
+    k = int(np.count_nonzero(pos))
+    if k == 0 or k == s.size:
+        return float("nan")
+    kth = np.sort(s)[::-1][k - 1]
+    above = s > kth
+    tied = s == kth
+    places = k - int(np.count_nonzero(above))
+    hits = np.count_nonzero(pos & above) + places * np.count_nonzero(pos & tied) / np.count_nonzero(tied)
+    return float(hits / k)
+
+
+def _pairs_ordered(levels, scores):
+    """(correctly ordered pairs + 1/2 score ties, pairs with different levels) over all
+    pairs (i, j) with levels[i] < levels[j]; O(n log n) per distinct level."""
+    levels = np.asarray(levels)
+    scores = np.asarray(scores, dtype=np.float64)
+    good = 0.0
+    total = 0
+    values = np.unique(levels)
+    higher_mask = np.ones(levels.shape[0], dtype=bool)
+    for v in values[:-1]:
+        lower = scores[levels == v]
+        higher_mask &= levels != v
+        higher = np.sort(scores[higher_mask])
+        # for each lower example: higher-level examples with a larger score, and ties
+        gt = higher.size - np.searchsorted(higher, lower, side="right")
+        eq = np.searchsorted(higher, lower, side="right") - np.searchsorted(higher, lower, side="left")
+        good += float(np.sum(gt) + 0.5 * np.sum(eq))
+        total += lower.size * higher.size
+    return good, total
+
+
+def pairwise_accuracy(levels, scores, qid=None):
+    """Fraction of pairs with different true levels ordered correctly by the scores
+    (ties in score count 1/2).  With qid: per query, averaged over queries with pairs."""
+    if qid is None:
+        good, total = _pairs_ordered(levels, scores)
+        return good / total if total else float("nan")
+    vals = [pairwise_accuracy(np.asarray(levels)[m], np.asarray(scores)[m])
+            for m in _query_masks(qid)]
+    vals = [v for v in vals if not np.isnan(v)]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def roc_area(is_positive, scores):
+    """Area under the ROC curve (score ties count 1/2): the pairwise accuracy on two levels."""
+    return pairwise_accuracy(np.asarray(is_positive, dtype=np.int8), scores)
+
+
+def kendall_tau(levels, scores, qid=None):
+    """Kendall's tau-b between true levels and scores (per query and averaged with qid)."""
+    from scipy.stats import kendalltau
+
+    if qid is None:
+        if np.unique(levels).size < 2:
+            return float("nan")
+        return float(kendalltau(levels, scores).statistic)
+    vals = [kendall_tau(np.asarray(levels)[m], np.asarray(scores)[m]) for m in _query_masks(qid)]
+    vals = [v for v in vals if not np.isnan(v)]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def _query_masks(qid):
+    qid = np.asarray(qid)
+    for q in np.unique(qid):
+        yield qid == q
+
+
+def report(kind, classes, y_true, y_pred, scores, qid=None):
+    """The measures that apply to a model of `kind` ("binary", "multiclass",
+    "ordinal"), as an ordered dict name -> value; classes are the model's labels
+    (for binary models classes[0] is the positive class)."""
+    y_true = np.asarray(y_true, dtype=np.float64)
+    out = {"accuracy": accuracy(y_true, y_pred)}
+    if kind == "binary":
+        pos = classes[0]
+        out["precision"], out["recall"], out["f1"] = precision_recall_f1(y_true, y_pred, pos)
+        out["prbep"] = prbep(y_true == pos, scores)
+        out["roc_area"] = roc_area(y_true == pos, scores)
+    elif kind == "ordinal":
+        out["mae"] = float(np.mean(np.abs(np.searchsorted(classes, y_pred) - np.searchsorted(classes, y_true)))) \
+            if np.all(np.isin(y_true, classes)) else float(np.mean(np.abs(y_pred - y_true)))
+        out["pairwise_accuracy"] = pairwise_accuracy(y_true, scores, qid)
+        out["kendall_tau"] = kendall_tau(y_true, scores, qid)
+    return out
