@@ -1,5 +1,5 @@
-"""Command line: `linsvm train|predict|synth` and the `linsvm-train`, `linsvm-predict`
-stand-alone commands (same options).
+"""Command line: `linsvm train|predict|cv|synth` and the `linsvm-train`, `linsvm-predict`,
+`linsvm-cv` stand-alone commands (same options).
 
 This module parses options and prints; reading data is linsvm.data's job,
 training linsvm.train's, the file format linsvm.model's.  Every user error
@@ -75,7 +75,7 @@ def _solver_help():
     return "\n".join(lines)
 
 
-def _solver_option_decorators():
+def _solver_option_decorators(exclude=()):
     """One Click option per solver option name across the registry (defaults None:
     only options the user gives are passed, and train() checks they apply)."""
     seen = {}
@@ -84,12 +84,15 @@ def _solver_option_decorators():
             seen.setdefault(name, (opt, []))[1].append(info.name)
     decorators = []
     for name, (opt, owners) in sorted(seen.items()):
+        if name in exclude:
+            continue
         flag = name.replace("_", "-")
         help_text = f"{opt.help} [{', '.join(owners)}; default {opt.default}]"
         if opt.type is bool:
             decorators.append(click.option(f"--{flag}/--no-{flag}", name, default=None, help=help_text))
         else:
-            decorators.append(click.option(f"--{flag}", name, type=opt.type, default=None, help=help_text))
+            flags = ("-p", "--p") if name == "p" else (f"--{flag}",)
+            decorators.append(click.option(*flags, name, type=opt.type, default=None, help=help_text))
     return decorators
 
 
@@ -123,19 +126,21 @@ def _read_instance_weights(path, n):
     return values
 
 
-def _train_command(func):
-    func = _fail_on_errors(func)
-    for deco in reversed(_solver_option_decorators()):
-        func = deco(func)
-    options = [
+def _data_options(single_cost):
+    """Options shared by `train` and `cv`: solver, objective, weights, seed, quiet."""
+    if single_cost:
+        cost = click.option("-c", "--cost", "C", default=1.0, show_default=True, type=float,
+                            help="C: cost of the loss (LIBLINEAR's -c, the same for every solver).")
+    else:
+        cost = click.option("-c", "--cost", "C", default=None, metavar="GRID",
+                            help="C values: a list 0.25,0.5,1 or a range lo:hi:step (default 1).")
+    return [
         click.argument("training_file", type=click.Path(dir_okay=False, allow_dash=True)),
-        click.argument("model_file", required=False, type=click.Path(dir_okay=False)),
         click.option("-s", "--solver", default="mfn", show_default=True,
-                     type=click.Choice(list(SOLVERS)), help="Solver (see the list above)."),
-        click.option("-c", "--cost", "C", default=1.0, show_default=True, type=float,
-                     help="C: cost of the loss (LIBLINEAR's -c, the same for every solver)."),
+                     type=click.Choice(list(SOLVERS)), help="Solver (see the list below)."),
+        cost,
         click.option("-e", "--tol", type=float, default=None,
-                     help="Stopping tolerance (solver-specific meaning; see the list above)."),
+                     help="Stopping tolerance (solver-specific meaning; see the list below)."),
         click.option("-B", "--bias", default=1.0, show_default=True, type=float,
                      help="Append a constant feature of this value to every example, its weight "
                           "regularized like the others (LIBLINEAR's -B); <= 0: no bias."),
@@ -143,28 +148,56 @@ def _train_command(func):
                      help="Multiply C by WEIGHT for class LABEL (repeatable)."),
         click.option("-W", "--instance-weights", type=click.Path(dir_okay=False),
                      help="File with one weight >= 0 per training example, scaling its loss."),
-        click.option("-i", "--init", "init_model", type=click.Path(dir_okay=False),
-                     help="Warm start from this model (beta-/alpha-seeding)."),
-        click.option("--seed", default=0, show_default=True, type=int, help="Seed for random choices."),
-        click.option("--model-format", type=click.Choice(["linsvm", "liblinear"]), default="linsvm",
-                     show_default=True, help="Write the model in linsvm's format or LIBLINEAR's."),
+        click.option("--seed", default=0, show_default=True, type=int,
+                     help="Seed for random choices (and cross-validation folds)."),
         click.option("-q", "--quiet", is_flag=True, help="No progress or summary (warnings still show)."),
     ]
+
+
+def _decorate(func, options):
     for deco in reversed(options):
         func = deco(func)
+    return func
+
+
+def _train_command(func):
+    func = _decorate(_fail_on_errors(func), _solver_option_decorators())
+    options = _data_options(single_cost=True)
+    options[1:1] = [click.argument("model_file", required=False, type=click.Path(dir_okay=False))]
+    options += [
+        click.option("-i", "--init", "init_model", type=click.Path(dir_okay=False),
+                     help="Warm start from this model (beta-/alpha-seeding)."),
+        click.option("--model-format", type=click.Choice(["linsvm", "liblinear"]), default="linsvm",
+                     show_default=True, help="Write the model in linsvm's format or LIBLINEAR's."),
+        click.option("-v", "--cross-validation", "n_folds", type=click.IntRange(2), default=None,
+                     help="N-fold cross-validation at -c instead of training (as LIBLINEAR's -v); "
+                          "see `linsvm cv` for grids."),
+    ]
     return click.command("train", context_settings=_CONTEXT, epilog=_solver_help(),
                          help="Train a linear SVM on TRAINING_FILE (SVM-light format; '-' is "
                               "stdin; gzip/bzip2/xz accepted) and write MODEL_FILE (default: "
-                              "the training file's name + '.model').")(func)
+                              "the training file's name + '.model').")(_decorate(func, options))
+
+
+def _load_training(training_file, solver, instance_weights):
+    """X, y, qid (None unless a ranking solver and several qids), sample weights."""
+    from .data import load_svmlight
+
+    if SOLVERS[solver].kind == "ordinal":
+        X, y, qid = load_svmlight(training_file, with_qid=True)
+        qid = qid if np.unique(qid).size > 1 else None
+    else:
+        (X, y), qid = load_svmlight(training_file), None
+    sample_weight = _read_instance_weights(instance_weights, X.shape[0]) if instance_weights else None
+    return X, y, qid, sample_weight
 
 
 def _train(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
-           init_model, seed, model_format, quiet, **solver_options):
-    from .data import load_svmlight
+           init_model, seed, model_format, quiet, n_folds, **solver_options):
     from .model import load_model
     from .train import train
 
-    if model_file is None:
+    if model_file is None and n_folds is None:
         if training_file == "-":
             raise click.UsageError("MODEL_FILE is required when training from stdin")
         model_file = os.path.basename(training_file) + ".model"
@@ -172,17 +205,22 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
     log = None if quiet else (lambda line: click.echo(line, err=True))
     class_weight = _parse_class_weights(class_weights)
     init = load_model(init_model) if init_model else None
-    ranking = SOLVERS[solver].kind == "ordinal"
     t0 = time.perf_counter()
-    if ranking:
-        X, y, qid = load_svmlight(training_file, with_qid=True)
-        qid = qid if np.unique(qid).size > 1 else None
-    else:
-        (X, y), qid = load_svmlight(training_file), None
-    t_read = time.perf_counter() - t0
-    sample_weight = _read_instance_weights(instance_weights, X.shape[0]) if instance_weights else None
+    X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights)
     if log:
-        log(f"read {X.shape[0]} examples, {X.shape[1]} features, {X.nnz} non-zeros in {t_read:.3f}s")
+        log(f"read {X.shape[0]} examples, {X.shape[1]} features, {X.nnz} non-zeros "
+            f"in {time.perf_counter() - t0:.3f}s")
+    if n_folds is not None:
+        from .cv import cross_validate
+
+        res = cross_validate(X, y, solver=solver, Cs=[C], n_folds=n_folds, seed=seed, qid=qid,
+                             bias=bias, tol=tol, class_weight=class_weight,
+                             sample_weight=sample_weight, **solver_options)
+        pt = res.points[0]
+        name = {"accuracy": "Accuracy", "mae": "Mean absolute error"}[res.metric]
+        value = f"{100 * pt.mean:g}%" if res.metric == "accuracy" else f"{pt.mean:g}"
+        click.echo(f"Cross Validation {name} = {value}")
+        return
     model = train(X, y, solver=solver, C=C, bias=bias, tol=tol, class_weight=class_weight,
                   sample_weight=sample_weight, init=init, seed=seed, log=log, qid=qid,
                   **solver_options)
@@ -320,6 +358,96 @@ def synth_cmd(train_file, test_file, n_samples, n_features, n_classes, noise, te
                   sys.stdout.buffer if train_file == "-" else train_file)
 
 
+# ---------------------------------------------------------------------------- cv
+
+def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, instance_weights, seed,
+        quiet, n_folds, n_jobs, metric, fmt, output_model, warm_start, **solver_options):
+    import json
+
+    from .cv import cross_validate, parse_grid
+    from .train import train
+
+    if C is not None and log2c is not None:
+        raise click.UsageError("give either -c or --log2c, not both")
+    Cs = parse_grid(C, "C") if C is not None else [1.0]
+    if log2c is not None:
+        Cs = [2.0 ** e for e in parse_grid(log2c, "log2c")]
+    if any(c <= 0 for c in Cs):
+        raise click.BadParameter("C values must be > 0", param_hint="-c")
+    ps = parse_grid(p_grid, "p") if p_grid is not None else None
+    solver_options = {k: v for k, v in solver_options.items() if v is not None}
+    class_weight = _parse_class_weights(class_weights)
+    log = None if quiet else (lambda line: click.echo(line, err=True))
+    X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights)
+    res = cross_validate(X, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
+                         n_jobs=n_jobs, warm_start=warm_start, metric=metric, qid=qid, log=log,
+                         bias=bias, tol=tol, class_weight=class_weight,
+                         sample_weight=sample_weight, **solver_options)
+    best = res.best
+    rows = [{"C": pt.C, "p": pt.p, "mean": pt.mean, "std": pt.std, "seconds": pt.seconds,
+             "iterations": pt.n_iter} for pt in res.points]
+    if fmt == "json":
+        click.echo(json.dumps({"metric": res.metric, "folds": n_folds, "points": rows,
+                               "best": {"C": best.C, "p": best.p, "mean": best.mean}}, indent=1))
+    elif fmt == "tsv":
+        click.echo("\t".join(["C", "p", res.metric, "std", "seconds", "iterations"]))
+        for r in rows:
+            click.echo("\t".join([repr(r["C"]), "" if r["p"] is None else repr(r["p"]),
+                                  repr(r["mean"]), repr(r["std"]), f"{r['seconds']:.6f}",
+                                  str(r["iterations"])]))
+    else:
+        head = f"{'C':>12s} " + (f"{'p':>6s} " if ps else "") + \
+            f"{res.metric:>10s} {'std':>9s} {'train s':>9s} {'iter':>7s}"
+        click.echo(head)
+        for r in rows:
+            click.echo(f"{r['C']:12.6g} " + (f"{r['p']:6.3g} " if ps else "") +
+                       f"{r['mean']:10.6g} {r['std']:9.3g} {r['seconds']:9.3f} {r['iterations']:7d}")
+        click.echo(f"best: C = {best.C:g}" + (f", p = {best.p:g}" if ps else "") +
+                   f", {res.metric} = {best.mean:.6g}")
+    if output_model:
+        opts = dict(solver_options)
+        if best.p is not None:
+            opts["p"] = best.p
+        model = train(X, y, solver=solver, C=best.C, bias=bias, tol=tol, class_weight=class_weight,
+                      sample_weight=sample_weight, seed=seed, qid=qid, **opts)
+        model.save(output_model)
+        if log:
+            log(f"trained at the best point on all data -> {output_model}")
+
+
+def _cv_command(func):
+    func = _decorate(_fail_on_errors(func), _solver_option_decorators(exclude=("p",)))
+    options = _data_options(single_cost=False)
+    options[3:3] = [
+        click.option("--log2c", default=None, metavar="LO:HI:STEP",
+                     help="C = 2^e for e in the range (e.g. -5:5:0.5)."),
+        click.option("-p", "--p", "p_grid", default=None, metavar="GRID",
+                     help="Grid of loss exponents p for solvers with -p (e.g. 1:2:0.1)."),
+    ]
+    options += [
+        click.option("-v", "--folds", "n_folds", type=click.IntRange(2), default=5, show_default=True,
+                     help="Number of folds (stratified; whole queries with qid data)."),
+        click.option("-j", "--jobs", "n_jobs", type=click.IntRange(1), default=1, show_default=True,
+                     help="Folds run in parallel threads; results do not depend on it."),
+        click.option("--metric", type=click.Choice(["accuracy", "prbep", "roc", "mae", "pairwise"]),
+                     default=None, help="Default: accuracy, or mae for ordinal solvers."),
+        click.option("--format", "fmt", type=click.Choice(["table", "tsv", "json"]), default="table",
+                     show_default=True),
+        click.option("--output-model", type=click.Path(dir_okay=False), default=None,
+                     help="Train at the best point on all data and save the model here."),
+        click.option("--warm-start/--no-warm-start", default=True, show_default=True,
+                     help="Seed each C from the previous one along the ascending grid."),
+    ]
+    return click.command("cv", context_settings=_CONTEXT, epilog=_solver_help(),
+                         help="k-fold cross-validation of a solver over a grid of C (and p) on "
+                              "TRAINING_FILE: a table of the metric's mean and std per grid "
+                              "point, training time and iterations, and the best point.")(
+        _decorate(func, options))
+
+
+cv_cmd = _cv_command(_cv)
+
+
 # ---------------------------------------------------------------------------- entry points
 
 @click.group(context_settings=_CONTEXT)
@@ -332,6 +460,7 @@ def cli():
 cli.add_command(train_cmd)
 cli.add_command(predict_cmd)
 cli.add_command(synth_cmd)
+cli.add_command(cv_cmd)
 
 
 def main():
@@ -347,3 +476,8 @@ def train_main():
 def predict_main():
     """Entry point of `linsvm-predict`."""
     predict_cmd.main(prog_name="linsvm-predict")
+
+
+def cv_main():
+    """Entry point of `linsvm-cv`."""
+    cv_cmd.main(prog_name="linsvm-cv")

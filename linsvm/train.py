@@ -123,7 +123,7 @@ def _warm_starts(init, classes, n_features, bias, n_columns):
 
 
 def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, sample_weight=None,
-          init=None, seed=0, log=None, qid=None, **solver_options):
+          init=None, seed=0, log=None, qid=None, rows=None, **solver_options):
     """Train a linear SVM and return a `Model`.
 
     X: scipy sparse matrix or 2-D array (n_samples x n_features); y: labels
@@ -139,7 +139,9 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     solver state, e.g. dual variables, for alpha-seeding);
     seed: for solvers with random choices; log: a function taking progress
     lines (None: silent); qid: query ids for ranking solvers (pairs only
-    within a query); solver_options: see `linsvm-train --help`.
+    within a query); rows: train on these rows of X only (y, sample_weight
+    and qid stay full-length; cross-validation folds use this to avoid copying
+    X); solver_options: see `linsvm-train --help`.
     """
     info = get_solver(solver)
     C = check_positive("C", C)
@@ -153,7 +155,7 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     except (TypeError, ValueError):
         raise ParameterError(f"seed must be an integer, got {seed!r}") from None
     opts = _check_options(info, solver_options)
-    Xb = CSRBuffers(X)
+    Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
     if Xb.n_rows == 0:
         raise DataError("no training examples")
     y = _check_labels(y, Xb.n_rows)
@@ -162,6 +164,19 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         if qid.shape != (Xb.n_rows,):
             raise DataError(f"qid has {qid.size} values for {Xb.n_rows} examples")
         qid = qid.astype(np.int64)
+    if rows is None:
+        rows = np.arange(Xb.n_rows, dtype=np.int64)
+    else:
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        if rows.ndim != 1 or rows.size == 0 or rows.min() < 0 or rows.max() >= Xb.n_rows:
+            raise ParameterError(f"rows must be a non-empty list of row numbers in [0, {Xb.n_rows})")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != (Xb.n_rows,):
+                raise DataError(f"sample_weight has {sample_weight.size} values for {Xb.n_rows} examples")
+            sample_weight = sample_weight[rows]
+        y = y[rows]
+        qid = None if qid is None else qid[rows]
     if info.kind == "ordinal":
         classes = np.unique(y)
         if not np.all(classes == np.round(classes)):
@@ -172,7 +187,6 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         raise DataError(f"only one class (label {classes[0]:g}) in the training data; need at least two")
     base, cw = _cost_factors(y, classes, sample_weight, class_weight)
     state = getattr(init, "solver_state_", None) if getattr(init, "solver", None) == info.name else None
-    rows = np.arange(Xb.n_rows, dtype=np.int64)
     nw = n_weights(Xb.n_features, bias)
     thresholds = None
     t0 = time.perf_counter()
@@ -194,7 +208,7 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         col_stats = [st]
         kind = "ordinal"
     elif info.kind == "multiclass":
-        codes = np.empty(Xb.n_rows, dtype=np.int32)
+        codes = np.empty(y.shape[0], dtype=np.int32)
         for j, label in enumerate(classes):
             codes[y == label] = j
         cost = base * cw[codes]

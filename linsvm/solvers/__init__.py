@@ -16,6 +16,9 @@ ordinal:     fit(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log,
     codes: int32 rank index 0..n_levels-1 of each example (sorted label order);
     start: (w0, thresholds0) or None; qid: int64 query ids or None.
 
+`rows` may be any subset of the rows of X (a cross-validation fold, a
+random subset), in any order: t, cost and codes are PER POSITION in rows
+(t[k] is the label of row rows[k]), never indexed by row number.
 beta0 / W0 / start are warm starts (or None); `state` is what the same solver
 returned as stats["_state"] on a previous call in this process (dual variables
 for alpha-seeding, constraints for cutting planes), or None; `log` takes one

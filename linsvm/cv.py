@@ -1,0 +1,211 @@
+"""k-fold cross-validation over grids of C (and p), with warm-started C paths.
+
+Folds are row lists into the one validated copy of X (no fold is copied for
+training).  They are stratified by class for classification and ordinal data,
+and grouped by query (a whole qid in one fold) for ranking data with qids;
+the assignment is a deterministic function of the labels and the seed.
+
+Along an ascending C grid each fold warm-starts from its own previous solution
+(beta-seeding for the primal solvers, Keerthi & DeCoste 2005 Sec. 4.1 and
+Table 1; alpha-seeding for the dual ones, which hand their dual variables over
+in memory); `warm_start=False` turns it off so the saving can be measured.
+Folds run in parallel threads (the solver cores release the GIL); every fold's
+computation is independent and its kernels run serially unless `n_threads` is
+given, so the results are identical for any n_jobs.
+"""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import metrics
+from .errors import DataError, ParameterError
+from .problem import CSRBuffers
+from .solvers import get_solver
+from .train import class_order, train
+
+METRICS = {
+    # name: (kinds it applies to, higher is better)
+    "accuracy": (("binary", "multiclass", "ordinal"), True),
+    "prbep": (("binary",), True),
+    "roc": (("binary",), True),
+    "mae": (("ordinal",), False),
+    "pairwise": (("ordinal",), True),
+}
+
+
+def parse_grid(text, what="C"):
+    """A grid from `a,b,c` (a list) or `lo:hi:step` (an arithmetic range, inclusive)."""
+    text = str(text).strip()
+    try:
+        if ":" in text:
+            parts = [float(v) for v in text.split(":")]
+            if len(parts) != 3 or parts[2] <= 0 or parts[1] < parts[0]:
+                raise ValueError
+            lo, hi, step = parts
+            n = int(np.floor((hi - lo) / step + 1e-9)) + 1
+            return [round(lo + i * step, 12) for i in range(n)]
+        values = [float(v) for v in text.split(",") if v.strip()]
+        if not values:
+            raise ValueError
+        return values
+    except ValueError:
+        raise ParameterError(f"bad {what} grid {text!r}: use a,b,c or lo:hi:step") from None
+
+
+def make_folds(y, n_folds, seed=0, qid=None):
+    """Fold number (0..n_folds-1) of every example.
+
+    Without qid: stratified, each class's examples (in a seeded random order)
+    dealt round-robin to the folds, the starting fold rotating between classes
+    so fold sizes stay balanced.  With qid: whole queries dealt to folds in a
+    seeded random order.
+    """
+    y = np.asarray(y)
+    n = y.shape[0]
+    if n_folds < 2:
+        raise ParameterError(f"the number of folds must be >= 2, got {n_folds}")
+    rng = np.random.default_rng(seed)
+    fold = np.empty(n, dtype=np.int64)
+    if qid is not None:
+        queries = np.unique(qid)
+        if queries.shape[0] < n_folds:
+            raise DataError(f"{queries.shape[0]} queries cannot fill {n_folds} folds")
+        order = rng.permutation(queries.shape[0])
+        of_query = np.empty(queries.shape[0], dtype=np.int64)
+        of_query[order] = np.arange(queries.shape[0]) % n_folds
+        fold[:] = of_query[np.searchsorted(queries, qid)]
+        return fold
+    if n < n_folds:
+        raise DataError(f"{n} examples cannot fill {n_folds} folds")
+    start = 0
+    for label in np.unique(y):
+        idx = np.flatnonzero(y == label)
+        idx = idx[rng.permutation(idx.shape[0])]
+        fold[idx] = (start + np.arange(idx.shape[0])) % n_folds
+        start = (start + idx.shape[0]) % n_folds
+    return fold
+
+
+@dataclass
+class CVPoint:
+    """Cross-validation result at one grid point."""
+
+    C: float
+    p: float | None
+    scores: list                      # metric per fold
+    seconds: float                    # training time summed over folds
+    n_iter: int                       # solver iterations summed over folds
+
+    @property
+    def mean(self):
+        return float(np.mean(self.scores))
+
+    @property
+    def std(self):
+        return float(np.std(self.scores))
+
+
+@dataclass
+class CVResult:
+    """All grid points, the metric, and the best point."""
+
+    metric: str
+    higher_is_better: bool
+    points: list = field(default_factory=list)
+
+    @property
+    def best(self):
+        """Best mean metric; ties go to the smaller C (then the smaller p)."""
+        key = (lambda pt: (-pt.mean if self.higher_is_better else pt.mean, pt.C, pt.p or 0.0))
+        return min(self.points, key=key)
+
+
+def _score(model, X_test, y_test, metric, qid_test):
+    scores = model.decision_function(X_test)
+    pred = model.predict_from_scores(scores)
+    if metric == "accuracy":
+        return metrics.accuracy(y_test, pred)
+    if metric == "prbep":
+        return metrics.prbep(y_test == model.classes_[0], scores)
+    if metric == "roc":
+        return metrics.roc_area(y_test == model.classes_[0], scores)
+    if metric == "mae":
+        return float(np.mean(np.abs(np.searchsorted(model.classes_, pred) -
+                                    np.searchsorted(model.classes_, y_test))))
+    return metrics.pairwise_accuracy(y_test, scores, qid_test)
+
+
+def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_jobs=1,
+                   warm_start=True, metric=None, qid=None, log=None, **train_options):
+    """k-fold cross-validation of `solver` at every C in Cs (and p in ps for solvers
+    with a `p` option).  Returns a CVResult; `train_options` go to linsvm.train
+    (bias, tol, class_weight, sample_weight, solver options)."""
+    info = get_solver(solver)
+    kind = info.kind
+    if ps is not None and "p" not in info.options:
+        raise ParameterError(f"solver {solver!r} has no p to search over")
+    Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != (Xb.n_rows,):
+        raise DataError(f"y has {y.size} labels for {Xb.n_rows} examples")
+    if metric is None:
+        metric = "mae" if kind == "ordinal" else "accuracy"
+    if metric not in METRICS:
+        raise ParameterError(f"unknown metric {metric!r} (choose from {', '.join(METRICS)})")
+    kinds, higher = METRICS[metric]
+    is_binary = kind in ("binary", "multiclass") and class_order(y).shape[0] == 2
+    model_kind = "ordinal" if kind == "ordinal" else ("binary" if is_binary else "multiclass")
+    if model_kind not in kinds:
+        raise ParameterError(f"metric {metric!r} does not apply to {model_kind} models")
+    Cs = sorted(float(c) for c in Cs)
+    ps_list = [None] if ps is None else sorted(float(p) for p in ps)
+    if "n_threads" in info.options and "n_threads" not in train_options:
+        train_options["n_threads"] = 1          # identical results for any n_jobs
+    fold_of = make_folds(y, n_folds, seed, qid if kind == "ordinal" else None)
+    from scipy.sparse import csr_matrix
+    Xcsr = csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=(Xb.n_rows, Xb.n_features))
+
+    def run_fold(f):
+        train_rows = np.flatnonzero(fold_of != f)
+        test_rows = np.flatnonzero(fold_of == f)
+        X_test, y_test = Xcsr[test_rows], y[test_rows]
+        q_test = None if qid is None else np.asarray(qid)[test_rows]
+        out = {}
+        for p in ps_list:
+            prev = None
+            for C in Cs:
+                opts = dict(train_options)
+                if p is not None:
+                    opts["p"] = p
+                t0 = time.perf_counter()
+                model = train(Xb, y, solver=solver, C=C, seed=seed, rows=train_rows, qid=qid,
+                              init=prev if warm_start else None, **opts)
+                seconds = time.perf_counter() - t0
+                prev = model
+                out[(C, p)] = (_score(model, X_test, y_test, metric, q_test), seconds,
+                               model.stats.get("n_iter", 0))
+        return out
+
+    if n_jobs is None or n_jobs < 1:
+        raise ParameterError(f"n_jobs must be >= 1, got {n_jobs}")
+    if n_jobs == 1:
+        per_fold = [run_fold(f) for f in range(n_folds)]
+    else:
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            per_fold = list(pool.map(run_fold, range(n_folds)))
+    result = CVResult(metric=metric, higher_is_better=higher)
+    for p in ps_list:
+        for C in Cs:
+            vals = [pf[(C, p)] for pf in per_fold]
+            result.points.append(CVPoint(C=C, p=p, scores=[v[0] for v in vals],
+                                         seconds=float(sum(v[1] for v in vals)),
+                                         n_iter=int(sum(v[2] for v in vals))))
+            if log is not None:
+                pt = result.points[-1]
+                log(f"C={C:g}" + (f" p={p:g}" if p is not None else "") +
+                    f": {metric} {pt.mean:.6g} +- {pt.std:.3g}")
+    return result
