@@ -23,7 +23,6 @@ import time
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 import linsvm                                          # noqa: E402
 from linsvm.cv import cross_validate                   # noqa: E402
