@@ -10,6 +10,7 @@ and a failed command leaves no output file behind.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 
@@ -303,14 +304,25 @@ def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows,
 
 
 class _Output:
-    """Text output to stdout ('-') or to a file written atomically (temp + rename)."""
+    """Text output to stdout ('-'), to a regular file written atomically (temp + rename),
+    or in place to anything else that exists (a device such as /dev/null, a FIFO):
+    renaming over those would replace them with a regular file."""
 
     def __init__(self, path):
         self.path = path
+        self.in_place = path == "-"
+        if not self.in_place:
+            try:
+                self.in_place = not stat.S_ISREG(os.stat(path).st_mode)
+            except FileNotFoundError:
+                pass
 
     def __enter__(self):
         if self.path == "-":
             self.fh = sys.stdout
+            return self.fh
+        if self.in_place:
+            self.fh = open(self.path, "w", encoding="ascii", newline="\n")
             return self.fh
         directory = os.path.dirname(os.path.abspath(self.path))
         self.tmp = os.path.join(directory, f".{os.path.basename(self.path)}.tmp{os.getpid()}")
@@ -322,6 +334,8 @@ class _Output:
             self.fh.flush()
             return False
         self.fh.close()
+        if self.in_place:
+            return False
         if exc_type is None:
             os.replace(self.tmp, self.path)
         else:

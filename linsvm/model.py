@@ -81,6 +81,7 @@ import json
 import math
 import numbers
 import os
+import stat
 import re
 import tempfile
 
@@ -620,12 +621,19 @@ def _atomic_write(path, chunks) -> None:
     atomic rename), gets the target's permission bits (or the umask's for a
     new file), and is removed if anything fails, including KeyboardInterrupt.
     """
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(os.fspath(path))     # a symlink keeps pointing at the model
+    directory = os.path.dirname(path)
     try:
-        mode = os.stat(path).st_mode & 0o7777
+        st = os.stat(path)
+        mode = st.st_mode & 0o7777
     except OSError:
-        mode = _new_file_mode()
+        st, mode = None, _new_file_mode()
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # a device (/dev/null) or FIFO: renaming over it would replace it with a file
+        with open(path, "w", encoding="ascii", newline="\n") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+        return
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="ascii", newline="\n") as fh:

@@ -214,3 +214,22 @@ def test_predict_reports_binary_measures(files):
     f1 = f1_score(y == pos, model.predict(X) == pos)
     assert f"ROC area = {auc:.6g}" in lines[1]
     assert f"F1 = {100 * f1:.4g}%" in lines[1]
+
+
+def test_predict_writes_into_a_fifo_without_replacing_it(files):
+    # regression: the atomic temp+rename once replaced /dev/null with a regular file
+    import stat
+    import threading
+    tmp, train_file, X, y = files
+    model_file = tmp / "m.model"
+    run(train_cmd, ["-q", train_file, model_file])
+    fifo = tmp / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    result = run(predict_cmd, ["-q", train_file, model_file, fifo])
+    reader.join(timeout=30)
+    assert result.exit_code == 0
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert len(got[0].split()) == y.size

@@ -756,3 +756,29 @@ def test_liblinear_reads_our_weights_bit_for_bit(models, tmp_path, name):
     np.testing.assert_array_equal([lm.label[i] for i in range(lm.nr_class)], m.classes_)
     theirs = np.array([lm.w[i] for i in range(m.weights.size)])
     np.testing.assert_array_equal(bits(theirs), bits(m.weights.ravel()))
+
+
+def test_save_into_a_fifo_writes_in_place(tmp_path):
+    # regression: renaming a temporary file over /dev/null replaced the device
+    import stat
+    import threading
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    model = Model(solver="mfn", classes=[1, -1], weights=np.ones((3, 1)), bias=1.0, params={"C": 1.0})
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    model.save(fifo)
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got[0].startswith("linsvm_model 1")
+
+
+def test_save_through_a_symlink_keeps_the_link(tmp_path):
+    target = tmp_path / "real.model"
+    link = tmp_path / "link.model"
+    model = Model(solver="mfn", classes=[1, -1], weights=np.ones((3, 1)), bias=1.0, params={"C": 1.0})
+    model.save(target)
+    link.symlink_to(target)
+    model.save(link)
+    assert link.is_symlink() and load_model(link).weights.shape == (3, 1)
