@@ -1,0 +1,384 @@
+"""SVMperf: 1-slack cutting-plane training (Joachims, KDD 2006, Algorithms 1 and 2).
+
+`perf` (kind binary) minimizes linsvm's L1-SVM objective, LIBLINEAR -s 3 for the
+same -c and -B,
+
+    F(w) = 1/2 ||w||^2 + C sum_k q_k max(0, 1 - t_k w.x_k)            (q_k: cost factors)
+
+through the paper's structural form OP2 with one shared slack,
+
+    min 1/2 ||w||^2 + Cp xi   s.t.  w.x_c >= b_c - xi  for all c in {0,1}^n,
+    x_c = (1/n) sum_k c_k q_k t_k x_k,  b_c = (1/n) sum_k c_k q_k,
+
+so the paper's C is Cp = C n (OP1 divides the slacks by n; Theorem 1:
+xi = (1/n) sum_k q_k xi_k).  `perf-ord` (kind ordinal) minimizes Herbrich's
+pairwise ordinal-regression SVM (OP4; on two levels its loss is 1 - ROC area)
+
+    F(w) = 1/2 ||w||^2 + (C n / m) sum_{(i,j) in P} q_i q_j max(0, 1 - w.(x_i - x_j)),
+
+P = pairs with level_i > level_j (within one query when qids are given, the
+svm_rank convention), m = sum_P q_i q_j and n = sum_k q_k (with unit costs:
+the number of examples and of pairs, as in DESIGN.md; integer costs act as
+repeated examples), through OP5 with Cp = C n.
+
+Both run the cutting-plane loop of csrc/_perf.pyx: solve the dual of the
+working-set QP (OP3 on W) by a small dense SMO solver, warm started from the
+previous alphas, the Gram matrix growing by one row per iteration; find the
+most violated constraint at the new w in one pass over the data (Alg. 2: sort
+the scores of each query and count pairs with a Fenwick tree over the levels,
+O(n log n) per iteration); stop when xi' <= xi + eps (line 9), eps = -e,
+default 0.001 as in the paper.  xi' is the weighted average hinge loss (per
+example, resp. per pair) at w, xi the one the working set certifies.
+
+What a run certifies (Theorem 3/5): (w, xi + eps) is feasible for OP2/OP5 and
+the working-set objective 1/2||w||^2 + Cp xi (`objective_ws`) is not above the
+optimum; stats["objective"] is the true objective F(w) = 1/2||w||^2 + Cp xi',
+and F(w) - F* <= F(w) - dual_objective <= Cp (eps + QP tolerance).
+
+Thresholds of `perf-ord` (OP5 learns only w): boundary r (between levels r-1
+and r) is the 1-D threshold on the training scores with the least weighted
+number of training examples on the wrong side, placed in the middle of the
+score gap of its minimizing range; the thresholds are then made ascending by
+a running maximum.  When the minimizers are already ascending (the usual
+case) they minimize the training mean absolute rank error, which counts the
+crossed boundaries.  With qids the rule uses all training scores together.
+A bias feature (-B) cancels in every pair difference, so `perf-ord` trains
+without it and stores a bias weight of 0; the thresholds carry the offset.
+
+Warm starts: a model trained by the same solver in this process hands over
+its working set (constraint vectors, G, b, alphas); if the data, labels,
+costs, qids and bias are unchanged (checked by a digest) the constraints are
+reused, valid for any C, with the alphas scaled by C_new / C_old.  Any other
+start vector places only the first cut (Algorithm 1 starts at w = 0).
+`--seed` is accepted and ignored: the algorithm makes no random choice.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from .. import _perf
+from ..errors import DataError, ParameterError
+from ..problem import resolve_threads
+from . import Option, SolverInfo, register
+
+_STATUS = {0: "converged", 1: "iteration cap"}
+
+
+def _digest(*arrays):
+    """A digest of the training problem: a working set is reused only on the same one."""
+    h = hashlib.blake2b(digest_size=20)
+    for a in arrays:
+        if isinstance(a, np.ndarray):
+            a = np.ascontiguousarray(a)
+            h.update(f"{a.dtype.str}{a.shape}".encode())
+            h.update(memoryview(a).cast("B"))
+        else:
+            h.update(repr(a).encode())
+        h.update(b"|")
+    return h.hexdigest()
+
+
+def _check_common(X, rows, cost, opts):
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    n = rows.shape[0]
+    if n == 0:
+        raise DataError("no training examples")
+    if rows.min() < 0 or rows.max() >= X.n_rows:
+        raise DataError(f"row numbers must lie in [0, {X.n_rows})")
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    if cost.shape != (n,):
+        raise DataError(f"{cost.size} cost factors for {n} examples")
+    if not np.all(np.isfinite(cost)) or np.any(cost < 0):
+        raise DataError("cost factors must be finite and >= 0")
+    if opts["max_constraints"] < 2:
+        raise ParameterError("max_constraints must be >= 2")
+    return rows, cost
+
+
+def _start_vector(w0, nw):
+    """A finite start vector of length nw, or None for w = 0."""
+    if w0 is None:
+        return None
+    w0 = np.array(w0, dtype=np.float64).reshape(-1)
+    if w0.shape[0] != nw or not np.all(np.isfinite(w0)):
+        raise ParameterError(f"the start vector must be finite with {nw} entries")
+    return w0 if np.any(w0 != 0.0) else None
+
+
+def _reuse_state(state, digest, Cp, max_constraints, log, name):
+    """The working set of a previous run on the same problem, its alphas rescaled to Cp
+    (and reduced to max_constraints), or None."""
+    if not isinstance(state, dict) or state.get("solver") != name:
+        return None
+    if state.get("digest") != digest:
+        if log is not None:
+            log(f"{name}: the warm-start working set is from other data; starting a new one")
+        return None
+    V, G, b, alpha = (np.array(state[key], dtype=np.float64) for key in ("V", "G", "b", "alpha"))
+    alpha *= Cp / state["Cp"]
+    if b.shape[0] > max_constraints:            # drop the inactive ones, then merge
+        on = alpha > 0
+        V, G, b, alpha = V[on], G[np.ix_(on, on)], b[on], alpha[on]
+        if b.shape[0] > max_constraints:
+            A = alpha.sum()
+            v = alpha @ V / A
+            V, b, alpha = v[None, :], np.array([alpha @ b / A]), np.array([A])
+            G = np.array([[v @ v]])
+    if log is not None:
+        log(f"{name}: warm start from {b.shape[0]} constraints (alphas scaled by "
+            f"{Cp / state['Cp']:.6g})")
+    return V, G, b, alpha
+
+
+def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, state, digest,
+         log, opts, **ordinal):
+    """Call the compiled loop and turn its result into (w, stats)."""
+    n_threads = resolve_threads(opts["n_threads"], X.nnz)
+    ws = _reuse_state(state, digest, Cp, opts["max_constraints"], log, name)
+    V0 = G0 = b0 = a0 = None
+    if ws is not None:
+        V0, G0, b0, a0 = ws
+        w0 = None
+    trace = []
+
+    def callback(it, xi, xi_p, k, obj_ws, dual):
+        trace.append((it, xi, xi_p, obj_ws))
+        if log is not None:
+            log(f"{name} iter {it:4d}  xi' {xi_p:.8g}  xi {xi:.8g}  constraints {k:4d}  "
+                f"objective(W) {obj_ws:.10g}")
+
+    res = _perf.perf_solve(
+        X.indptr, X.indices, X.data, X.n_features, bias_core, rows, kind, t, q, scale, Cp, tol,
+        w0=w0, V0=V0, G0=G0, b0=b0, alpha0=a0, max_constraints=opts["max_constraints"],
+        max_iter=opts["max_iter"], inactive_iters=opts["inactive_iters"], qp_tol=opts["qp_tol"],
+        n_threads=n_threads, callback=callback, **ordinal)
+    w = res["w"]
+    assert w.shape[0] == nw_core
+    ww = float(w @ w)
+    xi, xi_p = res["xi"], res["xi_prime"]
+    stats = {
+        "objective": 0.5 * ww + Cp * xi_p,
+        "objective_ws": 0.5 * ww + Cp * xi,
+        "dual_objective": res["dual"],
+        "xi": xi,
+        "xi_prime": xi_p,
+        "C_paper": Cp,
+        "n_iter": res["n_iter"],
+        "n_constraints": int(res["b"].shape[0]),
+        "n_active_constraints": int(np.count_nonzero(res["alpha"] > 0)),
+        "qp_iter": res["qp_iter"],
+        "qp_smo_steps": res["qp_smo_steps"],
+        "n_removed_inactive": res["n_removed"],
+        "qp_violation": res["qp_violation"],
+        "status": _STATUS[res["status"]],
+        "trace": trace,
+        "_state": {"solver": name, "digest": digest, "Cp": Cp, "V": res["V"], "G": res["G"],
+                   "b": res["b"], "alpha": res["alpha"]},
+    }
+    warnings = []
+    if res["status"] == 1:
+        warnings.append(
+            f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) with xi' = {xi_p:.6g} > "
+            f"xi + eps = {xi + tol:.6g}: the model is not eps-accurate; raise --max-iter or loosen -e")
+    if res["n_dropped"] or res["n_merges"]:
+        warnings.append(
+            f"{name} reached max_constraints={opts['max_constraints']}: "
+            f"{res['n_dropped']} inactive constraints dropped, {res['n_merges']} times all active "
+            "ones merged into one; the answer keeps its eps guarantee but convergence can slow: "
+            "raise --max-constraints (each constraint holds a dense vector of "
+            f"{nw_core} doubles)")
+    if res["qp_violation"] > 0.1 * tol:
+        warnings.append(
+            f"{name}: the last working-set QP stopped at KKT violation {res['qp_violation']:.3g} "
+            f"(> eps/10): xi and the lower bound dual_objective are approximate")
+    if warnings:
+        stats["warning"] = "; ".join(warnings)
+    if log is not None:
+        log(f"{name}: {res['n_iter']} iterations, xi = {xi:.10g}, xi' = {xi_p:.10g} "
+            f"(eps {tol:g}), {stats['n_constraints']} constraints "
+            f"({stats['n_active_constraints']} active), objective(W) = {stats['objective_ws']:.10g}, "
+            f"objective = {stats['objective']:.10g}, {_STATUS[res['status']]}")
+    return w, stats, res
+
+
+def fit_perf(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+    """Train a binary L1-SVM by Algorithm 1 (1-slack cutting planes on OP2).
+
+    See linsvm.solvers for the calling convention and this module's docstring
+    for the mapping Cp = C n.  Returns (beta, stats); stats: objective F(beta)
+    (linsvm's scaling), objective_ws (1/2||w||^2 + Cp xi, the paper's relaxed
+    objective, <= the optimum), dual_objective (<= the optimum), xi, xi_prime,
+    n_iter, n_constraints, n_active_constraints, qp_iter, qp_smo_steps,
+    n_removed_inactive, qp_violation, status, trace, _state (the working set,
+    for warm starts) and, when something went wrong, warning.
+    """
+    rows, cost = _check_common(X, rows, cost, opts)
+    n = rows.shape[0]
+    t = np.ascontiguousarray(t, dtype=np.float64)
+    if t.shape != (n,) or not np.all(np.abs(t) == 1.0):
+        raise DataError("labels t must be +1 or -1, one per example")
+    nw = X.n_features + (1 if bias > 0 else 0)
+    w0 = _start_vector(beta0, nw)
+    Cp = C * n
+    digest = _digest("perf", X.indptr, X.indices, X.data, X.n_features, float(bias), rows, t, cost)
+    w, stats, _ = _run("perf", X, rows, 0, t, cost, 1.0 / n, Cp, tol, nw, bias, w0, state,
+                       digest, log, opts)
+    return w, stats
+
+
+def _query_layout(codes, qid, n):
+    """Queries as the core wants them: perm (positions grouped by query, stable),
+    gptr (group boundaries in perm), glevels (levels per group) and the level of
+    each position within its group (0..glevels-1, in the order of the ranks)."""
+    if qid is None:
+        g = np.zeros(n, dtype=np.int64)
+    else:
+        _, g = np.unique(qid, return_inverse=True)
+        g = g.astype(np.int64).reshape(-1)
+    n_groups = int(g.max()) + 1
+    perm = np.argsort(g, kind="stable").astype(np.int64)
+    gptr = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(np.bincount(g, minlength=n_groups), out=gptr[1:])
+    R = int(codes.max()) + 1
+    keys, local = np.unique(g * R + codes.astype(np.int64), return_inverse=True)
+    key_group = keys // R
+    first = np.searchsorted(key_group, np.arange(n_groups))
+    level = (local.reshape(-1) - first[g]).astype(np.int32)
+    glevels = np.bincount(key_group, minlength=n_groups).astype(np.int32)
+    return perm, gptr, glevels, level, g
+
+
+def _weighted_pairs(codes, cost, g, n_levels):
+    """m = sum over pairs (same group, different level) of cost_i cost_j, exactly
+    for integer costs: sum_r W_r * (sum_{r' < r} W_r') per group."""
+    n_groups = int(g.max()) + 1
+    Wgr = np.zeros((n_groups, n_levels))
+    np.add.at(Wgr, (g, codes), cost)
+    below = np.cumsum(Wgr, axis=1) - Wgr
+    return float(np.sum(Wgr * below))
+
+
+def thresholds_from_scores(scores, codes, cost, n_levels):
+    """The perf-ord threshold rule (module docstring): per boundary r = 1..n_levels-1,
+    the cut of the sorted training scores with the least weighted number of
+    examples on the wrong side (codes < r above it or codes >= r below it), in
+    the middle of the score gap of the first minimizing run of cuts (+-1 beyond
+    the extreme scores); then a running maximum makes them ascending."""
+    order = np.argsort(scores, kind="stable")
+    s = scores[order]
+    c = codes[order]
+    q = cost[order]
+    n = s.shape[0]
+    # cut p puts sorted examples 0..p-1 below the threshold; only cuts between distinct scores
+    valid = np.ones(n + 1, dtype=bool)
+    valid[1:n] = s[1:] > s[:-1]
+    lo = np.concatenate([[s[0] - 1.0], s])          # score just below cut p
+    hi = np.concatenate([s, [s[-1] + 1.0]])         # score just above cut p
+    out = np.empty(n_levels - 1)
+    for r in range(1, n_levels):
+        above_wrong = np.concatenate([[0.0], np.cumsum(np.where(c >= r, q, 0.0))])  # below cut but >= r
+        low = np.where(c < r, q, 0.0)
+        below_wrong = np.sum(low) - np.concatenate([[0.0], np.cumsum(low)])          # above cut but < r
+        err = above_wrong + below_wrong
+        err = np.where(valid, err, np.inf)
+        best = np.min(err)
+        p1 = int(np.flatnonzero(err == best)[0])
+        # the run of minimizing cuts from p1 (cuts between tied scores do not break it)
+        stop = np.flatnonzero((err[p1:] != best) & valid[p1:])
+        p2 = p1 + (int(stop[0]) if stop.size else n + 1 - p1) - 1
+        p2 = p1 + int(np.flatnonzero(valid[p1:p2 + 1])[-1])
+        theta = lo[p1] + 0.5 * (hi[p2] - lo[p1])
+        out[r - 1] = theta if theta < hi[p2] else lo[p1]      # strictly below the score above
+    return np.maximum.accumulate(out)
+
+
+def fit_perf_ord(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log, qid=None,
+                 state=None, **opts):
+    """Train a pairwise ordinal-regression / ranking SVM by Algorithm 2 on OP5.
+
+    See linsvm.solvers for the calling convention and this module's docstring
+    for the objective, the mapping Cp = C sum_k q_k, qids and the threshold
+    rule.  qid[k] is the query of example rows[k].  Returns (w, thresholds,
+    stats) with w including a bias weight of 0 when bias > 0; stats as for
+    fit_perf plus n_pairs (m) and n_queries.
+    """
+    rows, cost = _check_common(X, rows, cost, opts)
+    n = rows.shape[0]
+    n_levels = int(n_levels)
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    if codes.shape != (n,) or codes.min() < 0 or codes.max() >= n_levels:
+        raise DataError(f"rank codes must lie in [0, {n_levels}), one per example")
+    if qid is not None:
+        qid = np.ascontiguousarray(qid, dtype=np.int64).reshape(-1)
+        if qid.shape != (n,):
+            raise DataError(f"{qid.size} qids for {n} examples")
+    perm, gptr, glevels, level, g = _query_layout(codes, qid, n)
+    m = _weighted_pairs(codes, cost, g, n_levels)
+    if not m > 0:
+        raise DataError("no pair of examples with different ranks"
+                        + (" within a query" if qid is not None else "")
+                        + " (and positive weight): nothing to rank")
+    n_eff = float(np.sum(cost))
+    Cp = C * n_eff
+    nw = X.n_features + (1 if bias > 0 else 0)
+    nf = X.n_features
+    w0 = None
+    if start is not None:
+        s0 = np.asarray(start[0], dtype=np.float64).reshape(-1)
+        if s0.shape[0] not in (nf, nw):
+            raise ParameterError(f"the start vector must have {nw} entries, got {s0.shape[0]}")
+        w0 = _start_vector(s0[:nf], nf)        # the bias weight cancels in pairs
+    digest = _digest("perf-ord", X.indptr, X.indices, X.data, X.n_features, rows, codes, cost,
+                     qid if qid is not None else "noqid")
+    dummy_t = np.zeros(1)
+    w, stats, res = _run("perf-ord", X, rows, 1, dummy_t, cost, 1.0 / m, Cp, tol, nf, -1.0, w0,
+                         state, digest, log, opts, level=level, perm=perm, gptr=gptr,
+                         glevels=glevels)
+    thresholds = thresholds_from_scores(res["scores"], codes, cost, n_levels)
+    stats["n_pairs"] = m
+    stats["n_queries"] = int(gptr.shape[0] - 1)
+    if bias > 0:
+        w = np.concatenate([w, [0.0]])
+    return w, thresholds, stats
+
+
+PERF_OPTIONS = {
+    "max_iter": Option(int, 10000, "cap on cutting-plane iterations (each adds one constraint)", 1),
+    "max_constraints": Option(int, 1000, "cap on the working set; at the cap inactive constraints "
+                              "are dropped, or all merged into one, with a warning", 2),
+    "inactive_iters": Option(int, 50, "remove a constraint after this many iterations with "
+                             "alpha = 0 (0 = keep all)", 0),
+    "qp_tol": Option(float, 1e-10, "KKT tolerance of the working-set QP (units of xi)", 0.0, 1.0),
+    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads "
+                        "from 2M non-zeros, else 1)", 0, 1024),
+}
+
+register(SolverInfo(
+    name="perf",
+    kind="binary",
+    objective="1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i)   (L1-SVM, as LIBLINEAR -s 3; "
+              "paper's C = C*n)",
+    default_tol=1e-3,
+    tol_meaning="training-loss precision: stop when xi' <= xi + eps, xi' = average hinge loss "
+                "(1/n) sum max(0, 1 - y_i w.x_i) at w, xi = its working-set bound (Alg. 1 line 9)",
+    paper="Joachims 2006, Algorithm 1 on OP2",
+    fit=fit_perf,
+    options=PERF_OPTIONS,
+    loss="l1",
+))
+
+register(SolverInfo(
+    name="perf-ord",
+    kind="ordinal",
+    objective="1/2||w||^2 + (C n/m) sum_{y_i>y_j} max(0, 1 - w.(x_i - x_j))   (pairwise "
+              "OR-SVM / ROC area; m pairs, within a qid when given; paper's C = C*n)",
+    default_tol=1e-3,
+    tol_meaning="pairwise training-loss precision: stop when xi' <= xi + eps, xi' = average "
+                "pairwise hinge loss (1/m) sum_pairs at w (Alg. 2 line 24)",
+    paper="Joachims 2006, Algorithm 2 on OP5",
+    fit=fit_perf_ord,
+    options=PERF_OPTIONS,
+    loss="l1",
+))
