@@ -82,13 +82,18 @@ def _solver_option_decorators(exclude=()):
     seen = {}
     for info in SOLVERS.values():
         for name, opt in info.options.items():
-            seen.setdefault(name, (opt, []))[1].append(info.name)
+            seen.setdefault(name, (opt, []))[1].append((info.name, opt.default))
     decorators = []
     for name, (opt, owners) in sorted(seen.items()):
         if name in exclude:
             continue
         flag = name.replace("_", "-")
-        help_text = f"{opt.help} [{', '.join(owners)}; default {opt.default}]"
+        defaults = {d for _, d in owners}
+        if len(defaults) == 1:
+            where = f"{', '.join(n for n, _ in owners)}; default {opt.default}"
+        else:
+            where = "default " + ", ".join(f"{n} {d}" for n, d in owners)
+        help_text = f"{opt.help} [{where}]"
         if opt.type is bool:
             decorators.append(click.option(f"--{flag}/--no-{flag}", name, default=None, help=help_text))
         else:
@@ -297,9 +302,11 @@ def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows,
                        f"F1 = {100 * m['f1']:.4g}%, PRBEP = {100 * m['prbep']:.4g}%, "
                        f"ROC area = {m['roc_area']:.6g}", err=True)
         else:
+            two = model.classes_.shape[0] == 2
             click.echo(f"Mean absolute error = {m['mae']:.6g}, Exact-rank accuracy = "
                        f"{100 * m['accuracy']:.4g}%, Pairwise accuracy = "
-                       f"{100 * m['pairwise_accuracy']:.4g}%, Kendall tau = {m['kendall_tau']:.6g}"
+                       f"{100 * m['pairwise_accuracy']:.4g}%" + (" (= ROC area)" if two else "") +
+                       f", Kendall tau = {m['kendall_tau']:.6g}"
                        + (" (per query)" if np.unique(qid).size > 1 else ""), err=True)
 
 

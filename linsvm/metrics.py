@@ -52,24 +52,34 @@ def prbep(is_positive, scores):
 
 
 def _pairs_ordered(levels, scores):
-    """(correctly ordered pairs + 1/2 score ties, pairs with different levels) over all
-    pairs (i, j) with levels[i] < levels[j]; O(n log n) per distinct level."""
-    levels = np.asarray(levels)
+    """(correctly ordered pairs + 1/2 score ties, pairs with different levels), in
+    O(n log n) whatever the number of levels.
+
+    From Kendall's tau-b (scipy, O(n log n)) = (P - Q) / sqrt((n0 - n1)(n0 - n2)),
+    n0 all pairs, n1 pairs tied in level, n2 pairs tied in score; the pairs with
+    different levels number N = n0 - n1 = P + Q + T, T those tied in score only
+    (= n2 - n3, n3 tied in both).  So P = ((P - Q) + (N - T)) / 2.
+    """
+    from scipy.stats import kendalltau
+
+    levels = np.asarray(levels, dtype=np.float64)
     scores = np.asarray(scores, dtype=np.float64)
-    good = 0.0
-    total = 0
-    values = np.unique(levels)
-    higher_mask = np.ones(levels.shape[0], dtype=bool)
-    for v in values[:-1]:
-        lower = scores[levels == v]
-        higher_mask &= levels != v
-        higher = np.sort(scores[higher_mask])
-        # for each lower example: higher-level examples with a larger score, and ties
-        gt = higher.size - np.searchsorted(higher, lower, side="right")
-        eq = np.searchsorted(higher, lower, side="right") - np.searchsorted(higher, lower, side="left")
-        good += float(np.sum(gt) + 0.5 * np.sum(eq))
-        total += lower.size * higher.size
-    return good, total
+
+    def tied(*cols):
+        _, counts = np.unique(np.column_stack(cols), axis=0, return_counts=True)
+        return float(np.sum(counts * (counts - 1)) / 2)
+    n = levels.shape[0]
+    n0 = n * (n - 1) / 2
+    n1, n2, n3 = tied(levels), tied(scores), tied(levels, scores)
+    N = n0 - n1
+    if N == 0:
+        return 0.0, 0
+    T = n2 - n3
+    if n0 - n2 == 0:                       # every score equal: all pairs tied
+        return 0.5 * N, int(round(N))
+    p_minus_q = kendalltau(levels, scores).statistic * np.sqrt((n0 - n1) * (n0 - n2))
+    P = (p_minus_q + (N - T)) / 2
+    return float(P + 0.5 * T), int(round(N))
 
 
 def pairwise_accuracy(levels, scores, qid=None):

@@ -251,6 +251,11 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
             stats[key] = int(sum(s[key] for s in col_stats))
     if all("kkt_violation" in s for s in col_stats):
         stats["kkt_violation"] = float(max(s["kkt_violation"] for s in col_stats))
+    if len(col_stats) == 1:             # one solve: keep every number it reports
+        for key, value in col_stats[0].items():
+            if key not in stats and not key.startswith("_") and isinstance(value, (int, float)) \
+                    and not isinstance(value, bool):
+                stats[key] = value
     warnings = [s["warning"] for s in col_stats if "warning" in s]
     solver_state = [s.pop("_state", None) for s in col_stats]
     params = {"C": C, "bias": bias, "tol": tol, "seed": seed, "loss": info.loss}
