@@ -43,7 +43,7 @@ permutation; ties go to the smaller C).  When the CV C is 1 it is run once.
    (its copy of the data) and `parameter` are built outside the timer;
    linsvm's train() includes its own input validation and scikit-learn's fit()
    its own (both are what a user of that API pays).  Solvers: linsvm mfn
-   (default options; its kernels run serially below 2M non-zeros, so every
+   (default options; its kernels run serially below 50M non-zeros, so every
    data set here is single-threaded like LIBLINEAR), LIBLINEAR -s 2 (trust
    region Newton, primal), LIBLINEAR -s 1 (dual coordinate descent, same
    objective), LinearSVC dual=False and dual=True (scikit-learn's bundled

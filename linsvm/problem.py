@@ -82,15 +82,17 @@ def n_weights(n_features, bias):
 
 
 # Below this many non-zeros a parallel region does too little work to pay for
-# its barrier: on a loaded 2-core machine, 2 threads made a 190k-nnz MFN solve
-# 55x slower (0.95 s vs 0.017 s) because every region waited for a descheduled
-# thread.  Big problems amortize that; small ones run serial unless asked.
-AUTO_THREADS_MIN_NNZ = 2_000_000
+# its barrier when the machine is busy: on a loaded 2-core machine, 2 threads
+# made a 190k-nnz MFN solve 55x slower (0.95 s vs 0.017 s) and a 2.07M-nnz one
+# 5.8x slower (2.05 s vs 0.35 s), because every region waited 10-20 ms for a
+# descheduled thread.  Only very large problems go parallel by themselves;
+# --n-threads asks for threads at any size.
+AUTO_THREADS_MIN_NNZ = 50_000_000
 
 
 def resolve_threads(n_threads, nnz):
     """Threads for the kernels: n_threads if > 0, else all OpenMP threads for
-    problems with at least AUTO_THREADS_MIN_NNZ non-zeros and 1 below that."""
+    problems with at least AUTO_THREADS_MIN_NNZ (50M) non-zeros and 1 below that."""
     from ._kernels import max_threads
 
     if n_threads and n_threads > 0:

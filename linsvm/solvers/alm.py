@@ -243,7 +243,7 @@ ALM_OPTIONS = {
     "precondition": Option(bool, True, "diagonal (Jacobi) preconditioning (alm: of the w-step; off gives "
                            "the paper's plain gradient step)"),
     "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from "
-                        "2M non-zeros, else 1)", 0, 1024),
+                        "50M non-zeros, else 1)", 0, 1024),
 }
 
 ALM_EXACT_OPTIONS = dict(

@@ -352,7 +352,7 @@ PERF_OPTIONS = {
                              "alpha = 0 (0 = keep all)", 0),
     "qp_tol": Option(float, 1e-10, "KKT tolerance of the working-set QP (units of xi)", 0.0, 1.0),
     "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads "
-                        "from 2M non-zeros, else 1)", 0, 1024),
+                        "from 50M non-zeros, else 1)", 0, 1024),
 }
 
 register(SolverInfo(
