@@ -1,44 +1,69 @@
-# L2-SVM-MFN: the modified finite Newton method of Keerthi & DeCoste (JMLR 2005).
+# The modified finite Newton family of Keerthi & DeCoste (JMLR 2005): one Newton
+# driver for every loss of the family, binary and ordinal.
 #
-# Problem (the paper's eq. 2, with per-example weights c_k >= 0):
+# Problem.  Each solver minimizes, in the paper's scaling,
 #
-#     min_beta f(beta) = lam/2 ||beta||^2 + 1/2 sum_{k in I(beta)} c_k d_k(beta)^2
+#     f(beta) = lam/2 ||beta||^2 + sum_j c_j l(o_j),      o_j = t_j v_j,
 #
-#     d_k = y_k - t_k,  y_k = x_k . beta (x_k includes the bias feature),
-#     t_k in {-1, +1},  I(beta) = {k : t_k y_k < 1}.
+# over "terms" j.  A binary term is an example k: v_k = y_k = x_k . beta (x_k
+# includes the bias feature), t_k = +-1.  An ordinal term is a pair (k, s) of an
+# example and one of the nb = p - 1 thresholds (Section 7, eq. 25): beta = (w, b),
+# v_ks = y_k - b_s with y_k = x_k . w, and t_ks = -1 if the rank of k is <= s
+# (k must score below b_s - 1), +1 otherwise (above b_s + 1).
 #
-# linsvm's objective  1/2||w||^2 + C sum_k c_k max(0, 1 - t_k y_k)^2  (LIBLINEAR -s 2)
-# is 2C f(beta) with lam = 1/(2C): the paper's C is 2C (DESIGN.md).  The
-# Python layer (linsvm/solvers/mfn.py) does that mapping.
+# Loss.  Every member uses the same convex, C^1, piecewise quadratic l, given
+# by a Loss record (a, tm, hi, lo) on the margin o:
 #
-# Algorithm (Section 3 and Appendix A):
-#   1. start from beta (0, or a warm start; y = X beta)
-#   3. I = I(beta); beta_bar = argmin f_I by CGLS seeded at beta (cgls.pxd);
-#      heuristic 1: at most 10 CGLS iterations on the first call from a cold start
-#   5. dy = X (beta_bar - beta), ybar = y + dy; stop if CGLS met eq. 13 and the active set is
-#      consistent at beta_bar.  Appendix A asks t ybar <= 1 + tol on I and
-#      >= 1 - tol off I with tol = 1e-8; at a loose eps that never holds for the
-#      examples sitting at the margin (w8a: 50 Newton iterations and the cap),
-#      so linsvm accepts the examples that break it when the gradient they add,
-#      sum c_k |1 - t_k ybar_k| ||x_k||, is within the CGLS tolerance
-#      eps ||z||_C.  Then ||grad f(beta_bar)|| <= 2 eps ||z||_C: the answer is
-#      as accurate as eq. 13 asks of the least-squares step;
-#      heuristic 2: first converge with eps = 1e-2, then with eps.  Appendix A
-#      drops it for warm starts (ini = 1); linsvm keeps it there too, because on
-#      C paths it cut CGLS iterations (w8a, 13 C values: 5991 -> 3776)
-#   6. exact line search on beta + delta (beta_bar - beta): the slope phi'(delta)
-#      is piecewise linear with breakpoints delta_k (eq. 14-15); walk the sorted
-#      breakpoints updating the end values l, r (eq. 16-18) until it crosses 0
-#   7. beta += delta* (beta_bar - beta), y likewise, and back to 3.
+#     zone 0   o >= hi          l = 0
+#     zone 1   lo < o < hi      l = a/2 (tm - o)^2              (the least-squares piece)
+#     zone 2   o <= lo          l = kappa (lo - o) + a/2 (tm - lo)^2,   kappa = a (tm - lo)
 #
-# Inputs are addressed through `rows` (training rows, a fold or a random subset;
-# heuristic 3 is a first solve on a subset); t and c are per position in rows.
-# Cost per outer iteration: the CGLS mat-vecs over the active rows only, one
-# full X.beta_bar, and an O(m log m) sort of breakpoints.
+#     L2-SVM (mfn, eq. 2/20)        a = 1,       tm = hi = 1,     lo = -inf
+#     LS-SVM (ls, Section 4.3)      a = 1,       tm = 1, hi = +inf, lo = -inf  (all active)
+#     modified Huber (eq. 21)       a = 1,       tm = hi = 1,     lo = -1      (xi = 1 - o:
+#                                   zone 0/1/2 are the paper's I0/I1/I2)
+#     smoothed hinge, width tau     a = 1/(2 tau), tm = hi = 1 + tau, lo = 1 - tau  (Section 6:
+#                                   tau/2 L_h(xi/tau + 1), one stage of the L1 continuation;
+#                                   tau = 2^-k keeps every constant exact, kappa = 1)
+#
+# Algorithm (Sections 3-4, 6, 7 and Appendix A; notation of Appendix A):
+#   1. start from beta (0 or a warm start); y = X w
+#   3. classify the terms into zones at beta.  The Newton model keeps the zones:
+#          lam/2 ||beta||^2 + 1/2 sum_{zone 1} a c_j (v_j - t_j tm)^2 - sum_{zone 2} c_j kappa t_j v_j
+#      With q = (1/lam) sum_{zone 2} c_j kappa t_j x_j it is the shifted least-squares problem
+#      of eq. 23 in beta~ = beta - q, solved by CGLS seeded at beta - q (residual z = t tm - v
+#      on zone 1, weights a c_j), then beta_bar = beta~ + q.  Binary terms use the shared
+#      cgls.pxd; ordinal terms (eq. 26) the CGLS below (ord_cgls) over the operator
+#      (w, b) -> x_k . w - b_s.  Heuristic 1: at most 10 CGLS iterations in the first step
+#      of a cold start.
+#   5. dv = v(beta_bar) - v(beta) from one mat-vec with d = beta_bar - beta.  Stop if CGLS met
+#      eq. 13 and the zones are consistent at beta_bar: terms whose zone changed may add at
+#      most eps ||z||_C to the gradient, measured as sum c_j |l'(o_j) - l'_model(o_j)| ||x_j||
+#      (terms within 1e-8 of a knee count as consistent: Appendix A, footnote 17; within a
+#      thousandth of zone 1's width if that is smaller).  Then
+#      ||grad f(beta_bar)|| <= 2 eps ||z||_C.  Heuristic 2: converge at eps = 1e-2 first.
+#   6. exact line search on beta + delta d: phi' is continuous, increasing and piecewise
+#      linear, with a breakpoint wherever a term crosses a knee (hi or lo); each crossing
+#      adds one term's change of piece to the end values l, r of phi''s line (eq. 16-18,
+#      generalized to the three zones of Section 6 and to the p*m ordinal terms of
+#      Section 7).  The root is found by selection instead of a sort (see exact_line_search).
+#   7. beta += delta* d, y likewise, and back to 3 -- unless f would grow (Appendix A's
+#      F > F_previous test, made before the step): then, as when delta* = 0, y is
+#      recomputed once and the iteration retried, and a second failure ends the solve
+#      (status NO_DESCENT: no descent left at machine precision).
+#
+# With a = 1, tm = hi = 1, lo = -inf every operation, and its rounding, is the one
+# L2-SVM-MFN did before the family was added (multiplications by a = 1 and t tm = t
+# are exact), so `mfn` keeps its iterates bit for bit.
+#
+# Inputs are addressed through `rows` (training rows, a fold or a random subset);
+# t (binary) or the rank codes (ordinal) and the costs c are per position in rows.
+# Work arrays are allocated once per solve by the Python entries below; nothing in
+# the nogil code allocates or raises.
 
 from libc.stdint cimport int32_t, int64_t
-from libc.string cimport memcpy
-from libc.math cimport fabs, sqrt
+from libc.string cimport memcpy, memset
+from libc.math cimport fabs, sqrt, INFINITY
 import numpy as np
 from csr cimport CSR, make_csr, matvec, rmatvec, col_sq_sums, sq_norm_row, dot
 from cgls cimport cgls
@@ -51,79 +76,335 @@ cdef enum:
 
 cdef double ACTIVE_TOL = 1e-8      # Appendix A, footnote 17
 
+# Knee of a breakpoint (stored in the low bit of Breakpoint.k).
+cdef enum:
+    KNEE_HI = 0
+    KNEE_LO = 1
+
 ctypedef struct Breakpoint:
     double delta
-    int64_t k
+    int64_t k                      # 2 * term + knee
 
 
-cdef double primal(double lam, const double* beta, int64_t nw, const double* y,
-                   const double* t, const double* c, int64_t m) noexcept nogil:
-    """f(beta) = lam/2 ||beta||^2 + 1/2 sum_{t y < 1} c (y - t)^2  (eq. 2)."""
-    cdef int64_t k
-    cdef double s = 0.0, d
-    for k in range(m):
-        if t[k] * y[k] < 1.0:
-            d = y[k] - t[k]
-            s += c[k] * d * d
-    return 0.5 * lam * dot(beta, beta, nw) + 0.5 * s
+ctypedef struct Loss:
+    double a                       # curvature of zone 1 (per unit cost)
+    double tm                      # target margin of zone 1
+    double hi                      # zone 0 for o >= hi (+inf: none)
+    double lo                      # zone 2 for o <= lo (-inf: none)
+    double kappa                   # slope of zone 2: a (tm - lo), 0 without zone 2
+    double lin0                    # value of zone 2 at o = lo: a/2 (tm - lo)^2
+    double knee_tol                # zone tolerance of the consistency test
 
 
-cdef inline void _cross(const Breakpoint* bp, int64_t a, int64_t b, const double* y,
-                        const double* dy, const double* t, const double* c,
+ctypedef struct Terms:
+    # The terms of f, seen through the per-example margins (see the block comment).
+    int64_t m                      # examples
+    int64_t nb                     # thresholds; 0 for binary terms
+    int64_t per                    # terms per example: max(nb, 1)
+    const double* t                # binary: label of each example
+    const int32_t* code            # ordinal: rank code 0..nb of each example
+    const double* c                # cost of each example
+    double* y                      # y_k = x_k . w
+    double* dy                     # x_k . d_w (line search, consistency test)
+    const double* b                # ordinal: thresholds (inside beta)
+    const double* db               # ordinal: their step
+
+
+ctypedef struct Work:
+    # per example (m)
+    double* xnorm                  # ||x_k|| (binary) or sqrt(||x_k||^2 + 1) (ordinal)
+    int64_t* act_rows              # rows of the zone-1 examples
+    int64_t* lin_rows              # rows of the zone-2 examples (binary)
+    double* lin_u                  # c kappa t / lam for them
+    int64_t* ex_ptr                # ordinal: first zone-1 term of each active example (m + 1)
+    double* xw                     # ordinal CGLS scratch: x_k . p_w
+    double* U                      # ordinal CGLS scratch: summed term weights per example
+    double* ytry                   # margins at the line search's point, before accepting it
+    double* tt                     # binary: CGLS target t tm on zone 1 (cgls.pxd reads it
+                                   # only without z; kept for its signature)
+    # per term (m * per)
+    double* z                      # CGLS residual t tm - v on zone 1
+    double* cc                     # CGLS weight a c on zone 1
+    double* q
+    double* u
+    int32_t* act_s                 # ordinal: threshold of each zone-1 term
+    Breakpoint* bp                 # line search (2 per term)
+    # per weight (nbeta)
+    double* beta_bar
+    double* r
+    double* p
+    double* sv
+    double* minv
+    double* shift                  # q of eq. 23 (binary, zone 2)
+
+
+ctypedef struct Params:
+    double eps                     # eq. 13 tolerance
+    double eta                     # inexact-Newton forcing term (0: off)
+    int warm
+    int heuristic1
+    int heuristic2
+    int precondition
+    int max_iter
+    int cg_max_iter
+
+
+cdef Loss make_loss(double a, double tm, double hi, double lo) noexcept nogil:
+    """The loss (a, tm, hi, lo), C^1 by construction: kappa = a (tm - lo) from the same
+    rounded numbers, so the slope does not jump at lo (a jump down would make l non-convex
+    and break the line search; the smoothed hinge uses tau = 2^-k, for which 1 +- tau,
+    tm - lo = 2 tau, a = 1/(2 tau) and kappa = 1 are all exact).  The zone test of the
+    consistency check tolerates 1e-8 (Appendix A, footnote 17), or a thousandth of
+    zone 1's width if that is smaller."""
+    cdef Loss L
+    L.a = a
+    L.tm = tm
+    L.hi = hi
+    L.lo = lo
+    if lo > -INFINITY:
+        L.kappa = a * (tm - lo)
+        L.lin0 = 0.5 * a * (tm - lo) * (tm - lo)
+    else:
+        L.kappa = 0.0
+        L.lin0 = 0.0
+    L.knee_tol = min(ACTIVE_TOL, 1e-3 * (hi - lo))
+    return L
+
+
+# ------------------------------------------------------------------ the loss
+
+cdef inline int zone(const Loss* L, double o) noexcept nogil:
+    """Zone of margin o: 0 (o >= hi), 2 (o <= lo) or 1 (between)."""
+    if o >= L.hi:
+        return 0
+    if o <= L.lo:
+        return 2
+    return 1
+
+
+cdef inline double loss_value(const Loss* L, double o) noexcept nogil:
+    """l(o) per unit cost."""
+    cdef int zn = zone(L, o)
+    if zn == 0:
+        return 0.0
+    if zn == 1:
+        return 0.5 * L.a * (L.tm - o) * (L.tm - o)
+    return L.kappa * (L.lo - o) + L.lin0
+
+
+cdef inline double loss_slope(const Loss* L, double o) noexcept nogil:
+    """l'(o) per unit cost."""
+    cdef int zn = zone(L, o)
+    if zn == 0:
+        return 0.0
+    if zn == 1:
+        return -L.a * (L.tm - o)
+    return -L.kappa
+
+
+cdef inline double zone_slope(const Loss* L, int zn, double o) noexcept nogil:
+    """Slope at o of the piece of zone zn extended beyond its zone (the Newton model's l')."""
+    if zn == 0:
+        return 0.0
+    if zn == 1:
+        return -L.a * (L.tm - o)
+    return -L.kappa
+
+
+cdef inline double mismatch_term(const Loss* L, int zn, double o) noexcept nogil:
+    """|l'(o) - l'_zn(o)| for a term assumed in zone zn, now at margin o; 0 when o is
+    in zone zn or within L.knee_tol of it.  (Written so that for the L2 loss it is
+    the same arithmetic as the original test, o - 1 or 1 - o.)"""
+    if zn == 1:
+        if o > L.hi + L.knee_tol:
+            return L.a * (o - L.tm)
+        if o < L.lo - L.knee_tol:
+            return L.a * (L.lo - o)
+        return 0.0
+    if zn == 0:
+        if o < L.hi - L.knee_tol:
+            if o > L.lo:
+                return L.a * (L.tm - o)
+            return L.kappa
+        return 0.0
+    if o > L.lo + L.knee_tol:
+        if o < L.hi:
+            return L.a * (o - L.lo)
+        return L.kappa
+    return 0.0
+
+
+# ------------------------------------------------------------------ terms
+
+cdef inline void term_at(const Terms* T, int64_t k, int64_t s, double* v, double* dv,
+                         double* t) noexcept nogil:
+    """Output v, its step dv and orientation t of term (k, s) (s = 0 for binary terms)."""
+    if T.nb == 0:
+        v[0] = T.y[k]
+        dv[0] = T.dy[k]
+        t[0] = T.t[k]
+    else:
+        v[0] = T.y[k] - T.b[s]
+        dv[0] = T.dy[k] - T.db[s]
+        t[0] = 1.0 if T.code[k] > s else -1.0
+
+
+cdef inline void term_out(const Terms* T, int64_t k, int64_t s, double* v, double* t) noexcept nogil:
+    """Output v and orientation t of term (k, s) at beta (no step)."""
+    if T.nb == 0:
+        v[0] = T.y[k]
+        t[0] = T.t[k]
+    else:
+        v[0] = T.y[k] - T.b[s]
+        t[0] = 1.0 if T.code[k] > s else -1.0
+
+
+cdef double primal(const Loss* L, double lam, const double* beta, int64_t nbeta,
+                   const Terms* T) noexcept nogil:
+    """f(beta) = lam/2 ||beta||^2 + sum_j c_j l(o_j)  (eq. 2, 19, 25), from the margins."""
+    cdef int64_t k, s
+    cdef double q2 = 0.0, lin = 0.0, v, t, o, d
+    cdef int zn
+    for k in range(T.m):
+        for s in range(T.per):
+            term_out(T, k, s, &v, &t)
+            o = t * v
+            zn = zone(L, o)
+            if zn == 1:
+                d = v - t * L.tm
+                q2 += L.a * T.c[k] * d * d
+            elif zn == 2:
+                lin += T.c[k] * (L.kappa * (L.lo - o) + L.lin0)
+    return 0.5 * lam * dot(beta, beta, nbeta) + 0.5 * q2 + lin
+
+
+cdef double _primal_at(const Loss* L, double lam, const double* beta, int64_t nbeta,
+                       const Terms* T, double* y, int64_t nw) noexcept nogil:
+    """primal() at another point: beta and its margins y (the thresholds inside beta)."""
+    cdef Terms T2 = T[0]
+    T2.y = y
+    if T.nb > 0:
+        T2.b = beta + nw
+    return primal(L, lam, beta, nbeta, &T2)
+
+
+cdef void zone_counts(const Loss* L, const Terms* T, int64_t* counts) noexcept nogil:
+    """Number of terms in zones 0, 1, 2 at beta."""
+    cdef int64_t k, s
+    cdef double v, t
+    counts[0] = 0
+    counts[1] = 0
+    counts[2] = 0
+    for k in range(T.m):
+        for s in range(T.per):
+            term_out(T, k, s, &v, &t)
+            counts[zone(L, t * v)] += 1
+
+
+# ------------------------------------------------------------------ exact line search
+
+cdef inline void _cross(const Loss* L, const Terms* T, const Breakpoint* bp, int64_t a, int64_t b,
                         double* ls, double* rs) noexcept nogil:
-    """Update the end values l, r of phi''s line for crossing breakpoints bp[a:b]
-    (eq. 18): an example in I(beta) leaves (s = -1), one outside enters (s = +1)."""
-    cdef int64_t j, k
-    cdef double s
+    """Add to l, r the change of phi''s line from crossing the breakpoints bp[a:b] (eq. 18).
+
+    At a hi knee a term leaves (rising margin) or enters (falling) zone 1; at a lo knee it
+    passes between zones 1 and 2, trading its linear term -c kappa t dv for the quadratic
+    one.  Each update depends only on its own term, so crossings commute.
+    """
+    cdef int64_t j, k, s, term
+    cdef double v, dv, t, e, g, sg
     for j in range(a, b):
-        k = bp[j].k
-        s = -c[k] if t[k] * y[k] < 1.0 else c[k]
-        ls[0] += s * (y[k] - t[k]) * dy[k]
-        rs[0] += s * (y[k] - t[k] + dy[k]) * dy[k]
+        term = bp[j].k >> 1
+        if T.nb == 0:
+            k = term
+            s = 0
+        else:
+            k = term // T.nb
+            s = term - k * T.nb
+        term_at(T, k, s, &v, &dv, &t)
+        e = L.a * T.c[k]
+        if (bp[j].k & 1) == KNEE_HI:
+            sg = -e if t * dv > 0.0 else e
+            ls[0] += sg * (v - t * L.tm) * dv
+            rs[0] += sg * (v - t * L.tm + dv) * dv
+        else:
+            g = T.c[k] * L.kappa * t * dv
+            if t * dv > 0.0:             # zone 2 -> 1
+                ls[0] += g + e * (v - t * L.tm) * dv
+                rs[0] += g + e * (v - t * L.tm + dv) * dv
+            else:                        # zone 1 -> 2
+                ls[0] -= g + e * (v - t * L.tm) * dv
+                rs[0] -= g + e * (v - t * L.tm + dv) * dv
 
 
-cdef double exact_line_search(double lam, const double* beta, const double* d, int64_t nw,
-                              const double* y, const double* dy, const double* t,
-                              const double* c, int64_t m, Breakpoint* bp) noexcept nogil:
-    """Minimize phi(delta) = f(beta + delta d) over delta >= 0 (Section 4.4), d = beta_bar - beta.
+cdef inline int64_t _add_bp(Breakpoint* bp, int64_t nb, double delta, int64_t term, int knee) noexcept nogil:
+    bp[nb].delta = delta
+    bp[nb].k = 2 * term + knee
+    return nb + 1
 
-    Works on the margins y = X beta and dy = X d (computed once per Newton step
-    from d itself, not as X beta_bar - X beta: at tight tolerances that
-    difference of O(1) numbers loses the digits the slope lives in).
+
+cdef double exact_line_search(const Loss* L, double lam, const double* beta, const double* d,
+                        int64_t nbeta, const Terms* T, Breakpoint* bp) noexcept nogil:
+    """Minimize phi(delta) = f(beta + delta d) over delta >= 0 (Sections 4.4, 6, 7).
+
+    Works on the term outputs v and their steps dv (from T: y, dy and, for ordinal
+    terms, the thresholds b and their step db = d[nw:]), dv computed once per
+    Newton step from d itself, not as v(beta_bar) - v(beta): at tight tolerances
+    that difference of O(1) numbers loses the digits the slope lives in.
     phi' is continuous, increasing and piecewise linear.  On each piece, l and r
-    are the values its line takes at delta = 0 and delta = 1 (eq. 16-17);
-    crossing breakpoint delta_k = (t_k - y_k) / dy_k (eq. 14-15) adds or removes
-    example k's term (eq. 18).  The paper sorts the breakpoints and walks them
+    are the values its line takes at delta = 0 and delta = 1 (eq. 16-17); a term
+    crossing a knee at delta_j = (t_j knee - v_j) / dv_j changes them (eq. 18,
+    _cross).  A term has at most two breakpoints on the ray (hi and lo, in the
+    order its margin meets them).  The paper sorts the breakpoints and walks them
     from the left; since only the piece holding the root matters, this finds it
     by selection instead (expected O(#breakpoints), no sort): split the
     breakpoints around a pivot, cross those left of it, and keep the side where
     phi' changes sign.  The answer is the walk's.  Returns delta* (0 if d is not
     a descent direction).
     """
-    cdef int64_t k, j, nb = 0, a, b, lt, gt, i
-    cdef double ls = 0.0, rs = 0.0, pivot, d0, d1, d2, l2, r2
+    cdef int64_t k, s, j, nbp = 0, a, b, lt, gt, i, term
+    cdef double ls = 0.0, rs = 0.0, pivot, d0, d1, d2, l2, r2, v, dv, t, e, g, rate
+    cdef int zn
+    cdef int has_hi = L.hi < INFINITY
+    cdef int has_lo = L.lo > -INFINITY
     cdef Breakpoint tmp
-    for j in range(nw):
+    for j in range(nbeta):
         ls += beta[j] * d[j]
         rs += (beta[j] + d[j]) * d[j]
     ls *= lam
     rs *= lam
-    for k in range(m):
-        if t[k] * y[k] < 1.0:
-            ls += c[k] * (y[k] - t[k]) * dy[k]
-            rs += c[k] * (y[k] - t[k] + dy[k]) * dy[k]
-            if t[k] * dy[k] > 0.0:           # Delta_1: k leaves I at delta_k
-                bp[nb].delta = (t[k] - y[k]) / dy[k]
-                bp[nb].k = k
-                nb += 1
-        elif t[k] * dy[k] < 0.0:             # Delta_2: k enters I at delta_k
-            bp[nb].delta = (t[k] - y[k]) / dy[k]
-            bp[nb].k = k
-            nb += 1
+    for k in range(T.m):
+        for s in range(T.per):
+            term_at(T, k, s, &v, &dv, &t)
+            term = k * T.per + s
+            zn = zone(L, t * v)
+            rate = t * dv
+            if zn == 1:
+                e = L.a * T.c[k]
+                ls += e * (v - t * L.tm) * dv
+                rs += e * (v - t * L.tm + dv) * dv
+                if rate > 0.0:
+                    if has_hi:                # leaves zone 1 upwards
+                        nbp = _add_bp(bp, nbp, (t * L.hi - v) / dv, term, KNEE_HI)
+                elif rate < 0.0 and has_lo:   # falls into zone 2
+                    nbp = _add_bp(bp, nbp, (t * L.lo - v) / dv, term, KNEE_LO)
+            elif zn == 0:
+                if rate < 0.0:                # enters zone 1 (then maybe zone 2)
+                    nbp = _add_bp(bp, nbp, (t * L.hi - v) / dv, term, KNEE_HI)
+                    if has_lo:
+                        nbp = _add_bp(bp, nbp, (t * L.lo - v) / dv, term, KNEE_LO)
+            else:
+                g = T.c[k] * L.kappa * t * dv
+                ls -= g
+                rs -= g
+                if rate > 0.0:                # rises into zone 1 (then maybe zone 0)
+                    nbp = _add_bp(bp, nbp, (t * L.lo - v) / dv, term, KNEE_LO)
+                    if has_hi:
+                        nbp = _add_bp(bp, nbp, (t * L.hi - v) / dv, term, KNEE_HI)
     if ls >= 0.0:
         return 0.0
     a = 0
-    b = nb
+    b = nbp
     while a < b:
         # pivot: median of three; 3-way partition of bp[a:b] into < pivot, == pivot, > pivot
         d0 = bp[a].delta
@@ -145,113 +426,306 @@ cdef double exact_line_search(double lam, const double* beta, const double* d, i
                 i += 1
         l2 = ls
         r2 = rs
-        _cross(bp, a, lt, y, dy, t, c, &l2, &r2)
+        _cross(L, T, bp, a, lt, &l2, &r2)
         if l2 + pivot * (r2 - l2) >= 0.0:    # phi'(pivot) >= 0: the root is left of the pivot
             b = lt
         else:                                # right of it: cross everything up to the pivot
             ls = l2
             rs = r2
-            _cross(bp, lt, gt, y, dy, t, c, &ls, &rs)
+            _cross(L, T, bp, lt, gt, &ls, &rs)
             a = gt
     if rs - ls <= 0.0:
         return 0.0
     return -ls / (rs - ls)
 
 
-cdef int mfn_core(const CSR* X, const int64_t* rows, int64_t m, const double* t,
-                  const double* c, double lam, double* beta, double eps, int warm,
-                  int heuristic1, int heuristic2, int precondition, double eta,
-                  int max_iter, int cg_max_iter,
-                  double* y, double* dy, double* z, double* q, double* u,
-                  int64_t* act_rows, double* tt, double* cc, double* beta_bar,
-                  double* r, double* p, double* sv, double* minv, const double* xnorm, Breakpoint* bp,
-                  int* n_iter, int64_t* cg_total,
-                  double* trace, void* callback) noexcept nogil:
-    """Algorithm L2-SVM-MFN (Appendix A) from beta (in/out); returns a status code.
+# ------------------------------------------------------------------ ordinal CGLS (eq. 26)
 
-    y (m) holds X beta on entry.  trace[it] receives f after outer iteration it.
+ctypedef struct OrdAct:
+    # The zone-1 terms of an ordinal problem, grouped by example.
+    const int64_t* rows            # row of each active example (n_ex)
+    const int64_t* ptr             # its terms are ptr[e] .. ptr[e + 1] - 1
+    const int32_t* s               # threshold of each term
+    int64_t n_ex
+    int64_t n_terms
+    int64_t nw                     # weights before the thresholds in beta
+    int64_t nb
+
+
+cdef inline void ord_apply(const CSR* X, const OrdAct* A, const double* p, double* xw,
+                           double* out) noexcept nogil:
+    """out_j = x_k . p_w - p_b[s]  for the active terms j = (k, s): one mat-vec over the
+    active examples, whatever their number of terms."""
+    cdef int64_t e, j
+    matvec(X, A.rows, A.n_ex, p, xw)
+    for e in range(A.n_ex):
+        for j in range(A.ptr[e], A.ptr[e + 1]):
+            out[j] = xw[e] - p[A.nw + A.s[j]]
+
+
+cdef inline void ord_apply_t(const CSR* X, const OrdAct* A, const double* u, double* U,
+                             double* out) noexcept nogil:
+    """out = A' u: out_w = sum_k (sum_{j of k} u_j) x_k (one scatter), out_b[s] = -sum_{j: s_j = s} u_j."""
+    cdef int64_t e, j
+    cdef double acc
+    for e in range(A.n_ex):
+        acc = 0.0
+        for j in range(A.ptr[e], A.ptr[e + 1]):
+            acc += u[j]
+        U[e] = acc
+    rmatvec(X, A.rows, A.n_ex, U, out)
+    memset(out + A.nw, 0, A.nb * sizeof(double))
+    for j in range(A.n_terms):
+        out[A.nw + A.s[j]] -= u[j]
+
+
+cdef int ord_cgls(const CSR* X, const OrdAct* A, const double* cc, double lam, double* beta,
+                  int64_t nbeta, double* z, double* q, double* u, double* xw, double* U,
+                  double* r, double* p, double* s, const double* minv, double eps, double eta,
+                  int max_iter, int* optimal) noexcept nogil:
+    """CGLS for eq. 26: min lam/2 ||beta||^2 + 1/2 sum_j cc_j (A beta - tt)_j^2, A the
+    ordinal operator of OrdAct, from beta (in/out); z holds tt - A beta on entry and
+    the final residual on exit.  The same iteration, preconditioning (minv, or NULL),
+    eq. 13 stopping rule and forcing term as cgls.pxd (see its block comment); only the
+    operator differs: (w, b) -> x_k . w - b_s, applied in O(nnz of the active examples
+    + number of active terms).  Returns the iterations; *optimal is set if eq. 13 holds.
     """
+    cdef int64_t j, n = A.n_terms
+    cdef int it = 0
+    cdef double rho, rho_old, qcq, zcz, gamma, rr, forcing
+    for j in range(n):
+        u[j] = cc[j] * z[j]
+    ord_apply_t(X, A, u, U, r)                  # r = A'Cz - lam beta: the negative gradient
+    for j in range(nbeta):
+        r[j] -= lam * beta[j]
+    if minv != NULL:
+        for j in range(nbeta):
+            s[j] = minv[j] * r[j]
+    else:
+        s = r
+    memcpy(p, s, nbeta * sizeof(double))
+    rho = dot(r, s, nbeta)
+    rr = dot(r, r, nbeta)
+    forcing = eta * eta * rr
+    optimal[0] = 1 if rr == 0.0 else 0
+    while not optimal[0] and it < max_iter:
+        it += 1
+        ord_apply(X, A, p, xw, q)               # q = A p
+        qcq = 0.0
+        for j in range(n):
+            qcq += cc[j] * q[j] * q[j]
+        gamma = rho / (qcq + lam * dot(p, p, nbeta))
+        for j in range(nbeta):
+            beta[j] += gamma * p[j]
+        zcz = 0.0
+        for j in range(n):
+            z[j] -= gamma * q[j]
+            u[j] = cc[j] * z[j]
+            zcz += u[j] * z[j]
+        ord_apply_t(X, A, u, U, r)
+        for j in range(nbeta):
+            r[j] -= lam * beta[j]
+        rr = dot(r, r, nbeta)
+        if rr <= eps * eps * zcz:               # eq. 13
+            optimal[0] = 1
+            break
+        if rr <= forcing:
+            break
+        if minv != NULL:
+            for j in range(nbeta):
+                s[j] = minv[j] * r[j]
+        rho_old = rho
+        rho = dot(r, s, nbeta)
+        for j in range(nbeta):
+            p[j] = s[j] + (rho / rho_old) * p[j]
+    return it
+
+
+# ------------------------------------------------------------------ Newton steps (step 3)
+
+cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
+                     double lam, const double* beta, Work* W, double eps, double eta, int cg_cap,
+                     int precondition, int64_t* n_act_out, int* optimal) noexcept nogil:
+    """beta_bar (W.beta_bar) = argmin of the Newton model of binary terms (eq. 11 / eq. 23)
+    by cgls.pxd, seeded at beta - q.  Returns the CGLS iterations."""
+    cdef int64_t k, j, n_act = 0, n_lin = 0, nw = X.n_weights
+    cdef double o
+    cdef int zn, it
+    for k in range(T.m):
+        o = T.t[k] * T.y[k]
+        zn = zone(L, o)
+        if zn == 1:
+            W.act_rows[n_act] = rows[k]
+            W.tt[n_act] = T.t[k] * L.tm
+            W.cc[n_act] = L.a * T.c[k]
+            W.z[n_act] = T.t[k] * L.tm - T.y[k]
+            n_act += 1
+        elif zn == 2:
+            W.lin_rows[n_lin] = rows[k]
+            W.lin_u[n_lin] = T.c[k] * L.kappa * T.t[k] / lam
+            n_lin += 1
+    memcpy(W.beta_bar, beta, nw * sizeof(double))
+    if n_lin > 0:                                 # eq. 23: solve for beta~ = beta - q
+        rmatvec(X, W.lin_rows, n_lin, W.lin_u, W.shift)
+        for j in range(nw):
+            W.beta_bar[j] -= W.shift[j]
+    if precondition:                              # minv = 1 / diag(lam I + X_1' C X_1)
+        col_sq_sums(X, W.act_rows, n_act, W.cc, W.minv)
+        for j in range(nw):
+            W.minv[j] = 1.0 / (lam + W.minv[j])
+    it = cgls(X, W.act_rows, n_act, W.tt, W.cc, lam, W.beta_bar, W.z, 1, W.q, W.u, W.r, W.p,
+              W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal)
+    if n_lin > 0:
+        for j in range(nw):
+            W.beta_bar[j] += W.shift[j]
+    n_act_out[0] = n_act
+    return it
+
+
+cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
+                      double lam, const double* beta, int64_t nbeta, Work* W, double eps,
+                      double eta, int cg_cap, int precondition, int64_t* n_act_out,
+                      int* optimal) noexcept nogil:
+    """beta_bar = argmin of eq. 26 (the zone-1 terms at beta kept) by ord_cgls, seeded at
+    beta.  Ordinal losses have no zone 2 (checked by the Python entry)."""
+    cdef int64_t k, s, j, n_act = 0, n_ex = 0, start, nw = X.n_weights
+    cdef double v, t, w_sum
+    cdef OrdAct A
+    for k in range(T.m):
+        start = n_act
+        for s in range(T.nb):
+            term_out(T, k, s, &v, &t)
+            if zone(L, t * v) == 1:
+                W.act_s[n_act] = <int32_t>s
+                W.cc[n_act] = L.a * T.c[k]
+                W.z[n_act] = t * L.tm - v
+                n_act += 1
+        if n_act > start:
+            W.act_rows[n_ex] = rows[k]
+            W.ex_ptr[n_ex] = start
+            n_ex += 1
+    W.ex_ptr[n_ex] = n_act
+    A.rows = W.act_rows
+    A.ptr = W.ex_ptr
+    A.s = W.act_s
+    A.n_ex = n_ex
+    A.n_terms = n_act
+    A.nw = nw
+    A.nb = T.nb
+    memcpy(W.beta_bar, beta, nbeta * sizeof(double))
+    if precondition:                              # minv = 1 / diag(lam I + A' C A)
+        for k in range(n_ex):
+            w_sum = 0.0
+            for j in range(W.ex_ptr[k], W.ex_ptr[k + 1]):
+                w_sum += W.cc[j]
+            W.U[k] = w_sum
+        col_sq_sums(X, W.act_rows, n_ex, W.U, W.minv)
+        memset(W.minv + nw, 0, T.nb * sizeof(double))
+        for j in range(n_act):
+            W.minv[nw + W.act_s[j]] += W.cc[j]
+        for j in range(nbeta):
+            W.minv[j] = 1.0 / (lam + W.minv[j])
+    n_act_out[0] = n_act
+    return ord_cgls(X, &A, W.cc, lam, W.beta_bar, nbeta, W.z, W.q, W.u, W.xw, W.U, W.r, W.p,
+                    W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal)
+
+
+# ------------------------------------------------------------------ the Newton driver
+
+cdef double zone_mismatch(const Loss* L, const Terms* T, const double* xnorm) noexcept nogil:
+    """sum over terms whose zone at beta_bar (v + dv) differs from their zone at beta of
+    c |l'(o) - l'_model(o)| ||x_term||: a bound on the gradient the zone changes add."""
+    cdef int64_t k, s
+    cdef double v, dv, t, mm, total = 0.0
+    for k in range(T.m):
+        for s in range(T.per):
+            term_at(T, k, s, &v, &dv, &t)
+            mm = mismatch_term(L, zone(L, t * v), t * (v + dv))
+            if mm != 0.0:
+                total += T.c[k] * mm * xnorm[k]
+    return total
+
+
+cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L, double lam,
+                     double* beta, int64_t nbeta, Work* W, const Params* P,
+                     int* n_iter, int64_t* cg_total, double* trace, void* callback) noexcept nogil:
+    """The modified finite Newton method (Appendix A, generalized as in Sections 6-7) from
+    beta (in/out); returns a status code.  T.y holds X w on entry and on exit.
+    trace[it] receives f after outer iteration it."""
     cdef int64_t k, j, n_act, nw = X.n_weights
     cdef int it = 0, cg_it, cg_cap, optimal, status, refreshed = 0
-    cdef int need_second = heuristic2 and eps < 1e-2
-    cdef double eps_cur = 1e-2 if need_second else eps
-    cdef double F = primal(lam, beta, nw, y, t, c, m), delta, mismatch, zcz, ty
+    cdef int need_second = P.heuristic2 and P.eps < 1e-2
+    cdef double eps_cur = 1e-2 if need_second else P.eps
+    cdef double F = primal(L, lam, beta, nbeta, T), delta, mismatch, zcz, Fnew
     cg_total[0] = 0
     while True:
-        if it >= max_iter:
+        if it >= P.max_iter:
             status = MAX_ITER
             break
         it += 1
-        # step 3: CGLS on the active rows, seeded at beta, residual z = t - y
-        n_act = 0
-        for k in range(m):
-            if t[k] * y[k] < 1.0:
-                act_rows[n_act] = rows[k]
-                tt[n_act] = t[k]
-                cc[n_act] = c[k]
-                z[n_act] = t[k] - y[k]
-                n_act += 1
-        memcpy(beta_bar, beta, nw * sizeof(double))
-        cg_cap = 10 if (heuristic1 and not warm and it == 1) else cg_max_iter
-        if precondition:                   # minv = 1 / diag(lam I + X_I' C X_I)
-            col_sq_sums(X, act_rows, n_act, cc, minv)
-            for j in range(nw):
-                minv[j] = 1.0 / (lam + minv[j])
-        cg_it = cgls(X, act_rows, n_act, tt, cc, lam, beta_bar, z, 1, q, u, r, p, sv,
-                     minv if precondition else NULL, eps_cur, eta, cg_cap, &optimal)
+        # step 3: the Newton point of the model that keeps the zones of beta
+        cg_cap = 10 if (P.heuristic1 and not P.warm and it == 1) else P.cg_max_iter
+        if T.nb == 0:
+            cg_it = binary_step(X, rows, T, L, lam, beta, W, eps_cur, P.eta, cg_cap,
+                                P.precondition, &n_act, &optimal)
+        else:
+            cg_it = ordinal_step(X, rows, T, L, lam, beta, nbeta, W, eps_cur, P.eta, cg_cap,
+                                 P.precondition, &n_act, &optimal)
         cg_total[0] += cg_it
-        # step 5: outputs at beta_bar (dy = X d, d = beta_bar - beta, one mat-vec);
-        # converged if the active set did not move
-        for j in range(nw):
-            p[j] = beta_bar[j] - beta[j]
-        matvec(X, rows, m, p, dy)
+        # step 5: outputs at beta_bar (dy = X d_w, d = beta_bar - beta, one mat-vec);
+        # converged if the zones did not move
+        for j in range(nbeta):
+            W.p[j] = W.beta_bar[j] - beta[j]
+        matvec(X, rows, T.m, W.p, T.dy)
         if optimal:
-            mismatch = 0.0
-            for k in range(m):
-                ty = t[k] * (y[k] + dy[k])
-                if t[k] * y[k] < 1.0:
-                    if ty > 1.0 + ACTIVE_TOL:
-                        mismatch += c[k] * (ty - 1.0) * xnorm[k]
-                elif ty < 1.0 - ACTIVE_TOL:
-                    mismatch += c[k] * (1.0 - ty) * xnorm[k]
+            mismatch = zone_mismatch(L, T, W.xnorm)
             zcz = 0.0
             for j in range(n_act):
-                zcz += cc[j] * z[j] * z[j]
+                zcz += W.cc[j] * W.z[j] * W.z[j]
             if mismatch * mismatch <= eps_cur * eps_cur * zcz:
-                memcpy(beta, beta_bar, nw * sizeof(double))
-                for k in range(m):
-                    y[k] += dy[k]
-                F = primal(lam, beta, nw, y, t, c, m)
+                memcpy(beta, W.beta_bar, nbeta * sizeof(double))
+                for k in range(T.m):
+                    T.y[k] += T.dy[k]
+                F = primal(L, lam, beta, nbeta, T)
                 trace[it - 1] = F
                 if callback != NULL:
                     with gil:
                         (<object>callback)(it, F, n_act, cg_it)
                 if need_second:            # step 8: second round at the final eps
                     need_second = 0
-                    eps_cur = eps
+                    eps_cur = P.eps
                     continue
                 status = CONVERGED
                 break
-        # steps 6-7: exact line search, then move
-        delta = exact_line_search(lam, beta, p, nw, y, dy, t, c, m, bp)
-        if delta <= 0.0:
+        # steps 6-7: exact line search, then move.  The step is evaluated before it
+        # is taken (Appendix A stops if F grows): with a direction at rounding level
+        # (||d|| ~ 1e-13) the slope's pieces are rounding noise and the "exact" step
+        # can be absurd (a9a, tau ~ 1e-7: delta = 6e12, F 11434 -> 17687).
+        delta = exact_line_search(L, lam, beta, W.p, nbeta, T, W.bp)
+        Fnew = F
+        if delta > 0.0:
+            for j in range(nbeta):
+                W.beta_bar[j] = beta[j] + delta * W.p[j]
+            for k in range(T.m):
+                W.ytry[k] = T.y[k] + delta * T.dy[k]
+            Fnew = _primal_at(L, lam, W.beta_bar, nbeta, T, W.ytry, X.n_weights)
+        if delta <= 0.0 or Fnew > F + 1e-12 * fabs(F):
             # y is updated incrementally (step 7); at a tight eps its drift from
-            # X beta (~1e-14) can exceed the slope of a short step.  Recompute it
+            # X w (~1e-14) can exceed the slope of a short step.  Recompute it
             # once and retry before declaring that no descent is left.
             if not refreshed:
-                matvec(X, rows, m, beta, y)
-                F = primal(lam, beta, nw, y, t, c, m)
+                matvec(X, rows, T.m, beta, T.y)
+                F = primal(L, lam, beta, nbeta, T)
+                trace[it - 1] = F
                 refreshed = 1
                 continue
             trace[it - 1] = F
             status = NO_DESCENT
             break
         refreshed = 0
-        for j in range(nw):
-            beta[j] += delta * p[j]
-        for k in range(m):
-            y[k] += delta * dy[k]
-        F = primal(lam, beta, nw, y, t, c, m)
+        memcpy(beta, W.beta_bar, nbeta * sizeof(double))
+        memcpy(T.y, W.ytry, T.m * sizeof(double))
+        F = Fnew
         trace[it - 1] = F
         if callback != NULL:
             with gil:
@@ -260,9 +734,165 @@ cdef int mfn_core(const CSR* X, const int64_t* rows, int64_t m, const double* t,
     return status
 
 
+# ------------------------------------------------------------------ Python entries
+
 def _n_threads(int n_threads):
     from ._kernels import max_threads
     return max_threads() if n_threads <= 0 else n_threads
+
+
+def _check_rows(const int64_t[::1] indptr, const int64_t[::1] rows):
+    r = np.asarray(rows)
+    if r.size and (r.min() < 0 or r.max() >= indptr.shape[0] - 1):
+        raise ValueError(f"row numbers must lie in [0, {indptr.shape[0] - 1})")
+
+
+cdef Loss _loss_from(object loss) except *:
+    """Check and convert loss = (a, tm, hi, lo)."""
+    a, tm, hi, lo = (float(v) for v in loss)
+    if not (a > 0 and np.isfinite(a) and np.isfinite(tm) and hi <= INFINITY and lo < hi
+            and (hi == INFINITY or hi == tm) and lo < tm and lo != INFINITY):
+        raise ValueError(f"invalid loss (a, tm, hi, lo) = {tuple(loss)}")
+    return make_loss(a, tm, hi, lo)
+
+
+cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                   int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
+                   const int32_t[::1] codes, int64_t nb, const double[::1] c, double lam,
+                   double[::1] beta, Loss L, double eps, bint warm, bint heuristic1,
+                   bint heuristic2, bint precondition, double eta, int max_iter, int cg_max_iter,
+                   int n_threads, object callback):
+    """Allocate the work arrays once and run newton_core (binary if nb == 0)."""
+    cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k
+    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
+    cdef int64_t per = nb if nb > 0 else 1
+    cdef int64_t n_terms = m * per
+    cdef int T_threads = _n_threads(n_threads)
+    cdef int status, n_iter = 0
+    cdef int64_t cg_total = 0
+    cdef int64_t counts[3]
+    if nbeta != nw + nb:
+        raise ValueError(f"beta has {nbeta} entries, expected {nw + nb}")
+    if c.shape[0] != m or (nb == 0 and t.shape[0] != m) or (nb > 0 and codes.shape[0] != m):
+        raise ValueError("labels/costs and rows differ in length")
+    _check_rows(indptr, rows)
+    if nb > 0:
+        if m and (np.asarray(codes).min() < 0 or np.asarray(codes).max() > nb):
+            raise ValueError(f"rank codes must lie in [0, {nb}]")
+        if L.lo > -INFINITY:
+            raise ValueError("ordinal terms take losses without a linear piece")
+    if not (lam > 0 and np.isfinite(lam)):
+        raise ValueError("lam must be > 0")
+    y_arr = np.empty(m, dtype=np.float64)
+    ex_arr = np.empty((6, m + 1), dtype=np.float64)          # xnorm, lin_u, xw, U, tt, ytry
+    term_arr = np.empty((4, max(n_terms, 1)), dtype=np.float64)   # z, cc, q, u
+    dy_arr = np.empty(max(m, 1), dtype=np.float64)
+    wv_arr = np.zeros((6, max(nbeta, 1)), dtype=np.float64)   # beta_bar, r, p, sv, minv, shift
+    idx_arr = np.empty((3, m + 1), dtype=np.int64)           # act_rows, lin_rows, ex_ptr
+    acts_arr = np.empty(max(n_terms, 1), dtype=np.int32)
+    nbp = 2 * n_terms if (L.lo > -INFINITY and L.hi < INFINITY) else n_terms
+    bp_arr = np.empty(2 * max(nbp, 1), dtype=np.float64)     # Breakpoint structs, 16 bytes each
+    trace_arr = np.zeros(max(max_iter, 1), dtype=np.float64)
+    scratch_arr = np.empty(T_threads * nw if T_threads > 1 else 1, dtype=np.float64)
+    cdef double[::1] yv = y_arr, trace = trace_arr, bpv = bp_arr, sv = scratch_arr, dyv = dy_arr
+    cdef double[:, ::1] EX = ex_arr, TM = term_arr, WV = wv_arr
+    cdef int64_t[:, ::1] IDX = idx_arr
+    cdef int32_t[::1] actsv = acts_arr
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
+                          &sv[0] if T_threads > 1 else NULL)
+    cdef void* cb = <void*>callback if callback is not None else NULL
+    cdef const int64_t* rp = &rows[0] if m > 0 else NULL
+    cdef Terms T
+    cdef Work W
+    cdef Params P
+    T.m = m
+    T.nb = nb
+    T.per = per
+    T.t = &t[0] if (nb == 0 and m > 0) else NULL
+    T.code = &codes[0] if (nb > 0 and m > 0) else NULL
+    T.c = &c[0] if m > 0 else NULL
+    T.y = &yv[0] if m > 0 else NULL
+    T.dy = &dyv[0]
+    T.b = &beta[nw] if nb > 0 else NULL
+    T.db = &WV[2, nw] if nb > 0 else NULL       # the step d lives in W.p
+    W.xnorm = &EX[0, 0]
+    W.lin_u = &EX[1, 0]
+    W.xw = &EX[2, 0]
+    W.U = &EX[3, 0]
+    W.tt = &EX[4, 0]
+    W.ytry = &EX[5, 0]
+    W.act_rows = &IDX[0, 0]
+    W.lin_rows = &IDX[1, 0]
+    W.ex_ptr = &IDX[2, 0]
+    W.z = &TM[0, 0]
+    W.cc = &TM[1, 0]
+    W.q = &TM[2, 0]
+    W.u = &TM[3, 0]
+    W.act_s = &actsv[0]
+    W.bp = <Breakpoint*>&bpv[0]
+    W.beta_bar = &WV[0, 0]
+    W.r = &WV[1, 0]
+    W.p = &WV[2, 0]
+    W.sv = &WV[3, 0]
+    W.minv = &WV[4, 0]
+    W.shift = &WV[5, 0]
+    P.eps = eps
+    P.eta = eta
+    P.warm = warm
+    P.heuristic1 = heuristic1
+    P.heuristic2 = heuristic2
+    P.precondition = precondition
+    P.max_iter = max_iter
+    P.cg_max_iter = cg_max_iter
+    with nogil:
+        for k in range(m):
+            W.xnorm[k] = sqrt(sq_norm_row(&X, rp[k]) + (1.0 if nb > 0 else 0.0))
+        matvec(&X, rp, m, &beta[0], T.y)
+        status = newton_core(&X, rp, &T, &L, lam, &beta[0], nbeta, &W, &P, &n_iter, &cg_total,
+                             &trace[0], cb)
+        zone_counts(&L, &T, counts)
+    return dict(status=status, n_iter=n_iter, cg_iter=cg_total,
+                f=float(primal(&L, lam, &beta[0], nbeta, &T)),
+                n_active=int(counts[1]), n_zone0=int(counts[0]), n_zone2=int(counts[2]),
+                trace=trace_arr[:n_iter].copy(), y=y_arr)
+
+
+def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                 int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
+                 const double[::1] c, double lam, double[::1] beta, loss, double eps=1e-6,
+                 bint warm=False, bint heuristic1=True, bint heuristic2=True,
+                 bint precondition=True, double eta=0.0, int max_iter=50,
+                 int cg_max_iter=5000, int n_threads=0, object callback=None):
+    """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
+    updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
+
+    indices must lie in [0, n_features) (the caller validates the CSR buffers);
+    rows, lengths and the loss are checked here.  Returns a dict: status (0 converged,
+    1 iteration cap, 2 no descent), n_iter, cg_iter, f (at the result), n_active
+    (terms in zone 1), n_zone0, n_zone2, trace (f per iteration) and y = X[rows] beta.
+    """
+    return _solve(indptr, indices, data, n_features, bias, rows, t, np.empty(0, np.int32), 0,
+                  c, lam, beta, _loss_from(loss), eps, warm, heuristic1, heuristic2,
+                  precondition, eta, max_iter, cg_max_iter, n_threads, callback)
+
+
+def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                  int64_t n_features, double bias, const int64_t[::1] rows,
+                  const int32_t[::1] codes, int64_t n_thresholds, const double[::1] c,
+                  double lam, double[::1] beta, double eps=1e-6, bint warm=False,
+                  bint heuristic1=True, bint heuristic2=True, bint precondition=True,
+                  double eta=0.0, int max_iter=50, int cg_max_iter=5000, int n_threads=0,
+                  object callback=None):
+    """Minimize eq. 25 with costs, lam/2 ||beta||^2 + 1/2 sum_{k,s} c_k max(0, 1 - t_ks (y_k - b_s))^2,
+    beta = (w, b_1..b_nb) updated in place, codes in [0, nb] (Section 7).  Returns the
+    dict of newton_solve; y = X[rows] w (without thresholds); n_active counts violating
+    (example, threshold) pairs."""
+    if n_thresholds < 1:
+        raise ValueError("an ordinal problem needs at least one threshold")
+    return _solve(indptr, indices, data, n_features, bias, rows, np.empty(0), codes,
+                  n_thresholds, c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm,
+                  heuristic1, heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads,
+                  callback)
 
 
 def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -271,51 +901,133 @@ def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
               bint warm=False, bint heuristic1=True, bint heuristic2=True,
               bint precondition=True, double eta=0.0, int max_iter=50,
               int cg_max_iter=5000, int n_threads=0, object callback=None):
-    """Solve the paper's eq. 2 by L2-SVM-MFN, updating `beta` in place.
+    """Solve the paper's eq. 2 by L2-SVM-MFN, updating `beta` in place: newton_solve with
+    the L2 loss (a, tm, hi, lo) = (1, 1, 1, -inf).  Same returns."""
+    return _solve(indptr, indices, data, n_features, bias, rows, t, np.empty(0, np.int32), 0,
+                  c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm, heuristic1,
+                  heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback)
 
-    Buffers must be validated by the caller (indices in [0, n_features), rows in
-    [0, n_rows), len(t) == len(c) == len(rows), len(beta) == n_features + (bias > 0)).
-    Returns a dict: status (0 converged, 1 iteration cap, 2 no descent),
-    n_iter, cg_iter, f (eq. 2 at the result), n_active, trace (f per iteration),
-    and the margins y = X[rows] beta.
-    """
-    cdef int64_t m = rows.shape[0], nw = beta.shape[0]
+
+def gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+             int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
+             const double[::1] c, double lam, const double[::1] beta, loss, int n_threads=0):
+    """Return (f, grad, dl, y) for the binary objective of newton_solve at beta:
+    f = lam/2 ||beta||^2 + sum_k c_k l(o_k), its gradient lam beta + sum_k c_k l'(o_k) t_k x_k,
+    dl_k = l'(o_k) per unit cost, and y = X[rows] beta (o_k = t_k y_k)."""
+    cdef Loss L = _loss_from(loss)
+    cdef int64_t m = rows.shape[0], nw = beta.shape[0], k
     cdef int T = _n_threads(n_threads)
-    cdef int status, n_iter = 0
-    cdef int64_t cg_total = 0, k, n_active = 0
-    y_arr = np.empty(m, dtype=np.float64)
-    work = np.empty((7, m), dtype=np.float64)
-    wvec = np.empty((5, nw), dtype=np.float64)
-    act = np.empty(m, dtype=np.int64)
-    trace_arr = np.zeros(max(max_iter, 1), dtype=np.float64)
-    bp_arr = np.empty(2 * m, dtype=np.float64)       # m Breakpoint structs (16 bytes each)
+    cdef double lsum = 0.0
+    if nw != n_features + (1 if bias > 0 else 0) or t.shape[0] != m or c.shape[0] != m:
+        raise ValueError("inconsistent lengths")
+    _check_rows(indptr, rows)
     scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
-    cdef double[::1] yv = y_arr, trace = trace_arr, bpv = bp_arr, sv = scratch_arr
-    cdef double[:, ::1] W = work, V = wvec
-    cdef int64_t[::1] actv = act
+    g_arr = np.zeros(nw, dtype=np.float64)
+    dl_arr = np.zeros(m, dtype=np.float64)
+    u_arr = np.zeros(m, dtype=np.float64)
+    y_arr = np.zeros(m, dtype=np.float64)
+    cdef double[::1] sv = scratch_arr, g = g_arr, dl = dl_arr, u = u_arr, y = y_arr
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
-    cdef void* cb = <void*>callback if callback is not None else NULL
-    cdef const int64_t* rp = &rows[0] if m > 0 else NULL
-    cdef const double* tp = &t[0] if m > 0 else NULL
-    cdef const double* cp = &c[0] if m > 0 else NULL
-    cdef double* yp = &yv[0] if m > 0 else NULL
-    cdef double* wp = &W[0, 0] if m > 0 else NULL
     with nogil:
-        for k in range(m):
-            wp[6 * m + k] = sqrt(sq_norm_row(&X, rp[k]))
-        matvec(&X, rp, m, &beta[0], yp)
-        status = mfn_core(&X, rp, m, tp, cp, lam, &beta[0], eps, warm, heuristic1, heuristic2,
-                          precondition, eta, max_iter, cg_max_iter, yp, wp + m, wp + 2 * m, wp + 3 * m, wp + 4 * m,
-                          &actv[0] if m > 0 else NULL, wp + 5 * m, wp, &V[0, 0], &V[1, 0], &V[2, 0],
-                          &V[3, 0], &V[4, 0], wp + 6 * m,
-                          <Breakpoint*>(&bpv[0] if m > 0 else NULL), &n_iter, &cg_total,
-                          &trace[0], cb)
-        for k in range(m):
-            if tp[k] * yp[k] < 1.0:
-                n_active += 1
-    return dict(status=status, n_iter=n_iter, cg_iter=cg_total,
-                f=float(primal(lam, &beta[0], nw, yp, tp, cp, m)), n_active=n_active,
-                trace=trace_arr[:n_iter].copy(), y=y_arr)
+        if m > 0:
+            matvec(&X, &rows[0], m, &beta[0], &y[0])
+            for k in range(m):
+                dl[k] = loss_slope(&L, t[k] * y[k])
+                lsum += c[k] * loss_value(&L, t[k] * y[k])
+                u[k] = c[k] * dl[k] * t[k]
+            rmatvec(&X, &rows[0], m, &u[0], &g[0])
+        for k in range(nw):
+            g[k] += lam * beta[k]
+    f = 0.5 * lam * float(np.dot(beta, beta)) + lsum
+    return f, g_arr, dl_arr, y_arr
+
+
+def ordinal_gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                     int64_t n_features, double bias, const int64_t[::1] rows,
+                     const int32_t[::1] codes, int64_t n_thresholds, const double[::1] c,
+                     double lam, const double[::1] beta, int n_threads=0):
+    """Return (f, grad, y) for eq. 25 with costs at beta = (w, b): f, its gradient with
+    respect to (w, b), and y = X[rows] w."""
+    cdef Loss L = make_loss(1.0, 1.0, 1.0, -INFINITY)
+    cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k, s
+    cdef int64_t nw = n_features + (1 if bias > 0 else 0), nb = n_thresholds
+    cdef int T = _n_threads(n_threads)
+    cdef double lsum = 0.0, v, tk, sl, acc
+    if nb < 1 or nbeta != nw + nb or codes.shape[0] != m or c.shape[0] != m:
+        raise ValueError("inconsistent lengths")
+    _check_rows(indptr, rows)
+    if m and (np.asarray(codes).min() < 0 or np.asarray(codes).max() > nb):
+        raise ValueError(f"rank codes must lie in [0, {nb}]")
+    scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
+    g_arr = np.zeros(nbeta, dtype=np.float64)
+    u_arr = np.zeros(m, dtype=np.float64)
+    y_arr = np.zeros(m, dtype=np.float64)
+    cdef double[::1] sv = scratch_arr, g = g_arr, u = u_arr, y = y_arr
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
+    with nogil:
+        if m > 0:
+            matvec(&X, &rows[0], m, &beta[0], &y[0])
+            for k in range(m):
+                acc = 0.0
+                for s in range(nb):
+                    v = y[k] - beta[nw + s]
+                    tk = 1.0 if codes[k] > s else -1.0
+                    lsum += c[k] * loss_value(&L, tk * v)
+                    sl = c[k] * loss_slope(&L, tk * v) * tk      # d/dv of c l(t v)
+                    acc += sl
+                    g[nw + s] -= sl
+                u[k] = acc
+            rmatvec(&X, &rows[0], m, &u[0], &g[0])
+        for k in range(nbeta):
+            g[k] += lam * beta[k]
+    f = 0.5 * lam * float(np.dot(beta, beta)) + lsum
+    return f, g_arr, y_arr
+
+
+def hinge_certificate(const int64_t[::1] indptr, const int32_t[::1] indices,
+                      const double[::1] data, int64_t n_features, double bias,
+                      const int64_t[::1] rows, const double[::1] t, const double[::1] c, double C,
+                      const double[::1] beta, double tau, int n_threads=0):
+    """Duality-gap certificate of beta for F(w) = 1/2||w||^2 + C sum c_k max(0, xi_k),
+    xi_k = 1 - t_k x_k . beta, from the dual point alpha_k = C c_k H_tau'(xi_k) with
+    H_tau'(xi) = clip((xi + tau) / (2 tau), 0, 1), feasible for the hinge dual
+    (0 <= alpha_k <= C c_k).  With w_alpha = sum alpha_k t_k x_k (one scatter):
+        F = F(beta),  D = sum alpha - 1/2 ||w_alpha||^2 <= F*,
+        gap_grad = 1/2 ||beta - w_alpha||^2,  gap_smooth = sum C c_k max(0, xi_k) - alpha_k xi_k >= 0,
+    and F - D = gap_grad + gap_smooth exactly (beta . w_alpha = sum alpha_k t_k y_k).
+    Returns (F, D, gap_grad, gap_smooth, n_quad = #{|xi_k| < tau}, y = X beta)."""
+    cdef int64_t m = rows.shape[0], nw = beta.shape[0], k, n_quad = 0
+    cdef int T = _n_threads(n_threads)
+    cdef double hinge = 0.0, smooth = 0.0, asum = 0.0, xi, al, h
+    if nw != n_features + (1 if bias > 0 else 0) or t.shape[0] != m or c.shape[0] != m:
+        raise ValueError("inconsistent lengths")
+    if not (tau > 0 and C > 0):
+        raise ValueError("tau and C must be > 0")
+    _check_rows(indptr, rows)
+    scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
+    y_arr = np.zeros(m, dtype=np.float64)
+    u_arr = np.zeros(m, dtype=np.float64)
+    wa_arr = np.zeros(nw, dtype=np.float64)
+    cdef double[::1] sv = scratch_arr, y = y_arr, u = u_arr, wa = wa_arr
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
+    with nogil:
+        if m > 0:
+            matvec(&X, &rows[0], m, &beta[0], &y[0])
+            for k in range(m):
+                xi = 1.0 - t[k] * y[k]
+                h = (xi + tau) / (2.0 * tau)
+                al = C * c[k] * (0.0 if h <= 0.0 else (1.0 if h >= 1.0 else h))
+                if fabs(xi) < tau:
+                    n_quad += 1
+                hinge += c[k] * (xi if xi > 0.0 else 0.0)
+                smooth += C * c[k] * (xi if xi > 0.0 else 0.0) - al * xi
+                asum += al
+                u[k] = al * t[k]
+            rmatvec(&X, &rows[0], m, &u[0], &wa[0])
+    resid = np.asarray(beta) - wa_arr
+    F = 0.5 * float(np.dot(beta, beta)) + C * hinge
+    D = asum - 0.5 * float(wa_arr @ wa_arr)
+    return F, D, 0.5 * float(resid @ resid), max(smooth, 0.0), int(n_quad), y_arr
 
 
 def mfn_dual_kkt(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -333,6 +1045,9 @@ def mfn_dual_kkt(const int64_t[::1] indptr, const int32_t[::1] indices, const do
     cdef int64_t nw = n_features + (1 if bias > 0 else 0)
     if m == 0:
         return 0.0
+    if t.shape[0] != m or c.shape[0] != m or y.shape[0] != m:
+        raise ValueError("inconsistent lengths")
+    _check_rows(indptr, rows)
     scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
     cdef double[::1] sv = scratch_arr
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
@@ -360,17 +1075,102 @@ def mfn_dual_kkt(const int64_t[::1] indptr, const int32_t[::1] indices, const do
     return viol
 
 
+# ------------------------------------------------------------------ entries for tests
+
+def loss_eval(loss, const double[::1] o):
+    """(l(o), l'(o)) per unit cost, elementwise, from the kernels' own loss functions."""
+    cdef Loss L = _loss_from(loss)
+    cdef int64_t n = o.shape[0], k
+    val_arr = np.empty(n)
+    der_arr = np.empty(n)
+    cdef double[::1] val = val_arr, der = der_arr
+    for k in range(n):
+        val[k] = loss_value(&L, o[k])
+        der[k] = loss_slope(&L, o[k])
+    return val_arr, der_arr
+
+
+def loss_mismatch(loss, const int32_t[::1] zones, const double[::1] o):
+    """The consistency test's per-term measure |l'(o) - l'_zone(o)| (0 within 1e-8 of the
+    zone), elementwise, for terms assumed in `zones` (0, 1, 2) and now at margin o."""
+    cdef Loss L = _loss_from(loss)
+    cdef int64_t n = o.shape[0], k
+    if zones.shape[0] != n:
+        raise ValueError("inconsistent lengths")
+    if n and (np.asarray(zones).min() < 0 or np.asarray(zones).max() > 2):
+        raise ValueError("zones must be 0, 1 or 2")
+    out_arr = np.empty(n)
+    cdef double[::1] out = out_arr
+    for k in range(n):
+        out[k] = mismatch_term(&L, zones[k], o[k])
+    return out_arr
+
+
+def loss_line_search(double lam, const double[::1] beta, const double[::1] d, const double[::1] y,
+                     const double[::1] dy, const double[::1] t, const double[::1] c, loss):
+    """argmin over delta >= 0 of lam/2 ||beta + delta d||^2 + sum_k c_k l(t_k (y_k + delta dy_k))
+    by the kernels' exact line search (binary terms)."""
+    cdef Loss L = _loss_from(loss)
+    cdef int64_t m = y.shape[0]
+    if d.shape[0] != beta.shape[0] or dy.shape[0] != m or t.shape[0] != m or c.shape[0] != m:
+        raise ValueError("inconsistent lengths")
+    bp_arr = np.empty(4 * m + 2, dtype=np.float64)
+    y_arr = np.array(y, dtype=np.float64)
+    dy_arr = np.array(dy, dtype=np.float64)
+    cdef double[::1] bpv = bp_arr, yv = y_arr, dyv = dy_arr
+    cdef Terms T
+    T.m = m
+    T.nb = 0
+    T.per = 1
+    T.t = &t[0]
+    T.code = NULL
+    T.c = &c[0]
+    T.y = &yv[0]
+    T.dy = &dyv[0]
+    T.b = NULL
+    T.db = NULL
+    return exact_line_search(&L, lam, &beta[0], &d[0], beta.shape[0], &T, <Breakpoint*>&bpv[0])
+
+
+def ordinal_line_search(double lam, const double[::1] beta, const double[::1] d,
+                        const double[::1] y, const double[::1] dy, const int32_t[::1] codes,
+                        const double[::1] c, int64_t n_thresholds):
+    """argmin over delta >= 0 of eq. 25 on the ray beta + delta d, beta = (w, b), given the
+    example scores y = X w and their steps dy = X d_w (the kernels' ordinal line search)."""
+    cdef Loss L = make_loss(1.0, 1.0, 1.0, -INFINITY)
+    cdef int64_t m = y.shape[0], nbeta = beta.shape[0]
+    if (d.shape[0] != nbeta or dy.shape[0] != m or codes.shape[0] != m or c.shape[0] != m
+            or n_thresholds < 1 or nbeta <= n_thresholds):
+        raise ValueError("inconsistent lengths")
+    if m and (np.asarray(codes).min() < 0 or np.asarray(codes).max() > n_thresholds):
+        raise ValueError("rank codes out of range")
+    bp_arr = np.empty(2 * m * n_thresholds + 2, dtype=np.float64)
+    y_arr = np.array(y, dtype=np.float64)
+    dy_arr = np.array(dy, dtype=np.float64)
+    cdef double[::1] bpv = bp_arr, yv = y_arr, dyv = dy_arr
+    cdef int64_t nw = nbeta - n_thresholds
+    cdef Terms T
+    T.m = m
+    T.nb = n_thresholds
+    T.per = n_thresholds
+    T.t = NULL
+    T.code = &codes[0]
+    T.c = &c[0]
+    T.y = &yv[0]
+    T.dy = &dyv[0]
+    T.b = &beta[nw]
+    T.db = &d[nw]
+    return exact_line_search(&L, lam, &beta[0], &d[0], nbeta, &T, <Breakpoint*>&bpv[0])
+
+
 def line_search(double lam, const double[::1] beta, const double[::1] beta_bar,
                 const double[::1] y, const double[::1] ybar, const double[::1] t,
                 const double[::1] c):
-    """Python entry to exact_line_search (for tests): argmin over delta >= 0 of
+    """Python entry to the L2-SVM line search (for tests): argmin over delta >= 0 of
     f(beta + delta (beta_bar - beta)) given the margins y = X beta, ybar = X beta_bar."""
     cdef int64_t m = y.shape[0]
     if beta.shape[0] != beta_bar.shape[0] or ybar.shape[0] != m or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
     d = np.asarray(beta_bar) - np.asarray(beta)
     dy = np.asarray(ybar) - np.asarray(y)
-    bp_arr = np.empty(2 * m + 2, dtype=np.float64)
-    cdef double[::1] bpv = bp_arr, dv = d, dyv = dy
-    return exact_line_search(lam, &beta[0], &dv[0], beta.shape[0], &y[0], &dyv[0],
-                             &t[0], &c[0], m, <Breakpoint*>&bpv[0])
+    return loss_line_search(lam, beta, d, y, dy, t, c, (1.0, 1.0, 1.0, -INFINITY))

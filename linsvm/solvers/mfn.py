@@ -20,6 +20,13 @@ heuristic 2: along a 13-value C path on w8a that cut the CGLS iterations from
 5991 to 3776 at the same answer.  The
 maximum dual KKT violation of Section 4.7 is always reported; with `kkt_tol`
 the solve continues with eps / 10 until it holds.
+
+The compiled driver is shared by the whole family (csrc/_mfn.pyx: one Newton
+loop over a piecewise quadratic loss given as (a, tm, hi, lo)); this module
+holds its Python side for binary terms, `run_newton` and `subset_seed`, which
+linsvm/solvers/mfn_family.py (ls, mfn-huber, mfn-l1, mfn-ord) uses too.  mfn
+is the loss L2_LOSS, and its iterates are the same, bit for bit, as before the
+family was added.
 """
 from __future__ import annotations
 
@@ -33,20 +40,42 @@ from . import Option, SolverInfo, register
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)"}
 
+# Losses of the finite Newton family as the core takes them, (a, tm, hi, lo): zone 1
+# (a/2 (tm - o)^2) for lo < o < hi, 0 above hi, linear below lo (csrc/_mfn.pyx).
+L2_LOSS = (1.0, 1.0, 1.0, -math.inf)
 
-def _solve(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log):
-    """One call of the compiled MFN core, with progress lines sent to `log`."""
+
+def run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn"):
+    """One call of the compiled finite Newton driver for binary terms with `loss`,
+    updating beta in place, with progress lines ("NAME iter ...", objective in
+    linsvm's scaling f / lam) sent to `log`.  opts: the MFN_OPTIONS values
+    (absent heuristics count as off)."""
     callback = None
     if log is not None:
         def callback(it, f, n_active, cg_it):
-            log(f"mfn iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
-    return _mfn.mfn_solve(
-        X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost, lam, beta,
-        eps=eps, warm=warm, heuristic1=opts["heuristic1"], heuristic2=opts["heuristic2"],
-        precondition=opts["precondition"], eta=opts["forcing"],
-        max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
+            log(f"{name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
+    return _mfn.newton_solve(
+        X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost, lam, beta, loss,
+        eps=eps, warm=warm, heuristic1=opts.get("heuristic1", False),
+        heuristic2=opts.get("heuristic2", False), precondition=opts["precondition"],
+        eta=opts.get("forcing", 0.0), max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
         n_threads=opts["n_threads"], callback=callback,
     )
+
+
+def subset_seed(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, seed, loss=L2_LOSS,
+                name="mfn"):
+    """Heuristic 3 (Section 4.6): solve on a random fraction opts["subset"] of the
+    examples to seed the full solve.  Updates beta; returns (warm, n_iter, cg_iter)."""
+    frac = opts.get("subset", 0.0)
+    if not (0.0 < frac < 1.0 and rows.shape[0] > 1):
+        return warm, 0, 0
+    rng = np.random.default_rng(seed)
+    size = max(1, int(math.ceil(frac * rows.shape[0])))
+    pick = np.sort(rng.choice(rows.shape[0], size=size, replace=False))
+    st = run_newton(X, rows[pick], t[pick], cost[pick], lam, bias, beta, eps, warm, opts, log,
+                    loss, name)
+    return True, st["n_iter"], st["cg_iter"]
 
 
 def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
@@ -63,23 +92,13 @@ def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
     nw = X.n_features + (1 if bias > 0 else 0)
     beta = np.zeros(nw) if beta0 is None else np.array(beta0, dtype=np.float64, copy=True)
     warm = beta0 is not None
-    n_iter = cg_iter = 0
     trace = []
-
-    frac = opts["subset"]
-    if 0.0 < frac < 1.0 and rows.shape[0] > 1:
-        # Heuristic 3: solve on a random subset, then seed the full problem with it.
-        rng = np.random.default_rng(seed)
-        size = max(1, int(math.ceil(frac * rows.shape[0])))
-        pick = np.sort(rng.choice(rows.shape[0], size=size, replace=False))
-        st = _solve(X, rows[pick], t[pick], cost[pick], lam, bias, beta, tol, warm, opts, log)
-        n_iter += st["n_iter"]
-        cg_iter += st["cg_iter"]
-        warm = True
+    # Heuristic 3: solve on a random subset, then seed the full problem with it.
+    warm, n_iter, cg_iter = subset_seed(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log, seed)
 
     eps = tol
     while True:
-        st = _solve(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log)
+        st = run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log)
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
         trace.extend(st["trace"] / lam)
@@ -122,7 +141,7 @@ MFN_OPTIONS = {
     "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),
     "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step (Appendix A: 5000)", 1),
     "kkt_tol": Option(float, None, "continue with smaller eps until the dual KKT violation (Sec. 4.7) is below this", 1e-300),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 2M non-zeros, else 1)", 0, 1024),
+    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M non-zeros, else 1)", 0, 1024),
 }
 
 register(SolverInfo(

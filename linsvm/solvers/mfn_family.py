@@ -1,0 +1,432 @@
+"""The rest of the modified finite Newton family (Keerthi & DeCoste, JMLR 2005).
+
+Four solvers on the Newton driver of `mfn` (csrc/_mfn.pyx: CGLS on the terms in
+the least-squares zone, exact line search over the knees of a piecewise
+quadratic loss); each only chooses the loss, the scaling and the stopping rule.
+In linsvm's scaling (DESIGN.md; x includes the bias feature, value -B, whose
+weight is regularized; c_i = class weight x sample weight):
+
+ls         F(w) = 1/2||w||^2 + C sum_i c_i (1 - y_i w.x_i)^2.  LS-SVM solved by CGLS
+           with every example active: the paper's LS-SVM-CG (Section 4.3).  Paper
+           form eq. 2 with I = all, lam = 1/(2C) ("as mfn"), F = f / lam.  One
+           least-squares solve; -e is the eq. 13 tolerance.
+mfn-huber  F(w) = 1/2||w||^2 + 2C sum_i c_i L_h(1 - y_i w.x_i), L_h the modified Huber
+           loss of eq. 21 (0 for xi <= 0, xi^2/2 for 0 < xi < 2, 2(xi - 1) beyond).
+           Index sets I0, I1, I2 of Section 6; each Newton step is the shifted
+           least-squares problem of eq. 22-23 (CGLS on I1 in beta - q,
+           q = (1/lam) sum_{I2} c_i 2 y_i x_i); the exact line search tracks
+           crossings between all three sets.  lam = 1/(2C), F = f / lam.
+           Heuristics 1-3 and -e as for mfn.
+mfn-l1     F(w) = 1/2||w||^2 + C sum_i c_i max(0, 1 - y_i w.x_i) (LIBLINEAR -s 3).
+           Section 6's continuation: stage j minimizes the smoothed objective with
+           H_tau(xi) = tau/2 L_h(xi/tau + 1) (0 below -tau, (xi + tau)^2/(4 tau) on
+           |xi| < tau, xi above tau; H_tau - max(0, xi) lies in [0, tau/4]),
+           seeded by the stage before.  lam = 1/C (C_paper = C).  The stopping rule
+           is a duality gap: with alpha_i = C c_i H_tau'(xi_i) in [0, C c_i] (a
+           feasible point of the hinge-loss dual) and w_alpha = sum alpha_i y_i x_i,
+               D(alpha) = sum alpha_i - 1/2 ||w_alpha||^2 <= F* <= F(w),
+               G = F(w) - D(alpha) = 1/2 ||w - w_alpha||^2 + sum_i [C c_i max(0, xi_i) - alpha_i xi_i];
+           the first part is the smoothed problem's gradient (inexact stage
+           solve), the second its smoothing (each term <= C c_i tau / 8, only for
+           |xi_i| < tau).  The solver returns the stage end point of lowest F and
+           stops when F_min - D_max <= e D_max (D_max the best dual value met), so
+           the returned w satisfies (F(w) - F*) / F* <= e.  Otherwise it shrinks
+           tau where the smoothing part is too big and tightens the CGLS tolerance
+           where the gradient part is; when double precision cannot go further
+           (badly scaled data) it stops with a warning and the gap it did certify
+           (see fit_l1).
+mfn-ord    F(w, b) = 1/2(||w||^2 + ||b||^2) + C sum_{s=1}^{p-1} sum_i c_i max(0, 1 - z_is (w.x_i - b_s))^2,
+           z_is = -1 if rank(i) <= s else +1: Chu & Keerthi's implicit thresholds
+           with squared violations, eq. 25 with lam = 1/(2C) ("as mfn").  Newton
+           steps solve eq. 26 by CGLS over the violating (example, threshold)
+           pairs; the exact line search runs over up to (p-1) m breakpoints.
+           Thresholds are regularized (eq. 25) and, by Chu & Keerthi's swap
+           argument (which still holds with that regularization and with costs),
+           ordered at the optimum; a tiny inversion left by the tolerance is
+           removed by sorting, which never increases F, and reported.  Work space:
+           about 52 bytes per (example, threshold) pair (CGLS vectors over the
+           pairs and the breakpoints), allocated once per solve.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _mfn
+from ..errors import ParameterError
+from ..problem import resolve_threads
+from . import Option, SolverInfo, register
+from .mfn import MFN_OPTIONS, _STATUS, run_newton, subset_seed
+
+LS_LOSS = (1.0, 1.0, math.inf, -math.inf)          # (a, tm, hi, lo): zone 1 everywhere
+HUBER_LOSS = (1.0, 1.0, 1.0, -1.0)                 # eq. 21 in the margin o = 1 - xi
+
+
+def smoothed_hinge(tau):
+    """Core loss (a, tm, hi, lo) of H_tau(1 - o) = tau/2 L_h((1 - o)/tau + 1).  tau should
+    be a power of two: then 1 +- tau, a and the slope a (tm - lo) = 1 are exact."""
+    return (0.5 / tau, 1.0 + tau, 1.0 + tau, 1.0 - tau)
+
+
+def _power_of_two_at_most(x):
+    return 2.0 ** math.floor(math.log2(x))
+
+
+TAU_MIN = 2.0 ** -45                     # 1 +- tau still exact in double
+
+
+def _start(X, bias, beta0, extra=0):
+    nw = X.n_features + (1 if bias > 0 else 0)
+    if beta0 is None:
+        return np.zeros(nw + extra), False
+    return np.array(beta0, dtype=np.float64, copy=True), True
+
+
+def _cap_warning(name, opts):
+    return (f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) before the "
+            "active set settled; the model may be inaccurate: raise --max-iter or loosen -e")
+
+
+def _binary_stats(name, X, rows, t, cost, lam, bias, beta, loss, st, n_iter, cg_iter, trace, opts):
+    """Statistics in linsvm's scaling (F = f / lam), with the gradient norm at the result."""
+    f, g, _, _ = _mfn.gradient(X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost,
+                               lam, beta, loss, n_threads=opts["n_threads"])
+    stats = {
+        "objective": f / lam,
+        "n_iter": n_iter,
+        "cg_iter": cg_iter,
+        "n_active": st["n_active"],
+        "grad_norm": float(np.linalg.norm(g)) / lam,
+        "status": _STATUS[st["status"]],
+        "trace": trace,
+    }
+    if st["status"] == 1:
+        stats["warning"] = _cap_warning(name, opts)
+    return stats
+
+
+# ---------------------------------------------------------------------------- ls
+
+def fit_ls(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+    """LS-SVM by CGLS with all examples active (LS-SVM-CG, Section 4.3).
+
+    Minimizes 1/2||w||^2 + C sum c_i (1 - y_i w.x_i)^2, i.e. the normal equations
+    (lam I + X'CX) beta = X'C y with lam = 1/(2C), by (preconditioned) CGLS to
+    the eq. 13 tolerance -e, seeded at beta0 when given.  One Newton step
+    suffices (no index set to change); more happen only if --cg-max-iter cuts
+    CGLS short.  Returns (beta, stats); stats include grad_norm = ||grad F||.
+    """
+    lam = 1.0 / (2.0 * C)
+    opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
+    beta, warm = _start(X, bias, beta0)
+    st = run_newton(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log, LS_LOSS, "ls")
+    return beta, _binary_stats("ls", X, rows, t, cost, lam, bias, beta, LS_LOSS, st, st["n_iter"],
+                               st["cg_iter"], list(st["trace"] / lam), opts)
+
+
+# ---------------------------------------------------------------------------- mfn-huber
+
+def fit_huber(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+    """Modified Huber loss by the finite Newton method (Section 6, eq. 21-23).
+
+    Minimizes 1/2||w||^2 + 2C sum c_i L_h(1 - y_i w.x_i) = f / lam with
+    lam = 1/(2C), f the paper's eq. 19 with L = L_h.  Same heuristics and -e as
+    mfn.  Returns (beta, stats); stats include n_active = |I1|, n_linear = |I2|
+    and grad_norm = ||grad F|| at the result.
+    """
+    lam = 1.0 / (2.0 * C)
+    opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
+    beta, warm = _start(X, bias, beta0)
+    warm, n_iter, cg_iter = subset_seed(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log,
+                                        seed, HUBER_LOSS, "mfn-huber")
+    st = run_newton(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log, HUBER_LOSS, "mfn-huber")
+    stats = _binary_stats("mfn-huber", X, rows, t, cost, lam, bias, beta, HUBER_LOSS, st,
+                          n_iter + st["n_iter"], cg_iter + st["cg_iter"], list(st["trace"] / lam),
+                          opts)
+    stats["n_linear"] = st["n_zone2"]
+    return beta, stats
+
+
+# ---------------------------------------------------------------------------- mfn-l1
+
+def hinge_certificate(X, rows, t, cost, C, bias, beta, tau, n_threads=1):
+    """Duality-gap certificate of w = beta for the hinge-loss objective, from the dual
+    point alpha_i = C c_i H_tau'(xi_i) (module docstring; computed by _mfn.hinge_certificate).
+
+    Returns a dict: F (hinge objective at beta), D (dual value, <= F*), gap_grad
+    (1/2||beta - w_alpha||^2), gap_smooth (sum C c_i max(0, xi_i) - alpha_i xi_i),
+    gap = gap_grad + gap_smooth (= F - D), n_quad (|xi_i| < tau), y = X beta.
+    """
+    F, D, gg, gs, nq, y = _mfn.hinge_certificate(X.indptr, X.indices, X.data, X.n_features, bias,
+                                                 rows, t, cost, C, beta, tau, n_threads=n_threads)
+    return {"F": F, "D": D, "gap_grad": gg, "gap_smooth": gs, "gap": gg + gs, "n_quad": nq, "y": y}
+
+
+class _Best:
+    """The certificate over all points seen: the lowest hinge objective F_min (and its
+    beta) and the highest dual value D_max.  Every D is a lower bound on F*, so
+    (F_min - D_max)/D_max bounds the relative gap of the returned point."""
+
+    def __init__(self):
+        self.F, self.beta, self.D, self.cert = math.inf, None, -math.inf, None
+
+    def update(self, cert, beta, tol):
+        """Fold in a certificate at beta; return True if it moved F_min or D_max by more
+        than a tenth of the tolerance."""
+        scale = 0.1 * tol * max(abs(self.D), abs(cert["D"]), 1e-300)
+        moved = cert["F"] < self.F - scale or cert["D"] > self.D + scale
+        if cert["F"] < self.F:
+            self.F, self.beta, self.cert = cert["F"], beta.copy(), cert
+        self.D = max(self.D, cert["D"])
+        return moved
+
+    def gap(self):
+        return (self.F - self.D) / self.D if self.D > 0 else math.inf
+
+    def certified(self, tol):
+        return self.D > 0 and self.F - self.D <= tol * self.D
+
+
+def fit_l1(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+    """L1-loss (hinge) SVM by Huber continuation (Section 6), with a certified gap.
+
+    Stage j minimizes F_tau(w) = 1/2||w||^2 + C sum c_i H_tau(xi_i) by the
+    finite Newton driver (paper scaling lam = 1/C, loss tau/2 L_h(xi/tau + 1)),
+    seeded by stage j - 1.  After each stage the duality gap G = F(w) - D(alpha)
+    of hinge_certificate is split into its gradient part (stage solved
+    inexactly) and its smoothing part (tau too large).  The returned w is the
+    point of lowest hinge objective F_min met at a stage end; D_max, the best dual
+    value met, is a lower bound on F*:
+
+    * stop when F_min - D_max <= tol * D_max: then (F(w) - F*)/F* <= tol;
+    * if the gradient part exceeds tol*D/2, the CGLS tolerance is divided by 100;
+    * if the smoothing part exceeds tol*D/2, tau shrinks by the factor
+      tol*D/(4 smoothing part) clipped to [1/8, 1/2] and rounded down to a power
+      of two (the smoothing part falls at least in proportion to tau: it is
+      <= C tau/8 sum_{|xi|<tau} c_i);
+    * stop with a warning after two stages in a row that move neither F_min nor
+      D_max by a tenth of the tolerance once the CGLS tolerance is at its floor
+      1e-12 (double precision cannot certify more:
+      seen on badly scaled data such as the unscaled Australian set, whose
+      features reach 1e5), or at --max-stages.
+
+    tau stays a power of two (--tau0 is rounded down to one), so that the
+    smoothed loss is exactly C^1 in floating point (csrc/_mfn.pyx, make_loss).
+    The paper's schedule tau_j = 2^-j is the case of factor 1/2 from tau0 = 1;
+    linsvm starts at --tau0 (default 1/4) and lets the certificate choose the
+    factor (1/2, 1/4 or 1/8).  A warm start first evaluates the certificate at
+    beta0 for tau0 4^-k, k = 0..6 (and the previous solve's final tau, from
+    `state`), and starts from the tau with the smallest gap, returning at once
+    if it is certified.
+    """
+    lam = 1.0 / C
+    opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
+    beta, warm = _start(X, bias, beta0)
+    nt = opts["n_threads"]
+    tau = _power_of_two_at_most(float(opts["tau0"]))
+    cg_eps = float(opts["cg_tol"])
+    n_iter = cg_iter = stages = stalled = 0
+    last_tau = tau
+    trace = []
+    best = _Best()
+    if warm:
+        ladder = [tau * 4.0 ** -k for k in range(7)]
+        if isinstance(state, dict) and state.get("tau", 0) > 0:
+            ladder.append(_power_of_two_at_most(float(state["tau"])))
+        pick = None
+        for cand in ladder:
+            cert = hinge_certificate(X, rows, t, cost, C, bias, beta, cand, nt)
+            best.update(cert, beta, tol)
+            score = cert["gap"] / cert["D"] if cert["D"] > 0 else math.inf
+            if pick is None or score < pick[0]:
+                pick = (score, cand)
+        tau = pick[1]
+        if log is not None:
+            log(f"mfn-l1 warm start: relative gap {best.gap():.3g}, starting at tau {tau:.3g}")
+    status = "converged (certified)"
+    newton_cap = False
+    while not best.certified(tol):
+        if stages >= opts["max_stages"] or tau < TAU_MIN:
+            status = "stage cap"
+            break
+        if stalled >= 2:
+            status = "stalled"
+            break
+        stages += 1
+        loss = smoothed_hinge(tau)
+        st = run_newton(X, rows, t, cost, lam, bias, beta, cg_eps, warm, opts, log, loss,
+                        f"mfn-l1 tau={tau:.3g}")
+        warm = True
+        n_iter += st["n_iter"]
+        cg_iter += st["cg_iter"]
+        newton_cap |= st["status"] == 1
+        trace.extend(st["trace"] / lam)
+        cert = hinge_certificate(X, rows, t, cost, C, bias, beta, tau, nt)
+        progress = best.update(cert, beta, tol)
+        last_tau = tau
+        if log is not None:
+            log(f"mfn-l1 stage {stages}: tau {tau:.3g}  objective {cert['F']:.10g}  dual {cert['D']:.10g}  "
+                f"relative gap {best.gap():.3g}  (this stage: gradient part {cert['gap_grad']:.3g}, "
+                f"smoothing part {cert['gap_smooth']:.3g}; {st['n_iter']} Newton, {st['cg_iter']} "
+                f"CGLS iterations, {_STATUS[st['status']]})")
+        target = tol * max(best.D, 0.0)
+        moved = False
+        if cert["gap_grad"] > 0.5 * target and cg_eps > 1e-12:
+            cg_eps = max(cg_eps * 1e-2, 1e-12)
+            moved = True
+        if cert["gap_smooth"] > 0.5 * target or not moved:
+            factor = 0.25 * target / cert["gap_smooth"] if cert["gap_smooth"] > 0 else 0.5
+            tau *= _power_of_two_at_most(min(0.5, max(0.125, factor)))
+        stalled = 0 if progress or moved else stalled + 1
+    if best.beta is not None:
+        beta = best.beta
+    stats = {
+        "objective": best.F,
+        "n_iter": n_iter,
+        "cg_iter": cg_iter,
+        "n_active": best.cert["n_quad"] if best.cert else 0,
+        "stages": stages,
+        "tau": last_tau,
+        "cg_tol_final": cg_eps,
+        "dual_objective": best.D,
+        "duality_gap": best.gap(),
+        "status": status,
+        "trace": trace,
+        "_state": {"tau": last_tau},
+    }
+    if status != "converged (certified)":
+        why = ("double precision cannot certify more on this data (badly scaled features? scale "
+               "them)" if status == "stalled" else "raise --max-stages")
+        stats["warning"] = (f"mfn-l1 stopped after {stages} stages ({status}) with relative duality gap "
+                            f"{stats['duality_gap']:.3g} > -e {tol:g}: {why}")
+    elif newton_cap:
+        stats["newton_cap_hit"] = True
+    return beta, stats
+
+
+# ---------------------------------------------------------------------------- mfn-ord
+
+def fit_ord(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log, qid=None, state=None,
+            **opts):
+    """Ordinal regression with implicit thresholds (Chu & Keerthi; Section 7, eq. 25-26).
+
+    Minimizes 1/2(||w||^2 + ||b||^2) + C sum_s sum_i c_i max(0, 1 - z_is (w.x_i - b_s))^2
+    = f / lam, lam = 1/(2C).  codes: rank index 0..n_levels-1 per example; start:
+    (w0, thresholds0) or None.  Returns (w, thresholds ascending, stats); stats
+    include n_active (violating example-threshold pairs), grad_norm = ||grad F||
+    and threshold_inversion (max b_s - b_{s+1} before sorting; 0 when ordered).
+    qid is not used (eq. 25 has no queries).
+    """
+    lam = 1.0 / (2.0 * C)
+    opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
+    nb = int(n_levels) - 1
+    nw = X.n_features + (1 if bias > 0 else 0)
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    if start is None:
+        beta, warm = np.zeros(nw + nb), False
+    else:
+        w0, b0 = start
+        beta = np.concatenate([np.asarray(w0, dtype=np.float64).reshape(-1),
+                               np.asarray(b0, dtype=np.float64).reshape(-1)])
+        if beta.shape[0] != nw + nb:
+            raise ParameterError(f"warm start has {beta.shape[0]} values, expected {nw + nb}")
+        warm = True
+    callback = None
+    if log is not None:
+        def callback(it, f, n_active, cg_it):
+            log(f"mfn-ord iter {it:3d}  objective {f / lam:.10g}  active pairs {n_active}  cg {cg_it}")
+    st = _mfn.ordinal_solve(X.indptr, X.indices, X.data, X.n_features, bias, rows, codes, nb, cost,
+                            lam, beta, eps=tol, warm=warm, heuristic1=opts["heuristic1"],
+                            heuristic2=opts["heuristic2"], precondition=opts["precondition"],
+                            eta=opts["forcing"], max_iter=opts["max_iter"],
+                            cg_max_iter=opts["cg_max_iter"], n_threads=opts["n_threads"],
+                            callback=callback)
+    thresholds = beta[nw:].copy()
+    inversion = float(max(0.0, np.max(thresholds[:-1] - thresholds[1:]))) if nb > 1 else 0.0
+    if inversion > 0:
+        beta[nw:] = np.sort(thresholds)        # never increases F (swap argument)
+    f, g, _ = _mfn.ordinal_gradient(X.indptr, X.indices, X.data, X.n_features, bias, rows, codes,
+                                    nb, cost, lam, beta, n_threads=opts["n_threads"])
+    stats = {
+        "objective": f / lam,
+        "n_iter": st["n_iter"],
+        "cg_iter": st["cg_iter"],
+        "n_active": st["n_active"],
+        "grad_norm": float(np.linalg.norm(g)) / lam,
+        "threshold_inversion": inversion,
+        "status": _STATUS[st["status"]],
+        "trace": list(st["trace"] / lam),
+    }
+    if st["status"] == 1:
+        stats["warning"] = _cap_warning("mfn-ord", opts)
+    elif qid is not None:
+        stats["warning"] = "mfn-ord ignores query ids (eq. 25 has no queries)"
+    return beta[:nw].copy(), beta[nw:].copy(), stats
+
+
+# ---------------------------------------------------------------------------- registry
+
+def _pick(*names):
+    return {k: MFN_OPTIONS[k] for k in names}
+
+
+register(SolverInfo(
+    name="ls",
+    kind="binary",
+    objective="1/2||w||^2 + C sum_i (1 - y_i w.x_i)^2   (LS-SVM, all examples active)",
+    default_tol=1e-6,
+    tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
+    paper="Keerthi & DeCoste 2005, Section 4.3 (LS-SVM-CG)",
+    fit=fit_ls,
+    options=_pick("precondition", "max_iter", "cg_max_iter", "n_threads"),
+    loss="ls",
+))
+
+register(SolverInfo(
+    name="mfn-huber",
+    kind="binary",
+    objective="1/2||w||^2 + 2C sum_i L_h(1 - y_i w.x_i), L_h the modified Huber loss (eq. 21)",
+    default_tol=1e-6,
+    tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
+    paper="Keerthi & DeCoste 2005, Section 6 (eq. 21-23)",
+    fit=fit_huber,
+    options=_pick("heuristic1", "heuristic2", "precondition", "forcing", "subset", "max_iter",
+                  "cg_max_iter", "n_threads"),
+    loss="huber",
+))
+
+register(SolverInfo(
+    name="mfn-l1",
+    kind="binary",
+    objective="1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i)   (L1-SVM, as LIBLINEAR -s 3)",
+    default_tol=1e-3,
+    tol_meaning=("certified relative objective gap: stops when the duality gap G = F(w) - D(alpha) "
+                 "<= eps D(alpha), so (F(w) - F*)/F* <= eps"),
+    paper="Keerthi & DeCoste 2005, Section 6 (Huber continuation)",
+    fit=fit_l1,
+    options=dict(
+        _pick("heuristic1", "precondition", "forcing", "max_iter", "cg_max_iter", "n_threads"),
+        tau0=Option(float, 0.25, "mfn-l1: smoothing width of the first continuation stage "
+                                 "(the paper's tau_0 = 1)", 1e-12, 1e6),
+        cg_tol=Option(float, 1e-2, "mfn-l1: eq. 13 tolerance of the stage solves (divided by 100 "
+                                   "when the certificate shows the stage solve is too loose)",
+                      1e-12, 0.5),
+        max_stages=Option(int, 40, "mfn-l1: cap on continuation stages", 1),
+    ),
+    loss="l1",
+))
+
+register(SolverInfo(
+    name="mfn-ord",
+    kind="ordinal",
+    objective=("1/2(||w||^2 + ||b||^2) + C sum_s sum_i max(0, 1 - z_is (w.x_i - b_s))^2, "
+               "z_is = -1 if rank_i <= s else +1   (implicit thresholds, eq. 25)"),
+    default_tol=1e-6,
+    tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
+    paper="Keerthi & DeCoste 2005, Section 7 (Chu & Keerthi implicit thresholds)",
+    fit=fit_ord,
+    options=_pick("heuristic1", "heuristic2", "precondition", "forcing", "max_iter",
+                  "cg_max_iter", "n_threads"),
+    loss="l2",
+))
