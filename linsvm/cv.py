@@ -134,8 +134,7 @@ def _score(model, X_test, y_test, metric, qid_test):
     if metric == "roc":
         return metrics.roc_area(y_test == model.classes_[0], scores)
     if metric == "mae":
-        return float(np.mean(np.abs(np.searchsorted(model.classes_, pred) -
-                                    np.searchsorted(model.classes_, y_test))))
+        return metrics.rank_mae(model.classes_, y_test, pred)
     return metrics.pairwise_accuracy(y_test, scores, qid_test)
 
 

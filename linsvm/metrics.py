@@ -118,6 +118,25 @@ def _query_masks(qid):
         yield qid == q
 
 
+def rank_mae(classes, y_true, y_pred):
+    """Mean absolute error in rank positions (the ranks as consecutive integers,
+    Chu & Keerthi's convention): a label equal to the r-th rank is r; a label
+    between two ranks is placed between their positions by linear interpolation
+    (beyond the ends, one position per gap to the nearest rank's neighbour)."""
+    classes = np.asarray(classes, dtype=np.float64)
+    pos = np.arange(classes.shape[0], dtype=np.float64)
+
+    def position(v):
+        v = np.asarray(v, dtype=np.float64)
+        p = np.interp(v, classes, pos)
+        if classes.shape[0] > 1:
+            lo_gap, hi_gap = classes[1] - classes[0], classes[-1] - classes[-2]
+            p = np.where(v < classes[0], (v - classes[0]) / lo_gap, p)
+            p = np.where(v > classes[-1], pos[-1] + (v - classes[-1]) / hi_gap, p)
+        return p
+    return float(np.mean(np.abs(position(y_pred) - position(y_true))))
+
+
 def report(kind, classes, y_true, y_pred, scores, qid=None):
     """The measures that apply to a model of `kind` ("binary", "multiclass",
     "ordinal"), as an ordered dict name -> value; classes are the model's labels
@@ -130,8 +149,7 @@ def report(kind, classes, y_true, y_pred, scores, qid=None):
         out["prbep"] = prbep(y_true == pos, scores)
         out["roc_area"] = roc_area(y_true == pos, scores)
     elif kind == "ordinal":
-        out["mae"] = float(np.mean(np.abs(np.searchsorted(classes, y_pred) - np.searchsorted(classes, y_true)))) \
-            if np.all(np.isin(y_true, classes)) else float(np.mean(np.abs(y_pred - y_true)))
+        out["mae"] = rank_mae(classes, y_true, y_pred)
         out["pairwise_accuracy"] = pairwise_accuracy(y_true, scores, qid)
         out["kendall_tau"] = kendall_tau(y_true, scores, qid)
     return out

@@ -76,3 +76,10 @@ def test_ordinal_report_mae_uses_rank_positions():
     r = metrics.report("ordinal", classes, y, pred, np.array([0.0, 1.0, 2.0, 3.0]))
     assert r["mae"] == pytest.approx((1 + 0 + 2 + 0) / 4)
     assert r["accuracy"] == pytest.approx(0.5)
+
+
+def test_rank_mae_keeps_one_unit_when_a_label_is_not_a_training_rank():
+    classes = np.array([1.0, 5.0, 10.0])
+    # labels 1, 5, 10 are positions 0, 1, 2; 7 lies 2/5 of the way from 5 to 10
+    assert metrics.rank_mae(classes, [1, 5, 10], [5, 5, 10]) == pytest.approx(1 / 3)
+    assert metrics.rank_mae(classes, [1, 5, 7], [5, 5, 10]) == pytest.approx((1 + 0 + 0.6) / 3)
