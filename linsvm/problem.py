@@ -98,3 +98,32 @@ def resolve_threads(n_threads, nnz):
     if n_threads and n_threads > 0:
         return int(n_threads)
     return max_threads() if nnz >= AUTO_THREADS_MIN_NNZ else 1
+
+
+def check_rows_and_costs(X, rows, cost, allow_empty=False):
+    """The row list and per-position cost factors every solver core indexes unchecked:
+    returns (rows as contiguous int64, cost as contiguous float64) after checking that
+    rows is 1-D with every entry in [0, X.n_rows), cost has one finite value >= 0 per
+    row, and (unless allow_empty) there is at least one example."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    n = rows.shape[0]
+    if rows.ndim != 1 or cost.shape != (n,):
+        raise DataError(f"rows and cost factors must be 1-D of one length ({n}, {cost.shape})")
+    if n == 0 and not allow_empty:
+        raise DataError("no training examples")
+    if n and (rows.min() < 0 or rows.max() >= X.n_rows):
+        raise DataError(f"row numbers must be in [0, {X.n_rows})")
+    if not np.all(np.isfinite(cost)) or np.any(cost < 0):
+        raise DataError("cost factors must be finite and >= 0")
+    return rows, cost
+
+
+def check_binary_targets(t, n):
+    """Labels t per position: n values, each +1 or -1; returns contiguous float64."""
+    t = np.ascontiguousarray(t, dtype=np.float64)
+    if t.shape != (n,):
+        raise DataError(f"{t.size} labels for {n} examples")
+    if not np.all(np.abs(t) == 1.0):
+        raise DataError("binary labels must be +1 or -1")
+    return t

@@ -68,8 +68,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _alm
-from ..errors import DataError, ParameterError
-from ..problem import resolve_threads
+from ..errors import ParameterError
+from ..problem import check_binary_targets, check_rows_and_costs, resolve_threads
 from . import Option, SolverInfo, register
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "breakdown (non-finite objective)"}
@@ -88,20 +88,8 @@ def _choice(name, value, choices):
 
 def _check_inputs(X, rows, t, cost, beta0, nw):
     """Everything the compiled core will index, checked here (it runs unchecked)."""
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    t = np.ascontiguousarray(t, dtype=np.float64)
-    cost = np.ascontiguousarray(cost, dtype=np.float64)
-    n = rows.shape[0]
-    if n == 0:
-        raise DataError("no training examples")
-    if rows.ndim != 1 or t.shape != (n,) or cost.shape != (n,):
-        raise DataError(f"rows, labels and costs differ in length ({n}, {t.shape}, {cost.shape})")
-    if rows.min() < 0 or rows.max() >= X.n_rows:
-        raise DataError(f"row number out of range [0, {X.n_rows})")
-    if not np.all(np.abs(t) == 1.0):
-        raise DataError("binary labels must be -1 or +1")
-    if not np.all(np.isfinite(cost)) or np.any(cost < 0):
-        raise DataError("cost factors must be finite and >= 0")
+    rows, cost = check_rows_and_costs(X, rows, cost)
+    t = check_binary_targets(t, rows.shape[0])
     if beta0 is not None:
         beta0 = np.array(beta0, dtype=np.float64, copy=True).ravel()
         if beta0.shape != (nw,) or not np.all(np.isfinite(beta0)):

@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dcd
-from ..errors import DataError, ParameterError
+from ..errors import ParameterError
+from ..problem import check_binary_targets, check_rows_and_costs
 from . import Option, SolverInfo, register
 
 _STATUS = {0: "converged", 1: "iteration cap"}
@@ -51,18 +52,9 @@ def fit_dcd(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
     loss = opts.get("loss", "l1")
     if loss not in _LOSSES:
         raise ParameterError(f"dcd: --loss must be l1 (hinge) or l2 (squared hinge), got {loss!r}")
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    t = np.ascontiguousarray(t, dtype=np.float64)
-    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    rows, cost = check_rows_and_costs(X, rows, cost, allow_empty=True)
     n = rows.shape[0]
-    if rows.ndim != 1 or t.shape != (n,) or cost.shape != (n,):
-        raise DataError(f"rows, labels and costs must be 1-D of one length ({n})")
-    if n and (rows.min() < 0 or rows.max() >= X.n_rows):
-        raise DataError(f"row numbers must be in [0, {X.n_rows})")
-    if not np.all(np.abs(t) == 1.0):
-        raise DataError("binary labels must be +1 or -1")
-    if not np.all(np.isfinite(cost)) or np.any(cost < 0):
-        raise DataError("example costs must be finite and >= 0")
+    t = check_binary_targets(t, n)
     if not (np.isfinite(C) and C > 0):
         raise ParameterError(f"C must be > 0 and finite, got {C!r}")
     if not (np.isfinite(tol) and tol > 0):

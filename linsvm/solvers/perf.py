@@ -60,7 +60,7 @@ import numpy as np
 
 from .. import _perf
 from ..errors import DataError, ParameterError
-from ..problem import resolve_threads
+from ..problem import check_rows_and_costs, resolve_threads
 from . import Option, SolverInfo, register
 
 _STATUS = {0: "converged", 1: "iteration cap"}
@@ -81,17 +81,7 @@ def _digest(*arrays):
 
 
 def _check_common(X, rows, cost, opts):
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    n = rows.shape[0]
-    if n == 0:
-        raise DataError("no training examples")
-    if rows.min() < 0 or rows.max() >= X.n_rows:
-        raise DataError(f"row numbers must lie in [0, {X.n_rows})")
-    cost = np.ascontiguousarray(cost, dtype=np.float64)
-    if cost.shape != (n,):
-        raise DataError(f"{cost.size} cost factors for {n} examples")
-    if not np.all(np.isfinite(cost)) or np.any(cost < 0):
-        raise DataError("cost factors must be finite and >= 0")
+    rows, cost = check_rows_and_costs(X, rows, cost)
     if opts["max_constraints"] < 2:
         raise ParameterError("max_constraints must be >= 2")
     return rows, cost

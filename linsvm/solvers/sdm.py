@@ -58,6 +58,7 @@ import numpy as np
 
 from .. import _sdm
 from ..errors import DataError, ParameterError
+from ..problem import check_rows_and_costs
 from . import Option, SolverInfo, register
 
 _STATUS = {0: "converged", 1: "full-loop cap", 2: "out of memory"}
@@ -65,21 +66,16 @@ _STATUS = {0: "converged", 1: "full-loop cap", 2: "out of memory"}
 
 def _check_inputs(X, rows, codes, n_classes, cost, C):
     """Validate everything the kernel will index (it runs without bounds checks)."""
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    codes = np.ascontiguousarray(codes, dtype=np.int32)
-    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    rows, cost = check_rows_and_costs(X, rows, cost, allow_empty=True)
     n = rows.shape[0]
-    if rows.ndim != 1 or codes.shape != (n,) or cost.shape != (n,):
-        raise DataError(f"rows, codes and cost must be 1-D of one length ({n})")
-    if n and (rows.min() < 0 or rows.max() >= X.n_rows):
-        raise DataError(f"row numbers must be in [0, {X.n_rows})")
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    if codes.shape != (n,):
+        raise DataError(f"{codes.size} class codes for {n} examples")
     n_classes = int(n_classes)
     if n_classes < 2:
         raise DataError("multi-class training needs at least two classes")
     if n and (codes.min() < 0 or codes.max() >= n_classes):
         raise DataError(f"class codes must be in [0, {n_classes})")
-    if not np.all(np.isfinite(cost)) or np.any(cost < 0):
-        raise DataError("example costs must be finite and >= 0")
     if not (np.isfinite(C) and C > 0):
         raise ParameterError(f"C must be > 0 and finite, got {C!r}")
     return rows, codes, n_classes, cost
