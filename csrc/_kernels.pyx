@@ -41,3 +41,79 @@ def csr_rmatvec(const int64_t[::1] indptr, const int32_t[::1] indices, const dou
     finally:
         free(scratch)
     return out
+
+
+def check_csr(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+              int64_t n_features):
+    """One pass over canonical CSR buffers for what the kernels index unchecked.
+
+    Returns (code, where): (0, -1) when row pointers never decrease, every column
+    index lies in [0, n_features) and every value is finite; otherwise the first
+    failure, (1, row) for a decreasing row pointer, (2, k) for a column index
+    out of range at stored entry k, (3, k) for a non-finite value at entry k.
+    The caller has checked that indptr runs from 0 to len(data) and that
+    indices and data have one length.
+    """
+    cdef int64_t i, k, n_rows = indptr.shape[0] - 1, nnz = data.shape[0]
+    cdef int code = 0
+    cdef int64_t where = -1
+    cdef double v
+    with nogil:
+        for i in range(n_rows):
+            if indptr[i + 1] < indptr[i]:
+                code = 1
+                where = i
+                break
+        if code == 0:
+            for k in range(nnz):
+                if indices[k] < 0 or indices[k] >= n_features:
+                    code = 2
+                    where = k
+                    break
+        if code == 0:
+            for k in range(nnz):
+                v = data[k]
+                if not (v - v == 0.0):          # inf - inf and nan - nan are nan
+                    code = 3
+                    where = k
+                    break
+    return code, where
+
+
+def scan_labels(const double[::1] y, int max_distinct=64):
+    """Distinct values of y in order of first appearance, in one pass.
+
+    Returns (labels, bad): labels is a float64 array of the distinct values
+    (None when there are more than max_distinct of them, so the caller falls
+    back to sorting), bad the index of the first non-finite value or -1
+    (labels is then None).
+    """
+    cdef int64_t i, n = y.shape[0], bad = -1
+    cdef int j, k = 0, cap = max_distinct if max_distinct > 0 else 1, overflow = 0
+    cdef double v
+    cdef double* seen = <double*>malloc(cap * sizeof(double))
+    if seen == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                v = y[i]
+                if not (v - v == 0.0):
+                    bad = i
+                    break
+                if overflow or (k > 0 and v == seen[k - 1]):
+                    continue
+                for j in range(k):
+                    if v == seen[j]:
+                        break
+                else:
+                    if k == cap:
+                        overflow = 1        # keep scanning for non-finite values only
+                        continue
+                    seen[k] = v
+                    k += 1
+        if bad >= 0 or overflow:
+            return None, bad
+        return np.array([seen[j] for j in range(k)], dtype=np.float64), -1
+    finally:
+        free(seen)

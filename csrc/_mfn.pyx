@@ -63,9 +63,10 @@
 
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy, memset
-from libc.math cimport fabs, sqrt, INFINITY
+from libc.math cimport fabs, sqrt, isfinite, INFINITY
 import numpy as np
-from csr cimport CSR, make_csr, matvec, rmatvec, col_sq_sums, sq_norm_row, dot
+from csr cimport (CSR, make_csr, all_unit, matvec, rmatvec, col_sq_sums, sq_norm_row, dot,
+                 linsvm_max_threads)
 from cgls cimport cgls
 
 # Status codes returned to Python.
@@ -136,6 +137,7 @@ ctypedef struct Work:
     double* sv
     double* minv
     double* shift                  # q of eq. 23 (binary, zone 2)
+    double* h                      # fused CGLS scratch: X'C q
 
 
 ctypedef struct Params:
@@ -145,6 +147,7 @@ ctypedef struct Params:
     int heuristic1
     int heuristic2
     int precondition
+    int fused                      # fused CGLS iterations (cgls.pxd), binary terms
     int max_iter
     int cg_max_iter
 
@@ -545,7 +548,7 @@ cdef int ord_cgls(const CSR* X, const OrdAct* A, const double* cc, double lam, d
 
 cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
                      double lam, const double* beta, Work* W, double eps, double eta, int cg_cap,
-                     int precondition, int64_t* n_act_out, int* optimal) noexcept nogil:
+                     int precondition, int fused, int64_t* n_act_out, int* optimal) noexcept nogil:
     """beta_bar (W.beta_bar) = argmin of the Newton model of binary terms (eq. 11 / eq. 23)
     by cgls.pxd, seeded at beta - q.  Returns the CGLS iterations."""
     cdef int64_t k, j, n_act = 0, n_lin = 0, nw = X.n_weights
@@ -574,7 +577,7 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
         for j in range(nw):
             W.minv[j] = 1.0 / (lam + W.minv[j])
     it = cgls(X, W.act_rows, n_act, W.tt, W.cc, lam, W.beta_bar, W.z, 1, W.q, W.u, W.r, W.p,
-              W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal)
+              W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, fused, W.h)
     if n_lin > 0:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
@@ -667,7 +670,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         cg_cap = 10 if (P.heuristic1 and not P.warm and it == 1) else P.cg_max_iter
         if T.nb == 0:
             cg_it = binary_step(X, rows, T, L, lam, beta, W, eps_cur, P.eta, cg_cap,
-                                P.precondition, &n_act, &optimal)
+                                P.precondition, P.fused, &n_act, &optimal)
         else:
             cg_it = ordinal_step(X, rows, T, L, lam, beta, nbeta, W, eps_cur, P.eta, cg_cap,
                                  P.precondition, &n_act, &optimal)
@@ -736,21 +739,27 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
 
 # ------------------------------------------------------------------ Python entries
 
-def _n_threads(int n_threads):
-    from ._kernels import max_threads
-    return max_threads() if n_threads <= 0 else n_threads
+cdef int _n_threads(int n_threads):
+    return linsvm_max_threads() if n_threads <= 0 else n_threads
 
 
 def _check_rows(const int64_t[::1] indptr, const int64_t[::1] rows):
-    r = np.asarray(rows)
-    if r.size and (r.min() < 0 or r.max() >= indptr.shape[0] - 1):
-        raise ValueError(f"row numbers must lie in [0, {indptr.shape[0] - 1})")
+    cdef int64_t k, n_rows = indptr.shape[0] - 1
+    cdef int bad = 0
+    with nogil:
+        for k in range(rows.shape[0]):
+            if rows[k] < 0 or rows[k] >= n_rows:
+                bad = 1
+                break
+    if bad:
+        raise ValueError(f"row numbers must lie in [0, {n_rows})")
 
 
 cdef Loss _loss_from(object loss) except *:
     """Check and convert loss = (a, tm, hi, lo)."""
-    a, tm, hi, lo = (float(v) for v in loss)
-    if not (a > 0 and np.isfinite(a) and np.isfinite(tm) and hi <= INFINITY and lo < hi
+    cdef double a, tm, hi, lo
+    a, tm, hi, lo = loss
+    if not (a > 0 and isfinite(a) and isfinite(tm) and hi <= INFINITY and lo < hi
             and (hi == INFINITY or hi == tm) and lo < tm and lo != INFINITY):
         raise ValueError(f"invalid loss (a, tm, hi, lo) = {tuple(loss)}")
     return make_loss(a, tm, hi, lo)
@@ -761,7 +770,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                    const int32_t[::1] codes, int64_t nb, const double[::1] c, double lam,
                    double[::1] beta, Loss L, double eps, bint warm, bint heuristic1,
                    bint heuristic2, bint precondition, double eta, int max_iter, int cg_max_iter,
-                   int n_threads, object callback):
+                   int n_threads, object callback, bint fused=False, bint pattern=True,
+                   bint kkt=False):
     """Allocate the work arrays once and run newton_core (binary if nb == 0)."""
     cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k
     cdef int64_t nw = n_features + (1 if bias > 0 else 0)
@@ -783,23 +793,30 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
             raise ValueError("ordinal terms take losses without a linear piece")
     if not (lam > 0 and np.isfinite(lam)):
         raise ValueError("lam must be > 0")
-    y_arr = np.empty(m, dtype=np.float64)
-    ex_arr = np.empty((6, m + 1), dtype=np.float64)          # xnorm, lin_u, xw, U, tt, ytry
-    term_arr = np.empty((4, max(n_terms, 1)), dtype=np.float64)   # z, cc, q, u
-    dy_arr = np.empty(max(m, 1), dtype=np.float64)
-    wv_arr = np.zeros((6, max(nbeta, 1)), dtype=np.float64)   # beta_bar, r, p, sv, minv, shift
-    idx_arr = np.empty((3, m + 1), dtype=np.int64)           # act_rows, lin_rows, ex_ptr
-    acts_arr = np.empty(max(n_terms, 1), dtype=np.int32)
+    # All work arrays in one float64 and one int64 allocation (a small problem pays
+    # for allocations as much as for arithmetic), carved below.
     nbp = 2 * n_terms if (L.lo > -INFINITY and L.hi < INFINITY) else n_terms
-    bp_arr = np.empty(2 * max(nbp, 1), dtype=np.float64)     # Breakpoint structs, 16 bytes each
-    trace_arr = np.zeros(max(max_iter, 1), dtype=np.float64)
-    scratch_arr = np.empty(T_threads * nw if T_threads > 1 else 1, dtype=np.float64)
-    cdef double[::1] yv = y_arr, trace = trace_arr, bpv = bp_arr, sv = scratch_arr, dyv = dy_arr
-    cdef double[:, ::1] EX = ex_arr, TM = term_arr, WV = wv_arr
-    cdef int64_t[:, ::1] IDX = idx_arr
-    cdef int32_t[::1] actsv = acts_arr
+    cdef int64_t me = m + 1, mt = max(n_terms, 1), mw = max(nbeta, 1)
+    cdef int64_t n_trace = max(max_iter, 1), n_bp = 2 * max(nbp, 1)
+    cdef int64_t n_scratch = T_threads * nw if T_threads > 1 else 1
+    y_arr = np.empty(m, dtype=np.float64)
+    fbuf = np.empty(6 * me + 4 * mt + max(m, 1) + 7 * mw + n_bp + n_trace + n_scratch,
+                    dtype=np.float64)
+    ibuf = np.empty(3 * me + (mt + 1) // 2, dtype=np.int64)   # act_rows, lin_rows, ex_ptr, act_s
+    cdef double[::1] yv = y_arr, fb = fbuf
+    cdef int64_t[::1] ib = ibuf
+    cdef double* EX = &fb[0]                    # xnorm, lin_u, xw, U, tt, ytry: 6 x (m + 1)
+    cdef double* TM = EX + 6 * me               # z, cc, q, u: 4 x n_terms
+    cdef double* dyp = TM + 4 * mt
+    cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, h: 7 x nbeta
+    cdef double* bpp = WV + 7 * mw              # Breakpoint structs, 16 bytes each
+    cdef double* tracep = bpp + n_bp
+    cdef double* svp = tracep + n_trace
+    memset(WV, 0, 7 * mw * sizeof(double))
+    memset(tracep, 0, n_trace * sizeof(double))
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
-                          &sv[0] if T_threads > 1 else NULL)
+                          svp if T_threads > 1 else NULL)
+    cdef double kkt_viol = -1.0
     cdef void* cb = <void*>callback if callback is not None else NULL
     cdef const int64_t* rp = &rows[0] if m > 0 else NULL
     cdef Terms T
@@ -812,49 +829,56 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     T.code = &codes[0] if (nb > 0 and m > 0) else NULL
     T.c = &c[0] if m > 0 else NULL
     T.y = &yv[0] if m > 0 else NULL
-    T.dy = &dyv[0]
+    T.dy = dyp
     T.b = &beta[nw] if nb > 0 else NULL
-    T.db = &WV[2, nw] if nb > 0 else NULL       # the step d lives in W.p
-    W.xnorm = &EX[0, 0]
-    W.lin_u = &EX[1, 0]
-    W.xw = &EX[2, 0]
-    W.U = &EX[3, 0]
-    W.tt = &EX[4, 0]
-    W.ytry = &EX[5, 0]
-    W.act_rows = &IDX[0, 0]
-    W.lin_rows = &IDX[1, 0]
-    W.ex_ptr = &IDX[2, 0]
-    W.z = &TM[0, 0]
-    W.cc = &TM[1, 0]
-    W.q = &TM[2, 0]
-    W.u = &TM[3, 0]
-    W.act_s = &actsv[0]
-    W.bp = <Breakpoint*>&bpv[0]
-    W.beta_bar = &WV[0, 0]
-    W.r = &WV[1, 0]
-    W.p = &WV[2, 0]
-    W.sv = &WV[3, 0]
-    W.minv = &WV[4, 0]
-    W.shift = &WV[5, 0]
+    T.db = WV + 2 * mw + nw if nb > 0 else NULL      # the step d lives in W.p
+    W.xnorm = EX
+    W.lin_u = EX + me
+    W.xw = EX + 2 * me
+    W.U = EX + 3 * me
+    W.tt = EX + 4 * me
+    W.ytry = EX + 5 * me
+    W.act_rows = &ib[0]
+    W.lin_rows = &ib[me]
+    W.ex_ptr = &ib[2 * me]
+    W.act_s = <int32_t*>&ib[3 * me]
+    W.z = TM
+    W.cc = TM + mt
+    W.q = TM + 2 * mt
+    W.u = TM + 3 * mt
+    W.bp = <Breakpoint*>bpp
+    W.beta_bar = WV
+    W.r = WV + mw
+    W.p = WV + 2 * mw
+    W.sv = WV + 3 * mw
+    W.minv = WV + 4 * mw
+    W.shift = WV + 5 * mw
+    W.h = WV + 6 * mw
     P.eps = eps
     P.eta = eta
     P.warm = warm
     P.heuristic1 = heuristic1
     P.heuristic2 = heuristic2
     P.precondition = precondition
+    P.fused = fused
     P.max_iter = max_iter
     P.cg_max_iter = cg_max_iter
     with nogil:
+        if pattern:
+            X.unit = all_unit(&X)
         for k in range(m):
             W.xnorm[k] = sqrt(sq_norm_row(&X, rp[k]) + (1.0 if nb > 0 else 0.0))
         matvec(&X, rp, m, &beta[0], T.y)
         status = newton_core(&X, rp, &T, &L, lam, &beta[0], nbeta, &W, &P, &n_iter, &cg_total,
-                             &trace[0], cb)
+                             tracep, cb)
         zone_counts(&L, &T, counts)
+        if kkt and nb == 0 and m > 0:         # Section 4.7, on the scratch Newton is done with
+            kkt_viol = dual_kkt(&X, rp, m, T.t, T.c, lam, T.y, W.q, W.u, W.r)
     return dict(status=status, n_iter=n_iter, cg_iter=cg_total,
                 f=float(primal(&L, lam, &beta[0], nbeta, &T)),
                 n_active=int(counts[1]), n_zone0=int(counts[0]), n_zone2=int(counts[2]),
-                trace=trace_arr[:n_iter].copy(), y=y_arr)
+                trace=fbuf[tracep - &fb[0]:tracep - &fb[0] + n_iter].copy(), y=y_arr,
+                kkt=kkt_viol if kkt_viol >= 0.0 else None)
 
 
 def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -862,9 +886,13 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
                  const double[::1] c, double lam, double[::1] beta, loss, double eps=1e-6,
                  bint warm=False, bint heuristic1=True, bint heuristic2=True,
                  bint precondition=True, double eta=0.0, int max_iter=50,
-                 int cg_max_iter=5000, int n_threads=0, object callback=None):
+                 int cg_max_iter=5000, int n_threads=0, object callback=None,
+                 bint fused=False, bint pattern=True, bint kkt=False):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
+    fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
+    only the column indices when every value of X is 1.0 (the same results, bit for bit).
+    kkt: also return the Section 4.7 dual KKT violation (as mfn_dual_kkt) as "kkt".
 
     indices must lie in [0, n_features) (the caller validates the CSR buffers);
     rows, lengths and the loss are checked here.  Returns a dict: status (0 converged,
@@ -873,7 +901,8 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
     """
     return _solve(indptr, indices, data, n_features, bias, rows, t, np.empty(0, np.int32), 0,
                   c, lam, beta, _loss_from(loss), eps, warm, heuristic1, heuristic2,
-                  precondition, eta, max_iter, cg_max_iter, n_threads, callback)
+                  precondition, eta, max_iter, cg_max_iter, n_threads, callback, fused, pattern,
+                  kkt)
 
 
 def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -1030,6 +1059,32 @@ def hinge_certificate(const int64_t[::1] indptr, const int32_t[::1] indices,
     return F, D, 0.5 * float(resid @ resid), max(smooth, 0.0), int(n_quad), y_arr
 
 
+cdef double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const double* t,
+                     const double* c, double lam, const double* y, double* at, double* yhat,
+                     double* bh) noexcept nogil:
+    """The maximum dual KKT violation of Section 4.7 (see mfn_dual_kkt); at, yhat (m)
+    and bh (n_weights) are scratch."""
+    cdef int64_t k
+    cdef double viol = 0.0, g, alpha
+    for k in range(m):
+        at[k] = 0.0
+        if t[k] * y[k] < 1.0 and c[k] > 0.0:
+            at[k] = -c[k] * (y[k] - t[k]) / lam          # alpha_k t_k
+    rmatvec(X, rows, m, at, bh)
+    matvec(X, rows, m, bh, yhat)
+    for k in range(m):
+        if c[k] <= 0.0:
+            continue
+        alpha = at[k] * t[k]
+        if alpha > 0.0:
+            g = t[k] * yhat[k] + lam * alpha / c[k] - 1.0
+            viol = max(viol, fabs(g))
+        else:
+            g = t[k] * yhat[k] - 1.0
+            viol = max(viol, -g)
+    return viol
+
+
 def mfn_dual_kkt(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
                  int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
                  const double[::1] c, double lam, const double[::1] y, int n_threads=0):
@@ -1055,23 +1110,9 @@ def mfn_dual_kkt(const int64_t[::1] indptr, const int32_t[::1] indices, const do
     yhat_arr = np.empty(m, dtype=np.float64)
     beta_hat_arr = np.empty(nw, dtype=np.float64)
     cdef double[::1] at = alpha_t, yhat = yhat_arr, bh = beta_hat_arr
-    cdef double viol = 0.0, g, alpha
+    cdef double viol
     with nogil:
-        for k in range(m):
-            if t[k] * y[k] < 1.0 and c[k] > 0.0:
-                at[k] = -c[k] * (y[k] - t[k]) / lam          # alpha_k t_k
-        rmatvec(&X, &rows[0], m, &at[0], &bh[0])
-        matvec(&X, &rows[0], m, &bh[0], &yhat[0])
-        for k in range(m):
-            if c[k] <= 0.0:
-                continue
-            alpha = at[k] * t[k]
-            if alpha > 0.0:
-                g = t[k] * yhat[k] + lam * alpha / c[k] - 1.0
-                viol = max(viol, fabs(g))
-            else:
-                g = t[k] * yhat[k] - 1.0
-                viol = max(viol, -g)
+        viol = dual_kkt(&X, &rows[0], m, &t[0], &c[0], lam, &y[0], &at[0], &yhat[0], &bh[0])
     return viol
 
 

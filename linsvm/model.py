@@ -143,6 +143,12 @@ def _parse_int(tok: str) -> int | None:
     return int(tok) if _INT_RE.match(tok) else None
 
 
+# Value types stored as they are (exact types: a numpy scalar is converted below).
+_PLAIN_TYPES = frozenset((type(None), bool, int, float, str))
+# Names already checked against _NAME_RE (a training run checks the same few dozen).
+_CHECKED_NAMES: set = set()
+
+
 def _clean_values(values, what: str) -> dict:
     """Copy a params/stats mapping, normalizing numpy scalars to Python types.
 
@@ -155,9 +161,12 @@ def _clean_values(values, what: str) -> dict:
         raise ModelError(f"{what} must be a dict, got {type(values).__name__}")
     out = {}
     for name, v in values.items():
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise ModelError(f"bad {what} name {name!r} (expected letters, digits, '_', '.', '-')")
-        if v is None or isinstance(v, (bool, str)):
+        if name not in _CHECKED_NAMES or type(name) is not str:
+            if not isinstance(name, str) or not _NAME_RE.match(name):
+                raise ModelError(f"bad {what} name {name!r} (expected letters, digits, '_', '.', '-')")
+            if len(_CHECKED_NAMES) < 4096:
+                _CHECKED_NAMES.add(name)
+        if type(v) in _PLAIN_TYPES or isinstance(v, (bool, str)):
             pass
         elif isinstance(v, np.bool_):
             v = bool(v)
@@ -265,7 +274,7 @@ class Model:
             raise ModelError("a model needs at least one class")
         if not np.isfinite(classes).all():
             raise ModelError("class labels must be finite")
-        if np.unique(classes).size != classes.size:
+        if len(set(classes.tolist())) != classes.size:
             raise ModelError(f"class labels must be distinct, got {_fmt_list(classes)}")
         W = _as_float_array(weights, "weights")
         if W.ndim != 2 or W.shape[1] < 1:

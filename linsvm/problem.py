@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ._kernels import check_csr
 from .errors import DataError, ParameterError
 
 _INT32_MAX = np.iinfo(np.int32).max
@@ -45,13 +46,13 @@ class CSRBuffers:
             raise DataError(f"{what}: inconsistent CSR row pointers")
         if indices.shape[0] != data.shape[0]:
             raise DataError(f"{what}: CSR indices and data differ in length")
-        if n_rows and np.any(np.diff(indptr) < 0):
+        code, where = check_csr(indptr, indices, data, n_features)
+        if code == 1:
             raise DataError(f"{what}: CSR row pointers decrease")
-        if indices.size and (indices.min() < 0 or indices.max() >= n_features):
+        if code == 2:
             raise DataError(f"{what}: column index out of range [0, {n_features})")
-        if not np.all(np.isfinite(data)):
-            bad = int(np.flatnonzero(~np.isfinite(data))[0])
-            row = int(np.searchsorted(indptr, bad, side="right") - 1)
+        if code == 3:
+            row = int(np.searchsorted(indptr, where, side="right") - 1)
             raise DataError(f"{what}: non-finite value in row {row + 1}")
         self.indptr, self.indices, self.data = indptr, indices, data
         self.n_rows, self.n_features = int(n_rows), int(n_features)

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from ._kernels import scan_labels
 from .errors import DataError, ParameterError
 from .model import Model
 from .problem import CSRBuffers, check_positive, n_weights
@@ -26,19 +27,24 @@ from .solvers import get_solver
 
 def class_order(y):
     """Return the class labels of y in LIBLINEAR's order (see module docstring)."""
-    labels, first = np.unique(y, return_index=True)
-    classes = labels[np.argsort(first, kind="stable")]
+    classes = None
+    if isinstance(y, np.ndarray) and y.dtype == np.float64 and y.ndim == 1:
+        classes, _ = scan_labels(np.ascontiguousarray(y))   # one pass; None: many labels
+    if classes is None:
+        labels, first = np.unique(y, return_index=True)
+        classes = labels[np.argsort(first, kind="stable")]
     if classes.shape[0] == 2 and set(classes.tolist()) == {-1.0, 1.0}:
         classes = np.array([1.0, -1.0])
     return classes
 
 
 def _check_labels(y, n_rows):
-    y = np.asarray(y, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
     if y.ndim != 1 or y.shape[0] != n_rows:
         raise DataError(f"y has shape {y.shape}, expected ({n_rows},): one label per row of X")
-    if not np.all(np.isfinite(y)):
-        raise DataError(f"label of example {int(np.flatnonzero(~np.isfinite(y))[0]) + 1} is not finite")
+    _, bad = scan_labels(y, 1)
+    if bad >= 0:
+        raise DataError(f"label of example {bad + 1} is not finite")
     return y
 
 

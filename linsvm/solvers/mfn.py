@@ -45,11 +45,13 @@ _STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent
 L2_LOSS = (1.0, 1.0, 1.0, -math.inf)
 
 
-def run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn"):
+def run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn",
+               kkt=False):
     """One call of the compiled finite Newton driver for binary terms with `loss`,
     updating beta in place, with progress lines ("NAME iter ...", objective in
     linsvm's scaling f / lam) sent to `log`.  opts: the MFN_OPTIONS values
-    (absent heuristics count as off)."""
+    (absent heuristics count as off).  kkt: also return the Section 4.7 dual KKT
+    violation (L2 loss) as "kkt"."""
     callback = None
     if log is not None:
         def callback(it, f, n_active, cg_it):
@@ -59,7 +61,8 @@ def run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, loss=L2_
         eps=eps, warm=warm, heuristic1=opts.get("heuristic1", False),
         heuristic2=opts.get("heuristic2", False), precondition=opts["precondition"],
         eta=opts.get("forcing", 0.0), max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
-        n_threads=opts["n_threads"], callback=callback,
+        n_threads=opts["n_threads"], callback=callback, fused=opts.get("fused_cg", False),
+        kkt=kkt,
     )
 
 
@@ -98,12 +101,11 @@ def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
 
     eps = tol
     while True:
-        st = run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log)
+        st = run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, kkt=True)
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
         trace.extend(st["trace"] / lam)
-        kkt = _mfn.mfn_dual_kkt(X.indptr, X.indices, X.data, X.n_features, bias, rows, t,
-                                cost, lam, st["y"], n_threads=opts["n_threads"])
+        kkt = st["kkt"]
         kkt_tol = opts["kkt_tol"]
         if kkt_tol is None or kkt <= kkt_tol or eps <= 1e-15 or st["status"] == 1:
             break
@@ -136,6 +138,7 @@ MFN_OPTIONS = {
     "heuristic1": Option(bool, True, "at most 10 CGLS iterations in the first Newton step of a cold start (Sec. 4.6)"),
     "heuristic2": Option(bool, True, "converge at eps=1e-2 first, then at -e (Sec. 4.6)"),
     "precondition": Option(bool, True, "diagonal (Jacobi) preconditioning of CGLS; the eq. 13 stopping rule is unchanged"),
+    "fused_cg": Option(bool, True, "one pass over the active rows per CGLS iteration (q = X p and X'Cq together, residual by recurrence, eq. 13 checked on the true residual); off: the paper's two-pass CGLS"),
     "forcing": Option(float, 0.1, "inexact Newton: a CGLS step may also stop at ||r|| <= forcing * ||gradient|| (0 = off)", 0.0, 0.99),
     "subset": Option(float, 0.0, "heuristic 3: first solve on this random fraction of the examples (0 = off)", 0.0, 0.99),
     "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),

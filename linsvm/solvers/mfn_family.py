@@ -379,7 +379,7 @@ register(SolverInfo(
     tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
     paper="Keerthi & DeCoste 2005, Section 4.3 (LS-SVM-CG)",
     fit=fit_ls,
-    options=_pick("precondition", "max_iter", "cg_max_iter", "n_threads"),
+    options=_pick("precondition", "fused_cg", "max_iter", "cg_max_iter", "n_threads"),
     loss="ls",
 ))
 
@@ -391,8 +391,8 @@ register(SolverInfo(
     tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
     paper="Keerthi & DeCoste 2005, Section 6 (eq. 21-23)",
     fit=fit_huber,
-    options=_pick("heuristic1", "heuristic2", "precondition", "forcing", "subset", "max_iter",
-                  "cg_max_iter", "n_threads"),
+    options=_pick("heuristic1", "heuristic2", "precondition", "fused_cg", "forcing", "subset",
+                  "max_iter", "cg_max_iter", "n_threads"),
     loss="huber",
 ))
 
@@ -406,7 +406,8 @@ register(SolverInfo(
     paper="Keerthi & DeCoste 2005, Section 6 (Huber continuation)",
     fit=fit_l1,
     options=dict(
-        _pick("heuristic1", "precondition", "forcing", "max_iter", "cg_max_iter", "n_threads"),
+        _pick("heuristic1", "precondition", "fused_cg", "forcing", "max_iter", "cg_max_iter",
+              "n_threads"),
         tau0=Option(float, 0.25, "mfn-l1: smoothing width of the first continuation stage "
                                  "(the paper's tau_0 = 1)", 1e-12, 1e6),
         cg_tol=Option(float, 1e-2, "mfn-l1: eq. 13 tolerance of the stage solves (divided by 100 "
