@@ -4,7 +4,7 @@
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 import numpy as np
-from csr cimport CSR, make_csr, matvec, rmatvec, linsvm_max_threads
+from csr cimport CSR, make_csr, all_unit, matvec, rmatvec, normal_matvec, linsvm_max_threads
 
 
 def max_threads():
@@ -14,9 +14,12 @@ def max_threads():
 
 def csr_matvec(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
                int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] w,
-               int n_threads=1):
-    """Return X[rows] @ w (w includes the bias weight when bias > 0)."""
+               int n_threads=1, bint pattern=False):
+    """Return X[rows] @ w (w includes the bias weight when bias > 0); pattern: read only
+    the column indices when every value is 1.0, as the solvers do."""
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, n_threads, NULL)
+    if pattern:
+        X.unit = all_unit(&X)
     out = np.empty(rows.shape[0], dtype=np.float64)
     cdef double[::1] o = out
     with nogil:
@@ -26,12 +29,14 @@ def csr_matvec(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
 
 def csr_rmatvec(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
                 int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] u,
-                int n_threads=1):
+                int n_threads=1, bint pattern=False):
     """Return X[rows].T @ u (with the bias coordinate last when bias > 0)."""
     cdef int T = n_threads if n_threads > 0 else 1
     cdef int64_t nw = n_features + (1 if bias > 0 else 0)
     cdef double* scratch = <double*>malloc(T * nw * sizeof(double)) if T > 1 else NULL
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, scratch)
+    if pattern:
+        X.unit = all_unit(&X)
     out = np.empty(nw, dtype=np.float64)
     cdef double[::1] o = out
     try:
@@ -117,3 +122,29 @@ def scan_labels(const double[::1] y, int max_distinct=64):
         return np.array([seen[j] for j in range(k)], dtype=np.float64), -1
     finally:
         free(seen)
+
+
+def csr_normal_matvec(const int64_t[::1] indptr, const int32_t[::1] indices,
+                      const double[::1] data, int64_t n_features, double bias,
+                      const int64_t[::1] rows, const double[::1] p, const double[::1] c,
+                      int n_threads=1, bint pattern=False):
+    """Return (q, h, q'Cq) with q = X[rows] @ p and h = X[rows].T @ (c * q): the fused
+    pass of the CGLS iterations (csr.pxd normal_matvec); lengths are the caller's."""
+    cdef int T = n_threads if n_threads > 0 else 1
+    cdef int64_t n = rows.shape[0], nw = n_features + (1 if bias > 0 else 0)
+    cdef double* scratch = <double*>malloc(T * nw * sizeof(double)) if T > 1 else NULL
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, scratch)
+    q_arr = np.zeros(max(n, 1))
+    u_arr = np.zeros(max(n, 1))
+    h_arr = np.empty(nw)
+    cdef double[::1] q = q_arr, u = u_arr, h = h_arr
+    cdef double qcq
+    if pattern:
+        X.unit = all_unit(&X)
+    try:
+        with nogil:
+            qcq = normal_matvec(&X, &rows[0] if n else NULL, n, &p[0], &c[0] if n else NULL,
+                                &q[0], &u[0], &h[0])
+    finally:
+        free(scratch)
+    return q_arr[:n], h_arr, qcq

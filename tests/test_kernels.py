@@ -45,3 +45,96 @@ def test_empty_row_list():
     args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, 4, 1.0, rows)
     assert _kernels.csr_matvec(*args, np.ones(5)).shape == (0,)
     np.testing.assert_array_equal(_kernels.csr_rmatvec(*args, np.empty(0)), np.zeros(5))
+
+
+def _ragged(n_rows, n_cols, seed, unit):
+    """Rows of every length 0..9 (all remainders of the 4-way split dot), 0/1 or real values."""
+    rng = np.random.default_rng(seed)
+    lengths = np.arange(n_rows) % 10
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    indices = np.concatenate([np.sort(rng.choice(n_cols, size=k, replace=False)) for k in lengths]).astype(np.int32)
+    data = np.ones(indices.size) if unit else rng.standard_normal(indices.size)
+    return sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("bias", [-1.0, 0.5])
+@pytest.mark.parametrize("unit", [False, True])
+def test_normal_matvec_is_x_then_xt_c(n_threads, bias, unit):
+    # the fused CGLS pass: q = X p, h = X'(c q), q'Cq, against scipy
+    X = _ragged(700, 40, 2, unit)
+    rng = np.random.default_rng(5)
+    rows = rng.permutation(700)[:600].astype(np.int64)
+    nw = 40 + (1 if bias > 0 else 0)
+    Xa = X[rows]
+    if bias > 0:
+        Xa = sp.hstack([Xa, np.full((rows.size, 1), bias)]).tocsr()
+    p = rng.standard_normal(nw)
+    c = rng.uniform(0.0, 2.0, rows.size)
+    c[::7] = 0.0                          # rows with no weight scatter nothing
+    args = (X.indptr.astype(np.int64), X.indices, X.data, 40, bias, rows, p, c)
+    q, h, qcq = _kernels.csr_normal_matvec(*args, n_threads=n_threads, pattern=unit)
+    np.testing.assert_allclose(q, Xa @ p, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(h, Xa.T @ (c * (Xa @ p)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(qcq, np.sum(c * (Xa @ p) ** 2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_index_only_kernels_equal_the_general_ones_bit_for_bit(bias):
+    # on 0/1 data, reading only the indices must give exactly the same numbers
+    X = _ragged(500, 30, 3, unit=True)
+    rows = np.arange(500, dtype=np.int64)
+    rng = np.random.default_rng(0)
+    nw = 30 + (1 if bias > 0 else 0)
+    w, u = rng.standard_normal(nw), rng.standard_normal(500)
+    args = (X.indptr.astype(np.int64), X.indices, X.data, 30, bias, rows)
+    assert _kernels.csr_matvec(*args, w, pattern=True).tobytes() == _kernels.csr_matvec(*args, w).tobytes()
+    assert _kernels.csr_rmatvec(*args, u, pattern=True).tobytes() == _kernels.csr_rmatvec(*args, u).tobytes()
+    # one value that is not 1.0 turns the index-only path off for the whole matrix
+    X.data[17] = 2.0
+    args = (X.indptr.astype(np.int64), X.indices, X.data, 30, bias, rows)
+    np.testing.assert_allclose(_kernels.csr_matvec(*args, w, pattern=True),
+                               (X @ w[:30]) + (bias * w[30] if bias > 0 else 0.0), rtol=1e-13)
+
+
+def test_check_csr_finds_the_first_problem():
+    ip = np.array([0, 1, 2], dtype=np.int64)
+    ind = np.array([0, 2], dtype=np.int32)
+    assert _kernels.check_csr(ip, ind, np.array([1.0, 2.0]), 3) == (0, -1)
+    assert _kernels.check_csr(np.array([0, 2, 1, 2], dtype=np.int64), np.array([0, 1], dtype=np.int32),
+                              np.array([1.0, 2.0]), 3)[0] == 1
+    assert _kernels.check_csr(ip, ind, np.array([1.0, 2.0]), 2) == (2, 1)
+    assert _kernels.check_csr(ip, np.array([-1, 0], dtype=np.int32), np.array([1.0, 2.0]), 3) == (2, 0)
+    for bad in (np.nan, np.inf, -np.inf):
+        assert _kernels.check_csr(ip, ind, np.array([1.0, bad]), 3) == (3, 1)
+
+
+def test_scan_labels_is_first_appearance_order_and_finds_non_finite():
+    rng = np.random.default_rng(4)
+    for k in (1, 2, 5, 64, 65, 300):
+        y = rng.integers(0, k, 2000).astype(np.float64) * 0.5 - 3.0
+        labels, bad = _kernels.scan_labels(y, 64)
+        values, first = np.unique(y, return_index=True)
+        expect = values[np.argsort(first)]
+        if expect.size > 64:
+            assert labels is None and bad == -1       # too many: the caller sorts
+        else:
+            np.testing.assert_array_equal(labels, expect)
+        y[1500] = np.nan
+        assert _kernels.scan_labels(y, 64) == (None, 1500)
+    assert _kernels.scan_labels(np.array([0.0, -0.0, 1.0]))[0].tolist() == [0.0, 1.0]
+
+
+def test_csr_buffers_name_what_is_wrong():
+    from linsvm.errors import DataError
+    from linsvm.problem import CSRBuffers
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 0.0]]))
+    bad = X.copy()
+    bad.data[2] = np.inf
+    with pytest.raises(DataError, match=r"^X: non-finite value in row 3$"):
+        CSRBuffers(bad)
+    bad = sp.csr_matrix((np.ones(2), np.array([0, 5]), np.array([0, 1, 2])), shape=(2, 6))
+    bad._shape = (2, 2)                   # a matrix whose indices exceed its declared width
+    with pytest.raises(DataError, match=r"column index out of range \[0, 2\)"):
+        CSRBuffers(bad)
+    assert CSRBuffers(X).n_rows == 3

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 import linsvm
 from linsvm import _mfn
+from linsvm.problem import CSRBuffers
 from linsvm.train import class_order
 
 from conftest import random_problem, shared_file
@@ -230,3 +231,59 @@ def test_matches_liblinear_s2_on_real_data(C):
     F_ref, _ = objective_and_grad(w_ref, Xa, t, C, np.ones_like(y))
     F, _ = objective_and_grad(model.weights[:, 0], Xa, t, C, np.ones_like(y))
     assert abs(F - F_ref) <= 1e-6 * F_ref
+
+
+def _solve_args(X, y, C=1.0):
+    Xb = CSRBuffers(X)
+    t = np.where(y == y[0], 1.0, -1.0)
+    rows = np.arange(Xb.n_rows, dtype=np.int64)
+    return Xb, t, rows, np.ones(Xb.n_rows), 1.0 / (2.0 * C)
+
+
+def test_fused_cgls_reaches_the_two_pass_solution_and_eq13_on_the_true_residual():
+    # The fused pass updates the residual by recurrence; eq. 13 must still hold for the
+    # true gradient, and the optimum must be the one the paper's CGLS finds.
+    from linsvm.solvers.mfn import L2_LOSS
+    X, y = random_problem(800, 60, density=0.2, seed=3)
+    Xb, t, rows, c, lam = _solve_args(X, y, C=4.0)
+    out = {}
+    for fused in (False, True):
+        beta = np.zeros(61)
+        st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta,
+                               L2_LOSS, eps=1e-10, fused=fused)
+        assert st["status"] == 0
+        f, g, _, _ = _mfn.gradient(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta, L2_LOSS)
+        f0, g0, _, _ = _mfn.gradient(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam,
+                                     np.zeros(61), L2_LOSS)
+        assert np.linalg.norm(g) <= 1e-8 * np.linalg.norm(g0)
+        out[fused] = (f, beta)
+    assert abs(out[True][0] - out[False][0]) <= 1e-12 * out[False][0]
+    np.testing.assert_allclose(out[True][1], out[False][1], rtol=1e-7, atol=1e-9)
+
+
+def test_index_only_solve_is_bit_identical_on_binary_features():
+    from linsvm.solvers.mfn import L2_LOSS
+    rng = np.random.default_rng(7)
+    X = sp.random(1500, 80, density=0.08, format="csr", random_state=2)
+    X.data[:] = 1.0                       # a 0/1 pattern matrix, as the Adult and Web sets
+    y = np.where(X @ rng.standard_normal(80) + 0.1 * rng.standard_normal(1500) > 0, 1.0, -1.0)
+    Xb, t, rows, c, lam = _solve_args(X, y)
+    runs = []
+    for pattern in (False, True):
+        beta = np.zeros(81)
+        st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 80, 1.0, rows, t, c, lam, beta,
+                               L2_LOSS, eps=1e-8, fused=True, pattern=pattern)
+        runs.append((beta.tobytes(), st["n_iter"], st["cg_iter"]))
+    assert runs[0] == runs[1]
+
+
+def test_kkt_from_the_solve_equals_the_separate_computation():
+    from linsvm.solvers.mfn import L2_LOSS
+    X, y = random_problem(400, 30, density=0.3, seed=9)
+    Xb, t, rows, c, lam = _solve_args(X, y)
+    c = np.random.default_rng(1).uniform(0.0, 2.0, Xb.n_rows)
+    beta = np.zeros(31)
+    st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, beta,
+                           L2_LOSS, eps=1e-3, kkt=True)
+    sep = _mfn.mfn_dual_kkt(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, st["y"])
+    assert st["kkt"] == pytest.approx(sep, rel=1e-12, abs=1e-15) and sep > 0
