@@ -65,8 +65,8 @@ from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy, memset
 from libc.math cimport fabs, sqrt, isfinite, INFINITY
 import numpy as np
-from csr cimport (CSR, make_csr, all_unit, matvec, rmatvec, col_sq_sums, sq_norm_row, dot,
-                 linsvm_max_threads)
+from csr cimport (CSR, make_csr, all_unit, matvec, rmatvec, col_sq_sums, rmatvec_col_sq,
+                 sq_norm_row, dot, linsvm_max_threads)
 from cgls cimport cgls
 
 # Status codes returned to Python.
@@ -572,12 +572,17 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
         rmatvec(X, W.lin_rows, n_lin, W.lin_u, W.shift)
         for j in range(nw):
             W.beta_bar[j] -= W.shift[j]
-    if precondition:                              # minv = 1 / diag(lam I + X_1' C X_1)
-        col_sq_sums(X, W.act_rows, n_act, W.cc, W.minv)
+    if precondition:
+        # r = X_1'C z - lam beta_bar and minv = 1 / diag(lam I + X_1' C X_1), in one pass
+        for k in range(n_act):
+            W.u[k] = W.cc[k] * W.z[k]
+        rmatvec_col_sq(X, W.act_rows, n_act, W.u, W.cc, W.r, W.minv)
         for j in range(nw):
+            W.r[j] -= lam * W.beta_bar[j]
             W.minv[j] = 1.0 / (lam + W.minv[j])
     it = cgls(X, W.act_rows, n_act, W.tt, W.cc, lam, W.beta_bar, W.z, 1, W.q, W.u, W.r, W.p,
-              W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, fused, W.h)
+              W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, fused, W.h,
+              precondition)
     if n_lin > 0:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]

@@ -53,10 +53,12 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
                      const double* c, double lam, double* beta, double* z, int z_given,
                      double* q, double* u, double* r, double* p, double* s, const double* minv,
                      double eps, double eta, int max_iter, int* optimal, int fused=0,
-                     double* h=NULL) noexcept nogil:
+                     double* h=NULL, int r_given=0) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - X beta on entry
     if z_given, and the final residual on exit; q, u (n) and r, p, s (n_weights)
-    are scratch (s unused without minv); h (n_weights) is scratch for fused."""
+    are scratch (s unused without minv); h (n_weights) is scratch for fused.
+    r_given (with z_given): r already holds X'Cz - lam beta (the caller formed it in
+    the pass that also gave the preconditioner)."""
     cdef int64_t j, nw = X.n_weights
     cdef int it = 0
     cdef double rho, rho_old, pp, qcq, zcz, gamma, omega, rr, forcing
@@ -64,11 +66,12 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
         matvec(X, rows, n, beta, z)
         for j in range(n):
             z[j] = tt[j] - z[j]
-    for j in range(n):
-        u[j] = c[j] * z[j]
-    rmatvec(X, rows, n, u, r)                 # r = X'Cz - lam beta
-    for j in range(nw):
-        r[j] -= lam * beta[j]
+    if not (r_given and z_given):
+        for j in range(n):
+            u[j] = c[j] * z[j]
+        rmatvec(X, rows, n, u, r)             # r = X'Cz - lam beta
+        for j in range(nw):
+            r[j] -= lam * beta[j]
     if minv != NULL:
         for j in range(nw):
             s[j] = minv[j] * r[j]

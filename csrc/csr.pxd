@@ -236,6 +236,38 @@ cdef inline double normal_matvec(const CSR* X, const int64_t* rows, int64_t n, c
     return qcq
 
 
+cdef inline void rmatvec_col_sq(const CSR* X, const int64_t* rows, int64_t n, const double* u,
+                                const double* c, double* out, double* diag) noexcept nogil:
+    """out = X[rows]' u and diag_j = sum_k c[k] X[rows[k], j]^2, both overwritten, in one
+    pass over the rows when serial (rmatvec and col_sq_sums otherwise)."""
+    cdef const int32_t* ind = X.indices
+    cdef const double* val = X.data
+    cdef int64_t k, i, pp, nf = X.n_features
+    cdef double a, e, v
+    if X.n_threads > 1 and n > 256:
+        rmatvec(X, rows, n, u, out)
+        col_sq_sums(X, rows, n, c, diag)
+        return
+    memset(out, 0, X.n_weights * sizeof(double))
+    memset(diag, 0, X.n_weights * sizeof(double))
+    for k in range(n):
+        i = rows[k]
+        a = u[k]
+        e = c[k]
+        if X.unit:
+            for pp in range(X.indptr[i], X.indptr[i + 1]):
+                out[ind[pp]] += a
+                diag[ind[pp]] += e
+        else:
+            for pp in range(X.indptr[i], X.indptr[i + 1]):
+                v = val[pp]
+                out[ind[pp]] += a * v
+                diag[ind[pp]] += e * v * v
+        if X.bias > 0:
+            out[nf] += a * X.bias
+            diag[nf] += e * X.bias * X.bias
+
+
 cdef inline double dot(const double* a, const double* b, int64_t n) noexcept nogil:
     """Return a . b for dense vectors."""
     cdef int64_t j

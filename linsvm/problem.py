@@ -9,10 +9,12 @@ cores run without bounds checks.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import check_csr
+from ._kernels import check_csr, max_threads
 from .errors import DataError, ParameterError
 
 _INT32_MAX = np.iinfo(np.int32).max
@@ -72,7 +74,7 @@ def check_positive(name, value, allow_zero=False):
         v = float(value)
     except (TypeError, ValueError):
         raise ParameterError(f"{name} must be a number, got {value!r}") from None
-    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
         raise ParameterError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite, got {value!r}")
     return v
 
@@ -94,8 +96,6 @@ AUTO_THREADS_MIN_NNZ = 50_000_000
 def resolve_threads(n_threads, nnz):
     """Threads for the kernels: n_threads if > 0, else all OpenMP threads for
     problems with at least AUTO_THREADS_MIN_NNZ (50M) non-zeros and 1 below that."""
-    from ._kernels import max_threads
-
     if n_threads and n_threads > 0:
         return int(n_threads)
     return max_threads() if nnz >= AUTO_THREADS_MIN_NNZ else 1

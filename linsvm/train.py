@@ -14,6 +14,7 @@ LIBLINEAR's C and -B LIBLINEAR's bias feature.  This module
 """
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -63,7 +64,7 @@ def _check_options(info, options):
             except (TypeError, ValueError):
                 raise ParameterError(f"option {name} must be {opt.type.__name__}, got {value!r}") from None
             if opt.type in (int, float):
-                if not np.isfinite(value) or (opt.low is not None and value < opt.low) or (
+                if not math.isfinite(value) or (opt.low is not None and value < opt.low) or (
                         opt.high is not None and value > opt.high):
                     raise ParameterError(f"option {name}={value!r} is out of range [{opt.low}, {opt.high}]")
         out[name] = value
@@ -152,7 +153,7 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     info = get_solver(solver)
     C = check_positive("C", C)
     bias = float(bias)
-    if not np.isfinite(bias):
+    if not math.isfinite(bias):
         raise ParameterError(f"bias must be finite, got {bias!r}")
     bias = bias if bias > 0 else -1.0
     tol = info.default_tol if tol is None else check_positive("tolerance", tol)

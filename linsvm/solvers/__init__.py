@@ -70,14 +70,12 @@ def register(info: SolverInfo) -> SolverInfo:
 
 def get_solver(name: str) -> SolverInfo:
     """Return the registered solver called `name`, or raise ParameterError."""
-    from ..errors import ParameterError
+    info = SOLVERS.get(name) if isinstance(name, str) else None
+    if info is None:
+        from ..errors import ParameterError    # solvers/ is imported by errors' users
 
-    try:
-        return SOLVERS[name]
-    except KeyError:
-        raise ParameterError(
-            f"unknown solver {name!r}; choose one of: {', '.join(sorted(SOLVERS))}"
-        ) from None
+        raise ParameterError(f"unknown solver {name!r}; choose one of: {', '.join(sorted(SOLVERS))}")
+    return info
 
 
 def _register_all():
