@@ -49,8 +49,20 @@ def _check_labels(y, n_rows):
     return y
 
 
+_DEFAULT_OPTIONS: dict = {}     # solver name -> its checked defaults (options are immutable values)
+
+
 def _check_options(info, options):
     """Fill solver options with defaults, coerce their types and check their ranges."""
+    if not options and info.name in _DEFAULT_OPTIONS:
+        return dict(_DEFAULT_OPTIONS[info.name])
+    out = _checked_options(info, options)
+    if not options:
+        _DEFAULT_OPTIONS[info.name] = dict(out)
+    return out
+
+
+def _checked_options(info, options):
     unknown = set(options) - set(info.options)
     if unknown:
         valid = ", ".join(sorted(info.options)) or "none"
