@@ -340,6 +340,34 @@ class Model:
         self._params = params
         self._stats = stats
 
+    @classmethod
+    def _from_training(cls, *, solver, classes, weights, bias, params, stats, kind,
+                       thresholds=None):
+        """The model train() returns, from pieces it has already checked: solver is a
+        registered name, classes distinct finite floats in model order, weights a fresh
+        (n_weights, n_columns) float64 array of the right shape for kind, bias a float,
+        params built from checked options (plain Python values).  Only what a solver
+        produced is checked again here: the weights must be finite (otherwise the full
+        constructor raises its error) and stats are normalized as in __init__."""
+        if thresholds is not None or not np.isfinite(weights).all():
+            return cls(solver=solver, classes=classes, weights=weights, bias=bias,
+                       params=params, stats=stats, kind=kind, thresholds=thresholds)
+        self = cls.__new__(cls)
+        W = np.ascontiguousarray(weights, dtype=np.float64)
+        classes = np.array(classes, dtype=np.float64)
+        W.flags.writeable = False
+        classes.flags.writeable = False
+        self._solver = solver
+        self._kind = kind
+        self._classes = classes
+        self._weights = W
+        self._bias = bias
+        self._n_features = W.shape[0] - (1 if bias > 0 else 0)
+        self._thresholds = None
+        self._params = dict(params)
+        self._stats = _clean_values(stats, "stat")
+        return self
+
     # ----------------------------------------------------------------- properties
     @property
     def solver(self) -> str:

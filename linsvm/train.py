@@ -246,10 +246,13 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         states = state if isinstance(state, list) and len(state) == n_columns else [None] * n_columns
         W = np.empty((nw, n_columns))
         col_stats = []
+        unweighted = sample_weight is None and not class_weight
         for j in range(n_columns):
             positive = y == classes[j]
             t = np.where(positive, 1.0, -1.0)
-            if n_columns == 1:
+            if unweighted:
+                cost = base                     # all ones
+            elif n_columns == 1:
                 cost = base * np.where(positive, cw[0], cw[1])
             else:
                 cost = base * np.where(positive, cw[j], 1.0)
@@ -281,8 +284,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     params.update({k: v for k, v in opts.items()})
     if class_weight:
         params["class_weight"] = " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
-    model = Model(solver=info.name, classes=classes, weights=W, bias=bias, params=params,
-                  stats=stats, kind=kind, thresholds=thresholds)
+    model = Model._from_training(solver=info.name, classes=classes, weights=W, bias=bias,
+                                 params=params, stats=stats, kind=kind, thresholds=thresholds)
     model.warnings = warnings
     model.column_stats = col_stats
     model.solver_state_ = solver_state if kind == "binary" or info.kind == "binary" else solver_state[0]
