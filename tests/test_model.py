@@ -782,3 +782,20 @@ def test_save_through_a_symlink_keeps_the_link(tmp_path):
     link.symlink_to(target)
     model.save(link)
     assert link.is_symlink() and load_model(link).weights.shape == (3, 1)
+
+
+def test_model_from_training_equals_the_checked_constructor():
+    from linsvm.model import Model
+    args = dict(solver="mfn", classes=np.array([1.0, -1.0]), weights=np.array([[0.5], [-2.0], [0.25]]),
+                bias=1.0, params={"C": 1.0, "bias": 1.0, "loss": "l2"},
+                stats={"objective": np.float64(3.5), "n_iter": np.int64(4)}, kind="binary")
+    fast, full = Model._from_training(**args), Model(**args)
+    for name in ("solver", "kind", "bias", "n_features_", "params", "stats"):
+        assert getattr(fast, name) == getattr(full, name)
+    assert type(fast.stats["n_iter"]) is int and type(fast.stats["objective"]) is float
+    np.testing.assert_array_equal(fast.weights, full.weights)
+    np.testing.assert_array_equal(fast.classes_, full.classes_)
+    assert not fast.weights.flags.writeable and not fast.classes_.flags.writeable
+    bad = dict(args, weights=np.array([[0.5], [np.nan], [0.25]]))
+    with pytest.raises(ModelError, match="weights must be finite"):
+        Model._from_training(**bad)
