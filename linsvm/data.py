@@ -54,7 +54,7 @@ import zlib
 import numpy as np
 import scipy.sparse as sp
 
-from . import _svmlight
+from . import _bzip2, _svmlight
 from .errors import DataError, ParameterError
 
 __all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight"]
@@ -136,6 +136,7 @@ class _Input:
             raise TypeError(
                 f"expected a path, '-' or a binary file object, not {type(source).__name__}")
         self._stream = None
+        self._head = None       # bytes read by sniff(), not yet consumed
         self.size = None        # bytes of uncompressed input, when known
 
     def __enter__(self):
@@ -179,8 +180,35 @@ class _Input:
             return max(4096, min(_CHUNK_BYTES, st.st_size + 1))
         return _CHUNK_BYTES
 
+    def sniff(self):
+        """Read the first bytes and return the compression: "gzip", "bzip2",
+        "xz" or None for plain text.  chunks() starts with those bytes."""
+        if self._head is None:
+            self._head = self._read_head(6)
+        for magic, name, _ in _MAGIC:
+            if self._head.startswith(magic):
+                return name
+        return None
+
+    def read_all(self):
+        """All the (still compressed) input as bytes, and from now on read
+        from that copy: chunks() gives the same results as without it."""
+        self.sniff()
+        try:
+            rest = self._fh.read()
+        except OSError as e:
+            self._fail("read error", e)
+        blob = self._head + (rest or b"")
+        if self._own:
+            self._fh.close()
+            self._own = False
+        self._fh = io.BytesIO(blob)
+        self._head = None
+        return blob
+
     def chunks(self):
-        head = self._read_head(6)
+        head = self._head if self._head is not None else self._read_head(6)
+        self._head = None
         kind = None
         for magic, name, opener in _MAGIC:
             if head.startswith(magic):
@@ -272,25 +300,73 @@ def load_svmlight(path, n_features=None, with_qid=False):
         the file cannot be opened or its compressed data is corrupt.
     """
     n_features = _check_n_features(n_features)
-    parser = _svmlight.Parser(bool(with_qid), n_features)
     with _Input(path) as src:
-        consumed = 0
-        hinted = False
-        for buf, n in src.chunks():
-            parser.feed(buf, n)
-            _check_parse(parser, parser.parse(), src.name)
-            consumed += n
-            if not hinted and consumed >= _CHUNK_BYTES // 2:
-                hinted = True
-                if src.size is not None and src.size > consumed:
-                    # Extrapolate the final size from the first megabyte, with 5%
-                    # to spare, instead of growing by half at a time.
-                    f = 1.05 * src.size / consumed
-                    parser.reserve(int(parser.n_rows * f) + 64, int(parser.nnz * f) + 1024)
-        parser.end()
-        _check_parse(parser, parser.parse(), src.name)
-    X, y, qid = _to_csr(parser.take(), n_features)
+        parts = None
+        if src.sniff() == "bzip2" and _bzip2.n_threads() > 1:
+            blob = src.read_all()
+            blocks = _bzip2.split(blob)
+            if blocks is not None and len(blocks) > 1:
+                parts = _parse_bzip2_blocks(blob, blocks, with_qid, n_features)
+            del blob
+        if parts is None:
+            parts = _parse_serial(src, with_qid, n_features)
+    X, y, qid = _to_csr(parts, n_features)
     return (X, y, qid) if with_qid else (X, y)
+
+
+def _parse_serial(src, with_qid, n_features):
+    """Parse the chunks of src in turn; the parser's arrays (see Parser.take)."""
+    parser = _svmlight.Parser(bool(with_qid), n_features)
+    consumed = 0
+    hinted = False
+    for buf, n in src.chunks():
+        parser.feed(buf, n)
+        _check_parse(parser, parser.parse(), src.name)
+        consumed += n
+        if not hinted and consumed >= _CHUNK_BYTES // 2:
+            hinted = True
+            if src.size is not None and src.size > consumed:
+                # Extrapolate the final size from the first megabyte, with 5%
+                # to spare, instead of growing by half at a time.
+                f = 1.05 * src.size / consumed
+                parser.reserve(int(parser.n_rows * f) + 64, int(parser.nnz * f) + 1024)
+    parser.end()
+    _check_parse(parser, parser.parse(), src.name)
+    return parser.take()
+
+
+def _parse_bzip2_blocks(blob, blocks, with_qid, n_features):
+    """Parse bzip2 data block by block while later blocks decompress on threads.
+
+    Returns the parser's arrays, or None on anything unexpected -- a block that
+    does not decompress, or bad SVM-light text -- and then the caller reads the
+    input again serially, so that the error and its message are exactly those
+    of the serial reader.
+    """
+    parser = _svmlight.Parser(bool(with_qid), n_features)
+    threads = _bzip2.n_threads()
+    total_bits = 8 * len(blob)
+    hinted = False
+    pieces = _bzip2.inflate_blocks(blob, blocks, threads, 2 * threads)
+    try:
+        for data, end_bit in pieces:
+            parser.feed(data)
+            if parser.parse() < 0:
+                return None
+            if not hinted and end_bit < total_bits:
+                hinted = True
+                # Extrapolate the final size from the first block by compressed
+                # bits, with 5% to spare, instead of growing by half at a time.
+                f = 1.05 * total_bits / end_bit
+                parser.reserve(int(parser.n_rows * f) + 64, int(parser.nnz * f) + 1024)
+        parser.end()
+        if parser.parse() < 0:
+            return None
+    except _bzip2.BadBlock:
+        return None
+    finally:
+        pieces.close()
+    return parser.take()
 
 
 def iter_svmlight(path, chunk_rows=65536, with_qid=False):
