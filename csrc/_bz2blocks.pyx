@@ -23,13 +23,15 @@ from cpython.mem cimport PyMem_RawRealloc, PyMem_RawFree
 from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
-cdef uint64_t BLOCK_MAGIC = 0x314159265359ULL
-cdef uint64_t EOS_MAGIC = 0x177245385090ULL
+cdef uint64_t C_BLOCK_MAGIC = 0x314159265359ULL
+cdef uint64_t C_EOS_MAGIC = 0x177245385090ULL
 cdef uint64_t MASK48 = 0xFFFFFFFFFFFFULL
 
-# Kinds of magic reported by find_magics().
+# Kinds of magic reported by find_magics(), and the magics themselves.
 BLOCK = 0
 EOS = 1
+BLOCK_MAGIC = C_BLOCK_MAGIC
+EOS_MAGIC = C_EOS_MAGIC
 
 # CANDIDATES[v]: which (kind, shift) placements of a magic are possible when the
 # byte after the one where the magic starts has value v.  A magic starting at bit
@@ -44,8 +46,8 @@ cdef void _init_candidates() noexcept nogil:
     for v in range(256):
         CANDIDATES[v] = 0
     for s in range(8):
-        CANDIDATES[(BLOCK_MAGIC >> (32 + s)) & 0xFF] |= <uint16_t>(1 << s)
-        CANDIDATES[(EOS_MAGIC >> (32 + s)) & 0xFF] |= <uint16_t>(1 << (8 + s))
+        CANDIDATES[(C_BLOCK_MAGIC >> (32 + s)) & 0xFF] |= <uint16_t>(1 << s)
+        CANDIDATES[(C_EOS_MAGIC >> (32 + s)) & 0xFF] |= <uint16_t>(1 << (8 + s))
 
 
 _init_candidates()
@@ -87,9 +89,9 @@ cdef Py_ssize_t _scan(const unsigned char* b, Py_ssize_t n, int64_t** out,
             if bit + 48 > <int64_t>n * 8:
                 break
             # magic bits = w's bits 63 - s .. 16 - s
-            if ((c >> s) & 1) and ((w >> (16 - s)) & MASK48) == BLOCK_MAGIC:
+            if ((c >> s) & 1) and ((w >> (16 - s)) & MASK48) == C_BLOCK_MAGIC:
                 bit = bit * 2 + 0
-            elif ((c >> (8 + s)) & 1) and ((w >> (16 - s)) & MASK48) == EOS_MAGIC:
+            elif ((c >> (8 + s)) & 1) and ((w >> (16 - s)) & MASK48) == C_EOS_MAGIC:
                 bit = bit * 2 + 1
             else:
                 continue
@@ -163,52 +165,56 @@ cdef inline void _put(_BitWriter* w, uint64_t v, int nb) noexcept nogil:
         w.p += 1
 
 
-def block_stream(const unsigned char[::1] buf, int64_t start, int64_t end, int level,
-                 uint32_t crc):
-    """A complete one-block bzip2 stream holding the block at bits [start, end) of buf.
+def append_bits(const unsigned char[::1] buf, int64_t start, int64_t end,
+                uint64_t carry, int n_carry):
+    """Bytes holding the n_carry (0..7) low bits of carry, then bits [start, end)
+    of buf, MSB first.
 
-    The block's bits (from its magic up to the next magic) are copied to a byte
-    boundary after the header "BZh" + level digit, then the end-of-stream magic,
-    the combined CRC, which for a single block equals its block CRC
-    (rotl1(0) ^ crc), and zero padding to a byte.  libbz2 decompresses the
-    result to exactly that block's data, checking the block CRC on the way.
-    The copy runs without the GIL.
+    Returns ``(data, carry, n_carry)``: the whole bytes, and the fewer than 8
+    bits left over (low bits of the new carry) that start the next piece.
+    This is how blocks found at arbitrary bit offsets are laid one after the
+    other into a new stream.  The copy runs without the GIL.
     """
-    cdef int64_t nbits = end - start
-    cdef Py_ssize_t nfull, k, j, out_len
-    cdef int s, rem
+    cdef int64_t n_bits = end - start
+    cdef int64_t total
+    cdef Py_ssize_t k, j, n_full
+    cdef int s, m, rest
     cdef const unsigned char* b
     cdef unsigned char* o
     cdef _BitWriter w
-    if level < 1 or level > 9 or start < 0 or nbits < 48 or end > <int64_t>buf.shape[0] * 8:
-        raise ValueError("bad block bounds")
-    nfull = nbits >> 3
-    rem = nbits & 7
-    out_len = 4 + (nbits + 80 + 7) // 8
-    out = PyBytes_FromStringAndSize(NULL, out_len)
+    if n_carry < 0 or n_carry > 7 or start < 0 or n_bits < 0 \
+            or end > <int64_t>buf.shape[0] * 8:
+        raise ValueError("bits out of range")
+    total = n_carry + n_bits
+    out = PyBytes_FromStringAndSize(NULL, total >> 3)
     o = <unsigned char*>PyBytes_AS_STRING(out)
-    b = &buf[0]
-    k = start >> 3
-    s = start & 7
+    b = &buf[0] if buf.shape[0] > 0 else NULL
     with nogil:
-        o[0] = c'B'
-        o[1] = c'Z'
-        o[2] = c'h'
-        o[3] = <unsigned char>(c'0' + level)
-        if s == 0:
-            memcpy(o + 4, b + k, nfull)
-        else:
-            # byte j of the block = low 8 - s bits of b[k + j], high s bits of the next
-            for j in range(nfull):
-                o[4 + j] = <unsigned char>((b[k + j] << s) | (b[k + j + 1] >> (8 - s)))
-        w.p = o + 4 + nfull
+        w.p = o
         w.acc = 0
         w.n = 0
-        if rem:
-            _put(&w, _get_bits(b, start + nfull * 8, rem), rem)
-        _put(&w, EOS_MAGIC >> 24, 24)
-        _put(&w, EOS_MAGIC & 0xFFFFFF, 24)
-        _put(&w, crc, 32)
-        if w.n:
-            _put(&w, 0, 8 - w.n)
-    return out
+        _put(&w, carry, n_carry)
+        # fill the carry's byte, then copy byte-aligned output in bulk
+        m = (8 - n_carry) & 7
+        if m > n_bits:
+            m = <int>n_bits
+        if m:
+            _put(&w, _get_bits(b, start, m), m)
+        start += m
+        n_bits -= m
+        n_full = n_bits >> 3
+        rest = n_bits & 7
+        if n_full:
+            k = start >> 3
+            s = start & 7
+            if s == 0:
+                memcpy(w.p, b + k, n_full)
+            else:
+                # output byte j = low 8 - s bits of b[k + j], high s bits of the next
+                for j in range(n_full):
+                    w.p[j] = <unsigned char>((b[k + j] << s) | (b[k + j + 1] >> (8 - s)))
+            w.p += n_full
+        # the leftover bits: with w.n == 0 here unless all input fit in the carry's byte
+        if rest:
+            _put(&w, _get_bits(b, start + n_full * 8, rest), rest)
+    return out, w.acc & ((1ULL << w.n) - 1), w.n

@@ -44,6 +44,7 @@ import bz2
 import gzip
 import io
 import lzma
+import mmap
 import numbers
 import os
 import secrets
@@ -191,14 +192,27 @@ class _Input:
         return None
 
     def read_all(self):
-        """All the (still compressed) input as bytes, and from now on read
-        from that copy: chunks() gives the same results as without it."""
+        """All the (still compressed) input, for reading it more than once.
+
+        A regular file we opened is mapped into memory (an ``mmap``, which the
+        caller closes; its pages can be given back as they are used) and is
+        rewound.  Anything else is read into bytes, and from then on read from
+        that copy.  Either way chunks() then gives the same results as before.
+        """
         self.sniff()
         try:
-            rest = self._fh.read()
+            if self._own and self._fh.seekable():
+                try:
+                    blob = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
+                except (OSError, ValueError):
+                    blob = None
+                if blob is not None:
+                    self._fh.seek(0)
+                    self._head = None
+                    return blob
+            blob = self._head + (self._fh.read() or b"")
         except OSError as e:
             self._fail("read error", e)
-        blob = self._head + (rest or b"")
         if self._own:
             self._fh.close()
             self._own = False
@@ -304,9 +318,13 @@ def load_svmlight(path, n_features=None, with_qid=False):
         parts = None
         if src.sniff() == "bzip2" and _bzip2.n_threads() > 1:
             blob = src.read_all()
-            blocks = _bzip2.split(blob)
-            if blocks is not None and len(blocks) > 1:
-                parts = _parse_bzip2_blocks(blob, blocks, with_qid, n_features)
+            try:
+                blocks = _bzip2.split(blob)
+                if blocks is not None and len(blocks) > 1:
+                    parts = _parse_bzip2_blocks(blob, blocks, with_qid, n_features)
+            finally:
+                if isinstance(blob, mmap.mmap):
+                    blob.close()
             del blob
         if parts is None:
             parts = _parse_serial(src, with_qid, n_features)
@@ -335,6 +353,21 @@ def _parse_serial(src, with_qid, n_features):
     return parser.take()
 
 
+def _release(blob, start, end):
+    """Give back the resident pages of the mapped file blob in [start, end)
+    (whole pages only); returns where the next release starts.  They are read
+    again from the page cache should they be needed."""
+    if not isinstance(blob, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return start
+    end -= end % mmap.PAGESIZE
+    if end > start:
+        try:
+            blob.madvise(mmap.MADV_DONTNEED, start, end - start)
+        except OSError:
+            return end
+    return max(start, end)
+
+
 def _parse_bzip2_blocks(blob, blocks, with_qid, n_features):
     """Parse bzip2 data block by block while later blocks decompress on threads.
 
@@ -347,12 +380,16 @@ def _parse_bzip2_blocks(blob, blocks, with_qid, n_features):
     threads = _bzip2.n_threads()
     total_bits = 8 * len(blob)
     hinted = False
-    pieces = _bzip2.inflate_blocks(blob, blocks, threads, 2 * threads)
+    released = 0
+    pieces = _bzip2.inflate_blocks(blob, blocks, threads)
     try:
-        for data, end_bit in pieces:
-            parser.feed(data)
-            if parser.parse() < 0:
-                return None
+        for parts, end_bit in pieces:
+            for data in parts:
+                parser.feed(data)
+                if parser.parse() < 0:
+                    return None
+            del parts
+            released = _release(blob, released, end_bit // 8)
             if not hinted and end_bit < total_bits:
                 hinted = True
                 # Extrapolate the final size from the first block by compressed

@@ -97,7 +97,7 @@ def check_parallel(tmp_path, blob, text, min_blocks, **kw):
     load_svmlight of blob (parallel path) equals load_svmlight of text."""
     blocks = _bzip2.split(blob)
     assert blocks is not None and len(blocks) >= min_blocks
-    pieces = [d for d, _ in _bzip2.inflate_blocks(blob, blocks, 2, 4)]
+    pieces = [b"".join(d) for d, _ in _bzip2.inflate_blocks(blob, blocks, 2)]
     assert b"".join(pieces) == bz2.decompress(blob) == text
     path = tmp_path / "in.bz2"
     path.write_bytes(blob)
@@ -163,6 +163,15 @@ def test_scanner_on_bytes_full_of_candidates():
     assert _bz2blocks.find_magics(buf) == slow_magics(buf)
 
 
+def one_block_stream(blob_bits, block):
+    """A bzip2 stream of one block, built bit by bit in Python from the
+    bitstring of the input."""
+    start, end, level, crc = block
+    bits = blob_bits[start:end] + format(EOS_MAGIC, "048b") + format(crc, "032b")
+    bits += "0" * (-len(bits) % 8)
+    return b"BZh%d" % level + int(bits, 2).to_bytes(len(bits) // 8, "big")
+
+
 def test_read_bits():
     buf = bytes([0b10110011, 0b01010101, 0xFF])
     assert _bz2blocks.read_bits(buf, 0, 8) == 0b10110011
@@ -170,6 +179,55 @@ def test_read_bits():
     assert _bz2blocks.read_bits(buf, 20, 4) == 0xF
     with pytest.raises(ValueError):
         _bz2blocks.read_bits(buf, 20, 5)
+
+
+def bitstring(buf):
+    return "".join(f"{c:08b}" for c in buf)
+
+
+def test_append_bits():
+    rnd = random.Random(3)
+    buf = rnd.randbytes(300)
+    bits = bitstring(buf)
+    for _ in range(300):
+        start = rnd.randrange(0, 2400)
+        end = rnd.randrange(start, 2401)
+        n_carry = rnd.randrange(8)
+        carry = rnd.getrandbits(n_carry) if n_carry else 0
+        data, c2, n2 = _bz2blocks.append_bits(buf, start, end, carry, n_carry)
+        want = (format(carry, f"0{n_carry}b") if n_carry else "") + bits[start:end]
+        assert bitstring(data) + (format(c2, f"0{n2}b") if n2 else "") == want
+        assert 0 <= n2 < 8 and len(data) == len(want) // 8
+    with pytest.raises(ValueError):
+        _bz2blocks.append_bits(buf, 0, 2401, 0, 0)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_inflate_blocks_in_order(threads):
+    text = random_text(3000, seed=8)
+    blob = bz2.compress(text, 1) + bz2.compress(text[:1000], 9) + bz2.compress(text, 2)
+    blocks = _bzip2.split(blob)
+    pieces = [(b"".join(d), e) for d, e in _bzip2.inflate_blocks(blob, blocks, threads)]
+    assert [e for _, e in pieces] == [b[1] for b in blocks]
+    assert b"".join(d for d, _ in pieces) == bz2.decompress(blob)
+    # each piece is exactly its block: a one-block stream of it gives the same
+    blob_bits = bitstring(blob)
+    for (data, _), block in zip(pieces, blocks):
+        assert bz2.decompress(one_block_stream(blob_bits, block)) == data
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_inflate_blocks_checks_each_streams_end(threads):
+    text = random_text(3000, seed=8)
+    blob = bz2.compress(text, 1)
+    blocks = _bzip2.split(blob)
+    start, end, level, crc = blocks[-1]
+    blocks[-1] = (start, end, level, crc ^ 1)      # the thread's combined CRC is then wrong
+    got = []
+    with pytest.raises(_bzip2.BadBlock):
+        for parts, _ in _bzip2.inflate_blocks(blob, blocks, threads):
+            got.append(b"".join(parts))
+    assert b"".join(got) == text                    # raised after the last block
 
 
 # ---------------------------------------------------------------------------
@@ -222,8 +280,8 @@ def test_exactly_one_block(tmp_path, monkeypatch):
     assert len(blocks) == 1
     start, end, level, crc = blocks[0]
     assert start == 32 and level == 9
-    # the re-framed stream of the only block is the original stream itself
-    assert _bz2blocks.block_stream(blob, start, end, level, crc) == blob
+    # laid into a new stream, the only block gives back the original stream
+    assert b"BZh9" + one_block_stream(bitstring(blob), blocks[0])[4:] == blob
     path = tmp_path / "one.bz2"
     path.write_bytes(blob)
     assert same_result(load_svmlight(path), load_svmlight(io.BytesIO(text)))
@@ -355,7 +413,7 @@ def test_bad_split_falls_back(tmp_path, monkeypatch):
     wrong = blocks[:2] + [(start, start + 8000, level, crc), (start + 8000, end, level, crc)] \
         + blocks[3:]
     with pytest.raises(_bzip2.BadBlock):
-        list(_bzip2.inflate_blocks(blob, wrong, 2, 4))
+        list(_bzip2.inflate_blocks(blob, wrong, 2))
     monkeypatch.setattr(_bzip2, "split", lambda b: wrong)
     monkeypatch.setattr(_bzip2, "n_threads", lambda: 2)
     used = []
@@ -376,3 +434,11 @@ def test_sector_parallel_equals_serial(monkeypatch):
     want = serial_load(monkeypatch, path)
     force_parallel(monkeypatch)
     assert same_result(load_svmlight(path), want)
+
+
+@pytest.mark.parametrize("cpus, load, want", [
+    (1, 0.0, 1), (None, 0.0, 1), (2, 0.2, 2), (2, 1.4, 2), (2, 1.6, 1), (2, 3.0, 1), (8, 3.0, 2)])
+def test_n_threads(monkeypatch, cpus, load, want):
+    monkeypatch.setattr(_bzip2.os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(_bzip2.os, "getloadavg", lambda: (load, load, load))
+    assert _bzip2.n_threads() == want
