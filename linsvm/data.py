@@ -18,6 +18,19 @@ One example per line::
 Input may be gzip, bzip2 or xz compressed; the format is recognised by its
 magic bytes, never by the file name, for files and standard input alike.
 
+bzip2 input to :func:`load_svmlight` is read whole (a regular file is
+memory-mapped, its pages given back as they are used) and split at its block
+boundaries: a bzip2 stream is "BZh" + level digit, then blocks that each start
+with the 48-bit magic 0x314159265359 and their CRC at any bit offset, then the
+48-bit end-of-stream magic 0x177245385090 and the combined CRC of the blocks.
+When the split adds up exactly (see :mod:`linsvm._bzip2`), two threads
+decompress alternate blocks while the parser takes the text in order; that
+needs a free core, so one thread is used on a single CPU or when the load
+average leaves less than half a core.  On anything unexpected -- corrupt or
+truncated data, trailing bytes, bad SVM-light text -- the input is read again
+by the serial path, so results and error messages are the same either way.
+:func:`iter_svmlight` always reads serially, in bounded memory.
+
 Bad input is never guessed at or skipped: every problem raises
 :class:`~linsvm.errors.DataError` with a one-line message
 ``FILE:LINE: what is wrong``, quoting the offending token (``<stdin>`` names
