@@ -1,4 +1,4 @@
-"""bzip2 block boundaries: the compiled bit scanner and block re-framer.
+"""bzip2 block boundaries: the compiled bit scanner and bit copier.
 
 This module is private; `linsvm._bzip2` is its only user.
 
