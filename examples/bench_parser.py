@@ -1,22 +1,31 @@
 """Benchmark linsvm's SVM-light reader against scikit-learn's, on the same files.
 
-    python examples/bench_parser.py [FILE ...]
+    python examples/bench_parser.py [--repeat N] [FILE ...]
 
 Files are named relative to the data directory: $LINSVM_DATA, by default
-../shared/datasets next to the repository.  Missing files are skipped.  For a
-.bz2 file a second row times the decompressed text (written to a temporary
-directory), so that bzip2's own cost does not hide the parser's speed.
+../shared/datasets next to the repository.  Missing files are skipped.  A .bz2
+file gets four rows: linsvm as it is (it decompresses bzip2 blocks on two
+threads while the parser runs when the load average leaves a core free, else
+on one; see linsvm._bzip2), linsvm forced to two threads, linsvm forced onto
+the serial path (one libbz2 stream, as before: "serial bz2"), and the
+decompressed text (written to a temporary directory), so that bzip2's own
+cost does not hide the parser's speed.
 
-Columns: size on disk in MB, rows, stored entries, the median of 3 timed loads
-by sklearn.datasets.load_svmlight_file(path, zero_based=False) and by
-linsvm.data.load_svmlight(path), the speed ratio, and peak memory during a
+Columns: size on disk in MB, rows, stored entries, the median of N (default 5)
+timed loads by sklearn.datasets.load_svmlight_file(path, zero_based=False) and
+by linsvm.data.load_svmlight(path), the speed ratio, and peak memory during a
 linsvm load divided by the bytes of the final CSR arrays
-(data + indices + indptr + labels = 12 nnz + 16 rows + 8).  Peak memory is
+(data + indices + indptr + labels = 12 nnz + 16 rows + 8).  The loads of a
+file are interleaved (scikit-learn, linsvm, linsvm 2 threads, linsvm serial,
+scikit-learn, ...) so that the machine's load at the time weighs on all of
+them alike; each ratio divides medians of the same run.  Peak memory is
 measured twice, each in a fresh process: tracemalloc's peak (linsvm allocates
-through PyMem_Raw*, which tracemalloc traces), and the high-water resident
-set size during the load minus the resident size just before it (Linux
-/proc/self/status, with the high-water mark reset through clear_refs).  The last
-column is tracemalloc's peak for scikit-learn, for comparison.
+through PyMem_Raw*, which tracemalloc traces, as is libbz2's memory), and the
+high-water resident set size during the load minus the resident size just
+before it (Linux /proc/self/status, with the high-water mark reset through
+clear_refs; it includes the pages of a mapped .bz2 file while they are
+resident).  The last column is tracemalloc's peak for scikit-learn, for
+comparison.
 """
 import bz2
 import json
@@ -38,14 +47,17 @@ FILES = [
     "binary/ijcnn1.t.bz2",
     "multiclass/sector.scale.bz2",
 ]
-REPEAT = 3
+REPEAT = 5
 
 _CHILD = r"""
 import io, json, sys, tracemalloc
 sys.path.insert(0, {repo!r})
-mode, path = sys.argv[1], sys.argv[2]
+mode, path, threads = sys.argv[1], sys.argv[2], sys.argv[3]
 import numpy, scipy.sparse
 from linsvm.data import load_svmlight
+if threads != "auto":
+    import linsvm._bzip2
+    linsvm._bzip2.n_threads = lambda: int(threads)
 load_svmlight(io.BytesIO(b"1 1:1\n"))          # warm up lazy imports
 if mode == "sktrace":
     from sklearn.datasets import load_svmlight_file
@@ -84,47 +96,86 @@ else:
 """
 
 
-def _child_peak(mode, path):
+def _child_peak(mode, path, threads="auto"):
     code = _CHILD.format(repo=str(REPO))
-    out = subprocess.run([sys.executable, "-c", code, mode, str(path)],
+    out = subprocess.run([sys.executable, "-c", code, mode, str(path), threads],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])["peak"]
 
 
-def _median_time(fn):
-    times = []
-    for _ in range(REPEAT):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+def _load_threads(path, threads):
+    """linsvm.data.load_svmlight with the number of bzip2 threads forced."""
+    import linsvm._bzip2
+    from linsvm.data import load_svmlight
+
+    saved = linsvm._bzip2.n_threads
+    linsvm._bzip2.n_threads = lambda: threads
+    try:
+        return load_svmlight(path)
+    finally:
+        linsvm._bzip2.n_threads = saved
 
 
-def bench(path, label):
+def _interleaved_medians(fns, repeat):
+    """Median wall time of each function, calling them in turn `repeat` times."""
+    times = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+# Rows for a .bz2 file: linsvm as it is, then forced to 2 threads and to 1.
+_BZ2_ROWS = (("auto", ""), ("2", " (2 threads)"), ("1", " (serial bz2)"))
+
+
+def bench(path, label, repeat):
+    """Rows for one file: linsvm (and, for .bz2, both paths) vs scikit-learn."""
+    import linsvm._bzip2
     from sklearn.datasets import load_svmlight_file
     from linsvm.data import load_svmlight
 
+    with open(path, "rb") as fh:
+        is_bz2 = fh.read(3) == b"BZh"
     X, y = load_svmlight(path)
     Xs, ys = load_svmlight_file(str(path), zero_based=False)
     assert X.shape == Xs.shape and X.nnz == Xs.nnz, f"disagreement on {path}"
-    t_sk = _median_time(lambda: load_svmlight_file(str(path), zero_based=False))
-    t_lin = _median_time(lambda: load_svmlight(path))
+    fns = {"sklearn": lambda: load_svmlight_file(str(path), zero_based=False),
+           "auto": lambda: load_svmlight(path)}
+    variants = _BZ2_ROWS if is_bz2 else _BZ2_ROWS[:1]
+    for threads, _ in variants[1:]:
+        X2, y2 = _load_threads(path, int(threads))
+        assert (X2 != X).nnz == 0 and (y2 == y).all(), f"{threads} thread(s) disagree on {path}"
+        fns[threads] = lambda n=int(threads): _load_threads(path, n)
+    auto = linsvm._bzip2.n_threads() if is_bz2 else None
+    t = _interleaved_medians(fns, repeat)
     csr = 12 * X.nnz + 16 * X.shape[0] + 8
-    return {
-        "file": label,
-        "MB": os.path.getsize(path) / 1e6,
-        "rows": X.shape[0],
-        "nnz": X.nnz,
-        "sklearn_s": t_sk,
-        "linsvm_s": t_lin,
-        "speedup": t_sk / t_lin,
-        "peak_trace": _child_peak("trace", path) / csr,
-        "peak_rss": _child_peak("rss", path) / csr,
-        "sk_peak_trace": _child_peak("sktrace", path) / csr,
-    }
+    sk_peak = _child_peak("sktrace", path) / csr
+    rows = []
+    for threads, suffix in variants:
+        rows.append({
+            "file": label + (f" (auto: {auto} thread{'s' if auto > 1 else ''})"
+                             if is_bz2 and threads == "auto" else suffix),
+            "MB": os.path.getsize(path) / 1e6,
+            "rows": X.shape[0],
+            "nnz": X.nnz,
+            "sklearn_s": t["sklearn"],
+            "linsvm_s": t[threads],
+            "speedup": t["sklearn"] / t[threads],
+            "peak_trace": _child_peak("trace", path, threads) / csr,
+            "peak_rss": _child_peak("rss", path, threads) / csr,
+            "sk_peak_trace": sk_peak,
+        })
+    return rows
 
 
 def main(argv):
+    repeat = REPEAT
+    if argv[:1] == ["--repeat"]:
+        repeat = int(argv[1])
+        argv = argv[2:]
     names = argv or FILES
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,20 +184,22 @@ def main(argv):
             if not path.exists():
                 print(f"skip {name}: not found under {DATA}", file=sys.stderr)
                 continue
-            rows.append(bench(path, name))
+            rows += bench(path, name, repeat)
             if name.endswith(".bz2"):
                 text = pathlib.Path(tmp) / pathlib.Path(name).stem
                 with bz2.open(path, "rb") as src:
                     text.write_bytes(src.read())
-                rows.append(bench(text, name[:-4] + " (text)"))
+                rows += bench(text, name[:-4] + " (text)", repeat)
                 text.unlink()
     header = ("file", "MB", "rows", "nnz", "sklearn s", "linsvm s", "speedup",
               "peak/CSR trace", "peak/CSR rss", "sklearn peak/CSR")
+    print(f"median of {repeat} interleaved loads per file; {os.cpu_count()} CPUs; "
+          f"load average {os.getloadavg()[0]:.2f} at the end")
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join("---" for _ in header) + "|")
     for r in rows:
         print(f"| {r['file']} | {r['MB']:.2f} | {r['rows']} | {r['nnz']} | {r['sklearn_s']:.4f} "
-              f"| {r['linsvm_s']:.4f} | {r['speedup']:.1f}x | {r['peak_trace']:.2f} "
+              f"| {r['linsvm_s']:.4f} | {r['speedup']:.2f}x | {r['peak_trace']:.2f} "
               f"| {r['peak_rss']:.2f} | {r['sk_peak_trace']:.2f} |")
 
 

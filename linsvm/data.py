@@ -18,6 +18,19 @@ One example per line::
 Input may be gzip, bzip2 or xz compressed; the format is recognised by its
 magic bytes, never by the file name, for files and standard input alike.
 
+bzip2 input to :func:`load_svmlight` is read whole (a regular file is
+memory-mapped, its pages given back as they are used) and split at its block
+boundaries: a bzip2 stream is "BZh" + level digit, then blocks that each start
+with the 48-bit magic 0x314159265359 and their CRC at any bit offset, then the
+48-bit end-of-stream magic 0x177245385090 and the combined CRC of the blocks.
+When the split adds up exactly (see :mod:`linsvm._bzip2`), two threads
+decompress alternate blocks while the parser takes the text in order; that
+needs a free core, so one thread is used on a single CPU or when the load
+average leaves less than half a core.  On anything unexpected -- corrupt or
+truncated data, trailing bytes, bad SVM-light text -- the input is read again
+by the serial path, so results and error messages are the same either way.
+:func:`iter_svmlight` always reads serially, in bounded memory.
+
 Bad input is never guessed at or skipped: every problem raises
 :class:`~linsvm.errors.DataError` with a one-line message
 ``FILE:LINE: what is wrong``, quoting the offending token (``<stdin>`` names
@@ -44,6 +57,7 @@ import bz2
 import gzip
 import io
 import lzma
+import mmap
 import numbers
 import os
 import secrets
@@ -54,7 +68,7 @@ import zlib
 import numpy as np
 import scipy.sparse as sp
 
-from . import _svmlight
+from . import _bzip2, _svmlight
 from .errors import DataError, ParameterError
 
 __all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight"]
@@ -136,6 +150,7 @@ class _Input:
             raise TypeError(
                 f"expected a path, '-' or a binary file object, not {type(source).__name__}")
         self._stream = None
+        self._head = None       # bytes read by sniff(), not yet consumed
         self.size = None        # bytes of uncompressed input, when known
 
     def __enter__(self):
@@ -179,8 +194,48 @@ class _Input:
             return max(4096, min(_CHUNK_BYTES, st.st_size + 1))
         return _CHUNK_BYTES
 
+    def sniff(self):
+        """Read the first bytes and return the compression: "gzip", "bzip2",
+        "xz" or None for plain text.  chunks() starts with those bytes."""
+        if self._head is None:
+            self._head = self._read_head(6)
+        for magic, name, _ in _MAGIC:
+            if self._head.startswith(magic):
+                return name
+        return None
+
+    def read_all(self):
+        """All the (still compressed) input, for reading it more than once.
+
+        A regular file we opened is mapped into memory (an ``mmap``, which the
+        caller closes; its pages can be given back as they are used) and is
+        rewound.  Anything else is read into bytes, and from then on read from
+        that copy.  Either way chunks() then gives the same results as before.
+        """
+        self.sniff()
+        try:
+            if self._own and self._fh.seekable():
+                try:
+                    blob = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
+                except (OSError, ValueError):
+                    blob = None
+                if blob is not None:
+                    self._fh.seek(0)
+                    self._head = None
+                    return blob
+            blob = self._head + (self._fh.read() or b"")
+        except OSError as e:
+            self._fail("read error", e)
+        if self._own:
+            self._fh.close()
+            self._own = False
+        self._fh = io.BytesIO(blob)
+        self._head = None
+        return blob
+
     def chunks(self):
-        head = self._read_head(6)
+        head = self._head if self._head is not None else self._read_head(6)
+        self._head = None
         kind = None
         for magic, name, opener in _MAGIC:
             if head.startswith(magic):
@@ -272,25 +327,96 @@ def load_svmlight(path, n_features=None, with_qid=False):
         the file cannot be opened or its compressed data is corrupt.
     """
     n_features = _check_n_features(n_features)
-    parser = _svmlight.Parser(bool(with_qid), n_features)
     with _Input(path) as src:
-        consumed = 0
-        hinted = False
-        for buf, n in src.chunks():
-            parser.feed(buf, n)
-            _check_parse(parser, parser.parse(), src.name)
-            consumed += n
-            if not hinted and consumed >= _CHUNK_BYTES // 2:
-                hinted = True
-                if src.size is not None and src.size > consumed:
-                    # Extrapolate the final size from the first megabyte, with 5%
-                    # to spare, instead of growing by half at a time.
-                    f = 1.05 * src.size / consumed
-                    parser.reserve(int(parser.n_rows * f) + 64, int(parser.nnz * f) + 1024)
-        parser.end()
-        _check_parse(parser, parser.parse(), src.name)
-    X, y, qid = _to_csr(parser.take(), n_features)
+        parts = None
+        if src.sniff() == "bzip2" and _bzip2.n_threads() > 1:
+            blob = src.read_all()
+            try:
+                blocks = _bzip2.split(blob)
+                if blocks is not None and len(blocks) > 1:
+                    parts = _parse_bzip2_blocks(blob, blocks, with_qid, n_features)
+            finally:
+                if isinstance(blob, mmap.mmap):
+                    blob.close()
+            del blob
+        if parts is None:
+            parts = _parse_serial(src, with_qid, n_features)
+    X, y, qid = _to_csr(parts, n_features)
     return (X, y, qid) if with_qid else (X, y)
+
+
+def _parse_serial(src, with_qid, n_features):
+    """Parse the chunks of src in turn; the parser's arrays (see Parser.take)."""
+    parser = _svmlight.Parser(bool(with_qid), n_features)
+    consumed = 0
+    hinted = False
+    for buf, n in src.chunks():
+        parser.feed(buf, n)
+        _check_parse(parser, parser.parse(), src.name)
+        consumed += n
+        if not hinted and consumed >= _CHUNK_BYTES // 2:
+            hinted = True
+            if src.size is not None and src.size > consumed:
+                # Extrapolate the final size from the first megabyte, with 5%
+                # to spare, instead of growing by half at a time.
+                f = 1.05 * src.size / consumed
+                parser.reserve(int(parser.n_rows * f) + 64, int(parser.nnz * f) + 1024)
+    parser.end()
+    _check_parse(parser, parser.parse(), src.name)
+    return parser.take()
+
+
+def _release(blob, start, end):
+    """Give back the resident pages of the mapped file blob in [start, end)
+    (whole pages only); returns where the next release starts.  They are read
+    again from the page cache should they be needed."""
+    if not isinstance(blob, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return start
+    end -= end % mmap.PAGESIZE
+    if end > start:
+        try:
+            blob.madvise(mmap.MADV_DONTNEED, start, end - start)
+        except OSError:
+            return end
+    return max(start, end)
+
+
+def _parse_bzip2_blocks(blob, blocks, with_qid, n_features):
+    """Parse bzip2 data block by block while later blocks decompress on threads.
+
+    Returns the parser's arrays, or None on anything unexpected -- a block that
+    does not decompress, or bad SVM-light text -- and then the caller reads the
+    input again serially, so that the error and its message are exactly those
+    of the serial reader.
+    """
+    parser = _svmlight.Parser(bool(with_qid), n_features)
+    threads = _bzip2.n_threads()
+    total_bits = 8 * len(blob)
+    hinted = False
+    released = 0
+    pieces = _bzip2.inflate_blocks(blob, blocks, threads)
+    try:
+        for parts, end_bit in pieces:
+            for data in parts:
+                parser.feed(data)
+                if parser.parse() < 0:
+                    return None
+            del parts
+            released = _release(blob, released, end_bit // 8)
+            if not hinted and end_bit < total_bits:
+                hinted = True
+                # Extrapolate the final size from the first block by compressed
+                # bits, with 5% to spare, instead of growing by half at a time.
+                f = 1.05 * total_bits / end_bit
+                parser.reserve(int(parser.n_rows * f) + 64, int(parser.nnz * f) + 1024)
+        parser.end()
+        if parser.parse() < 0:
+            return None
+    except _bzip2.BadBlock:
+        return None
+    finally:
+        pieces.close()
+    return parser.take()
 
 
 def iter_svmlight(path, chunk_rows=65536, with_qid=False):
