@@ -8,6 +8,12 @@ Data come from $LINSVM_DATA (default ../shared/datasets); a paper's data set
 that is not available here is replaced by the closest one, and the table
 says so.  `--quick` runs a small subset of each target (seconds).
 
+Several targets may be named in one run.  A target whose data set is not under
+$LINSVM_DATA is skipped, and one line on stderr names every skipped target and
+its missing file; the exit status is then 0 with `--quick` (the CI step, which
+must pass on a machine without the shared data) and 1 otherwise (a full
+reproduction that silently left tables out would mislead).
+
 The paper's C is converted to linsvm's -c (DESIGN.md): MFN's C_paper = 2C.
 Times are wall-clock seconds on this machine (the papers used 2003-2008
 hardware), so compare ratios, not seconds.
@@ -28,17 +34,24 @@ import linsvm                                          # noqa: E402
 from linsvm.cv import cross_validate                   # noqa: E402
 
 
+class MissingData(Exception):
+    """A data set a target needs is not under $LINSVM_DATA (the message is its path)."""
+
+
+def data_root():
+    return pathlib.Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))
+
+
 def data_path(rel):
     """A file under $LINSVM_DATA, or None when it is absent."""
-    root = pathlib.Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))
-    path = root / rel
+    path = data_root() / rel
     return path if path.is_file() else None
 
 
 def load(rel, n_features=None):
     path = data_path(rel)
     if path is None:
-        raise SystemExit(f"data set {rel} not found under $LINSVM_DATA; see datasets.txt")
+        raise MissingData(rel)
     return linsvm.load_svmlight(path, n_features=n_features)
 
 
@@ -63,8 +76,8 @@ class Table:
 
     @staticmethod
     def _fmt(v):
-        if isinstance(v, float):
-            return f"{v:.4g}"
+        if isinstance(v, float):                   # 4 digits, but the papers' 105.16 and
+            return f"{v:.6g}" if abs(v) >= 100 else f"{v:.4g}"   # 20075.5 print in full
         return "-" if v is None else str(v)
 
     def write(self, out):
@@ -175,18 +188,33 @@ def mfn_figure1(out, quick):
     t = Table("mfn_figure1", ["ladder", "file", "m", "linsvm -c", "linsvm s"],
               "Training time vs m (paper: Adult-1,4,7,9 and Web-1,4,7,8; a5a-a7a and w2a-w6a "
               "are not available here).")
-    points = {}
+    points, used = {}, {}
     for ladder, (files, C) in ladders.items():
-        for f in (files[::2] if quick else files):
-            if data_path(f"binary/{f}") is None:
-                continue
+        present = [f for f in (files[::2] if quick else files) if data_path(f"binary/{f}") is not None]
+        if not present:
+            raise MissingData(f"binary/{files[-1]}")
+        for f in present:
             X, y = load(f"binary/{f}")
             sec, _ = timed(lambda: linsvm.train(X, y, C=C), repeats=1 if quick else 3)
             t.add(ladder, f, X.shape[0], C, round(sec, 4))
             points.setdefault(ladder, []).append((X.shape[0], sec))
+            used.setdefault(ladder, []).append(f)
     t.write(out)
-    _plot(out / "mfn_figure1.png", {f"{k} (linsvm mfn)": v for k, v in points.items()},
-          "m (training examples)", "training time (s)", "MFN Figure 1: time vs m", logx=True, logy=True)
+    # the paper's own points on these ladders: L2-SVM-MFN at the CV-optimal C on the
+    # largest set (Tables 4-5), on a 2.4 GHz Xeon
+    paper = {"Adult": ("Adult-9", 32561, MFN_TABLE4[-3.0][0]), "Web": ("Web-8", 49749, MFN_TABLE5[0.5][0])}
+    panels = []
+    for ladder, pts in points.items():
+        C = ladders[ladder][1]
+        pname, pm, ps = paper[ladder]
+        panels.append(dict(series={"linsvm mfn (this machine)": pts},
+                           marks={f"paper L2-SVM-MFN, {pname} (2.4 GHz Xeon, 2005)": [(pm, ps)]},
+                           xlabel="m (training examples)", ylabel="training time (s)",
+                           title=f"{ladder} ({', '.join(used[ladder])}), "
+                                 f"-c {C:.4g} (C_paper = 2^{np.log2(2 * C):g})",
+                           logx=True, logy=True, slope=1))
+    _plot(out / "mfn_figure1.png", "MFN Figure 1 (Keerthi & DeCoste 2005): training time vs m, "
+          "linsvm's numbers" + (" (quick subset)" if quick else ""), panels)
 
 
 def objective_of(model, X, y, C, loss, p=2.0):
@@ -240,14 +268,17 @@ def sdm_table4_2(out, quick):
 
 
 def sdm_figure3(out, quick):
-    """Figure 3: relative function value difference (f - f*)/|f*| of the Crammer-Singer
-    dual objective against time, sdm-cs at decreasing tolerances beside LIBLINEAR -s 4
-    (the paper compares SDM with EG and bundle methods, which are not available here),
-    SECTOR training set, C = 1."""
+    """Figure 3, row 2 (SECTOR): relative function value difference (f - f*)/|f*| and
+    test accuracy against training time, sdm-cs at decreasing tolerances beside
+    LIBLINEAR -s 4 (the paper compares SDM with EG and bundle methods, which are not
+    available here), SECTOR train / test, C = 1.  f is the Crammer-Singer primal
+    objective (the paper plots the dual's).  f* is the primal objective of a tighter sdm-cs
+    run (-e 1e-3; 1e-2 in --quick), whose certified duality gap bounds how far f* can be
+    from the optimum (the table's note gives it); -e 1e-4 would take minutes."""
     X, y = load("multiclass/sector.scale.bz2")
-    t = Table("sdm_figure3", ["solver", "tolerance", "seconds", "primal objective", "rel. difference"],
-              "Crammer-Singer primal objective 1/2 sum ||w_m||^2 + C sum_i max(0, 1 + max_{m != y_i} "
-              "w_m.x_i - w_{y_i}.x_i), C = 1, SECTOR train; f* from sdm-cs at -e 1e-4.")
+    Xt, yt = load("multiclass/sector.t.scale.bz2", n_features=X.shape[1])
+    ref_tol = 1e-2 if quick else 1e-3
+    ref = linsvm.train(X, y, solver="sdm-cs", C=1.0, tol=ref_tol)
 
     def primal(model):
         W = np.asarray(model.weights)
@@ -257,13 +288,26 @@ def sdm_figure3(out, quick):
         own = S[np.arange(y.size), idx]
         S[np.arange(y.size), idx] = -np.inf
         return 0.5 * np.sum(W * W) + np.sum(np.maximum(0.0, 1.0 + S.max(axis=1) - own))
-    fstar = primal(linsvm.train(X, y, solver="sdm-cs", C=1.0, tol=1e-4))
-    points = {}
+    fstar = primal(ref)
+    dual = ref.stats.get("dual_objective")
+    certified = "" if dual is None else f" (its duality gap: (f* - dual)/f* = {(fstar - dual) / abs(fstar):.1e})"
+    t = Table("sdm_figure3", ["solver", "tolerance", "seconds", "primal objective", "rel. difference",
+                              "test accuracy %"],
+              "Crammer-Singer primal objective 1/2 sum ||w_m||^2 + C sum_i max(0, 1 + max_{m != y_i} "
+              f"w_m.x_i - w_{{y_i}}.x_i), C = 1, SECTOR train; f* = {fstar:.6g} from sdm-cs at -e {ref_tol:g}"
+              f"{certified}; accuracy on SECTOR test.")
+    gap, acc = {}, {}
+
+    def record(name, tol, sec, model):
+        f = primal(model)
+        a = 100 * np.mean(model.predict(Xt) == yt)
+        t.add(name, tol, round(sec, 3), f, (f - fstar) / abs(fstar), round(a, 2))
+        if f > fstar:                                   # a log axis shows only positive differences
+            gap.setdefault(name, []).append((sec, (f - fstar) / abs(fstar)))
+        acc.setdefault(name, []).append((sec, a))
     for tol in ([0.5, 0.1] if quick else [1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01]):
         sec, m = timed(lambda: linsvm.train(X, y, solver="sdm-cs", C=1.0, tol=tol))
-        f = primal(m)
-        t.add("linsvm sdm-cs", tol, round(sec, 3), f, (f - fstar) / abs(fstar))
-        points.setdefault("linsvm sdm-cs", []).append((sec, (f - fstar) / abs(fstar)))
+        record("linsvm sdm-cs", tol, sec, m)
     try:
         from liblinear import liblinearutil as L
         prob = L.problem(y, X)
@@ -274,18 +318,25 @@ def sdm_figure3(out, quick):
             if W.shape[0] < X.shape[1] + 1:
                 W = np.vstack([W[:-1], np.zeros((X.shape[1] + 1 - W.shape[0], W.shape[1])), W[-1:]])
             model = linsvm.Model(solver="liblinear", classes=labels, weights=W, bias=1.0, params={"C": 1.0})
-            f = primal(model)
-            t.add("liblinear -s 4", eps, round(sec, 3), f, (f - fstar) / abs(fstar))
-            points.setdefault("liblinear -s 4", []).append((sec, (f - fstar) / abs(fstar)))
+            record("liblinear -s 4", eps, sec, model)
     except ImportError:
         pass
     t.write(out)
-    _plot(out / "sdm_figure3.png", points, "seconds", "relative function value difference",
-          "SDM Figure 3 (SECTOR, C=1)", logy=True)
+    _plot(out / "sdm_figure3.png",
+          "SDM Figure 3, row 2 (Keerthi et al. 2008): SECTOR, Crammer-Singer, C = 1 - linsvm's numbers"
+          + (" (quick subset)" if quick else ""),
+          [dict(series=gap, xlabel="training time (s)", ylabel="(f - f*) / f*  (primal)",
+                title="relative function value difference (each point: one tolerance)", logy=True),
+           dict(series=acc, xlabel="training time (s)", ylabel="test set accuracy (%)",
+                title="test accuracy on sector.t.scale")])
 
 
 # ---------------------------------------------------------------------------- SVMperf
 
+# Figures 1-2: C_paper held fixed over n; linsvm -c = C_paper / n is 1 at the smallest n and
+# 1/64 at n = 160,000 (1/64 is the C that cross-validation chose on this generator's text sets
+# for L2-SVM in the README benchmark)
+PERF_FIG_C_PAPER = 2500
 PERF_TABLE1 = {"Reuters CCAT": (149.7, 20075.5, 304.1), "Reuters C11": (178.9, 5187.4, 499.1),
                "Arxiv astro-ph": (16.9, 80.1, 26.1), "Covertype 1": (171.7, 25514.3, 1109.1),
                "KDD04 Physics": (31.9, 1040.2, 132.5)}
@@ -322,27 +373,43 @@ def perf_table1(out, quick):
 
 
 def perf_figures1_2(out, quick):
-    """Figures 1-2: training time and iterations of perf (classification) and time of
-    perf-ord against the training set size n (random subsets of the largest set here,
-    at linsvm -c 1), log-log: the paper reports roughly linear time and iterations
-    bounded independently of n."""
+    """Figures 1-2: training time of perf (classification) and perf-ord (ordinal regression
+    on two levels) and their iterations against the training set size n, log-log.  As in
+    the paper, C_paper is held fixed over n (the paper: the value best on the largest set),
+    so linsvm's -c = C_paper / n changes with n; the paper reports roughly linear time and
+    iterations that do not grow with n.  Nested prefixes of one synthetic set."""
     from linsvm.synth import make_text_classification
     X, y = make_text_classification(n_samples=40000 if quick else 160000,
                                     n_features=50000 if quick else 200000, seed=3)
     sizes = [2500, 10000, 40000] if quick else [2500, 5000, 10000, 20000, 40000, 80000, 160000]
-    t = Table("perf_figures1_2", ["n", "perf s", "perf iterations", "perf-ord s", "perf-ord iterations"],
-              "Synthetic text-like data (linsvm synth, the paper's RCV1 CCAT is not available), "
-              "-c 1, epsilon 0.001.")
-    pts = {"perf": [], "perf-ord": []}
+    c_paper = PERF_FIG_C_PAPER
+    t = Table("perf_figures1_2", ["n", "linsvm -c", "perf s", "perf iterations", "perf-ord s",
+                                  "perf-ord iterations"],
+              f"Synthetic text-like data (linsvm synth, seed 3; the paper's RCV1 CCAT is not available), "
+              f"C_paper = {c_paper} for every n (linsvm -c = C_paper / n), epsilon 0.001; seconds are the "
+              f"median of {1 if quick else 3} runs.")
+    secs, iters = {"perf": [], "perf-ord": []}, {"perf": [], "perf-ord": []}
     for n in sizes:
-        Xs, ys = X[:n], y[:n]
-        s1, m1 = timed(lambda: linsvm.train(Xs, ys, solver="perf", C=1.0))
-        s2, m2 = timed(lambda: linsvm.train(Xs, ys, solver="perf-ord", C=1.0))
-        t.add(n, round(s1, 3), m1.stats["n_iter"], round(s2, 3), m2.stats["n_iter"])
-        pts["perf"].append((n, s1))
-        pts["perf-ord"].append((n, s2))
+        Xs, ys, C = X[:n], y[:n], c_paper / n
+        s1, m1 = timed(lambda: linsvm.train(Xs, ys, solver="perf", C=C), repeats=1 if quick else 3)
+        s2, m2 = timed(lambda: linsvm.train(Xs, ys, solver="perf-ord", C=C), repeats=1 if quick else 3)
+        t.add(n, C, round(s1, 3), m1.stats["n_iter"], round(s2, 3), m2.stats["n_iter"])
+        for name, sec, m in (("perf", s1, m1), ("perf-ord", s2, m2)):
+            secs[name].append((n, sec))
+            iters[name].append((n, m.stats["n_iter"]))
     t.write(out)
-    _plot(out / "perf_figures1_2.png", pts, "n", "seconds", "SVMperf Figure 1: time vs n", logx=True, logy=True)
+    sub = " (quick subset)" if quick else ""
+    _plot(out / "perf_figures1_2.png",
+          f"SVMperf Figures 1-2 (Joachims 2006): synthetic text data, C_paper = {c_paper}, "
+          f"epsilon = 0.001 - linsvm's numbers{sub}",
+          [dict(series={"linsvm perf (classification)": secs["perf"],
+                        "linsvm perf-ord (ordinal, 2 levels)": secs["perf-ord"]},
+                xlabel="n (training examples)", ylabel="training time (s)",
+                title="Figure 1: training time vs n", logx=True, logy=True, slope=1),
+           dict(series={"linsvm perf (classification)": iters["perf"],
+                        "linsvm perf-ord (ordinal, 2 levels)": iters["perf-ord"]},
+                xlabel="n (training examples)", ylabel="iterations (cutting planes added)",
+                title="Figure 2: iterations vs n", logx=True, ymin=0)])
 
 
 # ---------------------------------------------------------------------------- SVM-ALM
@@ -431,32 +498,54 @@ def alm_table3(out, quick):
     t.write(out)
 
 
-def _plot(path, series, xlabel, ylabel, title, logx=False, logy=False):
-    """A line plot of {label: [(x, y), ...]} to PNG, if matplotlib is installed."""
+def _plot(path, title, panels):
+    """Panels side by side as one PNG, if matplotlib is installed.  Each panel is a dict:
+    series {label: [(x, y), ...]} (lines), marks {label: [(x, y), ...]} (unconnected
+    markers, e.g. the paper's own points), xlabel, ylabel, title, logx, logy, ymin, and
+    slope (draw a dashed power-law guide x^slope through the first point of the first
+    series, to judge scaling on a log-log plot)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import NullFormatter
     except ImportError:
-        print("(matplotlib not installed: no PNG)")
+        print("(matplotlib not installed: no PNG; pip install \".[repro]\")")
         return
-    fig, ax = plt.subplots(figsize=(5, 4))
-    for label, pts in series.items():
-        if not pts:
-            continue
-        xs, ys = zip(*sorted(pts))
-        ax.plot(xs, ys, "o-", label=label)
-    if logx:
-        ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend()
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.4), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        first = None
+        for label, pts in panel.get("series", {}).items():
+            if not pts:
+                continue
+            xs, ys = zip(*sorted(pts))
+            ax.plot(xs, ys, "o-", label=label)
+            first = first or (xs, ys)
+        for label, pts in panel.get("marks", {}).items():
+            xs, ys = zip(*pts)
+            ax.plot(xs, ys, "k*", markersize=11, linestyle="none", label=label)
+        if panel.get("slope") is not None and first is not None:
+            xs = np.array([first[0][0], first[0][-1]], dtype=float)
+            ax.plot(xs, first[1][0] * (xs / xs[0]) ** panel["slope"], "k--", linewidth=0.8,
+                    label=f"slope {panel['slope']:g} guide (time ~ x^{panel['slope']:g})")
+        for on, axis, scale in ((panel.get("logx"), ax.xaxis, ax.set_xscale),
+                                (panel.get("logy"), ax.yaxis, ax.set_yscale)):
+            if on:                                   # decades labelled, minor ticks unlabelled
+                scale("log")
+                axis.set_minor_formatter(NullFormatter())
+        ax.margins(0.08)
+        if panel.get("ymin") is not None:
+            ax.set_ylim(bottom=panel["ymin"])
+        ax.set_xlabel(panel["xlabel"])
+        ax.set_ylabel(panel["ylabel"])
+        ax.set_title(panel.get("title", ""), fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
+    print(f"wrote {path}")
 
 
 TARGETS = {
@@ -475,11 +564,23 @@ TARGETS = {
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("target", choices=sorted(TARGETS))
-    ap.add_argument("--quick", action="store_true", help="a small subset (seconds)")
+    ap.add_argument("targets", nargs="+", choices=sorted(TARGETS), metavar="TARGET",
+                    help="one or more of: " + ", ".join(TARGETS))
+    ap.add_argument("--quick", action="store_true",
+                    help="a small subset (seconds); targets without data are skipped, exit 0")
     ap.add_argument("--out", default=str(REPO / "examples" / "results"))
     args = ap.parse_args(argv)
-    TARGETS[args.target](pathlib.Path(args.out), args.quick)
+    skipped = []
+    for target in args.targets:
+        try:
+            TARGETS[target](pathlib.Path(args.out), args.quick)
+        except MissingData as exc:
+            skipped.append(f"{target} ({exc})")
+    if skipped:
+        print(f"reproduce.py: skipped {len(skipped)} of {len(args.targets)} targets, data not found "
+              f"under {data_root()} (see datasets.txt, make data): " + ", ".join(skipped),
+              file=sys.stderr)
+        return 0 if args.quick else 1
     return 0
 
 
