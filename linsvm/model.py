@@ -326,6 +326,10 @@ class Model:
         if isinstance(pb, (int, float)) and not isinstance(pb, bool) and float(pb) != bias:
             raise ModelError(f"params['bias'] = {pb!r} disagrees with the model's bias {_fmt_float(bias)}")
 
+        self._set(solver, kind, classes, W, bias, thresholds, params, stats)
+
+    def _set(self, solver, kind, classes, W, bias, thresholds, params, stats):
+        """Store checked pieces; the arrays become read-only."""
         W.flags.writeable = False
         classes.flags.writeable = False
         if thresholds is not None:
@@ -335,7 +339,7 @@ class Model:
         self._classes = classes
         self._weights = W
         self._bias = bias
-        self._n_features = n_features
+        self._n_features = W.shape[0] - (1 if bias > 0 else 0)
         self._thresholds = thresholds
         self._params = params
         self._stats = stats
@@ -353,19 +357,9 @@ class Model:
             return cls(solver=solver, classes=classes, weights=weights, bias=bias,
                        params=params, stats=stats, kind=kind, thresholds=thresholds)
         self = cls.__new__(cls)
-        W = np.ascontiguousarray(weights, dtype=np.float64)
-        classes = np.array(classes, dtype=np.float64)
-        W.flags.writeable = False
-        classes.flags.writeable = False
-        self._solver = solver
-        self._kind = kind
-        self._classes = classes
-        self._weights = W
-        self._bias = bias
-        self._n_features = W.shape[0] - (1 if bias > 0 else 0)
-        self._thresholds = None
-        self._params = dict(params)
-        self._stats = _clean_values(stats, "stat")
+        self._set(solver, kind, np.array(classes, dtype=np.float64),
+                  np.ascontiguousarray(weights, dtype=np.float64), bias, None, dict(params),
+                  _clean_values(stats, "stat"))
         return self
 
     # ----------------------------------------------------------------- properties
