@@ -65,8 +65,8 @@ from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy, memset
 from libc.math cimport fabs, sqrt, isfinite, INFINITY
 import numpy as np
-from csr cimport (CSR, make_csr, all_unit, matvec, rmatvec, col_sq_sums, rmatvec_col_sq,
-                 sq_norm_row, dot, linsvm_max_threads)
+from csr cimport (CSR, make_csr, all_unit, matvec, rmatvec, col_sq_sums, sq_norm_row, dot,
+                 linsvm_max_threads)
 from cgls cimport cgls
 
 # Status codes returned to Python.
@@ -572,14 +572,7 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
         rmatvec(X, W.lin_rows, n_lin, W.lin_u, W.shift)
         for j in range(nw):
             W.beta_bar[j] -= W.shift[j]
-    if precondition:
-        # r = X_1'C z - lam beta_bar and minv = 1 / diag(lam I + X_1' C X_1), in one pass
-        for k in range(n_act):
-            W.u[k] = W.cc[k] * W.z[k]
-        rmatvec_col_sq(X, W.act_rows, n_act, W.u, W.cc, W.r, W.minv)
-        for j in range(nw):
-            W.r[j] -= lam * W.beta_bar[j]
-            W.minv[j] = 1.0 / (lam + W.minv[j])
+    # with precondition, cgls builds minv = 1 / diag(lam I + X_1' C X_1) itself
     it = cgls(X, W.act_rows, n_act, W.tt, W.cc, lam, W.beta_bar, W.z, 1, W.q, W.u, W.r, W.p,
               W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, fused, W.h,
               precondition)
@@ -815,7 +808,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     cdef double* dyp = TM + 4 * mt
     cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, h: 7 x nbeta
     cdef double* bpp = WV + 7 * mw              # Breakpoint structs, 16 bytes each
-    cdef double* tracep = bpp + n_bp
+    cdef int64_t o_trace = (bpp - EX) + n_bp    # where the trace starts in fbuf
+    cdef double* tracep = EX + o_trace
     cdef double* svp = tracep + n_trace
     memset(WV, 0, 7 * mw * sizeof(double))
     memset(tracep, 0, n_trace * sizeof(double))
@@ -882,7 +876,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     return dict(status=status, n_iter=n_iter, cg_iter=cg_total,
                 f=float(primal(&L, lam, &beta[0], nbeta, &T)),
                 n_active=int(counts[1]), n_zone0=int(counts[0]), n_zone2=int(counts[2]),
-                trace=fbuf[tracep - &fb[0]:tracep - &fb[0] + n_iter].copy(), y=y_arr,
+                trace=fbuf[o_trace:o_trace + n_iter].copy(), y=y_arr,
                 kkt=kkt_viol if kkt_viol >= 0.0 else None)
 
 

@@ -27,7 +27,9 @@
 #              z -= gamma q;  r = X'Cz - lam beta;  stop if eq. 13 holds
 #              s = minv * r;  p = s + (r's / rho_old) p
 #
-# With minv = NULL this is exactly the unpreconditioned algorithm above.
+# With minv = NULL this is exactly the unpreconditioned algorithm above.  With
+# jacobi != 0, minv is not an input: cgls fills it with the Jacobi preconditioner
+# 1 / diag(lam I + X'CX) of these rows, in the pass that forms the start residual.
 #
 # eta > 0 adds an inexact-Newton forcing term: the iteration also stops, without
 # setting *optimal, once ||r|| <= eta ||r_0||, r_0 the residual at entry (the
@@ -46,19 +48,36 @@
 # the iteration goes on from that r if eq. 13 does not hold for it.
 
 from libc.stdint cimport int64_t
-from csr cimport CSR, matvec, rmatvec, normal_matvec, dot
+from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot
+
+
+cdef inline void residual(const CSR* X, const int64_t* rows, int64_t n, const double* c,
+                          const double* z, double lam, const double* beta, double* u, double* r,
+                          double* minv) noexcept nogil:
+    """r = X'Cz - lam beta (u = C z: n doubles of scratch).  With minv != NULL, also
+    minv = 1 / diag(lam I + X'CX) from the same pass over the rows."""
+    cdef int64_t j
+    for j in range(n):
+        u[j] = c[j] * z[j]
+    if minv != NULL:
+        rmatvec_col_sq(X, rows, n, u, c, r, minv)
+        for j in range(X.n_weights):
+            minv[j] = 1.0 / (lam + minv[j])
+    else:
+        rmatvec(X, rows, n, u, r)
+    for j in range(X.n_weights):
+        r[j] -= lam * beta[j]
 
 
 cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double* tt,
                      const double* c, double lam, double* beta, double* z, int z_given,
-                     double* q, double* u, double* r, double* p, double* s, const double* minv,
+                     double* q, double* u, double* r, double* p, double* s, double* minv,
                      double eps, double eta, int max_iter, int* optimal, int fused=0,
-                     double* h=NULL, int r_given=0) noexcept nogil:
+                     double* h=NULL, int jacobi=0) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - X beta on entry
     if z_given, and the final residual on exit; q, u (n) and r, p, s (n_weights)
     are scratch (s unused without minv); h (n_weights) is scratch for fused.
-    r_given (with z_given): r already holds X'Cz - lam beta (the caller formed it in
-    the pass that also gave the preconditioner)."""
+    jacobi: minv (n_weights, not NULL) is an output, the Jacobi preconditioner."""
     cdef int64_t j, nw = X.n_weights
     cdef int it = 0
     cdef double rho, rho_old, pp, qcq, zcz, gamma, omega, rr, forcing
@@ -66,12 +85,7 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
         matvec(X, rows, n, beta, z)
         for j in range(n):
             z[j] = tt[j] - z[j]
-    if not (r_given and z_given):
-        for j in range(n):
-            u[j] = c[j] * z[j]
-        rmatvec(X, rows, n, u, r)             # r = X'Cz - lam beta
-        for j in range(nw):
-            r[j] -= lam * beta[j]
+    residual(X, rows, n, c, z, lam, beta, u, r, minv if jacobi else NULL)
     if minv != NULL:
         for j in range(nw):
             s[j] = minv[j] * r[j]
@@ -99,28 +113,18 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
         for j in range(nw):
             beta[j] += gamma * p[j]
         zcz = 0.0
+        for j in range(n):
+            z[j] -= gamma * q[j]
+            zcz += c[j] * z[j] * z[j]
         if fused:
-            for j in range(n):
-                z[j] -= gamma * q[j]
-                zcz += c[j] * z[j] * z[j]
             for j in range(nw):                 # r = X'Cz - lam beta, by recurrence
                 r[j] -= gamma * (h[j] + lam * p[j])
         else:
-            for j in range(n):
-                z[j] -= gamma * q[j]
-                u[j] = c[j] * z[j]
-                zcz += u[j] * z[j]
-            rmatvec(X, rows, n, u, r)
-            for j in range(nw):
-                r[j] -= lam * beta[j]
+            residual(X, rows, n, c, z, lam, beta, u, r, NULL)
         rr = dot(r, r, nw)
         if fused and rr <= eps * eps * zcz:
             # eq. 13 decides on the true residual, not the recurrence's
-            for j in range(n):
-                u[j] = c[j] * z[j]
-            rmatvec(X, rows, n, u, r)
-            for j in range(nw):
-                r[j] -= lam * beta[j]
+            residual(X, rows, n, c, z, lam, beta, u, r, NULL)
             rr = dot(r, r, nw)
         if rr <= eps * eps * zcz:
             optimal[0] = 1

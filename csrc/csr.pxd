@@ -200,11 +200,8 @@ cdef inline double normal_matvec(const CSR* X, const int64_t* rows, int64_t n, c
     l2r_l2_svc_fun::Hv), half the memory traffic of matvec followed by rmatvec.
     With threads it is matvec, then rmatvec of u = C q (u: n doubles of scratch).
     """
-    cdef const int32_t* ind = X.indices
-    cdef const double* val = X.data
-    cdef int64_t k, i, pp, start, end, nf = X.n_features
-    cdef double s, a, qcq = 0.0, bias = X.bias
-    cdef int has_bias = X.bias > 0
+    cdef int64_t k
+    cdef double s, a, qcq = 0.0
     if X.n_threads > 1 and n > 256:
         matvec(X, rows, n, p, q)
         for k in range(n):
@@ -214,25 +211,12 @@ cdef inline double normal_matvec(const CSR* X, const int64_t* rows, int64_t n, c
         return qcq
     memset(out, 0, X.n_weights * sizeof(double))
     for k in range(n):
-        i = rows[k]
-        start = X.indptr[i]
-        end = X.indptr[i + 1]
-        s = dot_span(ind, val, start, end, p, X.unit)
-        if has_bias:
-            s += bias * p[nf]
+        s = dot_row(X, rows[k], p)
         q[k] = s
         a = c[k] * s
         qcq += a * s
         if a != 0.0:
-            # out += a * x_i (the row is still in cache)
-            if X.unit:
-                for pp in range(start, end):
-                    out[ind[pp]] += a
-            else:
-                for pp in range(start, end):
-                    out[ind[pp]] += a * val[pp]
-            if has_bias:
-                out[nf] += a * bias
+            axpy_row(X, rows[k], a, out)          # the row is still in cache
     return qcq
 
 
@@ -240,10 +224,7 @@ cdef inline void rmatvec_col_sq(const CSR* X, const int64_t* rows, int64_t n, co
                                 const double* c, double* out, double* diag) noexcept nogil:
     """out = X[rows]' u and diag_j = sum_k c[k] X[rows[k], j]^2, both overwritten, in one
     pass over the rows when serial (rmatvec and col_sq_sums otherwise)."""
-    cdef const int32_t* ind = X.indices
-    cdef const double* val = X.data
-    cdef int64_t k, i, pp, nf = X.n_features
-    cdef double a, e, v
+    cdef int64_t k
     if X.n_threads > 1 and n > 256:
         rmatvec(X, rows, n, u, out)
         col_sq_sums(X, rows, n, c, diag)
@@ -251,21 +232,8 @@ cdef inline void rmatvec_col_sq(const CSR* X, const int64_t* rows, int64_t n, co
     memset(out, 0, X.n_weights * sizeof(double))
     memset(diag, 0, X.n_weights * sizeof(double))
     for k in range(n):
-        i = rows[k]
-        a = u[k]
-        e = c[k]
-        if X.unit:
-            for pp in range(X.indptr[i], X.indptr[i + 1]):
-                out[ind[pp]] += a
-                diag[ind[pp]] += e
-        else:
-            for pp in range(X.indptr[i], X.indptr[i + 1]):
-                v = val[pp]
-                out[ind[pp]] += a * v
-                diag[ind[pp]] += e * v * v
-        if X.bias > 0:
-            out[nf] += a * X.bias
-            diag[nf] += e * X.bias * X.bias
+        axpy_row(X, rows[k], u[k], out)
+        axpy_row_sq(X, rows[k], c[k], diag)     # the same row, still in cache
 
 
 cdef inline double dot(const double* a, const double* b, int64_t n) noexcept nogil:
