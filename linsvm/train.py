@@ -26,10 +26,11 @@ from .problem import CSRBuffers, check_positive, n_weights
 from .solvers import get_solver
 
 
-def class_order(y):
-    """Return the class labels of y in LIBLINEAR's order (see module docstring)."""
-    classes = None
-    if isinstance(y, np.ndarray) and y.dtype == np.float64 and y.ndim == 1:
+def class_order(y, labels=None):
+    """Return the class labels of y in LIBLINEAR's order (see module docstring).
+    labels: y's distinct values in order of first appearance, if already known."""
+    classes = labels
+    if classes is None and isinstance(y, np.ndarray) and y.dtype == np.float64 and y.ndim == 1:
         classes, _ = scan_labels(np.ascontiguousarray(y))   # one pass; None: many labels
     if classes is None:
         labels, first = np.unique(y, return_index=True)
@@ -40,13 +41,15 @@ def class_order(y):
 
 
 def _check_labels(y, n_rows):
+    """y as contiguous float64, one finite label per row of X, and its distinct
+    labels in order of first appearance (None when there are many), from one scan."""
     y = np.ascontiguousarray(y, dtype=np.float64)
     if y.ndim != 1 or y.shape[0] != n_rows:
         raise DataError(f"y has shape {y.shape}, expected ({n_rows},): one label per row of X")
-    _, bad = scan_labels(y, 1)
+    labels, bad = scan_labels(y)
     if bad >= 0:
         raise DataError(f"label of example {bad + 1} is not finite")
-    return y
+    return y, labels
 
 
 _DEFAULT_OPTIONS: dict = {}     # solver name -> its checked defaults (options are immutable values)
@@ -115,6 +118,29 @@ def _align_weights(W0, n_features0, bias0, n_features, bias):
     return W
 
 
+def _merge_stats(col_stats, seconds):
+    """The model's statistics from those of its solves (one per weight column):
+    objective, n_iter, cg_iter and n_active summed, kkt_violation the largest;
+    a single solve also keeps every other number it reports."""
+    if len(col_stats) == 1:
+        st = col_stats[0]
+        stats = {"objective": float(st["objective"]), "n_iter": int(st["n_iter"]), "seconds": seconds}
+        for key, value in st.items():
+            if key not in stats and not key.startswith("_") and isinstance(value, (int, float)) \
+                    and not isinstance(value, bool):
+                stats[key] = float(value) if key == "kkt_violation" else value
+        return stats
+    stats = {"objective": float(sum(s["objective"] for s in col_stats)),
+             "n_iter": int(sum(s["n_iter"] for s in col_stats)),
+             "seconds": seconds}
+    for key in ("cg_iter", "n_active"):
+        if all(key in s for s in col_stats):
+            stats[key] = int(sum(s[key] for s in col_stats))
+    if all("kkt_violation" in s for s in col_stats):
+        stats["kkt_violation"] = float(max(s["kkt_violation"] for s in col_stats))
+    return stats
+
+
 def _warm_starts(init, classes, n_features, bias, n_columns):
     """Per-column start vectors from a Model or an array, or Nones."""
     if init is None:
@@ -177,7 +203,7 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
     if Xb.n_rows == 0:
         raise DataError("no training examples")
-    y = _check_labels(y, Xb.n_rows)
+    y, labels = _check_labels(y, Xb.n_rows)
     if qid is not None:
         qid = np.asarray(qid)
         if qid.shape != (Xb.n_rows,):
@@ -195,13 +221,14 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
                 raise DataError(f"sample_weight has {sample_weight.size} values for {Xb.n_rows} examples")
             sample_weight = sample_weight[rows]
         y = y[rows]
+        labels = None                   # those of the full y; the subset may lack some
         qid = None if qid is None else qid[rows]
     if info.kind == "ordinal":
         classes = np.unique(y)
         if not np.all(classes == np.round(classes)):
             raise DataError("ordinal labels must be integer ranks")
     else:
-        classes = class_order(y)
+        classes = class_order(y, labels)
     if classes.shape[0] < 2:
         raise DataError(f"only one class (label {classes[0]:g}) in the training data; need at least two")
     base, cw = _cost_factors(y, classes, sample_weight, class_weight)
@@ -265,23 +292,11 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         kind = "binary" if n_columns == 1 else "multiclass"
     seconds = time.perf_counter() - t0
 
-    stats = {"objective": float(sum(s["objective"] for s in col_stats)),
-             "n_iter": int(sum(s["n_iter"] for s in col_stats)),
-             "seconds": seconds}
-    for key in ("cg_iter", "n_active"):
-        if all(key in s for s in col_stats):
-            stats[key] = int(sum(s[key] for s in col_stats))
-    if all("kkt_violation" in s for s in col_stats):
-        stats["kkt_violation"] = float(max(s["kkt_violation"] for s in col_stats))
-    if len(col_stats) == 1:             # one solve: keep every number it reports
-        for key, value in col_stats[0].items():
-            if key not in stats and not key.startswith("_") and isinstance(value, (int, float)) \
-                    and not isinstance(value, bool):
-                stats[key] = value
+    stats = _merge_stats(col_stats, seconds)
     warnings = [s["warning"] for s in col_stats if "warning" in s]
     solver_state = [s.pop("_state", None) for s in col_stats]
     params = {"C": C, "bias": bias, "tol": tol, "seed": seed, "loss": info.loss}
-    params.update({k: v for k, v in opts.items()})
+    params.update(opts)
     if class_weight:
         params["class_weight"] = " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
     model = Model._from_training(solver=info.name, classes=classes, weights=W, bias=bias,
