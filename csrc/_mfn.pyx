@@ -36,8 +36,11 @@
 #      cgls.pxd; ordinal terms (eq. 26) the CGLS below (ord_cgls) over the operator
 #      (w, b) -> x_k . w - b_s.  Heuristic 1: at most 10 CGLS iterations in the first step
 #      of a cold start.
-#   5. dv = v(beta_bar) - v(beta) from one mat-vec with d = beta_bar - beta.  Stop if CGLS met
-#      eq. 13 and the zones are consistent at beta_bar: terms whose zone changed may add at
+#   5. dv = v(beta_bar) - v(beta) = X d with d = beta_bar - beta.  For binary terms CGLS
+#      accumulates d and X d on zone 1 as it steps (cgls.pxd), so one mat-vec over the
+#      other rows completes dv; ordinal terms take one mat-vec over all.  Stop if CGLS met
+#      eq. 13 (for binary terms checked here on the true residual, once, when the rest
+#      of the test passes) and the zones are consistent at beta_bar: terms whose zone changed may add at
 #      most eps ||z||_C to the gradient, measured as sum c_j |l'(o_j) - l'_model(o_j)| ||x_j||
 #      (terms within 1e-8 of a knee count as consistent: Appendix A, footnote 17; within a
 #      thousandth of zone 1's width if that is smaller).  Then
@@ -67,7 +70,7 @@ from libc.math cimport fabs, sqrt, isfinite, INFINITY
 import numpy as np
 from csr cimport (CSR, make_csr, all_unit, matvec, rmatvec, col_sq_sums, sq_norm_row, dot,
                  linsvm_max_threads)
-from cgls cimport cgls
+from cgls cimport cgls, residual
 
 # Status codes returned to Python.
 cdef enum:
@@ -115,12 +118,17 @@ ctypedef struct Work:
     # per example (m)
     double* xnorm                  # ||x_k|| (binary) or sqrt(||x_k||^2 + 1) (ordinal)
     int64_t* act_rows              # rows of the zone-1 examples
+    int64_t* act_pos               # binary: their positions k
     int64_t* lin_rows              # rows of the zone-2 examples (binary)
+    int64_t* off_rows              # binary: rows of the examples outside zone 1
+    int64_t* off_pos               # and their positions k
+    int64_t n_act, n_lin           # binary: zone-1 and zone-2 examples of the last step
     double* lin_u                  # c kappa t / lam for them
     int64_t* ex_ptr                # ordinal: first zone-1 term of each active example (m + 1)
     double* xw                     # ordinal CGLS scratch: x_k . p_w
     double* U                      # ordinal CGLS scratch: summed term weights per example
     double* ytry                   # margins at the line search's point, before accepting it
+    double* xd                     # binary: X d on the zone-1 rows, as CGLS accumulated it
     double* tt                     # binary: CGLS target t tm on zone 1 (cgls.pxd reads it
                                    # only without z; kept for its signature)
     # per term (m * per)
@@ -138,6 +146,7 @@ ctypedef struct Work:
     double* minv
     double* shift                  # q of eq. 23 (binary, zone 2)
     double* h                      # fused CGLS scratch: X'C q
+    double* dsum                   # binary: the CGLS step d = beta_bar - beta, accumulated
 
 
 ctypedef struct Params:
@@ -554,16 +563,22 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     cdef int64_t k, j, n_act = 0, n_lin = 0, nw = X.n_weights
     cdef double o
     cdef int zn, it
+    cdef int64_t n_off = 0
     for k in range(T.m):
         o = T.t[k] * T.y[k]
         zn = zone(L, o)
         if zn == 1:
             W.act_rows[n_act] = rows[k]
+            W.act_pos[n_act] = k
             W.tt[n_act] = T.t[k] * L.tm
             W.cc[n_act] = L.a * T.c[k]
             W.z[n_act] = T.t[k] * L.tm - T.y[k]
             n_act += 1
-        elif zn == 2:
+            continue
+        W.off_rows[n_off] = rows[k]
+        W.off_pos[n_off] = k
+        n_off += 1
+        if zn == 2:
             W.lin_rows[n_lin] = rows[k]
             W.lin_u[n_lin] = T.c[k] * L.kappa * T.t[k] / lam
             n_lin += 1
@@ -572,15 +587,44 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
         rmatvec(X, W.lin_rows, n_lin, W.lin_u, W.shift)
         for j in range(nw):
             W.beta_bar[j] -= W.shift[j]
-    # with precondition, cgls builds minv = 1 / diag(lam I + X_1' C X_1) itself
+    # with precondition, cgls builds minv = 1 / diag(lam I + X_1' C X_1) itself; it
+    # also hands back the step d (W.dsum) and X_1 d (W.xd), and leaves the eq. 13 check
+    # of the true residual to binary_eq13 (called only when the driver may stop)
     it = cgls(X, W.act_rows, n_act, W.tt, W.cc, lam, W.beta_bar, W.z, 1, W.q, W.u, W.r, W.p,
               W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, fused, W.h,
-              precondition)
+              precondition, W.dsum, W.xd, 0)
     if n_lin > 0:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
+    W.n_act = n_act
+    W.n_lin = n_lin
     n_act_out[0] = n_act
     return it
+
+
+cdef void binary_step_image(const CSR* X, const Terms* T, Work* W) noexcept nogil:
+    """dy = X d for the step of the last binary_step (d = W.dsum, copied to W.p): the
+    zone-1 rows from CGLS's accumulated X_1 d, one mat-vec over the other rows only."""
+    cdef int64_t j, n_off = T.m - W.n_act
+    memcpy(W.p, W.dsum, X.n_weights * sizeof(double))
+    for j in range(W.n_act):
+        T.dy[W.act_pos[j]] = W.xd[j]
+    matvec(X, W.off_rows, n_off, W.p, W.q)
+    for j in range(n_off):
+        T.dy[W.off_pos[j]] = W.q[j]
+
+
+cdef int binary_eq13(const CSR* X, Work* W, double lam, double eps, double zcz) noexcept nogil:
+    """Eq. 13 on the true residual r = X_1'C z - lam beta~ of the last binary_step's
+    CGLS (beta~ = beta_bar - shift), whose own test used the fused recurrence."""
+    cdef int64_t j, nw = X.n_weights
+    cdef const double* bt = W.beta_bar
+    if W.n_lin > 0:
+        for j in range(nw):
+            W.sv[j] = W.beta_bar[j] - W.shift[j]
+        bt = W.sv
+    residual(X, W.act_rows, W.n_act, W.cc, W.z, lam, bt, W.u, W.r, NULL)
+    return dot(W.r, W.r, nw) <= eps * eps * zcz
 
 
 cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
@@ -673,17 +717,22 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
             cg_it = ordinal_step(X, rows, T, L, lam, beta, nbeta, W, eps_cur, P.eta, cg_cap,
                                  P.precondition, &n_act, &optimal)
         cg_total[0] += cg_it
-        # step 5: outputs at beta_bar (dy = X d_w, d = beta_bar - beta, one mat-vec);
-        # converged if the zones did not move
-        for j in range(nbeta):
-            W.p[j] = W.beta_bar[j] - beta[j]
-        matvec(X, rows, T.m, W.p, T.dy)
+        # step 5: outputs at beta_bar (dy = X d_w, d = beta_bar - beta); converged if
+        # the zones did not move (and, for binary terms, eq. 13 holds for the true
+        # residual: the CGLS recurrence's says so when fused)
+        if T.nb == 0:
+            binary_step_image(X, T, W)
+        else:
+            for j in range(nbeta):
+                W.p[j] = W.beta_bar[j] - beta[j]
+            matvec(X, rows, T.m, W.p, T.dy)
         if optimal:
             mismatch = zone_mismatch(L, T, W.xnorm)
             zcz = 0.0
             for j in range(n_act):
                 zcz += W.cc[j] * W.z[j] * W.z[j]
-            if mismatch * mismatch <= eps_cur * eps_cur * zcz:
+            if mismatch * mismatch <= eps_cur * eps_cur * zcz and (
+                    T.nb > 0 or not P.fused or binary_eq13(X, W, lam, eps_cur, zcz)):
                 memcpy(beta, W.beta_bar, nbeta * sizeof(double))
                 for k in range(T.m):
                     T.y[k] += T.dy[k]
@@ -798,20 +847,21 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     cdef int64_t n_trace = max(max_iter, 1), n_bp = 2 * max(nbp, 1)
     cdef int64_t n_scratch = T_threads * nw if T_threads > 1 else 1
     y_arr = np.empty(m, dtype=np.float64)
-    fbuf = np.empty(6 * me + 4 * mt + max(m, 1) + 7 * mw + n_bp + n_trace + n_scratch,
+    fbuf = np.empty(7 * me + 4 * mt + max(m, 1) + 8 * mw + n_bp + n_trace + n_scratch,
                     dtype=np.float64)
-    ibuf = np.empty(3 * me + (mt + 1) // 2, dtype=np.int64)   # act_rows, lin_rows, ex_ptr, act_s
+    # act_rows, act_pos, lin_rows, off_rows, off_pos, ex_ptr, act_s
+    ibuf = np.empty(6 * me + (mt + 1) // 2, dtype=np.int64)
     cdef double[::1] yv = y_arr, fb = fbuf
     cdef int64_t[::1] ib = ibuf
-    cdef double* EX = &fb[0]                    # xnorm, lin_u, xw, U, tt, ytry: 6 x (m + 1)
-    cdef double* TM = EX + 6 * me               # z, cc, q, u: 4 x n_terms
+    cdef double* EX = &fb[0]                    # xnorm, lin_u, xw, U, tt, ytry, xd: 7 x (m + 1)
+    cdef double* TM = EX + 7 * me               # z, cc, q, u: 4 x n_terms
     cdef double* dyp = TM + 4 * mt
-    cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, h: 7 x nbeta
-    cdef double* bpp = WV + 7 * mw              # Breakpoint structs, 16 bytes each
+    cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, h, dsum: 8 x nbeta
+    cdef double* bpp = WV + 8 * mw              # Breakpoint structs, 16 bytes each
     cdef int64_t o_trace = (bpp - EX) + n_bp    # where the trace starts in fbuf
     cdef double* tracep = EX + o_trace
     cdef double* svp = tracep + n_trace
-    memset(WV, 0, 7 * mw * sizeof(double))
+    memset(WV, 0, 8 * mw * sizeof(double))
     memset(tracep, 0, n_trace * sizeof(double))
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
                           svp if T_threads > 1 else NULL)
@@ -837,10 +887,16 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     W.U = EX + 3 * me
     W.tt = EX + 4 * me
     W.ytry = EX + 5 * me
+    W.xd = EX + 6 * me
     W.act_rows = &ib[0]
-    W.lin_rows = &ib[me]
-    W.ex_ptr = &ib[2 * me]
-    W.act_s = <int32_t*>&ib[3 * me]
+    W.act_pos = &ib[me]
+    W.lin_rows = &ib[2 * me]
+    W.off_rows = &ib[3 * me]
+    W.off_pos = &ib[4 * me]
+    W.ex_ptr = &ib[5 * me]
+    W.act_s = <int32_t*>&ib[6 * me]
+    W.n_act = 0
+    W.n_lin = 0
     W.z = TM
     W.cc = TM + mt
     W.q = TM + 2 * mt
@@ -853,6 +909,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     W.minv = WV + 4 * mw
     W.shift = WV + 5 * mw
     W.h = WV + 6 * mw
+    W.dsum = WV + 7 * mw
     P.eps = eps
     P.eta = eta
     P.warm = warm

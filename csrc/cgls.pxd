@@ -45,9 +45,19 @@
 # the normal equations, as LIBLINEAR's Newton-CG does) instead of being
 # recomputed from z.  Eq. 13 still decides on the true residual: when the
 # recurrence says it holds, r = X'Cz - lam beta is recomputed (one more pass) and
-# the iteration goes on from that r if eq. 13 does not hold for it.
+# the iteration goes on from that r if eq. 13 does not hold for it.  With
+# verify = 0 that check is left to the caller: *optimal then means that eq. 13
+# holds for the recurrence's residual (the MFN driver checks the true residual
+# only when it is about to stop, not after every Newton step).
+#
+# xd != NULL (n doubles) and dsum != NULL (n_weights doubles) receive the step the
+# iteration took and its image on these rows, accumulated as it goes:
+# dsum = sum gamma_k p_k and xd = sum gamma_k q_k = X[rows] dsum, so a caller that
+# needs X d for the step d need not form it again for these rows (nor take d as a
+# difference of two nearby points, which loses its low digits).
 
 from libc.stdint cimport int64_t
+from libc.string cimport memset
 from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot
 
 
@@ -73,11 +83,14 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
                      const double* c, double lam, double* beta, double* z, int z_given,
                      double* q, double* u, double* r, double* p, double* s, double* minv,
                      double eps, double eta, int max_iter, int* optimal, int fused=0,
-                     double* h=NULL, int jacobi=0) noexcept nogil:
+                     double* h=NULL, int jacobi=0, double* dsum=NULL, double* xd=NULL,
+                     int verify=1) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - X beta on entry
     if z_given, and the final residual on exit; q, u (n) and r, p, s (n_weights)
     are scratch (s unused without minv); h (n_weights) is scratch for fused.
-    jacobi: minv (n_weights, not NULL) is an output, the Jacobi preconditioner."""
+    jacobi: minv (n_weights, not NULL) is an output, the Jacobi preconditioner.
+    dsum, xd (both or neither): the step and its image (block comment); verify: see
+    the block comment on fused."""
     cdef int64_t j, nw = X.n_weights
     cdef int it = 0
     cdef double rho, rho_old, pp, qcq, zcz, gamma, omega, rr, forcing
@@ -99,6 +112,9 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
     optimal[0] = 1 if rr == 0.0 else 0
     if h == NULL:
         fused = 0
+    if xd != NULL:
+        memset(xd, 0, n * sizeof(double))
+        memset(dsum, 0, nw * sizeof(double))
     while not optimal[0] and it < max_iter:
         it += 1
         if fused:
@@ -116,13 +132,18 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
         for j in range(n):
             z[j] -= gamma * q[j]
             zcz += c[j] * z[j] * z[j]
+        if xd != NULL:
+            for j in range(nw):
+                dsum[j] += gamma * p[j]
+            for j in range(n):
+                xd[j] += gamma * q[j]
         if fused:
             for j in range(nw):                 # r = X'Cz - lam beta, by recurrence
                 r[j] -= gamma * (h[j] + lam * p[j])
         else:
             residual(X, rows, n, c, z, lam, beta, u, r, NULL)
         rr = dot(r, r, nw)
-        if fused and rr <= eps * eps * zcz:
+        if fused and verify and rr <= eps * eps * zcz:
             # eq. 13 decides on the true residual, not the recurrence's
             residual(X, rows, n, c, z, lam, beta, u, r, NULL)
             rr = dot(r, r, nw)

@@ -261,6 +261,28 @@ def test_fused_cgls_reaches_the_two_pass_solution_and_eq13_on_the_true_residual(
     np.testing.assert_allclose(out[True][1], out[False][1], rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.parametrize("eps", [1e-2, 1e-4, 1e-6])
+@pytest.mark.parametrize("fused", [False, True])
+def test_stop_certifies_the_gradient_bound_of_the_block_comment(eps, fused):
+    # At a converged stop eq. 13 holds for the true residual and the zones are
+    # consistent, so ||grad f|| <= 2 eps ||z||_C (csrc/_mfn.pyx, step 5).  The fused
+    # CGLS stops on its recurrence and the driver checks the true residual only
+    # before it stops: this fails if that check is skipped or mis-computed.
+    from linsvm.solvers.mfn import L2_LOSS
+    X, y = random_problem(600, 40, density=0.25, seed=11)
+    Xb, t, rows, c, lam = _solve_args(X, y, C=8.0)
+    c = np.random.default_rng(4).uniform(0.5, 2.0, Xb.n_rows)
+    beta = np.zeros(41)
+    st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 40, 1.0, rows, t, c, lam, beta,
+                           L2_LOSS, eps=eps, fused=fused, eta=0.0, heuristic2=False)
+    assert st["status"] == 0
+    _, g, _, _ = _mfn.gradient(Xb.indptr, Xb.indices, Xb.data, 40, 1.0, rows, t, c, lam, beta, L2_LOSS)
+    o = t * (X @ beta[:40] + beta[40])
+    active = o < 1.0
+    z_c = np.sqrt(np.sum(c[active] * (1.0 - o[active]) ** 2))
+    assert np.linalg.norm(g) <= 2.0 * eps * z_c * (1 + 1e-9)
+
+
 def test_index_only_solve_is_bit_identical_on_binary_features():
     from linsvm.solvers.mfn import L2_LOSS
     rng = np.random.default_rng(7)
