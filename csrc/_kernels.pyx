@@ -148,3 +148,27 @@ def csr_normal_matvec(const int64_t[::1] indptr, const int32_t[::1] indices,
     finally:
         free(scratch)
     return q_arr[:n], h_arr, qcq
+
+
+def binary_targets(const double[::1] y, double positive):
+    """Return t with t_i = +1 where y_i == positive and -1 elsewhere (one pass)."""
+    cdef int64_t i, n = y.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] t = out
+    with nogil:
+        for i in range(n):
+            t[i] = 1.0 if y[i] == positive else -1.0
+    return out
+
+
+def all_finite(a):
+    """True if every value of the float64 array a (any shape, C-contiguous) is finite."""
+    cdef const double[::1] v = a.reshape(-1)
+    cdef int64_t k, n = v.shape[0]
+    cdef int ok = 1
+    with nogil:
+        for k in range(n):
+            if not (v[k] - v[k] == 0.0):        # inf - inf and nan - nan are nan
+                ok = 0
+                break
+    return ok == 1

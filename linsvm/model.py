@@ -88,6 +88,7 @@ import tempfile
 import numpy as np
 import scipy.sparse as sp
 
+from ._kernels import all_finite
 from .errors import DataError, ModelError, ParameterError
 
 __all__ = ["Model", "load_model", "FORMAT_VERSION", "KINDS"]
@@ -353,7 +354,7 @@ class Model:
         params built from checked options (plain Python values).  Only what a solver
         produced is checked again here: the weights must be finite (otherwise the full
         constructor raises its error) and stats are normalized as in __init__."""
-        if thresholds is not None or not np.isfinite(weights).all():
+        if thresholds is not None or not all_finite(weights):
             return cls(solver=solver, classes=classes, weights=weights, bias=bias,
                        params=params, stats=stats, kind=kind, thresholds=thresholds)
         self = cls.__new__(cls)

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from ._kernels import scan_labels
+from ._kernels import binary_targets, scan_labels
 from .errors import DataError, ParameterError
 from .model import Model
 from .problem import CSRBuffers, check_positive, n_weights
@@ -90,14 +90,16 @@ def _cost_factors(y, classes, sample_weight, class_weight):
     """Per-example base cost (sample weights) and per-class weights (class_weight)."""
     m = y.shape[0]
     if sample_weight is None:
-        base = np.ones(m)
+        base = np.empty(m)
+        base.fill(1.0)
     else:
         base = np.asarray(sample_weight, dtype=np.float64)
         if base.ndim != 1 or base.shape[0] != m:
             raise DataError(f"sample_weight has {base.size} values for {m} examples")
         if not np.all(np.isfinite(base)) or np.any(base < 0):
             raise DataError(f"sample weight of example {int(np.flatnonzero(~(base >= 0) | ~np.isfinite(base))[0]) + 1} is not a finite number >= 0")
-    cw = np.ones(classes.shape[0])
+    cw = np.empty(classes.shape[0])
+    cw.fill(1.0)
     for label, weight in (class_weight or {}).items():
         hit = np.flatnonzero(classes == float(label))
         if hit.size == 0:
@@ -275,14 +277,13 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         col_stats = []
         unweighted = sample_weight is None and not class_weight
         for j in range(n_columns):
-            positive = y == classes[j]
-            t = np.where(positive, 1.0, -1.0)
+            t = binary_targets(y, classes[j])
             if unweighted:
                 cost = base                     # all ones
             elif n_columns == 1:
-                cost = base * np.where(positive, cw[0], cw[1])
+                cost = base * np.where(t > 0, cw[0], cw[1])
             else:
-                cost = base * np.where(positive, cw[j], 1.0)
+                cost = base * np.where(t > 0, cw[j], 1.0)
             if log is not None and n_columns > 1:
                 log(f"class {classes[j]:g} vs rest")
             beta, st = info.fit(Xb, rows, t, cost, C, bias, tol, starts[j], seed, log,

@@ -138,3 +138,17 @@ def test_csr_buffers_name_what_is_wrong():
     with pytest.raises(DataError, match=r"column index out of range \[0, 2\)"):
         CSRBuffers(bad)
     assert CSRBuffers(X).n_rows == 3
+
+
+def test_binary_targets_and_all_finite_agree_with_numpy():
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 3, 500).astype(np.float64) - 1.0
+    for positive in (-1.0, 0.0, 1.0, 7.0):
+        np.testing.assert_array_equal(_kernels.binary_targets(y, positive),
+                                      np.where(y == positive, 1.0, -1.0))
+    W = rng.standard_normal((40, 3))
+    assert _kernels.all_finite(W) and _kernels.all_finite(np.empty((0, 2)))
+    for bad in (np.nan, np.inf, -np.inf):
+        V = W.copy()
+        V[39, 2] = bad
+        assert not _kernels.all_finite(V)
