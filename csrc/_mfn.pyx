@@ -138,6 +138,7 @@ ctypedef struct Work:
     double* u
     int32_t* act_s                 # ordinal: threshold of each zone-1 term
     Breakpoint* bp                 # line search (2 per term)
+    int64_t n_bp                   # room in bp
     # per weight (nbeta)
     double* beta_bar
     double* r
@@ -349,14 +350,23 @@ cdef inline void _cross(const Loss* L, const Terms* T, const Breakpoint* bp, int
                 rs[0] -= g + e * (v - t * L.tm + dv) * dv
 
 
-cdef inline int64_t _add_bp(Breakpoint* bp, int64_t nb, double delta, int64_t term, int knee) noexcept nogil:
-    bp[nb].delta = delta
-    bp[nb].k = 2 * term + knee
-    return nb + 1
+cdef inline void _add_bp(Breakpoint* bp, int64_t* n_near, int64_t* n_far, int64_t cap,
+                         double delta, int64_t term, int knee) noexcept nogil:
+    """Store a breakpoint: those before delta = 1 from the front of bp, the others from
+    the back (bp holds cap entries)."""
+    cdef int64_t j
+    if delta < 1.0:
+        j = n_near[0]
+        n_near[0] += 1
+    else:
+        n_far[0] += 1
+        j = cap - n_far[0]
+    bp[j].delta = delta
+    bp[j].k = 2 * term + knee
 
 
 cdef double exact_line_search(const Loss* L, double lam, const double* beta, const double* d,
-                        int64_t nbeta, const Terms* T, Breakpoint* bp) noexcept nogil:
+                        int64_t nbeta, const Terms* T, Breakpoint* bp, int64_t cap) noexcept nogil:
     """Minimize phi(delta) = f(beta + delta d) over delta >= 0 (Sections 4.4, 6, 7).
 
     Works on the term outputs v and their steps dv (from T: y, dy and, for ordinal
@@ -371,11 +381,16 @@ cdef double exact_line_search(const Loss* L, double lam, const double* beta, con
     from the left; since only the piece holding the root matters, this finds it
     by selection instead (expected O(#breakpoints), no sort): split the
     breakpoints around a pivot, cross those left of it, and keep the side where
-    phi' changes sign.  The answer is the walk's.  Returns delta* (0 if d is not
-    a descent direction).
+    phi' changes sign.  The answer is the walk's.  The same pass also takes
+    phi'(1) directly (a Newton step is mostly taken whole or cut short): when it
+    is >= 0 the root lies in [0, 1] and only the breakpoints before 1 enter the
+    selection; otherwise those are crossed at once and the selection runs over
+    the rest.  bp has room for cap breakpoints (at most 2 per term, 1 when the
+    loss has one knee).  Returns delta* (0 if d is not a descent direction).
     """
-    cdef int64_t k, s, j, nbp = 0, a, b, lt, gt, i, term
+    cdef int64_t k, s, j, a, b, lt, gt, i, term, n_near = 0, n_far = 0
     cdef double ls = 0.0, rs = 0.0, pivot, d0, d1, d2, l2, r2, v, dv, t, e, g, rate
+    cdef double slope1
     cdef int zn
     cdef int has_hi = L.hi < INFINITY
     cdef int has_lo = L.lo > -INFINITY
@@ -385,38 +400,45 @@ cdef double exact_line_search(const Loss* L, double lam, const double* beta, con
         rs += (beta[j] + d[j]) * d[j]
     ls *= lam
     rs *= lam
+    slope1 = rs
     for k in range(T.m):
         for s in range(T.per):
             term_at(T, k, s, &v, &dv, &t)
             term = k * T.per + s
             zn = zone(L, t * v)
             rate = t * dv
+            slope1 += T.c[k] * loss_slope(L, t * (v + dv)) * rate
             if zn == 1:
                 e = L.a * T.c[k]
                 ls += e * (v - t * L.tm) * dv
                 rs += e * (v - t * L.tm + dv) * dv
                 if rate > 0.0:
                     if has_hi:                # leaves zone 1 upwards
-                        nbp = _add_bp(bp, nbp, (t * L.hi - v) / dv, term, KNEE_HI)
+                        _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
                 elif rate < 0.0 and has_lo:   # falls into zone 2
-                    nbp = _add_bp(bp, nbp, (t * L.lo - v) / dv, term, KNEE_LO)
+                    _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
             elif zn == 0:
                 if rate < 0.0:                # enters zone 1 (then maybe zone 2)
-                    nbp = _add_bp(bp, nbp, (t * L.hi - v) / dv, term, KNEE_HI)
+                    _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
                     if has_lo:
-                        nbp = _add_bp(bp, nbp, (t * L.lo - v) / dv, term, KNEE_LO)
+                        _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
             else:
                 g = T.c[k] * L.kappa * t * dv
                 ls -= g
                 rs -= g
                 if rate > 0.0:                # rises into zone 1 (then maybe zone 0)
-                    nbp = _add_bp(bp, nbp, (t * L.lo - v) / dv, term, KNEE_LO)
+                    _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
                     if has_hi:
-                        nbp = _add_bp(bp, nbp, (t * L.hi - v) / dv, term, KNEE_HI)
+                        _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
     if ls >= 0.0:
         return 0.0
-    a = 0
-    b = nbp
+    if slope1 >= 0.0:                        # the root is in [0, 1]
+        a = 0
+        b = n_near
+    else:                                    # beyond 1: cross everything before it
+        _cross(L, T, bp, 0, n_near, &ls, &rs)
+        a = cap - n_far
+        b = cap
     while a < b:
         # pivot: median of three; 3-way partition of bp[a:b] into < pivot, == pivot, > pivot
         d0 = bp[a].delta
@@ -751,7 +773,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         # is taken (Appendix A stops if F grows): with a direction at rounding level
         # (||d|| ~ 1e-13) the slope's pieces are rounding noise and the "exact" step
         # can be absurd (a9a, tau ~ 1e-7: delta = 6e12, F 11434 -> 17687).
-        delta = exact_line_search(L, lam, beta, W.p, nbeta, T, W.bp)
+        delta = exact_line_search(L, lam, beta, W.p, nbeta, T, W.bp, W.n_bp)
         Fnew = F
         if delta > 0.0:
             for j in range(nbeta):
@@ -902,6 +924,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     W.q = TM + 2 * mt
     W.u = TM + 3 * mt
     W.bp = <Breakpoint*>bpp
+    W.n_bp = max(nbp, 1)
     W.beta_bar = WV
     W.r = WV + mw
     W.p = WV + 2 * mw
@@ -1226,7 +1249,8 @@ def loss_line_search(double lam, const double[::1] beta, const double[::1] d, co
     T.dy = &dyv[0]
     T.b = NULL
     T.db = NULL
-    return exact_line_search(&L, lam, &beta[0], &d[0], beta.shape[0], &T, <Breakpoint*>&bpv[0])
+    return exact_line_search(&L, lam, &beta[0], &d[0], beta.shape[0], &T, <Breakpoint*>&bpv[0],
+                             2 * m + 1)
 
 
 def ordinal_line_search(double lam, const double[::1] beta, const double[::1] d,
@@ -1257,7 +1281,8 @@ def ordinal_line_search(double lam, const double[::1] beta, const double[::1] d,
     T.dy = &dyv[0]
     T.b = &beta[nw]
     T.db = &d[nw]
-    return exact_line_search(&L, lam, &beta[0], &d[0], nbeta, &T, <Breakpoint*>&bpv[0])
+    return exact_line_search(&L, lam, &beta[0], &d[0], nbeta, &T, <Breakpoint*>&bpv[0],
+                             m * n_thresholds + 1)
 
 
 def line_search(double lam, const double[::1] beta, const double[::1] beta_bar,

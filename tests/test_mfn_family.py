@@ -360,13 +360,14 @@ def test_l1_tight_tolerance_never_increases_the_smoothed_objective_regression():
 
 
 def test_l1_certificate_stays_valid_when_it_cannot_be_met():
-    # one feature scaled by 1e7 (the unscaled Australian set has one at 1e5, which the
-    # solver certifies to 1e-10 since CGLS hands it the step it took): double precision
-    # cannot certify 1e-10, the solver must stop, warn, and report a bound that holds.
+    # one feature scaled by 1e9 (the unscaled Australian set has one at 1e5; up to about
+    # 1e7 the solver now certifies 1e-10, since CGLS hands it the step it took): double
+    # precision cannot certify 1e-10, the solver must stop, warn, and report a bound
+    # that holds.
     # (L-BFGS-B on the dual fails on this scaling too; the reference is the primal QP
     # min 1/2 w.w + C sum s, s >= 0, s >= 1 - t x.w by SLSQP, an upper bound on F*.)
     X, y = noisy_problem(n=80, d=6, seed=5, flip=0.1)
-    X = sp.csr_matrix(X.toarray() * np.r_[np.ones(5), 1e7])
+    X = sp.csr_matrix(X.toarray() * np.r_[np.ones(5), 1e9])
     C, tol = 1.0, 1e-10
     model = linsvm.train(X, y, solver="mfn-l1", C=C, tol=tol)
     st = model.column_stats[0]
