@@ -88,16 +88,35 @@ cdef inline double dot_row(const CSR* X, int64_t i, const double* w) noexcept no
 
 
 cdef inline void axpy_row(const CSR* X, int64_t i, double a, double* out) noexcept nogil:
-    """out += a * x_i (including the bias feature)."""
+    """out += a * x_i (including the bias feature).
+
+    Unrolled by four like dot_span: the scatter's loop control costs as much as its
+    body on short rows.  Column indices within a row are distinct, so the four
+    updates of a group never touch one entry twice and their order is immaterial.
+    """
     cdef const int32_t* ind = X.indices
     cdef const double* val = X.data
-    cdef int64_t p, end = X.indptr[i + 1]
+    cdef int64_t p = X.indptr[i], end = X.indptr[i + 1]
     if X.unit:
-        for p in range(X.indptr[i], end):
+        while p + 4 <= end:
             out[ind[p]] += a
+            out[ind[p + 1]] += a
+            out[ind[p + 2]] += a
+            out[ind[p + 3]] += a
+            p += 4
+        while p < end:
+            out[ind[p]] += a
+            p += 1
     else:
-        for p in range(X.indptr[i], end):
+        while p + 4 <= end:
             out[ind[p]] += a * val[p]
+            out[ind[p + 1]] += a * val[p + 1]
+            out[ind[p + 2]] += a * val[p + 2]
+            out[ind[p + 3]] += a * val[p + 3]
+            p += 4
+        while p < end:
+            out[ind[p]] += a * val[p]
+            p += 1
     if X.bias > 0:
         out[X.n_features] += a * X.bias
 
