@@ -173,7 +173,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
           init=None, seed=0, log=None, qid=None, rows=None, **solver_options):
     """Train a linear SVM and return a `Model`.
 
-    X: scipy sparse matrix or 2-D array (n_samples x n_features); y: labels
+    X: scipy sparse matrix or 2-D array (n_samples x n_features), or a
+    linsvm.problem.CSRBuffers of one (validated once, for repeated calls); y: labels
     (for ordinal solvers: integer ranks, ordered by value).
     solver: a name from linsvm.solvers.SOLVERS; C > 0: cost (LIBLINEAR's -c);
     bias: value of the constant feature appended to every example (> 0), or
