@@ -583,3 +583,41 @@ def test_core_rejects_bad_indices_before_the_kernel():
     with pytest.raises(ValueError, match="beta has"):
         _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
                           np.ones(20), np.ones(20), 1.0, np.zeros(5), (1.0, 1.0, 1.0, -INF))
+
+
+@pytest.mark.parametrize("target", [0.05, 0.7, 1.0, 3.0, 40.0])
+@pytest.mark.parametrize("loss", [(1.0, 1.0, 1.0, -np.inf), (1.0, 1.0, 1.0, -1.0)])
+def test_line_search_root_before_and_beyond_one(target, loss):
+    # The search takes phi'(1) first and selects among the breakpoints on the root's
+    # side of delta = 1 only: scale the direction so that the root lands on either
+    # side of 1 (and at 1), with breakpoints on both sides, and compare with brute force.
+    rng = np.random.default_rng(21)
+    m, n = 300, 6
+    X = rng.standard_normal((m, n))
+    t = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    c = rng.uniform(0.5, 2.0, m)
+    lam, beta, d = 0.4, rng.standard_normal(n), rng.standard_normal(n)
+    y = X @ beta
+    a, tm, hi, lo = loss
+
+    def f(delta, dd):
+        o = t * (y + delta * (X @ dd))
+        lval = np.where(o >= hi, 0.0, 0.5 * a * (tm - o) ** 2)
+        if np.isfinite(lo):
+            lval = np.where(o > lo, lval, a * (tm - lo) * (lo - o) + 0.5 * a * (tm - lo) ** 2)
+        b = beta + delta * dd
+        return 0.5 * lam * b @ b + np.sum(c * lval)
+
+    if f(1e-7, d) > f(0.0, d):
+        d = -d
+    root = so.minimize_scalar(lambda s: f(s, d), bounds=(0.0, 1e3), method="bounded",
+                              options={"xatol": 1e-12}).x
+    d = d * root / target                       # now the minimizer is at delta = target
+    dy = X @ d
+    delta = _mfn.loss_line_search(lam, beta, d, y, dy, t, c, loss)
+    knees = [(t * k - y) / dy for k in (hi, lo) if np.isfinite(k)]
+    knees = np.concatenate(knees)
+    knees = knees[knees > 0]
+    assert np.any(knees < 1.0) and np.any(knees > 1.0)
+    assert f(delta, d) <= f(target, d) + 1e-12 * abs(f(target, d))
+    assert delta == pytest.approx(target, rel=1e-6)
