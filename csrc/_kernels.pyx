@@ -48,6 +48,15 @@ def csr_rmatvec(const int64_t[::1] indptr, const int32_t[::1] indices, const dou
     return out
 
 
+cdef inline int64_t first_non_finite(const double* v, int64_t n) noexcept nogil:
+    """Index of the first NaN or infinity among v[0:n], or -1."""
+    cdef int64_t k
+    for k in range(n):
+        if not (v[k] - v[k] == 0.0):            # inf - inf and nan - nan are nan
+            return k
+    return -1
+
+
 def check_csr(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
               int64_t n_features):
     """One pass over canonical CSR buffers for what the kernels index unchecked.
@@ -62,7 +71,6 @@ def check_csr(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
     cdef int64_t i, k, n_rows = indptr.shape[0] - 1, nnz = data.shape[0]
     cdef int code = 0
     cdef int64_t where = -1
-    cdef double v
     with nogil:
         for i in range(n_rows):
             if indptr[i + 1] < indptr[i]:
@@ -76,12 +84,9 @@ def check_csr(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
                     where = k
                     break
         if code == 0:
-            for k in range(nnz):
-                v = data[k]
-                if not (v - v == 0.0):          # inf - inf and nan - nan are nan
-                    code = 3
-                    where = k
-                    break
+            where = first_non_finite(&data[0] if nnz else NULL, nnz)
+            if where >= 0:
+                code = 3
     return code, where
 
 
@@ -164,11 +169,7 @@ def binary_targets(const double[::1] y, double positive):
 def all_finite(a):
     """True if every value of the float64 array a (any shape, C-contiguous) is finite."""
     cdef const double[::1] v = a.reshape(-1)
-    cdef int64_t k, n = v.shape[0]
-    cdef int ok = 1
+    cdef int64_t n = v.shape[0], where
     with nogil:
-        for k in range(n):
-            if not (v[k] - v[k] == 0.0):        # inf - inf and nan - nan are nan
-                ok = 0
-                break
-    return ok == 1
+        where = first_non_finite(&v[0] if n else NULL, n)
+    return where < 0

@@ -128,14 +128,13 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
         gamma = rho / (qcq + lam * pp)
         for j in range(nw):
             beta[j] += gamma * p[j]
+            if xd != NULL:                      # the step, as it is taken
+                dsum[j] += gamma * p[j]
         zcz = 0.0
         for j in range(n):
             z[j] -= gamma * q[j]
             zcz += c[j] * z[j] * z[j]
-        if xd != NULL:
-            for j in range(nw):
-                dsum[j] += gamma * p[j]
-            for j in range(n):
+            if xd != NULL:                      # and its image on these rows
                 xd[j] += gamma * q[j]
         if fused:
             for j in range(nw):                 # r = X'Cz - lam beta, by recurrence

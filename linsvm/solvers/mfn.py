@@ -91,16 +91,13 @@ def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
     the solve, a warning.
     """
     lam = 1.0 / (2.0 * C)
-    if opts["n_threads"] <= 0:
-        opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
+    opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
     nw = X.n_features + (1 if bias > 0 else 0)
     beta = np.zeros(nw) if beta0 is None else np.array(beta0, dtype=np.float64, copy=True)
     warm = beta0 is not None
     trace = []
-    n_iter = cg_iter = 0
-    if opts["subset"] > 0.0:
-        # Heuristic 3: solve on a random subset, then seed the full problem with it.
-        warm, n_iter, cg_iter = subset_seed(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log, seed)
+    # Heuristic 3: solve on a random subset, then seed the full problem with it.
+    warm, n_iter, cg_iter = subset_seed(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log, seed)
 
     eps = tol
     while True:
