@@ -66,10 +66,10 @@
 
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy, memset
-from libc.math cimport fabs, sqrt, isfinite, INFINITY
+from libc.math cimport fabs, fmax, sqrt, isfinite, INFINITY
 import numpy as np
 from csr cimport (CSR, make_csr, all_unit, matvec, rmatvec, col_sq_sums, sq_norm_row, dot,
-                 linsvm_max_threads)
+                 axpy_row_sq, linsvm_max_threads)
 from cgls cimport cgls, residual
 
 # Status codes returned to Python.
@@ -116,7 +116,6 @@ ctypedef struct Terms:
 
 ctypedef struct Work:
     # per example (m)
-    double* xnorm                  # ||x_k|| (binary) or sqrt(||x_k||^2 + 1) (ordinal)
     int64_t* act_rows              # rows of the zone-1 examples
     int64_t* act_pos               # binary: their positions k
     int64_t* lin_rows              # rows of the zone-2 examples (binary)
@@ -148,6 +147,10 @@ ctypedef struct Work:
     double* shift                  # q of eq. 23 (binary, zone 2)
     double* h                      # fused CGLS scratch: X'C q
     double* dsum                   # binary: the CGLS step d = beta_bar - beta, accumulated
+    double* diag                   # binary: diag(X_1' C X_1) of the last step's zone 1
+    int64_t* in1                   # binary: 1 if example k was in that zone 1, else 0
+    int64_t* chg                   # binary: examples whose zone-1 membership changed
+    int have_diag                  # diag and in1 describe the last step's zone 1
 
 
 ctypedef struct Params:
@@ -581,14 +584,23 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
                      double lam, const double* beta, Work* W, double eps, double eta, int cg_cap,
                      int precondition, int fused, int64_t* n_act_out, int* optimal) noexcept nogil:
     """beta_bar (W.beta_bar) = argmin of the Newton model of binary terms (eq. 11 / eq. 23)
-    by cgls.pxd, seeded at beta - q.  Returns the CGLS iterations."""
-    cdef int64_t k, j, n_act = 0, n_lin = 0, nw = X.n_weights
+    by cgls.pxd, seeded at beta - q.  Returns the CGLS iterations.
+
+    The Jacobi preconditioner 1 / (lam + diag(X_1' C X_1)) is kept across Newton steps:
+    when fewer than a quarter of the zone-1 examples entered or left zone 1 since the
+    last step, diag is updated by their rows alone (+- c x_k^2) instead of being
+    summed again over all of zone 1.  It only preconditions, so rounding in diag
+    changes the CGLS path at rounding level and never what eq. 13 accepts."""
+    cdef int64_t k, j, n_act = 0, n_lin = 0, nw = X.n_weights, n_chg = 0
     cdef double o
-    cdef int zn, it
+    cdef int zn, it, jacobi = precondition
     cdef int64_t n_off = 0
     for k in range(T.m):
         o = T.t[k] * T.y[k]
         zn = zone(L, o)
+        if (zn == 1) != W.in1[k]:
+            W.chg[n_chg] = k
+            n_chg += 1
         if zn == 1:
             W.act_rows[n_act] = rows[k]
             W.act_pos[n_act] = k
@@ -609,12 +621,24 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
         rmatvec(X, W.lin_rows, n_lin, W.lin_u, W.shift)
         for j in range(nw):
             W.beta_bar[j] -= W.shift[j]
-    # with precondition, cgls builds minv = 1 / diag(lam I + X_1' C X_1) itself; it
-    # also hands back the step d (W.dsum) and X_1 d (W.xd), and leaves the eq. 13 check
-    # of the true residual to binary_eq13 (called only when the driver may stop)
+    if precondition and W.have_diag and 4 * n_chg < n_act:
+        for j in range(n_chg):                    # rows in and out of zone 1
+            k = W.chg[j]
+            W.in1[k] = 1 - W.in1[k]
+            axpy_row_sq(X, rows[k], L.a * T.c[k] if W.in1[k] else -L.a * T.c[k], W.diag)
+        for j in range(nw):
+            W.minv[j] = 1.0 / (lam + fmax(W.diag[j], 0.0))
+        jacobi = 0
+    elif precondition:                            # cgls sums diag over zone 1 again
+        for j in range(n_chg):
+            W.in1[W.chg[j]] = 1 - W.in1[W.chg[j]]
+        W.have_diag = 1
+    # with jacobi, cgls builds minv = 1 / diag(lam I + X_1' C X_1) (and W.diag) itself;
+    # it also hands back the step d (W.dsum) and X_1 d (W.xd), and leaves the eq. 13
+    # check of the true residual to binary_eq13 (called only when the driver may stop)
     it = cgls(X, W.act_rows, n_act, W.tt, W.cc, lam, W.beta_bar, W.z, 1, W.q, W.u, W.r, W.p,
               W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, fused, W.h,
-              precondition, W.dsum, W.xd, 0)
+              jacobi, W.dsum, W.xd, 0, W.diag)
     if n_lin > 0:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
@@ -699,9 +723,12 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
 
 # ------------------------------------------------------------------ the Newton driver
 
-cdef double zone_mismatch(const Loss* L, const Terms* T, const double* xnorm) noexcept nogil:
+cdef double zone_mismatch(const Loss* L, const Terms* T, const CSR* X,
+                          const int64_t* rows) noexcept nogil:
     """sum over terms whose zone at beta_bar (v + dv) differs from their zone at beta of
-    c |l'(o) - l'_model(o)| ||x_term||: a bound on the gradient the zone changes add."""
+    c |l'(o) - l'_model(o)| ||x_term||: a bound on the gradient the zone changes add.
+    ||x_term|| is ||x_k|| for binary terms, sqrt(||x_k||^2 + 1) for ordinal ones (the
+    threshold's coefficient), computed only for the few terms that moved."""
     cdef int64_t k, s
     cdef double v, dv, t, mm, total = 0.0
     for k in range(T.m):
@@ -709,7 +736,7 @@ cdef double zone_mismatch(const Loss* L, const Terms* T, const double* xnorm) no
             term_at(T, k, s, &v, &dv, &t)
             mm = mismatch_term(L, zone(L, t * v), t * (v + dv))
             if mm != 0.0:
-                total += T.c[k] * mm * xnorm[k]
+                total += T.c[k] * mm * sqrt(sq_norm_row(X, rows[k]) + (1.0 if T.nb > 0 else 0.0))
     return total
 
 
@@ -749,7 +776,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
                 W.p[j] = W.beta_bar[j] - beta[j]
             matvec(X, rows, T.m, W.p, T.dy)
         if optimal:
-            mismatch = zone_mismatch(L, T, W.xnorm)
+            mismatch = zone_mismatch(L, T, X, rows)
             zcz = 0.0
             for j in range(n_act):
                 zcz += W.cc[j] * W.z[j] * W.z[j]
@@ -807,6 +834,14 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
 
 
 # ------------------------------------------------------------------ Python entries
+
+cdef int all_zero(const double* v, int64_t n) noexcept nogil:
+    cdef int64_t j
+    for j in range(n):
+        if v[j] != 0.0:
+            return 0
+    return 1
+
 
 cdef int _n_threads(int n_threads):
     return linsvm_max_threads() if n_threads <= 0 else n_threads
@@ -869,21 +904,22 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     cdef int64_t n_trace = max(max_iter, 1), n_bp = 2 * max(nbp, 1)
     cdef int64_t n_scratch = T_threads * nw if T_threads > 1 else 1
     y_arr = np.empty(m, dtype=np.float64)
-    fbuf = np.empty(7 * me + 4 * mt + max(m, 1) + 8 * mw + n_bp + n_trace + n_scratch,
+    fbuf = np.empty(6 * me + 4 * mt + max(m, 1) + 9 * mw + n_bp + n_trace + n_scratch,
                     dtype=np.float64)
-    # act_rows, act_pos, lin_rows, off_rows, off_pos, ex_ptr, act_s
-    ibuf = np.empty(6 * me + (mt + 1) // 2, dtype=np.int64)
+    # act_rows, act_pos, lin_rows, off_rows, off_pos, ex_ptr, in1, chg, act_s
+    ibuf = np.empty(8 * me + (mt + 1) // 2, dtype=np.int64)
     cdef double[::1] yv = y_arr, fb = fbuf
     cdef int64_t[::1] ib = ibuf
-    cdef double* EX = &fb[0]                    # xnorm, lin_u, xw, U, tt, ytry, xd: 7 x (m + 1)
-    cdef double* TM = EX + 7 * me               # z, cc, q, u: 4 x n_terms
+    cdef double* EX = &fb[0]                    # lin_u, xw, U, tt, ytry, xd: 6 x (m + 1)
+    cdef double* TM = EX + 6 * me               # z, cc, q, u: 4 x n_terms
     cdef double* dyp = TM + 4 * mt
-    cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, h, dsum: 8 x nbeta
-    cdef double* bpp = WV + 8 * mw              # Breakpoint structs, 16 bytes each
+    cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, h, dsum, diag
+    cdef double* bpp = WV + 9 * mw              # Breakpoint structs, 16 bytes each
     cdef int64_t o_trace = (bpp - EX) + n_bp    # where the trace starts in fbuf
     cdef double* tracep = EX + o_trace
     cdef double* svp = tracep + n_trace
-    memset(WV, 0, 8 * mw * sizeof(double))
+    memset(WV, 0, 9 * mw * sizeof(double))
+    memset(&ib[6 * me], 0, me * sizeof(int64_t))       # in1: no example in zone 1 yet
     memset(tracep, 0, n_trace * sizeof(double))
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
                           svp if T_threads > 1 else NULL)
@@ -903,20 +939,22 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     T.dy = dyp
     T.b = &beta[nw] if nb > 0 else NULL
     T.db = WV + 2 * mw + nw if nb > 0 else NULL      # the step d lives in W.p
-    W.xnorm = EX
-    W.lin_u = EX + me
-    W.xw = EX + 2 * me
-    W.U = EX + 3 * me
-    W.tt = EX + 4 * me
-    W.ytry = EX + 5 * me
-    W.xd = EX + 6 * me
+    W.lin_u = EX
+    W.xw = EX + me
+    W.U = EX + 2 * me
+    W.tt = EX + 3 * me
+    W.ytry = EX + 4 * me
+    W.xd = EX + 5 * me
     W.act_rows = &ib[0]
     W.act_pos = &ib[me]
     W.lin_rows = &ib[2 * me]
     W.off_rows = &ib[3 * me]
     W.off_pos = &ib[4 * me]
     W.ex_ptr = &ib[5 * me]
-    W.act_s = <int32_t*>&ib[6 * me]
+    W.in1 = &ib[6 * me]
+    W.chg = &ib[7 * me]
+    W.have_diag = 0
+    W.act_s = <int32_t*>&ib[8 * me]
     W.n_act = 0
     W.n_lin = 0
     W.z = TM
@@ -933,6 +971,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     W.shift = WV + 5 * mw
     W.h = WV + 6 * mw
     W.dsum = WV + 7 * mw
+    W.diag = WV + 8 * mw
     P.eps = eps
     P.eta = eta
     P.warm = warm
@@ -945,9 +984,10 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     with nogil:
         if pattern:
             X.unit = all_unit(&X)
-        for k in range(m):
-            W.xnorm[k] = sqrt(sq_norm_row(&X, rp[k]) + (1.0 if nb > 0 else 0.0))
-        matvec(&X, rp, m, &beta[0], T.y)
+        if not all_zero(&beta[0], nbeta):
+            matvec(&X, rp, m, &beta[0], T.y)
+        else:                                 # a cold start: X w = 0
+            memset(T.y, 0, m * sizeof(double))
         status = newton_core(&X, rp, &T, &L, lam, &beta[0], nbeta, &W, &P, &n_iter, &cg_total,
                              tracep, cb)
         zone_counts(&L, &T, counts)

@@ -57,20 +57,23 @@
 # difference of two nearby points, which loses its low digits).
 
 from libc.stdint cimport int64_t
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot
 
 
 cdef inline void residual(const CSR* X, const int64_t* rows, int64_t n, const double* c,
                           const double* z, double lam, const double* beta, double* u, double* r,
-                          double* minv) noexcept nogil:
+                          double* minv, double* diag=NULL) noexcept nogil:
     """r = X'Cz - lam beta (u = C z: n doubles of scratch).  With minv != NULL, also
-    minv = 1 / diag(lam I + X'CX) from the same pass over the rows."""
+    minv = 1 / diag(lam I + X'CX) from the same pass over the rows, and (diag != NULL)
+    diag = diag(X'CX)."""
     cdef int64_t j
     for j in range(n):
         u[j] = c[j] * z[j]
     if minv != NULL:
         rmatvec_col_sq(X, rows, n, u, c, r, minv)
+        if diag != NULL:
+            memcpy(diag, minv, X.n_weights * sizeof(double))
         for j in range(X.n_weights):
             minv[j] = 1.0 / (lam + minv[j])
     else:
@@ -84,11 +87,12 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
                      double* q, double* u, double* r, double* p, double* s, double* minv,
                      double eps, double eta, int max_iter, int* optimal, int fused=0,
                      double* h=NULL, int jacobi=0, double* dsum=NULL, double* xd=NULL,
-                     int verify=1) noexcept nogil:
+                     int verify=1, double* diag=NULL) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - X beta on entry
     if z_given, and the final residual on exit; q, u (n) and r, p, s (n_weights)
     are scratch (s unused without minv); h (n_weights) is scratch for fused.
-    jacobi: minv (n_weights, not NULL) is an output, the Jacobi preconditioner.
+    jacobi: minv (n_weights, not NULL) is an output, the Jacobi preconditioner, and so
+    is diag(X'CX) if diag != NULL (for a caller that updates it as rows come and go).
     dsum, xd (both or neither): the step and its image (block comment); verify: see
     the block comment on fused."""
     cdef int64_t j, nw = X.n_weights
@@ -98,7 +102,7 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
         matvec(X, rows, n, beta, z)
         for j in range(n):
             z[j] = tt[j] - z[j]
-    residual(X, rows, n, c, z, lam, beta, u, r, minv if jacobi else NULL)
+    residual(X, rows, n, c, z, lam, beta, u, r, minv if jacobi else NULL, diag)
     if minv != NULL:
         for j in range(nw):
             s[j] = minv[j] * r[j]
