@@ -160,6 +160,7 @@ ctypedef struct Params:
     int heuristic1
     int heuristic2
     int precondition
+    int diag_update                # binary: update the Jacobi diagonal by the rows that moved
     int fused                      # fused CGLS iterations (cgls.pxd), binary terms
     int max_iter
     int cg_max_iter
@@ -582,7 +583,8 @@ cdef int ord_cgls(const CSR* X, const OrdAct* A, const double* cc, double lam, d
 
 cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
                      double lam, const double* beta, Work* W, double eps, double eta, int cg_cap,
-                     int precondition, int fused, int64_t* n_act_out, int* optimal) noexcept nogil:
+                     int precondition, int diag_update, int fused, int64_t* n_act_out,
+                     int* optimal) noexcept nogil:
     """beta_bar (W.beta_bar) = argmin of the Newton model of binary terms (eq. 11 / eq. 23)
     by cgls.pxd, seeded at beta - q.  Returns the CGLS iterations.
 
@@ -621,7 +623,7 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
         rmatvec(X, W.lin_rows, n_lin, W.lin_u, W.shift)
         for j in range(nw):
             W.beta_bar[j] -= W.shift[j]
-    if precondition and W.have_diag and 4 * n_chg < n_act:
+    if precondition and diag_update and W.have_diag and 4 * n_chg < n_act:
         for j in range(n_chg):                    # rows in and out of zone 1
             k = W.chg[j]
             W.in1[k] = 1 - W.in1[k]
@@ -761,7 +763,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         cg_cap = 10 if (P.heuristic1 and not P.warm and it == 1) else P.cg_max_iter
         if T.nb == 0:
             cg_it = binary_step(X, rows, T, L, lam, beta, W, eps_cur, P.eta, cg_cap,
-                                P.precondition, P.fused, &n_act, &optimal)
+                                P.precondition, P.diag_update, P.fused, &n_act, &optimal)
         else:
             cg_it = ordinal_step(X, rows, T, L, lam, beta, nbeta, W, eps_cur, P.eta, cg_cap,
                                  P.precondition, &n_act, &optimal)
@@ -875,7 +877,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                    double[::1] beta, Loss L, double eps, bint warm, bint heuristic1,
                    bint heuristic2, bint precondition, double eta, int max_iter, int cg_max_iter,
                    int n_threads, object callback, bint fused=False, bint pattern=True,
-                   bint kkt=False):
+                   bint kkt=False, bint diag_update=True):
     """Allocate the work arrays once and run newton_core (binary if nb == 0)."""
     cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k
     cdef int64_t nw = n_features + (1 if bias > 0 else 0)
@@ -978,6 +980,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     P.heuristic1 = heuristic1
     P.heuristic2 = heuristic2
     P.precondition = precondition
+    P.diag_update = diag_update
     P.fused = fused
     P.max_iter = max_iter
     P.cg_max_iter = cg_max_iter
@@ -1006,11 +1009,14 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
                  bint warm=False, bint heuristic1=True, bint heuristic2=True,
                  bint precondition=True, double eta=0.0, int max_iter=50,
                  int cg_max_iter=5000, int n_threads=0, object callback=None,
-                 bint fused=False, bint pattern=True, bint kkt=False):
+                 bint fused=False, bint pattern=True, bint kkt=False, bint diag_update=True):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
     only the column indices when every value of X is 1.0 (the same results, bit for bit).
+    diag_update: keep the Jacobi diagonal from one Newton step to the next, updated by
+    the rows that entered or left zone 1 (off: summed over zone 1 at every step; the
+    same iterates up to rounding in the preconditioner).
     kkt: also return the Section 4.7 dual KKT violation (as mfn_dual_kkt) as "kkt".
 
     indices must lie in [0, n_features) (the caller validates the CSR buffers);
@@ -1021,7 +1027,7 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
     return _solve(indptr, indices, data, n_features, bias, rows, t, np.empty(0, np.int32), 0,
                   c, lam, beta, _loss_from(loss), eps, warm, heuristic1, heuristic2,
                   precondition, eta, max_iter, cg_max_iter, n_threads, callback, fused, pattern,
-                  kkt)
+                  kkt, diag_update)
 
 
 def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,

@@ -309,3 +309,33 @@ def test_kkt_from_the_solve_equals_the_separate_computation():
                            L2_LOSS, eps=1e-3, kkt=True)
     sep = _mfn.mfn_dual_kkt(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, st["y"])
     assert st["kkt"] == pytest.approx(sep, rel=1e-12, abs=1e-15) and sep > 0
+
+
+@pytest.mark.parametrize("unit", [False, True])
+def test_jacobi_diagonal_kept_across_steps_matches_a_fresh_one(unit):
+    # The driver updates diag(X_1' C X_1) by the rows that enter or leave zone 1
+    # instead of summing it again: the CGLS path must be the one a fresh diagonal
+    # gives, up to rounding (same Newton and CG counts, same point).  A wrong sign,
+    # cost or membership in the update changes the CG counts.
+    from linsvm.solvers.mfn import L2_LOSS
+    rng = np.random.default_rng(21)
+    X = sp.random(2000, 60, density=0.1, format="csr", random_state=5)
+    if unit:
+        X.data[:] = 1.0
+    else:
+        X.data[:] = rng.uniform(0.1, 3.0, X.nnz) * rng.choice([-1.0, 1.0], X.nnz)
+        X = X @ sp.diags(10.0 ** rng.uniform(-1, 1, 60))    # Jacobi matters here
+        X = X.tocsr()
+    y = np.where(X @ rng.standard_normal(60) + 0.5 * rng.standard_normal(2000) > 0, 1.0, -1.0)
+    Xb, t, rows, c, lam = _solve_args(X, y, C=4.0)
+    c = 10.0 ** rng.uniform(-1, 1, Xb.n_rows)
+    runs = []
+    for update in (False, True):
+        beta = np.zeros(61)
+        st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta,
+                               L2_LOSS, eps=1e-9, fused=True, diag_update=update)
+        assert st["status"] == 0
+        runs.append((beta, st["n_iter"], st["cg_iter"]))
+    (b0, n0, cg0), (b1, n1, cg1) = runs
+    assert n0 >= 5 and (n1, cg1) == (n0, cg0)
+    np.testing.assert_allclose(b1, b0, rtol=1e-7, atol=1e-9)
