@@ -68,6 +68,9 @@ from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy, memset
 from libc.math cimport fabs, fmax, sqrt, isfinite, INFINITY
 import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
 from csr cimport (CSR, make_csr, all_unit, matvec, rmatvec, col_sq_sums, sq_norm_row, dot,
                  axpy_row_sq, linsvm_max_threads)
 from cgls cimport cgls, residual
@@ -849,16 +852,18 @@ cdef int _n_threads(int n_threads):
     return linsvm_max_threads() if n_threads <= 0 else n_threads
 
 
-def _check_rows(const int64_t[::1] indptr, const int64_t[::1] rows):
-    cdef int64_t k, n_rows = indptr.shape[0] - 1
-    cdef int bad = 0
-    with nogil:
-        for k in range(rows.shape[0]):
-            if rows[k] < 0 or rows[k] >= n_rows:
-                bad = 1
-                break
-    if bad:
-        raise ValueError(f"row numbers must lie in [0, {n_rows})")
+cdef int check_row_list(int64_t n_rows, const int64_t* rows, int64_t m) except -1:
+    """Raise ValueError unless every rows[k] lies in [0, n_rows)."""
+    cdef int64_t k
+    for k in range(m):
+        if rows[k] < 0 or rows[k] >= n_rows:
+            raise ValueError(f"row numbers must lie in [0, {n_rows})")
+    return 0
+
+
+cdef int _check_rows(const int64_t[::1] indptr, const int64_t[::1] rows) except -1:
+    return check_row_list(indptr.shape[0] - 1, &rows[0] if rows.shape[0] > 0 else NULL,
+                          rows.shape[0])
 
 
 cdef Loss _loss_from(object loss) except *:
@@ -872,13 +877,15 @@ cdef Loss _loss_from(object loss) except *:
 
 
 cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                   int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-                   const int32_t[::1] codes, int64_t nb, const double[::1] c, double lam,
+                   int64_t n_features, double bias, const int64_t[::1] rows, const double* t,
+                   int64_t n_t, const int32_t* codes, int64_t n_codes, int64_t nb,
+                   const double[::1] c, double lam,
                    double[::1] beta, Loss L, double eps, bint warm, bint heuristic1,
                    bint heuristic2, bint precondition, double eta, int max_iter, int cg_max_iter,
                    int n_threads, object callback, bint fused=False, bint pattern=True,
                    bint kkt=False, bint diag_update=True):
-    """Allocate the work arrays once and run newton_core (binary if nb == 0)."""
+    """Allocate the work arrays once and run newton_core (binary if nb == 0): t (n_t
+    labels) for binary terms, codes (n_codes ranks) for ordinal ones."""
     cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k
     cdef int64_t nw = n_features + (1 if bias > 0 else 0)
     cdef int64_t per = nb if nb > 0 else 1
@@ -889,15 +896,16 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     cdef int64_t counts[3]
     if nbeta != nw + nb:
         raise ValueError(f"beta has {nbeta} entries, expected {nw + nb}")
-    if c.shape[0] != m or (nb == 0 and t.shape[0] != m) or (nb > 0 and codes.shape[0] != m):
+    if c.shape[0] != m or (nb == 0 and n_t != m) or (nb > 0 and n_codes != m):
         raise ValueError("labels/costs and rows differ in length")
-    _check_rows(indptr, rows)
+    check_row_list(indptr.shape[0] - 1, &rows[0] if m > 0 else NULL, m)
     if nb > 0:
-        if m and (np.asarray(codes).min() < 0 or np.asarray(codes).max() > nb):
-            raise ValueError(f"rank codes must lie in [0, {nb}]")
+        for k in range(m):
+            if codes[k] < 0 or codes[k] > nb:
+                raise ValueError(f"rank codes must lie in [0, {nb}]")
         if L.lo > -INFINITY:
             raise ValueError("ordinal terms take losses without a linear piece")
-    if not (lam > 0 and np.isfinite(lam)):
+    if not (lam > 0 and isfinite(lam)):
         raise ValueError("lam must be > 0")
     # All work arrays in one float64 and one int64 allocation (a small problem pays
     # for allocations as much as for arithmetic), carved below.
@@ -910,9 +918,9 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                     dtype=np.float64)
     # act_rows, act_pos, lin_rows, off_rows, off_pos, ex_ptr, in1, chg, act_s
     ibuf = np.empty(8 * me + (mt + 1) // 2, dtype=np.int64)
-    cdef double[::1] yv = y_arr, fb = fbuf
-    cdef int64_t[::1] ib = ibuf
-    cdef double* EX = &fb[0]                    # lin_u, xw, U, tt, ytry, xd: 6 x (m + 1)
+    cdef double* yv = <double*>cnp.PyArray_DATA(y_arr)
+    cdef int64_t* ib = <int64_t*>cnp.PyArray_DATA(ibuf)
+    cdef double* EX = <double*>cnp.PyArray_DATA(fbuf)                    # lin_u, xw, U, tt, ytry, xd: 6 x (m + 1)
     cdef double* TM = EX + 6 * me               # z, cc, q, u: 4 x n_terms
     cdef double* dyp = TM + 4 * mt
     cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, h, dsum, diag
@@ -934,10 +942,10 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     T.m = m
     T.nb = nb
     T.per = per
-    T.t = &t[0] if (nb == 0 and m > 0) else NULL
-    T.code = &codes[0] if (nb > 0 and m > 0) else NULL
+    T.t = t if (nb == 0 and m > 0) else NULL
+    T.code = codes if (nb > 0 and m > 0) else NULL
     T.c = &c[0] if m > 0 else NULL
-    T.y = &yv[0] if m > 0 else NULL
+    T.y = yv if m > 0 else NULL
     T.dy = dyp
     T.b = &beta[nw] if nb > 0 else NULL
     T.db = WV + 2 * mw + nw if nb > 0 else NULL      # the step d lives in W.p
@@ -1024,8 +1032,8 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
     1 iteration cap, 2 no descent), n_iter, cg_iter, f (at the result), n_active
     (terms in zone 1), n_zone0, n_zone2, trace (f per iteration) and y = X[rows] beta.
     """
-    return _solve(indptr, indices, data, n_features, bias, rows, t, np.empty(0, np.int32), 0,
-                  c, lam, beta, _loss_from(loss), eps, warm, heuristic1, heuristic2,
+    return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
+                  t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1, heuristic2,
                   precondition, eta, max_iter, cg_max_iter, n_threads, callback, fused, pattern,
                   kkt, diag_update)
 
@@ -1043,8 +1051,8 @@ def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const d
     (example, threshold) pairs."""
     if n_thresholds < 1:
         raise ValueError("an ordinal problem needs at least one threshold")
-    return _solve(indptr, indices, data, n_features, bias, rows, np.empty(0), codes,
-                  n_thresholds, c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm,
+    return _solve(indptr, indices, data, n_features, bias, rows, NULL, 0,
+                  &codes[0] if codes.shape[0] else NULL, codes.shape[0], n_thresholds, c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm,
                   heuristic1, heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads,
                   callback)
 
@@ -1057,8 +1065,8 @@ def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
               int cg_max_iter=5000, int n_threads=0, object callback=None):
     """Solve the paper's eq. 2 by L2-SVM-MFN, updating `beta` in place: newton_solve with
     the L2 loss (a, tm, hi, lo) = (1, 1, 1, -inf).  Same returns."""
-    return _solve(indptr, indices, data, n_features, bias, rows, t, np.empty(0, np.int32), 0,
-                  c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm, heuristic1,
+    return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
+                  t.shape[0], NULL, 0, 0, c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm, heuristic1,
                   heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback)
 
 

@@ -50,19 +50,20 @@ def run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, loss=L2_
     """One call of the compiled finite Newton driver for binary terms with `loss`,
     updating beta in place, with progress lines ("NAME iter ...", objective in
     linsvm's scaling f / lam) sent to `log`.  opts: the MFN_OPTIONS values
-    (absent heuristics count as off).  kkt: also return the Section 4.7 dual KKT
-    violation (L2 loss) as "kkt"."""
+    (absent heuristics count as off; n_threads as resolve_threads takes it).
+    kkt: also return the Section 4.7 dual KKT violation (L2 loss) as "kkt"."""
     callback = None
     if log is not None:
         def callback(it, f, n_active, cg_it):
             log(f"{name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
+    get = opts.get
+    # positional: the compiled entry's argument order (newton_solve's signature)
     return _mfn.newton_solve(
         X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost, lam, beta, loss,
-        eps=eps, warm=warm, heuristic1=opts.get("heuristic1", False),
-        heuristic2=opts.get("heuristic2", False), precondition=opts["precondition"],
-        eta=opts.get("forcing", 0.0), max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
-        n_threads=opts["n_threads"], callback=callback, fused=opts.get("fused_cg", False),
-        kkt=kkt,
+        eps, warm, get("heuristic1", False), get("heuristic2", False), opts["precondition"],
+        get("forcing", 0.0), opts["max_iter"], opts["cg_max_iter"],
+        resolve_threads(opts["n_threads"], X.data.shape[0]), callback, get("fused_cg", False),
+        True, kkt,
     )
 
 
@@ -91,13 +92,14 @@ def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
     the solve, a warning.
     """
     lam = 1.0 / (2.0 * C)
-    opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
     nw = X.n_features + (1 if bias > 0 else 0)
     beta = np.zeros(nw) if beta0 is None else np.array(beta0, dtype=np.float64, copy=True)
     warm = beta0 is not None
     trace = []
-    # Heuristic 3: solve on a random subset, then seed the full problem with it.
-    warm, n_iter, cg_iter = subset_seed(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log, seed)
+    n_iter = cg_iter = 0
+    if opts["subset"]:      # heuristic 3: solve on a random subset, then seed the full problem
+        warm, n_iter, cg_iter = subset_seed(X, rows, t, cost, lam, bias, beta, tol, warm, opts,
+                                            log, seed)
 
     eps = tol
     while True:
