@@ -348,19 +348,19 @@ class Model:
     @classmethod
     def _from_training(cls, *, solver, classes, weights, bias, params, stats, kind,
                        thresholds=None):
-        """The model train() returns, from pieces it has already checked: solver is a
-        registered name, classes distinct finite floats in model order, weights a fresh
-        (n_weights, n_columns) float64 array of the right shape for kind, bias a float,
-        params built from checked options (plain Python values).  Only what a solver
-        produced is checked again here: the weights must be finite (otherwise the full
-        constructor raises its error) and stats are normalized as in __init__."""
+        """The model train() returns, from pieces it has already checked and that
+        nothing else holds: solver is a registered name, classes a fresh float64
+        array of distinct finite labels in model order, weights a fresh contiguous
+        (n_weights, n_columns) float64 array of the right shape for kind, bias a
+        float, params a fresh dict of checked options (plain Python values); all
+        are kept without copies.  Only what a solver produced is checked again
+        here: the weights must be finite (otherwise the full constructor raises its
+        error) and stats are normalized as in __init__."""
         if thresholds is not None or not all_finite(weights):
             return cls(solver=solver, classes=classes, weights=weights, bias=bias,
                        params=params, stats=stats, kind=kind, thresholds=thresholds)
         self = cls.__new__(cls)
-        self._set(solver, kind, np.array(classes, dtype=np.float64),
-                  np.ascontiguousarray(weights, dtype=np.float64), bias, None, dict(params),
-                  _clean_values(stats, "stat"))
+        self._set(solver, kind, classes, weights, bias, None, params, _clean_values(stats, "stat"))
         return self
 
     # ----------------------------------------------------------------- properties

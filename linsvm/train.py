@@ -234,7 +234,12 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         classes = class_order(y, labels)
     if classes.shape[0] < 2:
         raise DataError(f"only one class (label {classes[0]:g}) in the training data; need at least two")
-    base, cw = _cost_factors(y, classes, sample_weight, class_weight)
+    unweighted = sample_weight is None and not class_weight
+    if unweighted and info.kind == "binary":
+        base = np.empty(y.shape[0])             # every example costs 1
+        base.fill(1.0)
+    else:
+        base, cw = _cost_factors(y, classes, sample_weight, class_weight)
     state = getattr(init, "solver_state_", None) if getattr(init, "solver", None) == info.name else None
     nw = n_weights(Xb.n_features, bias)
     thresholds = None
@@ -272,11 +277,11 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         kind = "multiclass"
     else:
         n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
-        starts = _warm_starts(init, classes, Xb.n_features, bias, n_columns)
+        starts = [None] * n_columns if init is None else _warm_starts(init, classes, Xb.n_features,
+                                                                      bias, n_columns)
         states = state if isinstance(state, list) and len(state) == n_columns else [None] * n_columns
-        W = np.empty((nw, n_columns))
+        W = None if n_columns == 1 else np.empty((nw, n_columns))
         col_stats = []
-        unweighted = sample_weight is None and not class_weight
         for j in range(n_columns):
             t = binary_targets(y, classes[j])
             if unweighted:
@@ -289,7 +294,11 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
                 log(f"class {classes[j]:g} vs rest")
             beta, st = info.fit(Xb, rows, t, cost, C, bias, tol, starts[j], seed, log,
                                 state=states[j], **opts)
-            W[:, j] = beta
+            if n_columns == 1:                  # handed over (linsvm.solvers), not copied
+                W = np.ascontiguousarray(beta, dtype=np.float64)
+                W = (W if W.base is None else W.copy()).reshape(nw, 1)
+            else:
+                W[:, j] = beta
             col_stats.append(st)
         kind = "binary" if n_columns == 1 else "multiclass"
     seconds = time.perf_counter() - t0

@@ -24,6 +24,9 @@ returned as stats["_state"] on a previous call in this process (dual variables
 for alpha-seeding, constraints for cutting planes), or None; `log` takes one
 line of progress (or None).  stats: objective (linsvm's scaling), n_iter, and
 anything else the solver reports; stats["_state"] is kept in memory only.
+The weight arrays a solver returns are handed over to the model (train() keeps
+a contiguous float64 array that owns its data without copying it), so a solver
+must not keep or later change them, e.g. through its _state.
 """
 from __future__ import annotations
 
