@@ -372,6 +372,38 @@ cdef inline void _add_bp(Breakpoint* bp, int64_t* n_near, int64_t* n_far, int64_
     bp[j].k = 2 * term + knee
 
 
+cdef inline void _collect_binary_nolo(const Loss* L, const Terms* T, Breakpoint* bp,
+                                     int64_t* n_near, int64_t* n_far, int64_t cap,
+                                     double* ls, double* rs, double* slope1) noexcept nogil:
+    """exact_line_search's pass over the terms for binary terms of a loss without a
+    linear zone (L2, least squares), in margins o = t v and their rates t dv: as t = +-1,
+    each term's contribution equals the general pass's exactly ((v - t tm) dv =
+    (o - tm) rate); only the order of summation differs.  Adds the ends of phi''s
+    first piece and phi'(1), and stores the breakpoints where a margin crosses hi."""
+    cdef int64_t k
+    cdef double o, rate, o1, e, d0, a = L.a, tm = L.tm, hi = L.hi
+    cdef double l = 0.0, r = 0.0, s1 = 0.0
+    cdef int has_hi = hi < INFINITY
+    for k in range(T.m):
+        o = T.t[k] * T.y[k]
+        rate = T.t[k] * T.dy[k]
+        o1 = o + rate
+        if o1 < hi:
+            s1 += T.c[k] * (-a * (tm - o1)) * rate
+        if o < hi:                             # zone 1
+            e = a * T.c[k]
+            d0 = (o - tm) * rate
+            l += e * d0
+            r += e * (o - tm + rate) * rate
+            if rate > 0.0 and has_hi:          # leaves zone 1 upwards
+                _add_bp(bp, n_near, n_far, cap, (hi - o) / rate, k, KNEE_HI)
+        elif rate < 0.0:                       # enters zone 1
+            _add_bp(bp, n_near, n_far, cap, (hi - o) / rate, k, KNEE_HI)
+    ls[0] += l
+    rs[0] += r
+    slope1[0] += s1
+
+
 cdef double exact_line_search(const Loss* L, double lam, const double* beta, const double* d,
                         int64_t nbeta, const Terms* T, Breakpoint* bp, int64_t cap) noexcept nogil:
     """Minimize phi(delta) = f(beta + delta d) over delta >= 0 (Sections 4.4, 6, 7).
@@ -408,7 +440,9 @@ cdef double exact_line_search(const Loss* L, double lam, const double* beta, con
     ls *= lam
     rs *= lam
     slope1 = rs
-    for k in range(T.m):
+    if T.nb == 0 and not has_lo:              # binary terms, no zone 2 (L2, least squares)
+        _collect_binary_nolo(L, T, bp, &n_near, &n_far, cap, &ls, &rs, &slope1)
+    for k in range(T.m if (T.nb > 0 or has_lo) else 0):
         for s in range(T.per):
             term_at(T, k, s, &v, &dv, &t)
             term = k * T.per + s

@@ -315,8 +315,9 @@ def test_kkt_from_the_solve_equals_the_separate_computation():
 def test_jacobi_diagonal_kept_across_steps_matches_a_fresh_one(unit):
     # The driver updates diag(X_1' C X_1) by the rows that enter or leave zone 1
     # instead of summing it again: the CGLS path must be the one a fresh diagonal
-    # gives, up to rounding (same Newton and CG counts, same point).  A wrong sign,
-    # cost or membership in the update changes the CG counts.
+    # gives, up to rounding (the same Newton count, CG counts within 2 of ~150, the
+    # same point).  A dropped cost or membership flip in the update adds 7-40 CG
+    # iterations on the scaled problem.
     from linsvm.solvers.mfn import L2_LOSS
     rng = np.random.default_rng(21)
     X = sp.random(2000, 60, density=0.1, format="csr", random_state=5)
@@ -337,5 +338,5 @@ def test_jacobi_diagonal_kept_across_steps_matches_a_fresh_one(unit):
         assert st["status"] == 0
         runs.append((beta, st["n_iter"], st["cg_iter"]))
     (b0, n0, cg0), (b1, n1, cg1) = runs
-    assert n0 >= 5 and (n1, cg1) == (n0, cg0)
+    assert n0 >= 5 and n1 == n0 and abs(cg1 - cg0) <= 2
     np.testing.assert_allclose(b1, b0, rtol=1e-7, atol=1e-9)
