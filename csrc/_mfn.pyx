@@ -283,8 +283,16 @@ cdef double primal(const Loss* L, double lam, const double* beta, int64_t nbeta,
                    const Terms* T) noexcept nogil:
     """f(beta) = lam/2 ||beta||^2 + sum_j c_j l(o_j)  (eq. 2, 19, 25), from the margins."""
     cdef int64_t k, s
-    cdef double q2 = 0.0, lin = 0.0, v, t, o, d
+    cdef double q2 = 0.0, lin = 0.0, v, t, o, d, a = L.a, tm = L.tm, hi = L.hi
     cdef int zn
+    if T.nb == 0 and L.lo == -INFINITY:      # binary terms, no zone 2: the same sums, fewer tests
+        for k in range(T.m):
+            v = T.y[k]
+            t = T.t[k]
+            if t * v < hi:
+                d = v - t * tm
+                q2 += a * T.c[k] * d * d
+        return 0.5 * lam * dot(beta, beta, nbeta) + 0.5 * q2
     for k in range(T.m):
         for s in range(T.per):
             term_out(T, k, s, &v, &t)
