@@ -89,6 +89,7 @@ from __future__ import annotations
 import argparse
 import bz2
 import dataclasses
+import importlib.machinery
 import importlib.metadata
 import json
 import math
@@ -106,6 +107,11 @@ import numpy as np
 import scipy.sparse as sp
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+# Measure this checkout: its in-place build (python3 setup.py build_ext --inplace) when it
+# has one, else the installed package (pip install .); the report's header names the
+# directory linsvm was imported from, and the memory children import the same one.
+if any((REPO / "linsvm" / ("_mfn" + sfx)).exists() for sfx in importlib.machinery.EXTENSION_SUFFIXES):
+    sys.path.insert(0, str(REPO))
 TRAIN_FILES = ("a1a", "a2a", "a3a", "a4a", "a8a", "a9a", "w1a", "w7a", "w8a",
                "australian", "heart_scale", "ijcnn1.bz2", "synth-text-40k", "synth-text-160k")
 # Large sparse text-like sets made by linsvm's own generator (no such set is in
@@ -594,7 +600,9 @@ def peak_memory(ds, C, mode, tol, tmpdir):
     if not npz.exists():
         np.savez(npz, data=ds.X.data, indices=ds.X.indices, indptr=ds.X.indptr,
                  shape=np.array(ds.X.shape), y=ds.y)
-    out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(REPO), mode, str(npz),
+    import linsvm
+    out = subprocess.run([sys.executable, "-c", MEMORY_CHILD,
+                          str(pathlib.Path(linsvm.__file__).resolve().parents[1]), mode, str(npz),
                           repr(C), repr(tol)], capture_output=True, text=True)
     if out.returncode != 0:
         return None, "child failed: " + (out.stderr.strip().splitlines() or ["?"])[-1]
@@ -692,8 +700,9 @@ def machine_header(args):
     return [
         f"Machine: nproc {usable} (os.cpu_count {os.cpu_count()}), CPU {cpu}, load average "
         f"at start {load}; {platform.system()} {platform.release()}.",
-        f"Versions: Python {platform.python_version()}, linsvm {linsvm.__version__} (HEAD {commit}, "
-        f"working tree may differ), numpy {np.__version__}, scipy {version('scipy')}, "
+        f"Versions: Python {platform.python_version()}, linsvm {linsvm.__version__} imported from "
+        f"{pathlib.Path(linsvm.__file__).resolve().parent} (repository HEAD {commit}, working tree "
+        f"may differ), numpy {np.__version__}, scipy {version('scipy')}, "
         f"scikit-learn {version('scikit-learn')}, liblinear-official {version('liblinear-official')}.",
         f"Protocol: objective 1/2||w||^2 + C sum max(0, 1 - t w.x)^2 with a regularized bias "
         f"feature of value 1, computed here from each solver's weights; f* = min over mfn "
