@@ -103,7 +103,7 @@ from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy, memset
 from libc.math cimport fabs, sqrt, pow, fmin, fmax, INFINITY
 import numpy as np
-from csr cimport CSR, make_csr, matvec, rmatvec, col_sq_sums, dot
+from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, col_sq_sums, dot
 from cgls cimport cgls
 
 cdef enum:
@@ -594,13 +594,6 @@ cdef int _kind(double p):
     return 1 if p == 1.0 else (2 if p == 2.0 else 0)
 
 
-def _check_rows(const int64_t[::1] rows, const int64_t[::1] indptr):
-    """Row numbers must index X (the kernels run without bounds checks)."""
-    r = np.asarray(rows)
-    if r.size and (r.min() < 0 or r.max() >= indptr.shape[0] - 1):
-        raise ValueError(f"row number out of range [0, {indptr.shape[0] - 1})")
-
-
 # mu0 <= 0 asks for MU0_SCALE / sum_k ||x_k||^2 (see linsvm/solvers/alm.py)
 cdef double _MU0_SCALE = 10.0
 MU0_SCALE = _MU0_SCALE
@@ -648,7 +641,7 @@ def alm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
         raise ValueError("invalid settings")
     if stop == STOP_GRADIENT and kind == 1:
         raise ValueError("the gradient stopping rule needs p > 1")
-    _check_rows(rows, indptr)
+    check_rows(rows, indptr.shape[0] - 1)
     vec_n = np.zeros((10, n), dtype=np.float64)
     vec_w = np.zeros((7, nw), dtype=np.float64)
     cap = max(max_iter, 1)
@@ -737,7 +730,7 @@ def gradient_step(const int64_t[::1] indptr, const int32_t[::1] indices, const d
     cdef int64_t nreg = nw - 1 if free_b else nw
     if n < 1 or z.shape[0] != n or nw != n_features + (1 if bias > 0 else 0) or not mu > 0.0:
         raise ValueError("inconsistent arguments")
-    _check_rows(rows, indptr)
+    check_rows(rows, indptr.shape[0] - 1)
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
     vec_n = np.zeros((3, n), dtype=np.float64)
     vec_w = np.zeros((4, nw), dtype=np.float64)

@@ -40,8 +40,9 @@
 #      accumulates d and X d on zone 1 as it steps (cgls.pxd), so one mat-vec over the
 #      other rows completes dv; ordinal terms take one mat-vec over all.  Stop if CGLS met
 #      eq. 13 (for binary terms checked here on the true residual, once, when the rest
-#      of the test passes) and the zones are consistent at beta_bar: terms whose zone changed may add at
-#      most eps ||z||_C to the gradient, measured as sum c_j |l'(o_j) - l'_model(o_j)| ||x_j||
+#      of the test passes) and the zones are consistent at beta_bar: terms whose zone
+#      changed may add at most eps ||z||_C to the gradient, measured as
+#      sum c_j |l'(o_j) - l'_model(o_j)| ||x_j||
 #      (terms within 1e-8 of a knee count as consistent: Appendix A, footnote 17; within a
 #      thousandth of zone 1's width if that is smaller).  Then
 #      ||grad f(beta_bar)|| <= 2 eps ||z||_C.  Heuristic 2: converge at eps = 1e-2 first.
@@ -71,8 +72,8 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, all_unit, matvec, rmatvec, col_sq_sums, sq_norm_row, dot,
-                 axpy_row_sq, linsvm_max_threads)
+from csr cimport (CSR, make_csr, all_unit, check_rows, matvec, rmatvec, col_sq_sums,
+                 sq_norm_row, dot, axpy_row_sq, linsvm_max_threads)
 from cgls cimport cgls, residual
 
 # Status codes returned to Python.
@@ -450,35 +451,36 @@ cdef double exact_line_search(const Loss* L, double lam, const double* beta, con
     slope1 = rs
     if T.nb == 0 and not has_lo:              # binary terms, no zone 2 (L2, least squares)
         _collect_binary_nolo(L, T, bp, &n_near, &n_far, cap, &ls, &rs, &slope1)
-    for k in range(T.m if (T.nb > 0 or has_lo) else 0):
-        for s in range(T.per):
-            term_at(T, k, s, &v, &dv, &t)
-            term = k * T.per + s
-            zn = zone(L, t * v)
-            rate = t * dv
-            slope1 += T.c[k] * loss_slope(L, t * (v + dv)) * rate
-            if zn == 1:
-                e = L.a * T.c[k]
-                ls += e * (v - t * L.tm) * dv
-                rs += e * (v - t * L.tm + dv) * dv
-                if rate > 0.0:
-                    if has_hi:                # leaves zone 1 upwards
-                        _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
-                elif rate < 0.0 and has_lo:   # falls into zone 2
-                    _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
-            elif zn == 0:
-                if rate < 0.0:                # enters zone 1 (then maybe zone 2)
-                    _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
-                    if has_lo:
+    else:
+        for k in range(T.m):
+            for s in range(T.per):
+                term_at(T, k, s, &v, &dv, &t)
+                term = k * T.per + s
+                zn = zone(L, t * v)
+                rate = t * dv
+                slope1 += T.c[k] * loss_slope(L, t * (v + dv)) * rate
+                if zn == 1:
+                    e = L.a * T.c[k]
+                    ls += e * (v - t * L.tm) * dv
+                    rs += e * (v - t * L.tm + dv) * dv
+                    if rate > 0.0:
+                        if has_hi:                # leaves zone 1 upwards
+                            _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
+                    elif rate < 0.0 and has_lo:   # falls into zone 2
                         _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
-            else:
-                g = T.c[k] * L.kappa * t * dv
-                ls -= g
-                rs -= g
-                if rate > 0.0:                # rises into zone 1 (then maybe zone 0)
-                    _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
-                    if has_hi:
+                elif zn == 0:
+                    if rate < 0.0:                # enters zone 1 (then maybe zone 2)
                         _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
+                        if has_lo:
+                            _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
+                else:
+                    g = T.c[k] * L.kappa * t * dv
+                    ls -= g
+                    rs -= g
+                    if rate > 0.0:                # rises into zone 1 (then maybe zone 0)
+                        _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
+                        if has_hi:
+                            _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
     if ls >= 0.0:
         return 0.0
     if slope1 >= 0.0:                        # the root is in [0, 1]
@@ -894,20 +896,6 @@ cdef int _n_threads(int n_threads):
     return linsvm_max_threads() if n_threads <= 0 else n_threads
 
 
-cdef int check_row_list(int64_t n_rows, const int64_t* rows, int64_t m) except -1:
-    """Raise ValueError unless every rows[k] lies in [0, n_rows)."""
-    cdef int64_t k
-    for k in range(m):
-        if rows[k] < 0 or rows[k] >= n_rows:
-            raise ValueError(f"row numbers must lie in [0, {n_rows})")
-    return 0
-
-
-cdef int _check_rows(const int64_t[::1] indptr, const int64_t[::1] rows) except -1:
-    return check_row_list(indptr.shape[0] - 1, &rows[0] if rows.shape[0] > 0 else NULL,
-                          rows.shape[0])
-
-
 cdef Loss _loss_from(object loss) except *:
     """Check and convert loss = (a, tm, hi, lo)."""
     cdef double a, tm, hi, lo
@@ -940,7 +928,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
         raise ValueError(f"beta has {nbeta} entries, expected {nw + nb}")
     if c.shape[0] != m or (nb == 0 and n_t != m) or (nb > 0 and n_codes != m):
         raise ValueError("labels/costs and rows differ in length")
-    check_row_list(indptr.shape[0] - 1, &rows[0] if m > 0 else NULL, m)
+    check_rows(rows, indptr.shape[0] - 1)
     if nb > 0:
         for k in range(m):
             if codes[k] < 0 or codes[k] > nb:
@@ -962,7 +950,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     ibuf = np.empty(8 * me + (mt + 1) // 2, dtype=np.int64)
     cdef double* yv = <double*>cnp.PyArray_DATA(y_arr)
     cdef int64_t* ib = <int64_t*>cnp.PyArray_DATA(ibuf)
-    cdef double* EX = <double*>cnp.PyArray_DATA(fbuf)                    # lin_u, xw, U, tt, ytry, xd: 6 x (m + 1)
+    cdef double* EX = <double*>cnp.PyArray_DATA(fbuf)   # lin_u, xw, U, tt, ytry, xd: 6 x (m + 1)
     cdef double* TM = EX + 6 * me               # z, cc, q, u: 4 x n_terms
     cdef double* dyp = TM + 4 * mt
     cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, h, dsum, diag
@@ -1075,9 +1063,9 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
     (terms in zone 1), n_zone0, n_zone2, trace (f per iteration) and y = X[rows] beta.
     """
     return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
-                  t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1, heuristic2,
-                  precondition, eta, max_iter, cg_max_iter, n_threads, callback, fused, pattern,
-                  kkt, diag_update)
+                  t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1,
+                  heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback,
+                  fused, pattern, kkt, diag_update)
 
 
 def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -1094,9 +1082,9 @@ def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const d
     if n_thresholds < 1:
         raise ValueError("an ordinal problem needs at least one threshold")
     return _solve(indptr, indices, data, n_features, bias, rows, NULL, 0,
-                  &codes[0] if codes.shape[0] else NULL, codes.shape[0], n_thresholds, c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm,
-                  heuristic1, heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads,
-                  callback)
+                  &codes[0] if codes.shape[0] else NULL, codes.shape[0], n_thresholds, c, lam,
+                  beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm, heuristic1, heuristic2,
+                  precondition, eta, max_iter, cg_max_iter, n_threads, callback)
 
 
 def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -1108,8 +1096,9 @@ def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
     """Solve the paper's eq. 2 by L2-SVM-MFN, updating `beta` in place: newton_solve with
     the L2 loss (a, tm, hi, lo) = (1, 1, 1, -inf).  Same returns."""
     return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
-                  t.shape[0], NULL, 0, 0, c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm, heuristic1,
-                  heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback)
+                  t.shape[0], NULL, 0, 0, c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps,
+                  warm, heuristic1, heuristic2, precondition, eta, max_iter, cg_max_iter,
+                  n_threads, callback)
 
 
 def gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -1124,7 +1113,7 @@ def gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double
     cdef double lsum = 0.0
     if nw != n_features + (1 if bias > 0 else 0) or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
-    _check_rows(indptr, rows)
+    check_rows(rows, indptr.shape[0] - 1)
     scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
     g_arr = np.zeros(nw, dtype=np.float64)
     dl_arr = np.zeros(m, dtype=np.float64)
@@ -1159,7 +1148,7 @@ def ordinal_gradient(const int64_t[::1] indptr, const int32_t[::1] indices, cons
     cdef double lsum = 0.0, v, tk, sl, acc
     if nb < 1 or nbeta != nw + nb or codes.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
-    _check_rows(indptr, rows)
+    check_rows(rows, indptr.shape[0] - 1)
     if m and (np.asarray(codes).min() < 0 or np.asarray(codes).max() > nb):
         raise ValueError(f"rank codes must lie in [0, {nb}]")
     scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
@@ -1207,7 +1196,7 @@ def hinge_certificate(const int64_t[::1] indptr, const int32_t[::1] indices,
         raise ValueError("inconsistent lengths")
     if not (tau > 0 and C > 0):
         raise ValueError("tau and C must be > 0")
-    _check_rows(indptr, rows)
+    check_rows(rows, indptr.shape[0] - 1)
     scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
     y_arr = np.zeros(m, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)
@@ -1277,7 +1266,7 @@ def mfn_dual_kkt(const int64_t[::1] indptr, const int32_t[::1] indices, const do
         return 0.0
     if t.shape[0] != m or c.shape[0] != m or y.shape[0] != m:
         raise ValueError("inconsistent lengths")
-    _check_rows(indptr, rows)
+    check_rows(rows, indptr.shape[0] - 1)
     scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
     cdef double[::1] sv = scratch_arr
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)

@@ -57,7 +57,7 @@
 # difference of two nearby points, which loses its low digits).
 
 from libc.stdint cimport int64_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memset
 from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot
 
 
@@ -71,11 +71,11 @@ cdef inline void residual(const CSR* X, const int64_t* rows, int64_t n, const do
     for j in range(n):
         u[j] = c[j] * z[j]
     if minv != NULL:
-        rmatvec_col_sq(X, rows, n, u, c, r, minv)
-        if diag != NULL:
-            memcpy(diag, minv, X.n_weights * sizeof(double))
+        if diag == NULL:
+            diag = minv
+        rmatvec_col_sq(X, rows, n, u, c, r, diag)
         for j in range(X.n_weights):
-            minv[j] = 1.0 / (lam + minv[j])
+            minv[j] = 1.0 / (lam + diag[j])
     else:
         rmatvec(X, rows, n, u, r)
     for j in range(X.n_weights):

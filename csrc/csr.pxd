@@ -282,6 +282,16 @@ cdef inline CSR make_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
     return X
 
 
+cdef inline int check_rows(const int64_t[::1] rows, int64_t n_rows) except -1:
+    """Raise ValueError unless every entry of rows is a row number in [0, n_rows): the
+    kernels index rows without bounds checks."""
+    cdef int64_t k
+    for k in range(rows.shape[0]):
+        if rows[k] < 0 or rows[k] >= n_rows:
+            raise ValueError(f"row numbers must lie in [0, {n_rows})")
+    return 0
+
+
 cdef inline int all_unit(const CSR* X) noexcept nogil:
     """1 if every stored value of X is exactly 1.0 (then x * 1.0 == x, so the kernels
     give bit for bit the same results reading indices only), else 0."""

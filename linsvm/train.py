@@ -86,20 +86,25 @@ def _checked_options(info, options):
     return out
 
 
+def _unit_costs(n):
+    """n cost factors of 1 (np.empty + fill: cheaper than np.ones on the small-problem path)."""
+    out = np.empty(n)
+    out.fill(1.0)
+    return out
+
+
 def _cost_factors(y, classes, sample_weight, class_weight):
     """Per-example base cost (sample weights) and per-class weights (class_weight)."""
     m = y.shape[0]
     if sample_weight is None:
-        base = np.empty(m)
-        base.fill(1.0)
+        base = _unit_costs(m)
     else:
         base = np.asarray(sample_weight, dtype=np.float64)
         if base.ndim != 1 or base.shape[0] != m:
             raise DataError(f"sample_weight has {base.size} values for {m} examples")
         if not np.all(np.isfinite(base)) or np.any(base < 0):
             raise DataError(f"sample weight of example {int(np.flatnonzero(~(base >= 0) | ~np.isfinite(base))[0]) + 1} is not a finite number >= 0")
-    cw = np.empty(classes.shape[0])
-    cw.fill(1.0)
+    cw = _unit_costs(classes.shape[0])
     for label, weight in (class_weight or {}).items():
         hit = np.flatnonzero(classes == float(label))
         if hit.size == 0:
@@ -235,9 +240,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     if classes.shape[0] < 2:
         raise DataError(f"only one class (label {classes[0]:g}) in the training data; need at least two")
     unweighted = sample_weight is None and not class_weight
-    if unweighted and info.kind == "binary":
-        base = np.empty(y.shape[0])             # every example costs 1
-        base.fill(1.0)
+    if unweighted and info.kind == "binary":    # no class-weight table to build
+        base = _unit_costs(y.shape[0])
     else:
         base, cw = _cost_factors(y, classes, sample_weight, class_weight)
     state = getattr(init, "solver_state_", None) if getattr(init, "solver", None) == info.name else None
