@@ -95,7 +95,7 @@ def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
     nw = X.n_features + (1 if bias > 0 else 0)
     beta = np.zeros(nw) if beta0 is None else np.array(beta0, dtype=np.float64, copy=True)
     warm = beta0 is not None
-    trace = []
+    traces = []                 # objective per Newton step, one array per round
     n_iter = cg_iter = 0
     if opts["subset"]:      # heuristic 3: solve on a random subset, then seed the full problem
         warm, n_iter, cg_iter = subset_seed(X, rows, t, cost, lam, bias, beta, tol, warm, opts,
@@ -106,7 +106,7 @@ def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
         st = run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, kkt=True)
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
-        trace.extend((st["trace"] / lam).tolist())
+        traces.append(st["trace"] / lam)
         kkt = st["kkt"]
         kkt_tol = opts["kkt_tol"]
         if kkt_tol is None or kkt <= kkt_tol or eps <= 1e-15 or st["status"] == 1:
@@ -124,7 +124,7 @@ def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
         "kkt_violation": kkt,
         "final_eps": eps,
         "status": _STATUS[st["status"]],
-        "trace": trace,
+        "trace": traces[0] if len(traces) == 1 else np.concatenate(traces),
     }
     if st["status"] == 1:
         stats["warning"] = (
