@@ -164,6 +164,7 @@ ctypedef struct Params:
     int heuristic1
     int heuristic2
     int precondition
+    double jw                      # weight of the Jacobi diagonal in the preconditioner (cgls.pxd)
     int diag_update                # binary: update the Jacobi diagonal by the rows that moved
     int fused                      # fused CGLS iterations (cgls.pxd), binary terms
     int max_iter
@@ -630,12 +631,13 @@ cdef int ord_cgls(const CSR* X, const OrdAct* A, const double* cc, double lam, d
 
 cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
                      double lam, const double* beta, Work* W, double eps, double eta, int cg_cap,
-                     int precondition, int diag_update, int fused, int64_t* n_act_out,
-                     int* optimal) noexcept nogil:
+                     int precondition, double jw, int diag_update, int fused,
+                     int64_t* n_act_out, int* optimal) noexcept nogil:
     """beta_bar (W.beta_bar) = argmin of the Newton model of binary terms (eq. 11 / eq. 23)
     by cgls.pxd, seeded at beta - q.  Returns the CGLS iterations.
 
-    The Jacobi preconditioner 1 / (lam + diag(X_1' C X_1)) is kept across Newton steps:
+    The damped Jacobi preconditioner 1 / (lam + jw diag(X_1' C X_1)) (cgls.pxd) keeps
+    its diagonal across Newton steps:
     when fewer than a quarter of the zone-1 examples entered or left zone 1 since the
     last step, diag is updated by their rows alone (+- c x_k^2) instead of being
     summed again over all of zone 1.  It only preconditions, so rounding in diag
@@ -676,18 +678,18 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
             W.in1[k] = 1 - W.in1[k]
             axpy_row_sq(X, rows[k], L.a * T.c[k] if W.in1[k] else -L.a * T.c[k], W.diag)
         for j in range(nw):
-            W.minv[j] = 1.0 / (lam + fmax(W.diag[j], 0.0))
+            W.minv[j] = 1.0 / (lam + jw * fmax(W.diag[j], 0.0))
         jacobi = 0
     elif precondition:                            # cgls sums diag over zone 1 again
         for j in range(n_chg):
             W.in1[W.chg[j]] = 1 - W.in1[W.chg[j]]
         W.have_diag = 1
-    # with jacobi, cgls builds minv = 1 / diag(lam I + X_1' C X_1) (and W.diag) itself;
+    # with jacobi, cgls builds minv = 1 / (lam + jw diag(X_1' C X_1)) (and W.diag) itself;
     # it also hands back the step d (W.dsum) and X_1 d (W.xd), and leaves the eq. 13
     # check of the true residual to binary_eq13 (called only when the driver may stop)
     it = cgls(X, W.act_rows, n_act, W.tt, W.cc, lam, W.beta_bar, W.z, 1, W.q, W.u, W.r, W.p,
               W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, fused, W.h,
-              jacobi, W.dsum, W.xd, 0, W.diag)
+              jacobi, W.dsum, W.xd, 0, W.diag, jw)
     if n_lin > 0:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
@@ -724,7 +726,7 @@ cdef int binary_eq13(const CSR* X, Work* W, double lam, double eps, double zcz) 
 
 cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
                       double lam, const double* beta, int64_t nbeta, Work* W, double eps,
-                      double eta, int cg_cap, int precondition, int64_t* n_act_out,
+                      double eta, int cg_cap, int precondition, double jw, int64_t* n_act_out,
                       int* optimal) noexcept nogil:
     """beta_bar = argmin of eq. 26 (the zone-1 terms at beta kept) by ord_cgls, seeded at
     beta.  Ordinal losses have no zone 2 (checked by the Python entry)."""
@@ -753,7 +755,7 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
     A.nw = nw
     A.nb = T.nb
     memcpy(W.beta_bar, beta, nbeta * sizeof(double))
-    if precondition:                              # minv = 1 / diag(lam I + A' C A)
+    if precondition:                              # minv = 1 / (lam + jw diag(A' C A))
         for k in range(n_ex):
             w_sum = 0.0
             for j in range(W.ex_ptr[k], W.ex_ptr[k + 1]):
@@ -764,7 +766,7 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
         for j in range(n_act):
             W.minv[nw + W.act_s[j]] += W.cc[j]
         for j in range(nbeta):
-            W.minv[j] = 1.0 / (lam + W.minv[j])
+            W.minv[j] = 1.0 / (lam + jw * W.minv[j])
     n_act_out[0] = n_act
     return ord_cgls(X, &A, W.cc, lam, W.beta_bar, nbeta, W.z, W.q, W.u, W.xw, W.U, W.r, W.p,
                     W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal)
@@ -810,10 +812,10 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         cg_cap = 10 if (P.heuristic1 and not P.warm and it == 1) else P.cg_max_iter
         if T.nb == 0:
             cg_it = binary_step(X, rows, T, L, lam, beta, W, eps_cur, P.eta, cg_cap,
-                                P.precondition, P.diag_update, P.fused, &n_act, &optimal)
+                                P.precondition, P.jw, P.diag_update, P.fused, &n_act, &optimal)
         else:
             cg_it = ordinal_step(X, rows, T, L, lam, beta, nbeta, W, eps_cur, P.eta, cg_cap,
-                                 P.precondition, &n_act, &optimal)
+                                 P.precondition, P.jw, &n_act, &optimal)
         cg_total[0] += cg_it
         # step 5: outputs at beta_bar (dy = X d_w, d = beta_bar - beta); converged if
         # the zones did not move (and, for binary terms, eq. 13 holds for the true
@@ -913,7 +915,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                    double[::1] beta, Loss L, double eps, bint warm, bint heuristic1,
                    bint heuristic2, bint precondition, double eta, int max_iter, int cg_max_iter,
                    int n_threads, object callback, bint fused=False, bint pattern=True,
-                   bint kkt=False, bint diag_update=True):
+                   bint kkt=False, bint diag_update=True, double jacobi_weight=1.0):
     """Allocate the work arrays once and run newton_core (binary if nb == 0): t (n_t
     labels) for binary terms, codes (n_codes ranks) for ordinal ones."""
     cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k
@@ -928,6 +930,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
         raise ValueError(f"beta has {nbeta} entries, expected {nw + nb}")
     if c.shape[0] != m or (nb == 0 and n_t != m) or (nb > 0 and n_codes != m):
         raise ValueError("labels/costs and rows differ in length")
+    if not 0.0 < jacobi_weight <= 1.0:
+        raise ValueError(f"jacobi_weight must be in (0, 1], got {jacobi_weight!r}")
     check_rows(rows, indptr.shape[0] - 1)
     if nb > 0:
         for k in range(m):
@@ -1018,6 +1022,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     P.heuristic1 = heuristic1
     P.heuristic2 = heuristic2
     P.precondition = precondition
+    P.jw = jacobi_weight
     P.diag_update = diag_update
     P.fused = fused
     P.max_iter = max_iter
@@ -1047,14 +1052,16 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
                  bint warm=False, bint heuristic1=True, bint heuristic2=True,
                  bint precondition=True, double eta=0.0, int max_iter=50,
                  int cg_max_iter=5000, int n_threads=0, object callback=None,
-                 bint fused=False, bint pattern=True, bint kkt=False, bint diag_update=True):
+                 bint fused=False, bint pattern=True, bint kkt=False, bint diag_update=True,
+                 double jacobi_weight=1.0):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
     only the column indices when every value of X is 1.0 (the same results, bit for bit).
     diag_update: keep the Jacobi diagonal from one Newton step to the next, updated by
     the rows that entered or left zone 1 (off: summed over zone 1 at every step; the
-    same iterates up to rounding in the preconditioner).
+    same iterates up to rounding in the preconditioner).  jacobi_weight: jw in (0, 1] of
+    the CGLS preconditioner 1 / (lam + jw diag(X_1' C X_1)) (1: plain Jacobi; cgls.pxd).
     kkt: also return the Section 4.7 dual KKT violation (as mfn_dual_kkt) as "kkt".
 
     indices must lie in [0, n_features) (the caller validates the CSR buffers);
@@ -1065,7 +1072,7 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
     return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
                   t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1,
                   heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback,
-                  fused, pattern, kkt, diag_update)
+                  fused, pattern, kkt, diag_update, jacobi_weight)
 
 
 def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -1074,7 +1081,7 @@ def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const d
                   double lam, double[::1] beta, double eps=1e-6, bint warm=False,
                   bint heuristic1=True, bint heuristic2=True, bint precondition=True,
                   double eta=0.0, int max_iter=50, int cg_max_iter=5000, int n_threads=0,
-                  object callback=None):
+                  object callback=None, double jacobi_weight=1.0):
     """Minimize eq. 25 with costs, lam/2 ||beta||^2 + 1/2 sum_{k,s} c_k max(0, 1 - t_ks (y_k - b_s))^2,
     beta = (w, b_1..b_nb) updated in place, codes in [0, nb] (Section 7).  Returns the
     dict of newton_solve; y = X[rows] w (without thresholds); n_active counts violating
@@ -1084,7 +1091,8 @@ def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const d
     return _solve(indptr, indices, data, n_features, bias, rows, NULL, 0,
                   &codes[0] if codes.shape[0] else NULL, codes.shape[0], n_thresholds, c, lam,
                   beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm, heuristic1, heuristic2,
-                  precondition, eta, max_iter, cg_max_iter, n_threads, callback)
+                  precondition, eta, max_iter, cg_max_iter, n_threads, callback, False, True,
+                  False, True, jacobi_weight)
 
 
 def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -1092,13 +1100,14 @@ def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
               const double[::1] c, double lam, double[::1] beta, double eps=1e-6,
               bint warm=False, bint heuristic1=True, bint heuristic2=True,
               bint precondition=True, double eta=0.0, int max_iter=50,
-              int cg_max_iter=5000, int n_threads=0, object callback=None):
+              int cg_max_iter=5000, int n_threads=0, object callback=None,
+              double jacobi_weight=1.0):
     """Solve the paper's eq. 2 by L2-SVM-MFN, updating `beta` in place: newton_solve with
     the L2 loss (a, tm, hi, lo) = (1, 1, 1, -inf).  Same returns."""
     return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
                   t.shape[0], NULL, 0, 0, c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps,
                   warm, heuristic1, heuristic2, precondition, eta, max_iter, cg_max_iter,
-                  n_threads, callback)
+                  n_threads, callback, False, True, False, True, jacobi_weight)
 
 
 def gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,

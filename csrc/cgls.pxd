@@ -28,8 +28,17 @@
 #              s = minv * r;  p = s + (r's / rho_old) p
 #
 # With minv = NULL this is exactly the unpreconditioned algorithm above.  With
-# jacobi != 0, minv is not an input: cgls fills it with the Jacobi preconditioner
-# 1 / diag(lam I + X'CX) of these rows, in the pass that forms the start residual.
+# jacobi != 0, minv is not an input: cgls fills it, in the pass that forms the
+# start residual, with the damped Jacobi preconditioner of these rows
+#
+#     minv = 1 / (lam + jw diag(X'CX)),   0 < jw <= 1,
+#
+# jw = 1 being plain Jacobi, 1 / diag(lam I + X'CX).  In LIBLINEAR's scaling
+# (H = I + 2C X'CX) this is M = (1 - jw) I + jw diag(H), the mix of the Jacobi
+# diagonal with the identity proposed by Hsia, Chiang & Lin (ACML 2018, PMLR 95,
+# "Preconditioned conjugate gradient methods in truncated Newton frameworks for
+# large-scale linear classification") because plain Jacobi can leave the system
+# worse conditioned than no preconditioner at all.
 #
 # eta > 0 adds an inexact-Newton forcing term: the iteration also stops, without
 # setting *optimal, once ||r|| <= eta ||r_0||, r_0 the residual at entry (the
@@ -63,10 +72,10 @@ from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot
 
 cdef inline void residual(const CSR* X, const int64_t* rows, int64_t n, const double* c,
                           const double* z, double lam, const double* beta, double* u, double* r,
-                          double* minv, double* diag=NULL) noexcept nogil:
+                          double* minv, double* diag=NULL, double jw=1.0) noexcept nogil:
     """r = X'Cz - lam beta (u = C z: n doubles of scratch).  With minv != NULL, also
-    minv = 1 / diag(lam I + X'CX) from the same pass over the rows, and (diag != NULL)
-    diag = diag(X'CX)."""
+    minv = 1 / (lam + jw diag(X'CX)) from the same pass over the rows, and
+    (diag != NULL) diag = diag(X'CX)."""
     cdef int64_t j
     for j in range(n):
         u[j] = c[j] * z[j]
@@ -75,7 +84,7 @@ cdef inline void residual(const CSR* X, const int64_t* rows, int64_t n, const do
             diag = minv
         rmatvec_col_sq(X, rows, n, u, c, r, diag)
         for j in range(X.n_weights):
-            minv[j] = 1.0 / (lam + diag[j])
+            minv[j] = 1.0 / (lam + jw * diag[j])
     else:
         rmatvec(X, rows, n, u, r)
     for j in range(X.n_weights):
@@ -87,12 +96,13 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
                      double* q, double* u, double* r, double* p, double* s, double* minv,
                      double eps, double eta, int max_iter, int* optimal, int fused=0,
                      double* h=NULL, int jacobi=0, double* dsum=NULL, double* xd=NULL,
-                     int verify=1, double* diag=NULL) noexcept nogil:
+                     int verify=1, double* diag=NULL, double jw=1.0) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - X beta on entry
     if z_given, and the final residual on exit; q, u (n) and r, p, s (n_weights)
     are scratch (s unused without minv); h (n_weights) is scratch for fused.
-    jacobi: minv (n_weights, not NULL) is an output, the Jacobi preconditioner, and so
-    is diag(X'CX) if diag != NULL (for a caller that updates it as rows come and go).
+    jacobi: minv (n_weights, not NULL) is an output, the (damped, jw) Jacobi
+    preconditioner, and so is diag(X'CX) if diag != NULL (for a caller that updates
+    it as rows come and go).
     dsum, xd (both or neither): the step and its image (block comment); verify: see
     the block comment on fused."""
     cdef int64_t j, nw = X.n_weights
@@ -102,7 +112,7 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
         matvec(X, rows, n, beta, z)
         for j in range(n):
             z[j] = tt[j] - z[j]
-    residual(X, rows, n, c, z, lam, beta, u, r, minv if jacobi else NULL, diag)
+    residual(X, rows, n, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw)
     if minv != NULL:
         for j in range(nw):
             s[j] = minv[j] * r[j]

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 import linsvm
 from linsvm import _mfn
+from linsvm.errors import ParameterError
 from linsvm.problem import CSRBuffers
 from linsvm.train import class_order
 
@@ -171,7 +172,8 @@ def test_warm_start_needs_fewer_iterations_and_reaches_the_same_point():
 
 @pytest.mark.parametrize("opts", [dict(heuristic1=False), dict(heuristic2=False),
                                   dict(heuristic1=False, heuristic2=False), dict(subset=0.3),
-                                  dict(forcing=0.0), dict(precondition=False)])
+                                  dict(forcing=0.0), dict(precondition=False),
+                                  dict(jacobi_weight=1.0), dict(jacobi_weight=0.01)])
 def test_heuristics_change_the_path_not_the_answer(opts):
     X, y = random_problem(n_samples=300, n_features=20, seed=2)
     ref = linsvm.train(X, y, C=3.0, tol=1e-10)
@@ -312,7 +314,8 @@ def test_kkt_from_the_solve_equals_the_separate_computation():
 
 
 @pytest.mark.parametrize("unit", [False, True])
-def test_jacobi_diagonal_kept_across_steps_matches_a_fresh_one(unit):
+@pytest.mark.parametrize("jw", [1.0, 0.3])
+def test_jacobi_diagonal_kept_across_steps_matches_a_fresh_one(unit, jw):
     # The driver updates diag(X_1' C X_1) by the rows that enter or leave zone 1
     # instead of summing it again: the CGLS path must be the one a fresh diagonal
     # gives, up to rounding (the same Newton count, CG counts within 2 of ~150, the
@@ -334,9 +337,66 @@ def test_jacobi_diagonal_kept_across_steps_matches_a_fresh_one(unit):
     for update in (False, True):
         beta = np.zeros(61)
         st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta,
-                               L2_LOSS, eps=1e-9, fused=True, diag_update=update)
+                               L2_LOSS, eps=1e-9, fused=True, diag_update=update,
+                               jacobi_weight=jw)
         assert st["status"] == 0
         runs.append((beta, st["n_iter"], st["cg_iter"]))
     (b0, n0, cg0), (b1, n1, cg1) = runs
     assert n0 >= 5 and n1 == n0 and abs(cg1 - cg0) <= 2
     np.testing.assert_allclose(b1, b0, rtol=1e-7, atol=1e-9)
+
+
+def test_jacobi_weight_mixes_the_diagonal_with_lambda():
+    # Rows with one non-zero each make X'CX diagonal, so the Newton system
+    # (lam I + X'CX) w = X'C t is diagonal and w_j = t_j d_j / (lam + d_j^2).  The
+    # preconditioner 1 / (lam + jw d_j^2) is exact for jw = 1 (one CGLS iteration);
+    # for jw = 0.3 the preconditioned matrix has 5 distinct eigenvalues
+    # (lam + d^2) / (lam + 0.3 d^2), so CG needs all 5.  A preconditioner scaled as a
+    # whole, jw (lam + d^2), would still take one; jw ignored would take one too.
+    d = np.array([0.5, 1.0, 2.0, 4.0, 8.0])
+    X = sp.csr_matrix(np.diag(d))
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0])
+    C = 1.0
+    exact = y * d / (1 / (2 * C) + d * d)
+    for jw, n_cg in ((1.0, 1), (0.3, 5)):
+        model = linsvm.train(X, y, C=C, bias=-1, tol=1e-12, heuristic1=False, heuristic2=False,
+                             forcing=0.0, jacobi_weight=jw)
+        assert model.n_iter == 1 and model.stats["cg_iter"] == n_cg
+        np.testing.assert_allclose(model.weights[:, 0], exact, rtol=1e-12)
+
+
+@pytest.mark.parametrize("jw", [0.0, -0.5, 1.5, float("nan")])
+def test_jacobi_weight_out_of_range_is_an_error(jw):
+    X, y = random_problem(n_samples=40, n_features=5, seed=1)
+    with pytest.raises(ParameterError, match="jacobi_weight"):
+        linsvm.train(X, y, jacobi_weight=jw)
+    from linsvm.solvers.mfn import L2_LOSS
+    Xb, t, rows, c, lam = _solve_args(X, y)
+    with pytest.raises(ValueError, match="jacobi_weight"):     # the compiled entry checks too
+        _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, rows, t, c, lam, np.zeros(6),
+                          L2_LOSS, jacobi_weight=jw)
+
+
+def test_kept_jacobi_diagonal_carries_the_weight():
+    # Columns scaled over three decades make the weight matter (68 CGLS iterations
+    # with plain Jacobi, 80 with jw = 0.3 here).  The diagonal kept across Newton
+    # steps must be damped as the freshly summed one is: the same path within 2
+    # iterations; an update that forgot jw would follow plain Jacobi (70).
+    from linsvm.solvers.mfn import L2_LOSS
+    rng = np.random.default_rng(3)
+    m, k = 2000, 30
+    X = sp.random(m, k, density=0.1, format="csr", random_state=3)
+    X.data[:] = rng.uniform(0.5, 1.5, X.nnz)
+    X = (X @ sp.diags(10.0 ** np.linspace(-1.5, 1.5, k))).tocsr()
+    y = np.where(X @ rng.standard_normal(k) + rng.standard_normal(m) > 0, 1.0, -1.0)
+    Xb, t, rows, c, lam = _solve_args(X, y, C=1.0)
+    cg = {}
+    for jw, update in ((1.0, False), (0.3, False), (0.3, True)):
+        beta = np.zeros(k + 1)
+        st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, k, 1.0, rows, t, c, lam, beta,
+                               L2_LOSS, eps=1e-9, fused=True, diag_update=update,
+                               jacobi_weight=jw)
+        assert st["status"] == 0
+        cg[jw, update] = st["cg_iter"]
+    assert abs(cg[0.3, False] - cg[1.0, False]) > 6
+    assert abs(cg[0.3, True] - cg[0.3, False]) <= 2

@@ -417,10 +417,12 @@ def ordinal_objective(beta, Xa, codes, nb, C, cost):
 @pytest.mark.parametrize("levels", [3, 5])
 @pytest.mark.parametrize("bias", [1.0, -1.0])
 @pytest.mark.parametrize("C", [0.1, 5.0])
-def test_ord_matches_lbfgs_gradient_vanishes_thresholds_ordered(levels, bias, C):
+@pytest.mark.parametrize("jw", [1.0, 0.05])
+def test_ord_matches_lbfgs_gradient_vanishes_thresholds_ordered(levels, bias, C, jw):
     X, y, codes = ordinal_problem(levels=levels, seed=levels + int(C))
     cost = np.random.default_rng(3).uniform(0.5, 1.5, y.size)
-    model = linsvm.train(X, y, solver="mfn-ord", C=C, bias=bias, sample_weight=cost, tol=1e-10)
+    model = linsvm.train(X, y, solver="mfn-ord", C=C, bias=bias, sample_weight=cost, tol=1e-10,
+                         jacobi_weight=jw)
     Xa = augmented(X, bias)
     beta = np.concatenate([model.weights[:, 0], model.thresholds_])
     F, g = ordinal_objective(beta, Xa, codes, levels - 1, C, cost)
@@ -625,3 +627,14 @@ def test_line_search_root_before_and_beyond_one(target, loss, seed):
         assert np.any(knees < 1.0) and np.any(knees > 1.0)
     assert f(delta, d) <= f(target, d) + 1e-12 * abs(f(target, d))
     assert delta == pytest.approx(target, rel=1e-6)
+
+
+def test_ord_jacobi_weight_reaches_the_ordinal_preconditioner():
+    # mfn-ord builds its own preconditioner over (example, threshold) pairs: the weight
+    # must change its CGLS path (39 vs 34 iterations here), not its answer.
+    X, y, codes = ordinal_problem(levels=3, seed=3)
+    runs = [linsvm.train(X, y, solver="mfn-ord", C=0.1, tol=1e-10, jacobi_weight=jw)
+            for jw in (1.0, 0.3)]
+    assert runs[0].stats["cg_iter"] != runs[1].stats["cg_iter"]
+    np.testing.assert_allclose(runs[1].weights, runs[0].weights, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(runs[1].thresholds_, runs[0].thresholds_, rtol=1e-7, atol=1e-9)

@@ -19,7 +19,9 @@ solve with it) is the `subset` option.  A warm start (beta-seeding, Section
 heuristic 2: along a 13-value C path on w8a that cut the CGLS iterations from
 5991 to 3776 at the same answer.  The
 maximum dual KKT violation of Section 4.7 is always reported; with `kkt_tol`
-the solve continues with eps / 10 until it holds.
+the solve continues with eps / 10 until it holds.  CGLS is preconditioned by
+1 / (lam + w diag(X_1' C X_1)), w = `jacobi_weight` (0.3; 1 is plain Jacobi), the
+damped Jacobi of Hsia, Chiang & Lin (ACML 2018); README.md gives the measurements.
 
 The compiled driver is shared by the whole family (csrc/_mfn.pyx: one Newton
 loop over a piecewise quadratic loss given as (a, tm, hi, lo)); this module
@@ -63,7 +65,7 @@ def run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, loss=L2_
         eps, warm, get("heuristic1", False), get("heuristic2", False), opts["precondition"],
         get("forcing", 0.0), opts["max_iter"], opts["cg_max_iter"],
         resolve_threads(opts["n_threads"], X.data.shape[0]), callback, get("fused_cg", False),
-        True, kkt,
+        True, kkt, True, get("jacobi_weight", 1.0),
     )
 
 
@@ -140,6 +142,7 @@ MFN_OPTIONS = {
     "heuristic1": Option(bool, True, "at most 10 CGLS iterations in the first Newton step of a cold start (Sec. 4.6)"),
     "heuristic2": Option(bool, True, "converge at eps=1e-2 first, then at -e (Sec. 4.6)"),
     "precondition": Option(bool, True, "diagonal (Jacobi) preconditioning of CGLS; the eq. 13 stopping rule is unchanged"),
+    "jacobi_weight": Option(float, 0.3, "weight w of the Jacobi diagonal in the CGLS preconditioner 1 / (lambda + w diag(X'CX)) (1 = plain Jacobi; smaller mixes in the identity, Hsia, Chiang & Lin 2018)", 1e-6, 1.0),
     "fused_cg": Option(bool, True, "one pass over the active rows per CGLS iteration (q = X p and X'Cq together, residual by recurrence, eq. 13 checked on the true residual); off: the paper's two-pass CGLS"),
     "forcing": Option(float, 0.1, "inexact Newton: a CGLS step may also stop at ||r|| <= forcing * ||gradient|| (0 = off)", 0.0, 0.99),
     "subset": Option(float, 0.0, "heuristic 3: first solve on this random fraction of the examples (0 = off)", 0.0, 0.99),

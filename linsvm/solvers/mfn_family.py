@@ -341,7 +341,7 @@ def fit_ord(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log, qid=
                             heuristic2=opts["heuristic2"], precondition=opts["precondition"],
                             eta=opts["forcing"], max_iter=opts["max_iter"],
                             cg_max_iter=opts["cg_max_iter"], n_threads=opts["n_threads"],
-                            callback=callback)
+                            callback=callback, jacobi_weight=opts["jacobi_weight"])
     thresholds = beta[nw:].copy()
     inversion = float(max(0.0, np.max(thresholds[:-1] - thresholds[1:]))) if nb > 1 else 0.0
     if inversion > 0:
@@ -379,7 +379,8 @@ register(SolverInfo(
     tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
     paper="Keerthi & DeCoste 2005, Section 4.3 (LS-SVM-CG)",
     fit=fit_ls,
-    options=_pick("precondition", "fused_cg", "max_iter", "cg_max_iter", "n_threads"),
+    options=_pick("precondition", "jacobi_weight", "fused_cg", "max_iter", "cg_max_iter",
+                  "n_threads"),
     loss="ls",
 ))
 
@@ -391,8 +392,8 @@ register(SolverInfo(
     tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
     paper="Keerthi & DeCoste 2005, Section 6 (eq. 21-23)",
     fit=fit_huber,
-    options=_pick("heuristic1", "heuristic2", "precondition", "fused_cg", "forcing", "subset",
-                  "max_iter", "cg_max_iter", "n_threads"),
+    options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "fused_cg",
+                  "forcing", "subset", "max_iter", "cg_max_iter", "n_threads"),
     loss="huber",
 ))
 
@@ -406,8 +407,8 @@ register(SolverInfo(
     paper="Keerthi & DeCoste 2005, Section 6 (Huber continuation)",
     fit=fit_l1,
     options=dict(
-        _pick("heuristic1", "precondition", "fused_cg", "forcing", "max_iter", "cg_max_iter",
-              "n_threads"),
+        _pick("heuristic1", "precondition", "jacobi_weight", "fused_cg", "forcing", "max_iter",
+              "cg_max_iter", "n_threads"),
         tau0=Option(float, 0.25, "mfn-l1: smoothing width of the first continuation stage "
                                  "(the paper's tau_0 = 1)", 1e-12, 1e6),
         cg_tol=Option(float, 1e-2, "mfn-l1: eq. 13 tolerance of the stage solves (divided by 100 "
@@ -427,7 +428,7 @@ register(SolverInfo(
     tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
     paper="Keerthi & DeCoste 2005, Section 7 (Chu & Keerthi implicit thresholds)",
     fit=fit_ord,
-    options=_pick("heuristic1", "heuristic2", "precondition", "forcing", "max_iter",
+    options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "forcing", "max_iter",
                   "cg_max_iter", "n_threads"),
     loss="l2",
 ))
