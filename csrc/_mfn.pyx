@@ -644,7 +644,7 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     changes the CGLS path at rounding level and never what eq. 13 accepts."""
     cdef int64_t k, j, n_act = 0, n_lin = 0, nw = X.n_weights, n_chg = 0
     cdef double o
-    cdef int zn, it, jacobi = precondition
+    cdef int zn, it, keep, jacobi = precondition
     cdef int64_t n_off = 0
     for k in range(T.m):
         o = T.t[k] * T.y[k]
@@ -672,17 +672,17 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
         rmatvec(X, W.lin_rows, n_lin, W.lin_u, W.shift)
         for j in range(nw):
             W.beta_bar[j] -= W.shift[j]
-    if precondition and diag_update and W.have_diag and 4 * n_chg < n_act:
+    if precondition:
+        keep = diag_update and W.have_diag and 4 * n_chg < n_act
         for j in range(n_chg):                    # rows in and out of zone 1
             k = W.chg[j]
             W.in1[k] = 1 - W.in1[k]
-            axpy_row_sq(X, rows[k], L.a * T.c[k] if W.in1[k] else -L.a * T.c[k], W.diag)
-        for j in range(nw):
-            W.minv[j] = 1.0 / (lam + jw * fmax(W.diag[j], 0.0))
-        jacobi = 0
-    elif precondition:                            # cgls sums diag over zone 1 again
-        for j in range(n_chg):
-            W.in1[W.chg[j]] = 1 - W.in1[W.chg[j]]
+            if keep:
+                axpy_row_sq(X, rows[k], L.a * T.c[k] if W.in1[k] else -L.a * T.c[k], W.diag)
+        if keep:
+            for j in range(nw):
+                W.minv[j] = 1.0 / (lam + jw * fmax(W.diag[j], 0.0))
+            jacobi = 0                            # else cgls sums diag over zone 1 again
         W.have_diag = 1
     # with jacobi, cgls builds minv = 1 / (lam + jw diag(X_1' C X_1)) (and W.diag) itself;
     # it also hands back the step d (W.dsum) and X_1 d (W.xd), and leaves the eq. 13
@@ -908,6 +908,16 @@ cdef Loss _loss_from(object loss) except *:
     return make_loss(a, tm, hi, lo)
 
 
+cdef int check_codes(const int32_t* codes, int64_t m, int64_t nb) except -1:
+    """Raise ValueError unless every rank code lies in [0, nb] (the ordinal kernels
+    index thresholds by code without bounds checks)."""
+    cdef int64_t k
+    for k in range(m):
+        if codes[k] < 0 or codes[k] > nb:
+            raise ValueError(f"rank codes must lie in [0, {nb}]")
+    return 0
+
+
 cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
                    int64_t n_features, double bias, const int64_t[::1] rows, const double* t,
                    int64_t n_t, const int32_t* codes, int64_t n_codes, int64_t nb,
@@ -934,9 +944,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
         raise ValueError(f"jacobi_weight must be in (0, 1], got {jacobi_weight!r}")
     check_rows(rows, indptr.shape[0] - 1)
     if nb > 0:
-        for k in range(m):
-            if codes[k] < 0 or codes[k] > nb:
-                raise ValueError(f"rank codes must lie in [0, {nb}]")
+        check_codes(codes, m, nb)
         if L.lo > -INFINITY:
             raise ValueError("ordinal terms take losses without a linear piece")
     if not (lam > 0 and isfinite(lam)):
@@ -1158,8 +1166,7 @@ def ordinal_gradient(const int64_t[::1] indptr, const int32_t[::1] indices, cons
     if nb < 1 or nbeta != nw + nb or codes.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
     check_rows(rows, indptr.shape[0] - 1)
-    if m and (np.asarray(codes).min() < 0 or np.asarray(codes).max() > nb):
-        raise ValueError(f"rank codes must lie in [0, {nb}]")
+    check_codes(&codes[0] if m else NULL, m, nb)
     scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
     g_arr = np.zeros(nbeta, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)

@@ -281,8 +281,7 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         kind = "multiclass"
     else:
         n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
-        starts = [None] * n_columns if init is None else _warm_starts(init, classes, Xb.n_features,
-                                                                      bias, n_columns)
+        starts = _warm_starts(init, classes, Xb.n_features, bias, n_columns)
         states = state if isinstance(state, list) and len(state) == n_columns else [None] * n_columns
         W = None if n_columns == 1 else np.empty((nw, n_columns))
         col_stats = []

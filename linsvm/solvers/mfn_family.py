@@ -428,7 +428,7 @@ register(SolverInfo(
     tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
     paper="Keerthi & DeCoste 2005, Section 7 (Chu & Keerthi implicit thresholds)",
     fit=fit_ord,
-    options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "forcing", "max_iter",
-                  "cg_max_iter", "n_threads"),
+    options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "forcing",
+                  "max_iter", "cg_max_iter", "n_threads"),
     loss="l2",
 ))
