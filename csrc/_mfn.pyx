@@ -1364,8 +1364,7 @@ def ordinal_line_search(double lam, const double[::1] beta, const double[::1] d,
     if (d.shape[0] != nbeta or dy.shape[0] != m or codes.shape[0] != m or c.shape[0] != m
             or n_thresholds < 1 or nbeta <= n_thresholds):
         raise ValueError("inconsistent lengths")
-    if m and (np.asarray(codes).min() < 0 or np.asarray(codes).max() > n_thresholds):
-        raise ValueError("rank codes out of range")
+    check_codes(&codes[0] if m else NULL, m, n_thresholds)
     bp_arr = np.empty(2 * m * n_thresholds + 2, dtype=np.float64)
     y_arr = np.array(y, dtype=np.float64)
     dy_arr = np.array(dy, dtype=np.float64)
