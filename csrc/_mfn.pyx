@@ -81,6 +81,7 @@ cdef enum:
     CONVERGED = 0
     MAX_ITER = 1
     NO_DESCENT = 2
+    GRADIENT = 3                   # stopped by the gradient test (Params.gstop)
 
 cdef double ACTIVE_TOL = 1e-8      # Appendix A, footnote 17
 
@@ -167,6 +168,9 @@ ctypedef struct Params:
     double jw                      # weight of the Jacobi diagonal in the preconditioner (cgls.pxd)
     int diag_update                # binary: update the Jacobi diagonal by the rows that moved
     int fused                      # fused CGLS iterations (cgls.pxd), binary terms
+    double gstop                   # binary: stop at the first iterate with ||grad f|| <=
+                                   # gstop ||grad f(0)|| (0: off; see newton_core)
+    double g0sq                    # ||grad f(0)||^2 if known at entry (a warm start), else -1
     int max_iter
     int cg_max_iter
 
@@ -632,7 +636,8 @@ cdef int ord_cgls(const CSR* X, const OrdAct* A, const double* cc, double lam, d
 cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
                      double lam, const double* beta, Work* W, double eps, double eta, int cg_cap,
                      int precondition, double jw, int diag_update, int fused,
-                     int64_t* n_act_out, int* optimal) noexcept nogil:
+                     int64_t* n_act_out, int* optimal, double stop_rr=0.0,
+                     double* rr0=NULL) noexcept nogil:
     """beta_bar (W.beta_bar) = argmin of the Newton model of binary terms (eq. 11 / eq. 23)
     by cgls.pxd, seeded at beta - q.  Returns the CGLS iterations.
 
@@ -641,7 +646,9 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     when fewer than a quarter of the zone-1 examples entered or left zone 1 since the
     last step, diag is updated by their rows alone (+- c x_k^2) instead of being
     summed again over all of zone 1.  It only preconditions, so rounding in diag
-    changes the CGLS path at rounding level and never what eq. 13 accepts."""
+    changes the CGLS path at rounding level and never what eq. 13 accepts.
+    stop_rr, rr0: the gradient test of cgls.pxd (*optimal = 2: beta is accepted; CGLS's
+    entry residual is -grad f(beta), zone 2 included through beta~ = beta - q)."""
     cdef int64_t k, j, n_act = 0, n_lin = 0, nw = X.n_weights, n_chg = 0
     cdef double o
     cdef int zn, it, keep, jacobi = precondition
@@ -689,7 +696,7 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     # check of the true residual to binary_eq13 (called only when the driver may stop)
     it = cgls(X, W.act_rows, n_act, W.tt, W.cc, lam, W.beta_bar, W.z, 1, W.q, W.u, W.r, W.p,
               W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, fused, W.h,
-              jacobi, W.dsum, W.xd, 0, W.diag, jw)
+              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0)
     if n_lin > 0:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
@@ -796,12 +803,21 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
                      int* n_iter, int64_t* cg_total, double* trace, void* callback) noexcept nogil:
     """The modified finite Newton method (Appendix A, generalized as in Sections 6-7) from
     beta (in/out); returns a status code.  T.y holds X w on entry and on exit.
-    trace[it] receives f after outer iteration it."""
+    trace[it] receives f after outer iteration it.
+
+    Besides the paper's test (zones settled and eq. 13 at the final eps), binary terms
+    may stop at the first iterate whose gradient satisfies ||grad f|| <= gstop
+    ||grad f(0)|| (status GRADIENT; a linsvm default, see linsvm/solvers/mfn.py): the
+    test of LIBLINEAR's Newton solvers, checked for free on the residual each CGLS
+    starts from, before any iteration of it runs."""
     cdef int64_t k, j, n_act, nw = X.n_weights
     cdef int it = 0, cg_it, cg_cap, optimal, status, refreshed = 0
     cdef int need_second = P.heuristic2 and P.eps < 1e-2
     cdef double eps_cur = 1e-2 if need_second else P.eps
     cdef double F = primal(L, lam, beta, nbeta, T), delta, mismatch, zcz, Fnew
+    # the gradient test: stop_rr = gstop^2 ||grad f(0)||^2, known at entry on a warm start,
+    # else read off the first step's CGLS (at beta = 0 its entry residual is -grad f(0))
+    cdef double rr0 = -1.0, stop_rr = P.gstop * P.gstop * P.g0sq if P.g0sq >= 0.0 else -1.0
     cg_total[0] = 0
     while True:
         if it >= P.max_iter:
@@ -812,7 +828,14 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         cg_cap = 10 if (P.heuristic1 and not P.warm and it == 1) else P.cg_max_iter
         if T.nb == 0:
             cg_it = binary_step(X, rows, T, L, lam, beta, W, eps_cur, P.eta, cg_cap,
-                                P.precondition, P.jw, P.diag_update, P.fused, &n_act, &optimal)
+                                P.precondition, P.jw, P.diag_update, P.fused, &n_act, &optimal,
+                                stop_rr if stop_rr > 0.0 else 0.0, &rr0)
+            if optimal == 2:                  # ||grad f(beta)|| <= gstop ||grad f(0)||
+                it -= 1
+                status = GRADIENT
+                break
+            if stop_rr < 0.0 and P.gstop > 0.0:
+                stop_rr = P.gstop * P.gstop * rr0
         else:
             cg_it = ordinal_step(X, rows, T, L, lam, beta, nbeta, W, eps_cur, P.eta, cg_cap,
                                  P.precondition, P.jw, &n_act, &optimal)
@@ -894,6 +917,18 @@ cdef int all_zero(const double* v, int64_t n) noexcept nogil:
     return 1
 
 
+cdef double grad_at_zero_sq(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
+                            double* u, double* g) noexcept nogil:
+    """||grad f(0)||^2 for binary terms: grad f(0) = sum_k c_k l'(0) t_k x_k (u: m doubles,
+    g: n_weights doubles of scratch)."""
+    cdef int64_t k
+    cdef double s = loss_slope(L, 0.0)
+    for k in range(T.m):
+        u[k] = T.c[k] * s * T.t[k]
+    rmatvec(X, rows, T.m, u, g)
+    return dot(g, g, X.n_weights)
+
+
 cdef int _n_threads(int n_threads):
     return linsvm_max_threads() if n_threads <= 0 else n_threads
 
@@ -925,7 +960,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                    double[::1] beta, Loss L, double eps, bint warm, bint heuristic1,
                    bint heuristic2, bint precondition, double eta, int max_iter, int cg_max_iter,
                    int n_threads, object callback, bint fused=False, bint pattern=True,
-                   bint kkt=False, bint diag_update=True, double jacobi_weight=1.0):
+                   bint kkt=False, bint diag_update=True, double jacobi_weight=1.0,
+                   double gstop=0.0):
     """Allocate the work arrays once and run newton_core (binary if nb == 0): t (n_t
     labels) for binary terms, codes (n_codes ranks) for ordinal ones."""
     cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k
@@ -949,6 +985,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
             raise ValueError("ordinal terms take losses without a linear piece")
     if not (lam > 0 and isfinite(lam)):
         raise ValueError("lam must be > 0")
+    if not (0.0 <= gstop < 1.0):
+        raise ValueError(f"gstop must be in [0, 1), got {gstop!r}")
     # All work arrays in one float64 and one int64 allocation (a small problem pays
     # for allocations as much as for arithmetic), carved below.
     nbp = 2 * n_terms if (L.lo > -INFINITY and L.hi < INFINITY) else n_terms
@@ -1035,11 +1073,15 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     P.fused = fused
     P.max_iter = max_iter
     P.cg_max_iter = cg_max_iter
+    P.gstop = gstop if nb == 0 else 0.0
+    P.g0sq = -1.0
     with nogil:
         if pattern:
             X.unit = all_unit(&X)
         if not all_zero(&beta[0], nbeta):
             matvec(&X, rp, m, &beta[0], T.y)
+            if P.gstop > 0.0 and m > 0:       # ||grad f(0)||^2, for the gradient test
+                P.g0sq = grad_at_zero_sq(&X, rp, &T, &L, W.u, W.r)
         else:                                 # a cold start: X w = 0
             memset(T.y, 0, m * sizeof(double))
         status = newton_core(&X, rp, &T, &L, lam, &beta[0], nbeta, &W, &P, &n_iter, &cg_total,
@@ -1061,7 +1103,7 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
                  bint precondition=True, double eta=0.0, int max_iter=50,
                  int cg_max_iter=5000, int n_threads=0, object callback=None,
                  bint fused=False, bint pattern=True, bint kkt=False, bint diag_update=True,
-                 double jacobi_weight=1.0):
+                 double jacobi_weight=1.0, double gstop=0.0):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
@@ -1071,16 +1113,18 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
     same iterates up to rounding in the preconditioner).  jacobi_weight: jw in (0, 1] of
     the CGLS preconditioner 1 / (lam + jw diag(X_1' C X_1)) (1: plain Jacobi; cgls.pxd).
     kkt: also return the Section 4.7 dual KKT violation (as mfn_dual_kkt) as "kkt".
+    gstop in [0, 1): also stop at the first iterate with ||grad f|| <= gstop ||grad f(0)||
+    (status 3; 0: off, the paper's stopping rule alone).
 
     indices must lie in [0, n_features) (the caller validates the CSR buffers);
     rows, lengths and the loss are checked here.  Returns a dict: status (0 converged,
-    1 iteration cap, 2 no descent), n_iter, cg_iter, f (at the result), n_active
+    1 iteration cap, 2 no descent, 3 gradient test), n_iter, cg_iter, f (at the result), n_active
     (terms in zone 1), n_zone0, n_zone2, trace (f per iteration) and y = X[rows] beta.
     """
     return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
                   t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1,
                   heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback,
-                  fused, pattern, kkt, diag_update, jacobi_weight)
+                  fused, pattern, kkt, diag_update, jacobi_weight, gstop)
 
 
 def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,

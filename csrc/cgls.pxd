@@ -59,6 +59,11 @@
 # holds for the recurrence's residual (the MFN driver checks the true residual
 # only when it is about to stop, not after every Newton step).
 #
+# stop_rr > 0: a gradient test at entry (0: none).  The entry residual r_0 = X'Cz - lam beta is the
+# negative gradient of the outer objective when CGLS computes a Newton step; if
+# ||r_0||^2 <= stop_rr the iteration does not start and *optimal is set to 2 (the
+# caller's point is accepted as it is).  rr0 != NULL receives ||r_0||^2.
+#
 # xd != NULL (n doubles) and dsum != NULL (n_weights doubles) receive the step the
 # iteration took and its image on these rows, accumulated as it goes:
 # dsum = sum gamma_k p_k and xd = sum gamma_k q_k = X[rows] dsum, so a caller that
@@ -96,7 +101,8 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
                      double* q, double* u, double* r, double* p, double* s, double* minv,
                      double eps, double eta, int max_iter, int* optimal, int fused=0,
                      double* h=NULL, int jacobi=0, double* dsum=NULL, double* xd=NULL,
-                     int verify=1, double* diag=NULL, double jw=1.0) noexcept nogil:
+                     int verify=1, double* diag=NULL, double jw=1.0, double stop_rr=0.0,
+                     double* rr0=NULL) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - X beta on entry
     if z_given, and the final residual on exit; q, u (n) and r, p, s (n_weights)
     are scratch (s unused without minv); h (n_weights) is scratch for fused.
@@ -104,7 +110,7 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
     preconditioner, and so is diag(X'CX) if diag != NULL (for a caller that updates
     it as rows come and go).
     dsum, xd (both or neither): the step and its image (block comment); verify: see
-    the block comment on fused."""
+    the block comment on fused; stop_rr, rr0: the gradient test at entry (block comment)."""
     cdef int64_t j, nw = X.n_weights
     cdef int it = 0
     cdef double rho, rho_old, pp, qcq, zcz, gamma, omega, rr, forcing
@@ -122,6 +128,11 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
         p[j] = s[j]
     rho = dot(r, s, nw)
     rr = dot(r, r, nw)
+    if rr0 != NULL:
+        rr0[0] = rr
+    if stop_rr > 0.0 and rr <= stop_rr:
+        optimal[0] = 2
+        return 0
     forcing = eta * eta * rr
     optimal[0] = 1 if rr == 0.0 else 0
     if h == NULL:

@@ -400,3 +400,44 @@ def test_kept_jacobi_diagonal_carries_the_weight():
         cg[jw, update] = st["cg_iter"]
     assert abs(cg[0.3, False] - cg[1.0, False]) > 6
     assert abs(cg[0.3, True] - cg[0.3, False]) <= 2
+
+
+@pytest.mark.parametrize("gtol", [0.3, 0.05, 0.003])
+@pytest.mark.parametrize("warm", [False, True])
+def test_gradient_test_stops_at_the_first_iterate_that_passes_it(gtol, warm):
+    """gtol: the solve stops at the first Newton iterate w_k with ||grad F(w_k)|| <=
+    gtol min(n+, n-)/n ||grad F(0)|| (gradients from the formula, not from linsvm).  The
+    iterates are those of the paper's rule (gtol = 0) cut short at max_iter = k, so the
+    returned point must pass the test and every earlier iterate must fail it."""
+    X, y = random_problem(n_samples=300, n_features=40, seed=11)
+    y[:200] = np.where(y[:200] > 0, -1.0, y[:200])        # unbalanced: min(n+, n-)/n < 1/2
+    C = 4.0
+    start = None
+    if warm:
+        start = 0.5 * linsvm.train(X, y, solver="mfn", C=C, tol=0.5, max_iter=2).weights
+    model = linsvm.train(X, y, solver="mfn", C=C, gtol=gtol, init=start)
+    t = binary_targets(model, y)
+    Xa = augmented(X, 1.0)
+    ones = np.ones_like(y)
+    n_pos = np.count_nonzero(t > 0)
+    bound = gtol * min(n_pos, t.size - n_pos) / t.size * np.linalg.norm(
+        objective_and_grad(np.zeros(Xa.shape[1]), Xa, t, C, ones)[1])
+    k = model.stats["n_iter"]
+    assert model.column_stats[0]["status"] == "converged (gradient test)"
+    assert np.linalg.norm(objective_and_grad(model.weights[:, 0], Xa, t, C, ones)[1]) <= bound
+    for j in range(1 if warm else 0, k):
+        if j == 0:
+            w_j = np.zeros(Xa.shape[1])
+        else:
+            w_j = linsvm.train(X, y, solver="mfn", C=C, max_iter=j, init=start).weights[:, 0]
+        assert np.linalg.norm(objective_and_grad(w_j, Xa, t, C, ones)[1]) > bound, j
+    # the same iterates as the paper's rule: the point is the paper's k-th iterate
+    w_k = linsvm.train(X, y, solver="mfn", C=C, max_iter=k, init=start).weights[:, 0]
+    np.testing.assert_array_equal(model.weights[:, 0], w_k)
+
+
+def test_gradient_test_is_off_by_default_and_checked():
+    X, y = random_problem(n_samples=60, n_features=8, seed=3)
+    assert linsvm.train(X, y, solver="mfn").column_stats[0]["status"] == "converged"
+    with pytest.raises(ParameterError):
+        linsvm.train(X, y, solver="mfn", gtol=1.5)
