@@ -378,36 +378,37 @@ def parse_dense_rows(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t 
     cdef int status = 0
     cdef int rc
     cdef double v
-    with nogil:
-        while rows < max_rows and p < end:
-            line = p
-            col = 0
-            k = (out_row + rows) * n_cols
-            while True:
-                while p[0] == c' ' or p[0] == c'\t':
-                    p += 1
-                if p[0] == c'\n':
-                    p += 1
-                    break
-                if p[0] == c'\r' and p[1] == c'\n':
-                    p += 2
-                    break
-                if col == n_cols:
-                    status = 4
-                    break
-                rc = _parse_double(&p, &v)
-                if rc == 0 and not _ends_value(p):
-                    rc = 1
-                if rc != 0:
-                    status = rc
-                    break
-                o[k + col] = v
-                col += 1
-            if status == 0 and col != n_cols:
-                status = 3
-            if status != 0:
+    # The GIL stays held: full-precision weights (17 digits) mostly take the exact slow
+    # path, which needs it, and taking it back per number would cost more than the parse.
+    while rows < max_rows and p < end:
+        line = p
+        col = 0
+        k = (out_row + rows) * n_cols
+        while True:
+            while p[0] == c' ' or p[0] == c'\t':
+                p += 1
+            if p[0] == c'\n':
+                p += 1
                 break
-            rows += 1
+            if p[0] == c'\r' and p[1] == c'\n':
+                p += 2
+                break
+            if col == n_cols:
+                status = 4
+                break
+            rc = _parse_double(&p, &v)
+            if rc == 0 and not _ends_value(p):
+                rc = 1
+            if rc != 0:
+                status = rc
+                break
+            o[k + col] = v
+            col += 1
+        if status == 0 and col != n_cols:
+            status = 3
+        if status != 0:
+            break
+        rows += 1
     if status != 0:
         return rows, line - base, status, col + 1
     return rows, p - base, 0, 0

@@ -359,7 +359,7 @@ def check_output_path(path, *, what: str = "output file", inputs=(), stdout_ok: 
     if not os.path.isdir(target.directory):
         if os.path.exists(target.directory):
             raise ParameterError(f"{where}: '{target.directory}' is not a directory")
-        raise ParameterError(f"{where}: directory '{os.path.dirname(os.path.abspath(text)) or '.'}' "
+        raise ParameterError(f"{where}: directory '{os.path.dirname(text) or '.'}' "
                              "does not exist")
     if target.exists and not os.access(target.path, os.W_OK):
         raise ParameterError(f"{where}: the file is read-only")

@@ -271,12 +271,22 @@ class Model:
         classes and one column, multiclass otherwise.
     thresholds : sequence of float, optional
         Ordinal models only: ``len(classes) - 1`` finite, non-decreasing values.
+    n_features : int, optional
+        Default ``n_rows - (1 if bias > 0 else 0)``.  Given, it says whether
+        the last row is a bias row; that is how a model with ``bias == 0`` and
+        a bias row (LIBLINEAR's ``-B 0``: a constant feature of value 0) is
+        built.  With ``bias > 0`` it must be ``n_rows - 1``, with ``bias < 0``
+        ``n_rows``.
+
+    Weights whose size makes every prediction overflow are refused: the
+    bias row's contribution ``bias * w`` must be finite (the rest of a score
+    depends on the example; `decision_function` reports those that overflow).
 
     Raises ``ModelError`` when the pieces are inconsistent.
     """
 
     def __init__(self, *, solver, classes, weights, bias, params, stats=None,
-                 kind=None, thresholds=None, n_features=None):
+                 kind=None, thresholds=None, n_features=None, _copy=True):
         if not isinstance(solver, str) or not _TOKEN_RE.match(solver):
             raise ModelError(f"bad solver name {solver!r} (one token of printable ASCII expected)")
         if not _known_solver(solver):
@@ -288,10 +298,13 @@ class Model:
             raise ModelError("class labels must be finite")
         if len(set(classes.tolist())) != classes.size:
             raise ModelError(f"class labels must be distinct, got {_fmt_list(classes)}")
-        W = _as_float_array(weights, "weights")
+        if _copy:
+            W = _as_float_array(weights, "weights")
+        else:           # the loader's fresh array: no second copy of a large model
+            W = weights
         if W.ndim != 2 or W.shape[1] < 1:
             raise ModelError(f"weights must be a 2-D array (n_rows, n_columns >= 1), got shape {W.shape}")
-        if not np.isfinite(W).all():
+        if not all_finite(np.ascontiguousarray(W)):
             raise ModelError("weights must be finite (found inf or nan)")
         if isinstance(bias, (bool, np.bool_)) or not isinstance(bias, numbers.Real) \
                 or not math.isfinite(float(bias)):
@@ -689,10 +702,11 @@ def _row_chunks(W):
 class ScoreOverflowError(DataError):
     """A decision value is not finite; `row` (0-based) and `column` locate the first one."""
 
-    def __init__(self, message, row, column):
-        super().__init__(message)
+    def __init__(self, row, column, detail):
+        super().__init__(f"row {row}: {detail}")
         self.row = row
         self.column = column
+        self.detail = detail
 
 
 def _overflow_error(scores, X) -> ScoreOverflowError:
@@ -707,8 +721,8 @@ def _overflow_error(scores, X) -> ScoreOverflowError:
     what = "" if S.shape[1] == 1 else f" of column {col + 1}"
     cause = ("the products of the model's weights and the example's features overflow the largest "
              "double (weights too large)" if x_finite else "the example has a non-finite feature value")
-    return ScoreOverflowError(f"row {row}: the decision value{what} is {float(S[row, col])!r}, "
-                              f"not finite: {cause}", row, col)
+    return ScoreOverflowError(row, col, f"the decision value{what} is {float(S[row, col])!r}, "
+                                        f"not finite: {cause}")
 
 
 def check_model_format(format, *, kind=None, classes=None, solver=None) -> None:
@@ -982,7 +996,7 @@ class _Parser:
     def build(self, **fields) -> Model:
         """Construct the Model; its consistency errors get the file name."""
         try:
-            return Model(**fields)
+            return Model(**fields, _copy=False)
         except ModelError as exc:
             raise self.file_error(str(exc)) from None
 
