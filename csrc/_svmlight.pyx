@@ -335,6 +335,86 @@ cdef inline int _parse_int64(const char** pp, int64_t* out) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------
+# Dense rows of numbers (the weight rows of model files; linsvm.model uses it)
+# ---------------------------------------------------------------------------
+
+cdef inline bint _ends_value(const char* p) noexcept nogil:
+    """True if a number may end at p: a blank, a newline or CRLF."""
+    return p[0] == c' ' or p[0] == c'\t' or p[0] == c'\n' or (p[0] == c'\r' and p[1] == c'\n')
+
+
+def parse_dense_rows(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t stop,
+                     Py_ssize_t n_cols, double[::1] out, Py_ssize_t out_row, Py_ssize_t max_rows):
+    """Parse whole lines of buf[start:stop] as rows of exactly n_cols numbers.
+
+    Line grammar: blanks (spaces, tabs) around and between the numbers (the
+    `number` of the module docstring, converted exactly), then "\n" or
+    "\r\n".  buf[stop - 1] must be a newline.  Row r of the text goes to
+    out[(out_row + r) * n_cols : (out_row + r + 1) * n_cols]; at most
+    max_rows rows are parsed.
+
+    Returns (rows, pos, status, col): rows parsed and stored, and with status
+    0 the position just after the last of them; otherwise row `rows` (0-based
+    within this call) is bad, pos is where its line starts, col the 1-based
+    position of the value concerned and status 1 (not a number), 2 (overflows
+    to infinity), 3 (fewer than n_cols values) or 4 (more than n_cols).
+    """
+    if start < 0 or stop > buf.shape[0] or start > stop or n_cols < 1 or out_row < 0 or max_rows < 0:
+        raise ValueError("parse_dense_rows: bad arguments")
+    if stop > start and buf[stop - 1] != 10:
+        raise ValueError("parse_dense_rows: the block must end with a newline")
+    if (out_row + max_rows) * n_cols > out.shape[0]:
+        raise ValueError("parse_dense_rows: output array too small")
+    if stop == start or max_rows == 0:
+        return 0, start, 0, 0
+    cdef const char* base = <const char*>&buf[0]
+    cdef const char* p = base + start
+    cdef const char* end = base + stop
+    cdef const char* line = p
+    cdef double* o = &out[0]
+    cdef Py_ssize_t rows = 0
+    cdef Py_ssize_t col = 0
+    cdef Py_ssize_t k
+    cdef int status = 0
+    cdef int rc
+    cdef double v
+    # The GIL stays held: full-precision weights (17 digits) mostly take the exact slow
+    # path, which needs it, and taking it back per number would cost more than the parse.
+    while rows < max_rows and p < end:
+        line = p
+        col = 0
+        k = (out_row + rows) * n_cols
+        while True:
+            while p[0] == c' ' or p[0] == c'\t':
+                p += 1
+            if p[0] == c'\n':
+                p += 1
+                break
+            if p[0] == c'\r' and p[1] == c'\n':
+                p += 2
+                break
+            if col == n_cols:
+                status = 4
+                break
+            rc = _parse_double(&p, &v)
+            if rc == 0 and not _ends_value(p):
+                rc = 1
+            if rc != 0:
+                status = rc
+                break
+            o[k + col] = v
+            col += 1
+        if status == 0 and col != n_cols:
+            status = 3
+        if status != 0:
+            break
+        rows += 1
+    if status != 0:
+        return rows, line - base, status, col + 1
+    return rows, p - base, 0, 0
+
+
+# ---------------------------------------------------------------------------
 # Buffers handed to NumPy
 # ---------------------------------------------------------------------------
 

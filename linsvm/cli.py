@@ -10,7 +10,6 @@ and a failed command leaves no output file behind.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import time
 
@@ -18,7 +17,9 @@ import click
 import numpy as np
 
 from . import __version__
+from .atomic import atomic_output, check_output_path
 from .errors import LinsvmError
+from .model import MODEL_FORMATS
 from .solvers import SOLVERS
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -173,8 +174,12 @@ def _train_command(func):
     options += [
         click.option("-i", "--init", "init_model", type=click.Path(dir_okay=False),
                      help="Warm start from this model (beta-/alpha-seeding)."),
-        click.option("--model-format", type=click.Choice(["linsvm", "liblinear"]), default="linsvm",
-                     show_default=True, help="Write the model in linsvm's format or LIBLINEAR's."),
+        click.option("--model-format", type=click.Choice(list(MODEL_FORMATS)), default="linsvm",
+                     show_default=True,
+                     help="linsvm: linsvm's format, weights as text up to 2^20 weights and as binary "
+                          "float64 (LIBLINEAR's file size or less, loads without parsing) above; "
+                          "linsvm-text / linsvm-binary: always text / binary weights; liblinear: "
+                          "LIBLINEAR's format (not for ordinal models)."),
         click.option("-v", "--cross-validation", "n_folds", type=click.IntRange(2), default=None,
                      help="N-fold cross-validation at -c instead of training (as LIBLINEAR's -v); "
                           "see `linsvm cv` for grids."),
@@ -182,7 +187,8 @@ def _train_command(func):
     return click.command("train", context_settings=_CONTEXT, epilog=_solver_help(),
                          help="Train a linear SVM on TRAINING_FILE (SVM-light format; '-' is "
                               "stdin; gzip/bzip2/xz accepted) and write MODEL_FILE (default: "
-                              "the training file's name + '.model').")(_decorate(func, options))
+                              "the training file's name + '.model'; '-' is stdout).  The model "
+                              "path is checked before training.")(_decorate(func, options))
 
 
 def _load_training(training_file, solver, instance_weights):
@@ -200,7 +206,7 @@ def _load_training(training_file, solver, instance_weights):
 
 def _train(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
            init_model, seed, model_format, quiet, n_folds, **solver_options):
-    from .model import load_model
+    from .model import check_model_format, load_model
     from .train import train
 
     if model_file is None and n_folds is None:
@@ -210,9 +216,15 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
     log = None if quiet else (lambda line: click.echo(line, err=True))
     class_weight = _parse_class_weights(class_weights)
+    if n_folds is None:             # what can fail at saving fails now, not after training
+        check_model_format(model_format, solver=solver)
+        check_output_path(model_file, what="model file", inputs=(training_file, instance_weights),
+                          stdout_ok=True)
     init = load_model(init_model) if init_model else None
     t0 = time.perf_counter()
     X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights)
+    if n_folds is None:
+        check_model_format(model_format, classes=np.unique(y))
     if log:
         log(f"read {X.shape[0]} examples, {X.shape[1]} features, {X.nnz} non-zeros "
             f"in {time.perf_counter() - t0:.3f}s")
@@ -266,23 +278,28 @@ train_cmd = _train_command(_train)
 def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows, quiet):
     from .data import iter_svmlight
     from .metrics import report
-    from .model import load_model
+    from .model import ScoreOverflowError, load_model
 
+    check_output_path(output_file, what="output file", inputs=(test_file, model_file), stdout_ok=True)
     model = load_model(model_file)
     label_text = {float(c): _fmt_number(c) for c in model.classes_}
     keep = not quiet and model.kind in ("binary", "ordinal")   # measures that need every score
     ys, preds, all_scores, qids = [], [], [], []
     n_total = n_correct = 0
-    with _Output(output_file) as out:
+    with atomic_output(output_file, stdout_ok=True) as out:
         for X, y, qid in iter_svmlight(test_file, chunk_rows=chunk_rows, with_qid=True):
-            scores = model.decision_function(X)
+            try:
+                scores = model.decision_function(X)
+            except ScoreOverflowError as exc:
+                where = "standard input" if test_file == "-" else test_file
+                raise CommandError(f"{where}: example {n_total + exc.row + 1}: {exc.detail}") from None
             pred = model.predict_from_scores(scores)
             if decision_values:
                 S = scores.reshape(scores.shape[0], -1)
-                out.write("".join(" ".join(map(repr, row.tolist())) + "\n" for row in S))
+                out.write("".join(" ".join(map(repr, row.tolist())) + "\n" for row in S).encode("ascii"))
             else:
                 text = [label_text[v] for v in pred.tolist()]
-                out.write("\n".join(text) + ("\n" if text else ""))
+                out.write(("\n".join(text) + ("\n" if text else "")).encode("ascii"))
             n_total += y.shape[0]
             n_correct += int(np.count_nonzero(pred == y))
             if keep:
@@ -308,46 +325,6 @@ def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows,
                        f"{100 * m['pairwise_accuracy']:.4g}%" + (" (= ROC area)" if two else "") +
                        f", Kendall tau = {m['kendall_tau']:.6g}"
                        + (" (per query)" if np.unique(qid).size > 1 else ""), err=True)
-
-
-class _Output:
-    """Text output to stdout ('-'), to a regular file written atomically (temp + rename),
-    or in place to anything else that exists (a device such as /dev/null, a FIFO):
-    renaming over those would replace them with a regular file."""
-
-    def __init__(self, path):
-        self.path = path
-        self.in_place = path == "-"
-        if not self.in_place:
-            try:
-                self.in_place = not stat.S_ISREG(os.stat(path).st_mode)
-            except FileNotFoundError:
-                pass
-
-    def __enter__(self):
-        if self.path == "-":
-            self.fh = sys.stdout
-            return self.fh
-        if self.in_place:
-            self.fh = open(self.path, "w", encoding="ascii", newline="\n")
-            return self.fh
-        directory = os.path.dirname(os.path.abspath(self.path))
-        self.tmp = os.path.join(directory, f".{os.path.basename(self.path)}.tmp{os.getpid()}")
-        self.fh = open(self.tmp, "w", encoding="ascii", newline="\n")
-        return self.fh
-
-    def __exit__(self, exc_type, exc, tb):
-        if self.path == "-":
-            self.fh.flush()
-            return False
-        self.fh.close()
-        if self.in_place:
-            return False
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
-            os.unlink(self.tmp)
-        return False
 
 
 # ---------------------------------------------------------------------------- synth
@@ -399,6 +376,8 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
     class_weight = _parse_class_weights(class_weights)
     log = None if quiet else (lambda line: click.echo(line, err=True))
+    if output_model is not None:    # checked now, not after the whole grid
+        check_output_path(output_model, what="output model", inputs=(training_file, instance_weights))
     X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights)
     res = cross_validate(X, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
                          n_jobs=n_jobs, warm_start=warm_start, metric=metric, qid=qid, log=log,

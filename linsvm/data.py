@@ -60,7 +60,6 @@ import lzma
 import mmap
 import numbers
 import os
-import secrets
 import stat
 import sys
 import zlib
@@ -69,6 +68,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _bzip2, _svmlight
+from .atomic import atomic_output
 from .errors import DataError, ParameterError
 
 __all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight"]
@@ -558,57 +558,18 @@ def _write_all(fh, header, blocks):
 
 
 def _atomic_write(path, write):
-    """Call write(fh) on a new file next to path, then rename it to path.
+    """Call write(fh) on a binary file whose contents replace `path` (linsvm.atomic).
 
-    On any failure the temporary file is removed and path is left as it was.
-    An existing symlink is followed (the file it names is replaced); an
-    existing non-regular file (device, FIFO) is written directly.
+    On any failure nothing is left behind and path is left as it was; an
+    existing symlink is followed, an existing device or FIFO written in place.
+    Write errors become DataError naming `path`.
     """
-    path = os.fspath(path)
-    name = os.fsdecode(path)
+    name = os.fsdecode(os.fspath(path))
     try:
-        st = os.stat(path)
-    except OSError:
-        st = None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        # A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place:
-        # renaming a file over it would replace the device node itself.
-        try:
-            with open(path, "wb") as fh:
-                write(fh)
-        except OSError as e:
-            raise DataError(f"{name}: cannot write: {e.strerror or e}") from e
-        return
-    if st is not None:
-        path = os.path.realpath(path)       # through a symlink, keep the link
-    directory, base = os.path.split(os.path.abspath(path))
-    base = os.fsdecode(base)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    for _ in range(100):
-        tmp = os.path.join(os.fsdecode(directory), f".{base}.{secrets.token_hex(6)}.tmp")
-        try:
-            fd = os.open(tmp, flags, 0o666)     # umask applies, as for open(path, "w")
-            break
-        except FileExistsError:
-            continue
-        except OSError as e:
-            raise DataError(f"{name}: cannot write: {e.strerror or e}") from e
-    else:
-        raise DataError(f"{name}: cannot create a temporary file")
-    try:
-        with os.fdopen(fd, "wb") as fh:
+        with atomic_output(path) as fh:
             write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError):
-            raise DataError(f"{name}: cannot write: {e.strerror or e}") from e
-        raise
+    except OSError as e:
+        raise DataError(f"{name}: cannot write: {e.strerror or e}") from e
 
 
 def dump_svmlight(X, y, path_or_file, qid=None, comment=None):
@@ -651,7 +612,13 @@ def dump_svmlight(X, y, path_or_file, qid=None, comment=None):
     header = _comment_bytes(comment)
     blocks = _blocks(X, data, y, qid)
     if isinstance(path_or_file, str) and path_or_file == "-":
-        _write_all(sys.stdout.buffer, header, blocks)
+        try:
+            with atomic_output("-", stdout_ok=True) as fh:
+                _write_all(fh, header, blocks)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise DataError(f"<stdout>: cannot write: {e.strerror or e}") from e
     elif isinstance(path_or_file, (str, bytes, os.PathLike)):
         _atomic_write(path_or_file, lambda fh: _write_all(fh, header, blocks))
     elif hasattr(path_or_file, "write"):

@@ -76,25 +76,34 @@ do; the command line reports both as one-line errors.
 """
 from __future__ import annotations
 
-import contextlib
+import io
 import json
 import math
 import numbers
 import os
-import stat
 import re
-import tempfile
+import sys
+import zlib
 
 import numpy as np
 import scipy.sparse as sp
 
+from . import _svmlight
 from ._kernels import all_finite
+from .atomic import atomic_output
 from .errors import DataError, ModelError, ParameterError
 
-__all__ = ["Model", "load_model", "FORMAT_VERSION", "KINDS"]
+__all__ = ["Model", "load_model", "FORMAT_VERSION", "KINDS", "MODEL_FORMATS", "check_model_format"]
 
 FORMAT_MAGIC = "linsvm_model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2                  # written; 2 added binary weights, bias 0 with a bias row
+READ_VERSIONS = (1, 2)              # read
+# What Model.save(format=...) and --model-format accept.  "linsvm" chooses text
+# weights up to BINARY_MIN_ENTRIES weights and binary ones from there on.
+MODEL_FORMATS = ("linsvm", "linsvm-text", "linsvm-binary", "liblinear")
+BINARY_MIN_ENTRIES = 1 << 20
+_READ_BYTES = 1 << 20               # chunk size of the loader
+_MAX_HEADER_LINE = 1 << 26          # a longer line without a newline is not a model header
 KINDS = ("binary", "multiclass", "ordinal")
 
 # LIBLINEAR 2.50 solver_type names.  Classification models share one prediction
@@ -107,13 +116,13 @@ LIBLINEAR_OTHERS = ("L2R_L2LOSS_SVR", "L2R_L2LOSS_SVR_DUAL", "L2R_L1LOSS_SVR_DUA
 
 # Rows written per chunk when saving (bounds the size of the strings built).
 _CHUNK_ROWS = 4096
+_CHUNK_ENTRIES = 1 << 16            # weights per chunk of text (wide models: fewer rows)
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 _TOKEN_RE = re.compile(r"[!-~]+\Z")                       # printable ASCII, no space
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _DEC_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _SPECIAL_RE = re.compile(r"(?:[+-]?inf|nan)\Z")          # what repr() writes for non-finite
-_NOT_WEIGHT_CHAR_RE = re.compile(r"[^0-9eE+\-. \t\r\n]")  # anything a decimal row cannot hold
 _INTEGRAL_SUFFIX_RE = re.compile(r"\.0(?=[ \n])")          # the ".0" repr puts on integral floats
 
 
@@ -262,14 +271,26 @@ class Model:
         classes and one column, multiclass otherwise.
     thresholds : sequence of float, optional
         Ordinal models only: ``len(classes) - 1`` finite, non-decreasing values.
+    n_features : int, optional
+        Default ``n_rows - (1 if bias > 0 else 0)``.  Given, it says whether
+        the last row is a bias row; that is how a model with ``bias == 0`` and
+        a bias row (LIBLINEAR's ``-B 0``: a constant feature of value 0) is
+        built.  With ``bias > 0`` it must be ``n_rows - 1``, with ``bias < 0``
+        ``n_rows``.
+
+    Weights whose size makes every prediction overflow are refused: the
+    bias row's contribution ``bias * w`` must be finite (the rest of a score
+    depends on the example; `decision_function` reports those that overflow).
 
     Raises ``ModelError`` when the pieces are inconsistent.
     """
 
     def __init__(self, *, solver, classes, weights, bias, params, stats=None,
-                 kind=None, thresholds=None):
+                 kind=None, thresholds=None, n_features=None, _copy=True):
         if not isinstance(solver, str) or not _TOKEN_RE.match(solver):
             raise ModelError(f"bad solver name {solver!r} (one token of printable ASCII expected)")
+        if not _known_solver(solver):
+            raise ModelError(f"unknown solver {solver!r} ({_solver_choices()})")
         classes = _as_float_array(classes, "classes").reshape(-1)
         if classes.size == 0:
             raise ModelError("a model needs at least one class")
@@ -277,18 +298,39 @@ class Model:
             raise ModelError("class labels must be finite")
         if len(set(classes.tolist())) != classes.size:
             raise ModelError(f"class labels must be distinct, got {_fmt_list(classes)}")
-        W = _as_float_array(weights, "weights")
+        if _copy:
+            W = _as_float_array(weights, "weights")
+        else:           # the loader's fresh array: no second copy of a large model
+            W = weights
         if W.ndim != 2 or W.shape[1] < 1:
             raise ModelError(f"weights must be a 2-D array (n_rows, n_columns >= 1), got shape {W.shape}")
-        if not np.isfinite(W).all():
+        if not all_finite(np.ascontiguousarray(W)):
             raise ModelError("weights must be finite (found inf or nan)")
         if isinstance(bias, (bool, np.bool_)) or not isinstance(bias, numbers.Real) \
                 or not math.isfinite(float(bias)):
             raise ModelError(f"bias must be a finite number, got {bias!r}")
         bias = float(bias)
-        n_features = W.shape[0] - (1 if bias > 0 else 0)
-        if n_features < 0:
-            raise ModelError("a model with bias > 0 needs a bias row in its weights (got 0 rows)")
+        if n_features is None:
+            n_features = W.shape[0] - (1 if bias > 0 else 0)
+            if n_features < 0:
+                raise ModelError("a model with bias > 0 needs a bias row in its weights (got 0 rows)")
+        else:
+            if isinstance(n_features, (bool, np.bool_)) or not isinstance(n_features, numbers.Integral) \
+                    or n_features < 0:
+                raise ModelError(f"n_features must be an integer >= 0, got {n_features!r}")
+            n_features = int(n_features)
+            allowed = [n_features + 1] if bias > 0 else [n_features] if bias < 0 else [n_features, n_features + 1]
+            if W.shape[0] not in allowed:
+                raise ModelError(f"weights have {W.shape[0]} rows but n_features {n_features} and bias "
+                                 f"{_fmt_float(bias)} need {' or '.join(map(str, allowed))}")
+        has_bias_row = W.shape[0] == n_features + 1
+        if has_bias_row and bias != 0:
+            with np.errstate(over="ignore", invalid="ignore"):
+                over = ~np.isfinite(bias * W[-1])
+            if over.any():
+                j = int(np.argmax(over))
+                raise ModelError(f"bias {_fmt_float(bias)} times the bias weight {_fmt_float(W[-1, j])} of "
+                                 f"column {j + 1} overflows: every decision value would be infinite")
         n_columns = W.shape[1]
         k = classes.size
         if thresholds is not None:
@@ -321,15 +363,17 @@ class Model:
                 raise ModelError(f"thresholds must be ascending, got {_fmt_list(thresholds)}")
         if kind != "ordinal" and thresholds is not None:
             raise ModelError(f"only ordinal models have thresholds (this one is {kind})")
+        if kind not in _solver_kinds(solver):
+            raise ModelError(f"solver {solver} makes {' or '.join(_solver_kinds(solver))} models, not {kind}")
         params = _clean_values(params, "param")
         stats = _clean_values(stats, "stat")
         pb = params.get("bias")
         if isinstance(pb, (int, float)) and not isinstance(pb, bool) and float(pb) != bias:
             raise ModelError(f"params['bias'] = {pb!r} disagrees with the model's bias {_fmt_float(bias)}")
 
-        self._set(solver, kind, classes, W, bias, thresholds, params, stats)
+        self._set(solver, kind, classes, W, bias, thresholds, params, stats, n_features)
 
-    def _set(self, solver, kind, classes, W, bias, thresholds, params, stats):
+    def _set(self, solver, kind, classes, W, bias, thresholds, params, stats, n_features=None):
         """Store checked pieces; the arrays become read-only."""
         W.flags.writeable = False
         classes.flags.writeable = False
@@ -340,7 +384,8 @@ class Model:
         self._classes = classes
         self._weights = W
         self._bias = bias
-        self._n_features = W.shape[0] - (1 if bias > 0 else 0)
+        self._n_features = W.shape[0] - (1 if bias > 0 else 0) if n_features is None else n_features
+        self._has_bias_row = W.shape[0] == self._n_features + 1
         self._thresholds = thresholds
         self._params = params
         self._stats = stats
@@ -445,6 +490,11 @@ class Model:
         n_features_) are ignored, and a narrower X simply has no value for the
         remaining features.  Returns shape (n_samples,) for a one-column model
         (binary, ordinal) and (n_samples, n_columns) otherwise.
+
+        A decision value that is not finite (the products of large weights and
+        features overflow the largest double) raises `ScoreOverflowError` (a
+        DataError) naming the first such row (`row` attribute, 0-based), instead
+        of handing on ``inf``/``nan`` scores that would label the row anyway.
         """
         W = self._weights
         n = self._n_features
@@ -475,6 +525,8 @@ class Model:
             scores = X[:, :m].astype(np.float64, copy=False) @ Wm
         if self._bias > 0:
             scores = scores + (W[-1, 0] if one else W[-1]) * self._bias
+        if not all_finite(scores.reshape(-1)):
+            raise _overflow_error(scores, X)
         return scores
 
     def predict(self, X) -> np.ndarray:
@@ -514,24 +566,34 @@ class Model:
     def save(self, path, format: str = "linsvm") -> None:
         """Write the model to `path` atomically.
 
-        `format` is ``"linsvm"`` (the native format, lossless: every field and
-        float reads back exactly) or ``"liblinear"`` (LIBLINEAR's model file,
-        for its ``predict``; see `_liblinear_layout` for the mapping; ordinal
-        models and non-integer labels cannot be exported and raise ModelError).
-        The file is written to a temporary name in the same directory, fsync'ed
-        and renamed over `path`; on failure nothing is left behind and an
-        existing `path` is untouched.  OSError propagates.
+        `format` is one of `MODEL_FORMATS`: ``"linsvm"`` (the native format,
+        lossless: every field and float reads back exactly; its weights are text
+        for models of at most BINARY_MIN_ENTRIES = 2**20 weights and binary
+        float64 above, the size of LIBLINEAR's file or smaller),
+        ``"linsvm-text"`` and ``"linsvm-binary"`` (the native format with text
+        or binary weights whatever the size) or ``"liblinear"`` (LIBLINEAR's
+        model file, for its ``predict``; see `_liblinear_layout` for the
+        mapping; ordinal models and non-integer labels cannot be exported and
+        raise ModelError before anything is written).  `path` ``"-"`` writes
+        standard output.  The file is written through `linsvm.atomic`: a
+        temporary file in the same directory, fsync'ed and renamed over `path`;
+        on failure nothing is left behind and an existing `path` is untouched.
+        OSError propagates, naming `path`.
         """
-        if format == "linsvm":
-            chunks = self._linsvm_chunks()
-        elif format == "liblinear":
+        check_model_format(format, kind=self._kind, classes=self._classes)
+        if format == "liblinear":
             chunks = self._liblinear_chunks(*self._liblinear_layout())
         else:
-            raise ParameterError(f"unknown model format {format!r} (expected 'linsvm' or 'liblinear')")
-        _atomic_write(path, chunks)
+            binary = format == "linsvm-binary" or (
+                format == "linsvm" and self._weights.size > BINARY_MIN_ENTRIES)
+            chunks = self._linsvm_chunks(binary)
+        with atomic_output(path, stdout_ok=True) as fh:
+            for chunk in chunks:
+                fh.write(chunk.encode("ascii") if isinstance(chunk, str) else chunk)
 
-    def _linsvm_chunks(self):
-        """Yield the native (version 1) text of the model, in pieces."""
+    def _linsvm_chunks(self, binary=False):
+        """Yield the native (version 2) text of the model, in pieces (str; with
+        `binary`, the weights as one little-endian float64 memoryview)."""
         head = [
             f"{FORMAT_MAGIC} {FORMAT_VERSION}",
             f"solver {self._solver}",
@@ -545,6 +607,14 @@ class Model:
             head.append(f"thresholds {_fmt_list(self._thresholds)}")
         head += [f"param {k} {_fmt_typed(v)}" for k, v in self._params.items()]
         head += [f"stat {k} {_fmt_typed(v)}" for k, v in self._stats.items()]
+        if binary:
+            W = self._weights if sys.byteorder == "little" else self._weights.byteswap()
+            raw = memoryview(np.ascontiguousarray(W)).cast("B")
+            head.append(f"weights {self._weights.shape[0]} binary float64-le crc32:{zlib.crc32(raw):08x}")
+            yield "\n".join(head) + "\n"
+            yield raw
+            yield "\nend\n"
+            return
         head.append(f"weights {self._weights.shape[0]}")
         yield "\n".join(head) + "\n"
         row = " ".join(["%r"] * self._weights.shape[1]) + "\n"
@@ -597,7 +667,7 @@ class Model:
 
     def _liblinear_chunks(self, solver_type, labels):
         """Yield the model as LIBLINEAR writes it ('%.17g' values, each followed by a space)."""
-        bias = self._bias if self._bias > 0 else -1.0
+        bias = self._bias if self._has_bias_row else -1.0    # LIBLINEAR: bias >= 0 has a row
         yield (f"solver_type {solver_type}\n"
                f"nr_class {len(labels)}\n"
                f"label {' '.join(str(c) for c in labels)}\n"
@@ -624,68 +694,84 @@ def _fmt_list(values, sep=" ") -> str:
 
 
 def _row_chunks(W):
-    for start in range(0, W.shape[0], _CHUNK_ROWS):
-        yield W[start:start + _CHUNK_ROWS]
+    step = max(1, min(_CHUNK_ROWS, _CHUNK_ENTRIES // max(1, W.shape[1])))
+    for start in range(0, W.shape[0], step):
+        yield W[start:start + step]
 
 
-# --------------------------------------------------------------------------- #
-# Atomic writing
-# --------------------------------------------------------------------------- #
+class ScoreOverflowError(DataError):
+    """A decision value is not finite; `row` (0-based) and `column` locate the first one."""
 
-def _new_file_mode() -> int:
-    """Permission bits a newly created file would get (0o666 minus the umask)."""
+    def __init__(self, row, column, detail):
+        super().__init__(f"row {row}: {detail}")
+        self.row = row
+        self.column = column
+        self.detail = detail
+
+
+def _overflow_error(scores, X) -> ScoreOverflowError:
+    """The error for the first non-finite entry of `scores` (rows of X)."""
+    S = scores.reshape(scores.shape[0], -1)
+    row, col = (int(v) for v in np.argwhere(~np.isfinite(S))[0])
     try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
+        xrow = X[row].toarray() if sp.issparse(X) else np.asarray(X[row], dtype=np.float64)
+        x_finite = bool(np.isfinite(xrow).all())
+    except (TypeError, ValueError):
+        x_finite = True
+    what = "" if S.shape[1] == 1 else f" of column {col + 1}"
+    cause = ("the products of the model's weights and the example's features overflow the largest "
+             "double (weights too large)" if x_finite else "the example has a non-finite feature value")
+    return ScoreOverflowError(row, col, f"the decision value{what} is {float(S[row, col])!r}, "
+                                        f"not finite: {cause}")
 
 
-def _atomic_write(path, chunks) -> None:
-    """Write the strings of `chunks` to `path` through a temporary file and a rename.
+def check_model_format(format, *, kind=None, classes=None, solver=None) -> None:
+    """Raise if a model of this `kind` (or trained by `solver`) with these `classes`
+    cannot be written in `format`; what is not given is not checked.
 
-    The temporary file lives in the target's directory (so os.replace is an
-    atomic rename), gets the target's permission bits (or the umask's for a
-    new file), and is removed if anything fails, including KeyboardInterrupt.
+    An unknown format raises ParameterError; LIBLINEAR's format cannot hold an
+    ordinal model (no thresholds) or labels that are not 32-bit integers
+    (ModelError).  The command line calls it before training.
     """
-    path = os.path.realpath(os.fspath(path))     # a symlink keeps pointing at the model
-    directory = os.path.dirname(path)
-    try:
-        st = os.stat(path)
-        mode = st.st_mode & 0o7777
-    except OSError:
-        st, mode = None, _new_file_mode()
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        # a device (/dev/null) or FIFO: renaming over it would replace it with a file
-        with open(path, "w", encoding="ascii", newline="\n") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
+    if format not in MODEL_FORMATS:
+        raise ParameterError(f"unknown model format {format!r} (expected one of {', '.join(MODEL_FORMATS)})")
+    if format != "liblinear":
         return
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    # Make the rename itself durable; not every platform lets us open a directory.
-    with contextlib.suppress(OSError, AttributeError):
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+    if kind is None and solver is not None and _known_solver(solver):
+        kinds = _solver_kinds(solver)
+        kind = kinds[0] if len(kinds) == 1 else None
+    if kind == "ordinal":
+        raise ModelError("ordinal models cannot be written in LIBLINEAR format "
+                         "(LIBLINEAR has no thresholds); use the linsvm format")
+    for c in ([] if classes is None else np.asarray(classes, dtype=np.float64).reshape(-1).tolist()):
+        if c != math.floor(c) or not (-2**31 <= c < 2**31):
+            raise ModelError(f"cannot write LIBLINEAR format: class label {_fmt_float(c)} "
+                             "is not a 32-bit integer (LIBLINEAR labels are int)")
+
+
+def _known_solver(name) -> bool:
+    """True for a registered solver name or ``liblinear:<classifier solver_type>``."""
+    from .solvers import SOLVERS
+
+    if name in SOLVERS:
+        return True
+    return isinstance(name, str) and name.startswith("liblinear:") and name[10:] in LIBLINEAR_CLASSIFIERS
+
+
+def _solver_kinds(name) -> tuple:
+    """The model kinds solver `name` produces."""
+    from .solvers import SOLVERS
+
+    info = SOLVERS.get(name)
+    if info is not None and info.kind == "ordinal":
+        return ("ordinal",)
+    return ("binary", "multiclass")
+
+
+def _solver_choices() -> str:
+    from .solvers import SOLVERS
+
+    return f"expected one of {', '.join(SOLVERS)} or liblinear:<LIBLINEAR solver_type>"
 
 
 # --------------------------------------------------------------------------- #
@@ -693,46 +779,45 @@ def _atomic_write(path, chunks) -> None:
 # --------------------------------------------------------------------------- #
 
 def load_model(path) -> Model:
-    """Read a model file in linsvm (any version this code knows) or LIBLINEAR format.
+    """Read a model file in linsvm (versions 1 and 2, text or binary weights) or LIBLINEAR format.
 
     The format is recognised by the first line (``linsvm_model <version>`` or
-    LIBLINEAR's ``solver_type <NAME>``).  Every field is validated; problems
+    LIBLINEAR's ``solver_type <NAME>``).  The file is read in chunks straight
+    into the weight array, so loading needs the weights plus a buffer of about
+    a megabyte, whatever the file's size.  Every field is validated; problems
     raise ``ModelError("FILE:LINE: what is wrong")``.  A LIBLINEAR file gives a
     Model with solver ``liblinear:<solver_type>``, params ``{"bias": b}``, no
-    stats, kind binary (two classes, one column) or multiclass; a LIBLINEAR
-    bias of exactly 0 (an extra feature that is always 0) is read as no bias,
-    dropping that row.  OSError from opening/reading the file propagates.
+    stats, kind binary (two classes, one column) or multiclass; LIBLINEAR's
+    rule that ``bias >= 0`` means a bias feature is kept, so a ``bias 0`` file
+    keeps its (inert) bias row.  OSError from opening/reading the file
+    propagates.
     """
     path = os.fspath(path)
     with open(path, "rb") as fh:
-        data = fh.read()
-    return _loads(data, path)
+        return _load_stream(fh, os.fsdecode(path))
 
 
 def _loads(data, source: str = "<string>") -> Model:
     """Parse the bytes (or str) of a model file; `source` names it in errors."""
-    if isinstance(data, bytes):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ModelError(f"{source}: not a model file (not text: undecodable byte at offset "
-                             f"{exc.start})") from None
-    else:
-        text = data
-    if text == "":
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return _load_stream(io.BytesIO(data), source)
+
+
+def _load_stream(fh, source: str) -> Model:
+    stream = _Stream(fh, source)
+    line = stream.readline()
+    if line is None:
         raise ModelError(f"{source}: empty file (not a model)")
-    first = text.split("\n", 1)[0].split()
+    first = stream.text(line).split()
     if first[:1] == [FORMAT_MAGIC]:
         parser = _LinsvmParser
     elif first[:1] == ["solver_type"]:
         parser = _LiblinearParser
     else:
         raise ModelError(f"{source}:1: {_describe_foreign(first)}")
-    lines = text.split("\n")
-    if lines[-1] != "":
-        raise ModelError(f"{source}:{len(lines)}: truncated file (the last line has no newline)")
-    lines.pop()
-    return parser(lines, source).parse()
+    stream.unread_first()
+    return parser(stream, source).parse()
 
 
 def _describe_foreign(tokens) -> str:
@@ -749,11 +834,145 @@ def _describe_foreign(tokens) -> str:
             f"starts with '{FORMAT_MAGIC} {FORMAT_VERSION}', a LIBLINEAR model with 'solver_type')")
 
 
-class _Parser:
-    """Shared pieces of the two readers: errors with locations and the weight block."""
+class _Stream:
+    """A model file read in chunks: header lines, dense text rows, raw bytes.
 
-    def __init__(self, lines, source):
-        self.lines = lines
+    Keeps one buffer of about _READ_BYTES (more only for a longer line) and
+    counts lines for error messages (`lineno` = lines consumed so far).
+    """
+
+    def __init__(self, fh, source):
+        self.fh = fh
+        self.source = source
+        self.buf = b""
+        self.pos = 0
+        self.eof = False
+        self.lineno = 0
+        self.offset = 0          # file offset of buf[0]
+        self.partial = False
+        self.line_offset = 0
+
+    def _more(self) -> bool:
+        """Append the next chunk to the buffer (dropping what was consumed); False at EOF."""
+        if self.eof:
+            return False
+        data = self.fh.read(_READ_BYTES)
+        if not data:
+            self.eof = True
+            return False
+        self.offset += self.pos
+        self.buf = self.buf[self.pos:] + data
+        self.pos = 0
+        return True
+
+    def readline(self):
+        """The next line without its newline (bytes), or None at the end of the file.
+
+        A last line without a newline is returned too; `self.partial` tells.
+        """
+        while True:
+            nl = self.buf.find(b"\n", self.pos)
+            if nl >= 0:
+                break
+            if len(self.buf) - self.pos > _MAX_HEADER_LINE:
+                raise ModelError(f"{self.source}:{self.lineno + 1}: line longer than "
+                                 f"{_MAX_HEADER_LINE} bytes (not a model file?)")
+            if not self._more():
+                if self.pos >= len(self.buf):
+                    return None
+                line = self.buf[self.pos:]
+                self.line_offset = self.offset + self.pos
+                self.pos = len(self.buf)
+                self.lineno += 1
+                self.partial = True
+                return line
+        line = self.buf[self.pos:nl]
+        self.line_offset = self.offset + self.pos
+        self.pos = nl + 1
+        self.lineno += 1
+        self.partial = False
+        return line
+
+    def unread_first(self):
+        """Put back the first line (read to recognise the format); it is still in the buffer,
+        which _more only trims by what was consumed, and nothing was before it."""
+        assert self.lineno == 1 and self.offset == 0
+        self.lineno = 0
+        self.pos = 0
+
+    def text(self, line: bytes) -> str:
+        """Decode a header line (UTF-8), or raise 'not a model file (not text...)'."""
+        try:
+            return line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ModelError(f"{self.source}: not a model file (not text: undecodable byte at "
+                             f"offset {self.line_offset + exc.start})") from None
+
+    def text_rows(self, out: np.ndarray, n_rows: int, n_cols: int, truncated):
+        """Parse the next n_rows lines as rows of n_cols numbers into out (flat, C order).
+
+        `truncated()` returns the error for a file that ends too early.
+        """
+        done = 0
+        while done < n_rows:
+            end = self.buf.rfind(b"\n", self.pos) + 1
+            if end > self.pos:
+                rows, pos, status, col = _svmlight.parse_dense_rows(
+                    self.buf, self.pos, end, n_cols, out, done, n_rows - done)
+                if status:
+                    self._row_error(pos, rows, status, col, n_cols)
+                self.pos = pos
+                self.lineno += rows
+                done += rows
+                if done == n_rows:
+                    break
+            if not self._more():
+                if self.pos < len(self.buf):        # a last row without its newline
+                    raise ModelError(f"{self.source}:{self.lineno + 1}: truncated file "
+                                     "(the last line has no newline)")
+                raise truncated()
+
+    def _row_error(self, pos, rows, status, col, n_cols):
+        nl = self.buf.find(b"\n", pos)
+        line = self.buf[pos:nl].decode("utf-8", "replace")
+        where = f"{self.source}:{self.lineno + rows + 1}"
+        tokens = line.split()
+        if status in (3, 4):
+            raise ModelError(f"{where}: weight row has {len(tokens)} values, expected {n_cols}")
+        tok = tokens[col - 1] if col - 1 < len(tokens) else line.strip()
+        if len(tok) > 40:
+            tok = tok[:40] + "..."
+        if status == 2:
+            raise ModelError(f"{where}: weight {tok!r} out of range (overflows to infinity)")
+        if tok.lower().lstrip("+-") in ("inf", "infinity", "nan"):
+            raise ModelError(f"{where}: weight {tok!r} is not finite")
+        raise ModelError(f"{where}: weight {tok!r} is not a number")
+
+    def read_into(self, view: memoryview) -> int:
+        """Fill the byte view from the file; return the number of bytes read (short at EOF)."""
+        n = len(view)
+        have = min(n, len(self.buf) - self.pos)
+        view[:have] = self.buf[self.pos:self.pos + have]
+        self.pos += have
+        got = have
+        while got < n:
+            k = self.fh.readinto(view[got:])
+            if not k:
+                self.eof = True
+                break
+            got += k
+        if got > have:
+            # the buffer is exhausted; continue reading after the raw bytes
+            self.offset += len(self.buf) + (got - have)
+            self.buf, self.pos = b"", 0
+        return got
+
+
+class _Parser:
+    """Shared pieces of the two readers: errors with locations, header values, weights."""
+
+    def __init__(self, stream: _Stream, source):
+        self.stream = stream
         self.source = source
 
     def error(self, i: int, msg: str) -> ModelError:
@@ -763,10 +982,21 @@ class _Parser:
     def file_error(self, msg: str) -> ModelError:
         return ModelError(f"{self.source}: {msg}")
 
+    def header_line(self, what_missing):
+        """(0-based index, str) of the next header line; errors for EOF and truncation."""
+        s = self.stream
+        line = s.readline()
+        if line is None:
+            raise self.file_error(what_missing(s.lineno))
+        text = s.text(line)
+        if s.partial:
+            raise self.error(s.lineno - 1, "truncated file (the last line has no newline)")
+        return s.lineno - 1, text
+
     def build(self, **fields) -> Model:
         """Construct the Model; its consistency errors get the file name."""
         try:
-            return Model(**fields)
+            return Model(**fields, _copy=False)
         except ModelError as exc:
             raise self.file_error(str(exc)) from None
 
@@ -789,39 +1019,14 @@ class _Parser:
             raise self.error(i, f"bad {toks[0]} {tok!r} (expected {what})")
         return v
 
-    def weight_rows(self, start: int, n_rows: int, n_columns: int) -> np.ndarray:
-        """Parse lines[start:start+n_rows] as an (n_rows, n_columns) matrix of finite floats."""
-        rows = self.lines[start:start + n_rows]
-        for j, line in enumerate(rows):
-            c = len(line.split())
-            if c != n_columns:
-                raise self.error(start + j, f"weight row has {c} values, expected {n_columns}")
-        block = "\n".join(rows)
-        values = None
-        if _NOT_WEIGHT_CHAR_RE.search(block) is None:
-            try:
-                values = np.array(block.split(), dtype=np.float64)
-            except ValueError:
-                values = None
-        if values is None:
-            self._locate_bad_weight(start, rows)
-            raise self.error(start, "unreadable weight rows")    # not reached
-        W = values.reshape(n_rows, n_columns)
-        bad = ~np.isfinite(W).all(axis=1)
-        if bad.any():
-            j = int(np.argmax(bad))
-            raise self.error(start + j, "weight out of range (overflows to infinity)")
-        return W
-
-    def _locate_bad_weight(self, start, rows):
-        """Raise the error for the first token of `rows` that is not a finite decimal."""
-        for j, line in enumerate(rows):
-            for tok in line.split():
-                if _parse_float(tok) is None:
-                    if _parse_float(tok, finite=False) is not None or tok.lower().lstrip("+-") in (
-                            "inf", "infinity", "nan"):
-                        raise self.error(start + j, f"weight {tok!r} is not finite")
-                    raise self.error(start + j, f"weight {tok!r} is not a number")
+    def allocate(self, n_rows, n_columns) -> np.ndarray:
+        """The (n_rows, n_columns) weight array, or a located error if it cannot exist."""
+        try:
+            return np.empty((n_rows, n_columns), dtype=np.float64)
+        except (MemoryError, ValueError) as exc:
+            raise self.file_error(f"cannot hold {n_rows} x {n_columns} weights "
+                                  f"({8.0 * n_rows * n_columns / 2**30:.3g} GiB): "
+                                  f"{'out of memory' if isinstance(exc, MemoryError) else exc}") from None
 
 
 class _LinsvmParser(_Parser):
@@ -831,24 +1036,22 @@ class _LinsvmParser(_Parser):
     REQUIRED = ("solver", "kind", "n_features", "bias", "classes", "n_columns")
 
     def parse(self) -> Model:
-        lines = self.lines
-        magic = lines[0].split()
+        i, line = self.header_line(lambda n: "empty file (not a model)")
+        magic = line.split()
         if len(magic) != 2 or _parse_int(magic[1]) is None:
-            raise self.error(0, f"bad first line {lines[0].strip()!r} "
+            raise self.error(0, f"bad first line {line.strip()!r} "
                                 f"(expected '{FORMAT_MAGIC} {FORMAT_VERSION}')")
-        if int(magic[1]) != FORMAT_VERSION:
+        version = int(magic[1])
+        if version not in READ_VERSIONS:
             raise self.error(0, f"unsupported linsvm model format version {magic[1]} "
-                                f"(this linsvm reads version {FORMAT_VERSION})")
+                                f"(this linsvm reads versions {', '.join(map(str, READ_VERSIONS))})")
         seen = {}
         values = {}
         params, stats = {}, {}
         group_line = {"param": {}, "stat": {}}
-        i = 1
         while True:
-            if i >= len(lines):
-                raise self.file_error(f"truncated file: the header has no 'weights' line "
-                                      f"(file ends after line {len(lines)})")
-            line = lines[i]
+            i, line = self.header_line(
+                lambda n: f"truncated file: the header has no 'weights' line (file ends after line {n})")
             toks = line.split()
             if not toks:
                 raise self.error(i, "blank line in the header")
@@ -876,7 +1079,6 @@ class _LinsvmParser(_Parser):
                 values[key] = self.header_value(i, toks)
             else:
                 raise self.error(i, f"unknown key {key!r} in the model header")
-            i += 1
 
         for key in self.REQUIRED:
             if key not in values:
@@ -886,26 +1088,88 @@ class _LinsvmParser(_Parser):
             if kind == "ordinal":
                 raise self.error(i, "an ordinal model needs a 'thresholds' line in the header")
             raise self.error(seen["thresholds"], f"only ordinal models have thresholds (this one is {kind})")
-        n_rows = self.count(i, lines[i].split(), "the number of weight rows", 0)
+        solver = values["solver"]
+        if not _known_solver(solver):
+            raise self.error(seen["solver"], f"unknown solver {solver!r} ({_solver_choices()})")
+        expected_kinds = _solver_kinds(solver)
+        if kind not in expected_kinds:
+            raise self.error(seen["kind"], f"solver {solver} makes {' or '.join(expected_kinds)} models, "
+                                           f"not {kind}")
+        toks = line.split()
+        binary = len(toks) > 2
+        if binary:
+            n_rows, crc = self.binary_header(i, toks, version)
+        else:
+            n_rows = self.count(i, toks, "the number of weight rows", 0)
         bias = values["bias"]
         n_features = values["n_features"]
-        expect = n_features + (1 if bias > 0 else 0)
-        if n_rows != expect:
+        expect = [n_features + 1] if bias > 0 else [n_features] if bias < 0 else [n_features, n_features + 1]
+        if n_rows not in expect:
+            need = " or ".join(map(str, expect))
             raise self.error(i, f"weights has {n_rows} rows but n_features {n_features} and bias "
-                                f"{_fmt_float(bias)} need {expect}")
-        start = i + 1
-        end = start + n_rows
-        if len(lines) <= end:
+                                f"{_fmt_float(bias)} need {need}")
+        n_columns = values["n_columns"]
+        W = self.allocate(n_rows, n_columns)
+        if binary:
+            self.binary_rows(i, W, crc)
+        else:
+            self.stream.text_rows(W.reshape(-1), n_rows, n_columns, lambda: self.file_error(
+                f"truncated file: expected {n_rows} weight rows after line {i + 1} and an 'end' line, "
+                f"the file ends after line {self.stream.lineno}"))
+        s = self.stream
+        end_line = s.readline()
+        if end_line is None:
             raise self.file_error(f"truncated file: expected {n_rows} weight rows after line {i + 1} "
-                                  f"and an 'end' line, the file ends after line {len(lines)}")
-        W = self.weight_rows(start, n_rows, values["n_columns"])
-        if lines[end].split() != ["end"]:
-            raise self.error(end, f"expected 'end' after the {n_rows} weight rows, "
-                                  f"found {lines[end].strip()[:40]!r}")
-        if len(lines) > end + 1:
-            raise self.error(end + 1, "unexpected content after 'end'")
-        return self.build(solver=values["solver"], classes=values["classes"], weights=W, bias=bias,
-                          params=params, stats=stats, kind=kind, thresholds=values.get("thresholds"))
+                                  f"and an 'end' line, the file ends after line {s.lineno}")
+        if end_line.split() != [b"end"]:
+            shown = end_line.decode("utf-8", "replace").strip()[:40]
+            raise self.error(s.lineno - 1, f"expected 'end' after the {n_rows} weight rows, found {shown!r}")
+        if s.partial:
+            raise self.error(s.lineno - 1, "truncated file (the last line has no newline)")
+        if s.readline() is not None:
+            raise self.error(s.lineno - 1, "unexpected content after 'end'")
+        return self.build(solver=solver, classes=values["classes"], weights=W, bias=bias,
+                          params=params, stats=stats, kind=kind, thresholds=values.get("thresholds"),
+                          n_features=n_features)
+
+    def binary_header(self, i, toks, version):
+        """(n_rows, crc32) of 'weights R binary float64-le crc32:XXXXXXXX', or a located error."""
+        if version < 2:
+            raise self.error(i, f"binary weights need model format version 2 (this file says {version})")
+        if len(toks) != 5 or toks[2] != "binary" or toks[3] != "float64-le" \
+                or not re.fullmatch(r"crc32:[0-9a-f]{8}", toks[4]):
+            raise self.error(i, "bad weights line (expected 'weights ROWS' or "
+                                "'weights ROWS binary float64-le crc32:XXXXXXXX')")
+        n_rows = _parse_int(toks[1])
+        if n_rows is None or n_rows < 0:
+            raise self.error(i, f"bad weights {toks[1]!r} (expected the number of weight rows)")
+        return n_rows, int(toks[4][6:], 16)
+
+    def binary_rows(self, i, W, crc):
+        """Read the raw little-endian float64 weights after line i+1 into W and check them."""
+        s = self.stream
+        raw = W.reshape(-1).view(np.uint8)
+        n = raw.size
+        got = s.read_into(memoryview(raw))
+        if got < n:
+            raise self.file_error(f"truncated file: the binary weights after line {i + 1} need {n} bytes, "
+                                  f"the file has {got}")
+        actual = zlib.crc32(memoryview(raw))
+        if actual != crc:
+            raise self.file_error(f"corrupt binary weights after line {i + 1} (crc32 {actual:08x}, "
+                                  f"the header says {crc:08x})")
+        if sys.byteorder != "little":
+            W.byteswap(inplace=True)
+        bad = ~np.isfinite(W)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise self.file_error(f"binary weights after line {i + 1}: row {r + 1}, column {c + 1} "
+                                  "is not finite")
+        sep = s.readline()
+        if sep != b"" or s.partial:
+            raise self.file_error(f"truncated or corrupt file: a newline must follow the {n} bytes "
+                                  f"of binary weights after line {i + 1}")
+        s.lineno = i + 2                    # the raw bytes and their newline count as one line
 
     def header_value(self, i, toks):
         """Parse the value of a single-valued header key."""
@@ -948,15 +1212,12 @@ class _LiblinearParser(_Parser):
     REQUIRED = ("solver_type", "nr_class", "label", "nr_feature", "bias")
 
     def parse(self) -> Model:
-        lines = self.lines
         seen = {}
         values = {}
-        i = 0
         while True:
-            if i >= len(lines):
-                raise self.file_error(f"truncated file: the LIBLINEAR header has no 'w' line "
-                                      f"(file ends after line {len(lines)})")
-            toks = lines[i].split()
+            i, line = self.header_line(
+                lambda n: f"truncated file: the LIBLINEAR header has no 'w' line (file ends after line {n})")
+            toks = line.split()
             if not toks:
                 raise self.error(i, "blank line in the header")
             key = toks[0]
@@ -994,7 +1255,6 @@ class _LiblinearParser(_Parser):
                 raise self.error(i, "a number where a header key belongs (no 'w' line before the weights?)")
             else:
                 raise self.error(i, f"unknown key {key!r} in the LIBLINEAR model header")
-            i += 1
 
         for key in self.REQUIRED:
             if key not in values:
@@ -1007,17 +1267,14 @@ class _LiblinearParser(_Parser):
         n_columns = 1 if (k == 2 and name != "MCSVM_CS") else k
         bias = values["bias"]
         n_features = values["nr_feature"]
-        n_rows = n_features + (1 if bias >= 0 else 0)
-        start = i + 1
-        found = len(lines) - start
-        if found < n_rows:
-            raise self.file_error(f"truncated file: expected {n_rows} weight rows after 'w' on line "
-                                  f"{i + 1}, found {found}")
-        if found > n_rows:
-            raise self.error(start + n_rows, f"unexpected content after the {n_rows} weight rows")
-        W = self.weight_rows(start, n_rows, n_columns)
-        if bias == 0:
-            W = W[:n_features]          # the bias feature is always 0: no contribution
+        n_rows = n_features + (1 if bias >= 0 else 0)       # LIBLINEAR: bias >= 0 adds a feature
+        W = self.allocate(n_rows, n_columns)
+        s = self.stream
+        s.text_rows(W.reshape(-1), n_rows, n_columns, lambda: self.file_error(
+            f"truncated file: expected {n_rows} weight rows after 'w' on line {i + 1}, "
+            f"found {s.lineno - i - 1}"))
+        if s.readline() is not None:
+            raise self.error(s.lineno - 1, f"unexpected content after the {n_rows} weight rows")
         return self.build(solver=f"liblinear:{name}", classes=labels, weights=W, bias=bias,
-                          params={"bias": bias}, stats={},
+                          params={"bias": bias}, stats={}, n_features=n_features,
                           kind="binary" if (k == 2 and n_columns == 1) else "multiclass")

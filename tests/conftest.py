@@ -39,3 +39,18 @@ def random_problem(n_samples=60, n_features=12, density=0.4, n_classes=2, seed=0
 @pytest.fixture
 def small_binary():
     return random_problem()
+
+
+# Hypothesis profiles: "default" keeps property-based tests to seconds in CI; "long"
+# (pytest --hypothesis-profile=long) runs them for hours.  Registering a name twice
+# just replaces it, so other test modules may rely on these being present.
+try:
+    from hypothesis import HealthCheck, settings as _hyp_settings
+except ImportError:          # hypothesis is in the `test` extra; property tests skip without it
+    pass
+else:
+    _hyp_settings.register_profile("default", max_examples=150, deadline=None,
+                                   suppress_health_check=[HealthCheck.too_slow])
+    _hyp_settings.register_profile("long", max_examples=1_000_000, deadline=None,
+                                   suppress_health_check=list(HealthCheck))
+    _hyp_settings.load_profile("default")

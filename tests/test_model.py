@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from linsvm.errors import ModelError, ParameterError
+from linsvm.errors import DataError, ModelError, ParameterError
 from linsvm.model import Model, _loads, load_model
 from linsvm.synth import make_text_classification
 
@@ -85,8 +85,9 @@ def make_models(rng):
                                params={"C": 1.0, "bias": 0.5}, stats={"objective": 1.5, "n_iter": 100})
     out["multi3-nobias"] = Model(solver="mfn", classes=[0.5, -2.25, 7], weights=nasty_weights(rng, 5, 3),
                                  bias=-1, params={})
-    out["multi2-cols2"] = Model(solver="sdm-ww", classes=[4, 9], weights=nasty_weights(rng, 4, 2), bias=2.0,
-                                params={"C": 1.0})
+    W = nasty_weights(rng, 4, 2)
+    W[-1] = [-0.0, 1e300]        # 2 * -1.8e308 in the bias row would make every score infinite
+    out["multi2-cols2"] = Model(solver="sdm-ww", classes=[4, 9], weights=W, bias=2.0, params={"C": 1.0})
     out["ordinal"] = Model(solver="mfn-ord", classes=[1, 2, 3, 4], weights=nasty_weights(rng, 7, 1), bias=-1,
                            params={"C": 1.0}, stats={"n_iter": 3},
                            thresholds=[-1.5, -0.0, 2.5])
@@ -128,7 +129,7 @@ def test_native_example_text(tmp_path):
               params={"C": 1.0, "bias": 1.0, "loss": "l2", "seed": 0, "max_iter": None},
               stats={"objective": 12.345678901234567, "n_iter": 7})
     assert native_text(m, tmp_path).decode() == (
-        "linsvm_model 1\nsolver mfn\nkind binary\nn_features 3\nbias 1\nclasses 1 -1\nn_columns 1\n"
+        "linsvm_model 2\nsolver mfn\nkind binary\nn_features 3\nbias 1\nclasses 1 -1\nn_columns 1\n"
         "param C float 1\nparam bias float 1\nparam loss str \"l2\"\nparam seed int 0\nparam max_iter none\n"
         "stat objective float 12.345678901234567\nstat n_iter int 7\n"
         "weights 4\n0.5\n-1.25\n0\n0.125\nend\n")
@@ -177,8 +178,8 @@ def test_save_failure_mid_write_leaves_old_file_and_no_temp(models, tmp_path, mo
     m = models["multi3-bias"]
     original = Model._linsvm_chunks
 
-    def failing(self):
-        gen = original(self)
+    def failing(self, *args):
+        gen = original(self, *args)
         yield next(gen)
         raise RuntimeError("disk on fire")
 
@@ -278,7 +279,7 @@ CORRUPT = [
     ("+1 3:0.5 7:1\n-1 2:1\n", r"^f\.model:1: not a linsvm or LIBLINEAR model file .*SVM-light"),
     ("hello world\n", r"^f\.model:1: not a linsvm or LIBLINEAR model file"),
     ("\n", r"^f\.model:1: not a linsvm or LIBLINEAR model file \(the first line is blank\)"),
-    (_edit("linsvm_model 1\n", "linsvm_model 2\n"), r"^f\.model:1: unsupported linsvm model format version 2"),
+    (_edit("linsvm_model 1\n", "linsvm_model 3\n"), r"^f\.model:1: unsupported linsvm model format version 3"),
     (_edit("linsvm_model 1\n", "linsvm_model\n"), r"^f\.model:1: bad first line"),
     (_edit("linsvm_model 1\n", "linsvm_model one\n"), r"^f\.model:1: bad first line"),
     (_edit("kind binary\n", "kind binary\ncolor blue\n"), r"^f\.model:4: unknown key 'color'"),
@@ -330,7 +331,7 @@ CORRUPT = [
     (_edit("-1.25\n", "nan\n"), r"^f\.model:13: weight 'nan' is not finite"),
     (_edit("-1.25\n", "-inf\n"), r"^f\.model:13: weight '-inf' is not finite"),
     (_edit("-1.25\n", "Infinity\n"), r"^f\.model:13: weight 'Infinity' is not finite"),
-    (_edit("-1.25\n", "1e999\n"), r"^f\.model:13: weight out of range"),
+    (_edit("-1.25\n", "1e999\n"), r"^f\.model:13: weight '1e999' out of range"),
     (_edit("end\n", ""), r"^f\.model: truncated file: expected 4 weight rows after line 11 and an 'end' line"),
     (_edit("0.125\nend\n", "0.125\n0.5\nend\n"), r"^f\.model:16: expected 'end' after the 4 weight rows, found '0.5'"),
     (_edit("end\n", "END\n"), r"^f\.model:16: expected 'end'"),
@@ -453,10 +454,10 @@ def test_liblinear_text_reading():
     cs = "solver_type MCSVM_CS\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias -1\nw\n0.5 -0.5 \n"
     m = _loads(cs, "f")
     assert m.kind == "multiclass" and m.weights.shape == (1, 2)
-    # a bias of exactly 0 is an always-zero feature: its row is dropped
+    # a bias of exactly 0 is LIBLINEAR's always-zero feature: its row is kept (issue 17, item 4)
     b0 = "solver_type L2R_L2LOSS_SVC\nnr_class 1\nlabel 7\nnr_feature 2\nbias 0\nw\n0.5 \n1.5 \n-3 \n"
     m = _loads(b0, "f")
-    assert m.n_features_ == 2 and m.bias == 0 and m.weights.shape == (2, 1)
+    assert m.n_features_ == 2 and m.bias == 0 and m.weights.shape == (3, 1)
     np.testing.assert_array_equal(m.predict(np.ones((2, 5))), [7, 7])
 
 
@@ -578,7 +579,10 @@ def test_ordinal_prediction_by_hand():
 
 def test_ordinal_nan_score_gets_lowest_level():
     m = Model(solver="mfn-ord", classes=[1, 2], weights=[[1.0]], bias=-1, params={}, thresholds=[0.0])
-    np.testing.assert_array_equal(m.predict(np.array([[np.nan], [1.0]])), [1, 2])
+    np.testing.assert_array_equal(m.predict_from_scores(np.array([np.nan, 1.0])), [1, 2])
+    # predict itself never labels a row whose score is not finite (issue 17, item 4)
+    with pytest.raises(DataError, match="row 0: the decision value is nan"):
+        m.predict(np.array([[np.nan], [1.0]]))
 
 
 @pytest.mark.parametrize("bias", [1.0, -1.0])
@@ -771,7 +775,7 @@ def test_save_into_a_fifo_writes_in_place(tmp_path):
     model.save(fifo)
     reader.join(timeout=30)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
-    assert got[0].startswith("linsvm_model 1")
+    assert got[0].startswith("linsvm_model 2")
 
 
 def test_save_through_a_symlink_keeps_the_link(tmp_path):
