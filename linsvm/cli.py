@@ -779,9 +779,6 @@ def synth_cmd(train_file, test_file, n_samples, n_features, n_classes, noise, te
 
 # ---------------------------------------------------------------------------- cv
 
-_PERCENT_METRICS = ("accuracy", "prbep", "f1", "pairwise")   # shown as percentages in the table
-
-
 def _edge_warning(res, Cs):
     """A warning when the best C is the smallest or largest of a grid of several Cs
     (and the metric is not flat along it): the best may lie beyond the grid."""
@@ -806,7 +803,7 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         **solver_options):
     import json
 
-    from .cv import cross_validate, parse_grid
+    from .cv import PERCENT_METRICS, cross_validate, parse_grid
     from .train import train
 
     if C is not None and log2c is not None:
@@ -845,7 +842,7 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
                                   repr(r["mean"]), repr(r["std"]), f"{r['seconds']:.6f}",
                                   str(r["iterations"])]))
     else:
-        pct = res.metric in _PERCENT_METRICS
+        pct = res.metric in PERCENT_METRICS
 
         def show(v, width, digits):
             if np.isnan(v):

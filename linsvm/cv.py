@@ -37,6 +37,7 @@ METRICS = {
     "mae": (("ordinal",), False),
     "pairwise": (("ordinal",), True),
 }
+PERCENT_METRICS = ("accuracy", "prbep", "f1", "pairwise")   # fractions people read as percentages
 
 
 def parse_grid(text, what="C"):
@@ -221,6 +222,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
                                          n_iter=int(sum(v[2] for v in vals))))
             if log is not None:
                 pt = result.points[-1]
+                k, unit = (100, "%") if metric in PERCENT_METRICS else (1, "")
                 log(f"C={C:g}" + (f" p={p:g}" if p is not None else "") +
-                    f": {metric} {pt.mean:.6g} +- {pt.std:.3g}")
+                    f": {metric} {k * pt.mean:.6g}{unit} +- {k * pt.std:.3g}{unit}")
     return result

@@ -290,8 +290,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
             raise DataError("ordinal labels must be integer ranks")
     else:
         classes = class_order(y, labels)
-        if not allow_many_classes:
-            check_class_like(classes, y.shape[0])
+        if not allow_many_classes:          # on all rows of X: a CV fold decides as the whole set
+            check_class_like(classes, Xb.n_rows)
     if classes.shape[0] < 2:
         raise DataError(f"only one class (label {classes[0]:g}) in the training data; need at least two")
     balanced = isinstance(class_weight, str)

@@ -460,3 +460,13 @@ def test_progress_on_a_real_pty(binary):
     os.close(master)
     assert proc.returncode == 0
     assert b"\rreading " in out and b"120 rows" in out
+
+
+def test_class_like_rule_judges_cv_folds_by_the_whole_data(tmp_path):
+    # 101 classes of 10 rows pass; a 5-fold training part (8 rows per class) must pass too
+    rng = np.random.default_rng(4)
+    y = np.repeat(np.arange(101.0), 10)
+    X = rng.standard_normal((y.size, 3))
+    from linsvm.cv import cross_validate
+    res = cross_validate(X, y, solver="dcd", Cs=[1.0], n_folds=5, max_iter=1)
+    assert len(res.points[0].scores) == 5
