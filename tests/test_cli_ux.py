@@ -470,3 +470,9 @@ def test_class_like_rule_judges_cv_folds_by_the_whole_data(tmp_path):
     from linsvm.cv import cross_validate
     res = cross_validate(X, y, solver="dcd", Cs=[1.0], n_folds=5, max_iter=1)
     assert len(res.points[0].scores) == 5
+
+
+def test_alm_mu0_above_mu_max_names_flags(binary):
+    tmp, f, X, y = binary
+    r = run(train_cmd, ["-q", "-s", "alm", "--mu0", "10", "--mu-max", "1", f, tmp / "m"])
+    assert r.exit_code == 1 and "--mu0 10 exceeds --mu-max 1" in r.stderr

@@ -112,7 +112,9 @@ def _fit(exact, X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **
     mu0 = opts["mu0"]
     mu0 = 0.0 if mu0 is None else float(mu0)
     if mu0 > opts["mu_max"]:
-        raise ParameterError(f"mu0 {mu0:g} exceeds mu_max {opts['mu_max']:g}")
+        err = ParameterError(f"mu0 {mu0:g} exceeds mu_max {opts['mu_max']:g}")
+        err.option, err.detail = "mu0", f"{mu0:g} exceeds --mu-max {opts['mu_max']:g}"   # the CLI's words
+        raise err
     nw = X.n_features + (1 if bias > 0 else 0)
     rows, t, cost, beta0 = _check_inputs(X, rows, t, cost, beta0, nw)
     n = rows.shape[0]
