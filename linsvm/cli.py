@@ -783,10 +783,8 @@ def _edge_warning(res, Cs):
     """A warning when the best C is the smallest or largest of a grid of several Cs
     (and the metric is not flat along it): the best may lie beyond the grid."""
     best = res.best
-    if len(set(Cs)) < 2:
-        return None
-    line = [pt.mean for pt in res.points if pt.p == best.p]
-    if max(line) == min(line):
+    line = [pt.mean for pt in res.points if pt.p == best.p and not np.isnan(pt.mean)]
+    if len(set(Cs)) < 2 or np.isnan(best.mean) or max(line) == min(line):
         return None
     if best.C == min(Cs):
         end, way = "smallest", "smaller"
@@ -832,14 +830,21 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     best = res.best
     rows = [{"C": pt.C, "p": pt.p, "mean": pt.mean, "std": pt.std, "seconds": pt.seconds,
              "iterations": pt.n_iter} for pt in res.points]
+
+    def machine(v):                     # undefined (nan) is null in json, empty in tsv
+        return None if np.isnan(v) else v
     if fmt == "json":
+        for r in rows:
+            r["mean"], r["std"] = machine(r["mean"]), machine(r["std"])
         click.echo(json.dumps({"metric": res.metric, "folds": n_folds, "points": rows,
-                               "best": {"C": best.C, "p": best.p, "mean": best.mean}}, indent=1))
+                               "best": {"C": best.C, "p": best.p, "mean": machine(best.mean)}},
+                              indent=1))
     elif fmt == "tsv":
         click.echo("\t".join(["C", "p", res.metric, "std", "seconds", "iterations"]))
         for r in rows:
             click.echo("\t".join([repr(r["C"]), "" if r["p"] is None else repr(r["p"]),
-                                  repr(r["mean"]), repr(r["std"]), f"{r['seconds']:.6f}",
+                                  *("" if np.isnan(r[k]) else repr(r[k]) for k in ("mean", "std")),
+                                  f"{r['seconds']:.6f}",
                                   str(r["iterations"])]))
     else:
         pct = res.metric in PERCENT_METRICS

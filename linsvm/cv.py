@@ -122,8 +122,10 @@ class CVResult:
 
     @property
     def best(self):
-        """Best mean metric; ties go to the smaller C (then the smaller p)."""
-        key = (lambda pt: (-pt.mean if self.higher_is_better else pt.mean, pt.C, pt.p or 0.0))
+        """Best mean metric; ties go to the smaller C (then the smaller p); an
+        undefined (nan) mean is never best unless every mean is."""
+        key = (lambda pt: (np.isnan(pt.mean), -pt.mean if self.higher_is_better else pt.mean,
+                           pt.C, pt.p or 0.0))
         return min(self.points, key=key)
 
 
@@ -223,6 +225,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
             if log is not None:
                 pt = result.points[-1]
                 k, unit = (100, "%") if metric in PERCENT_METRICS else (1, "")
-                log(f"C={C:g}" + (f" p={p:g}" if p is not None else "") +
-                    f": {metric} {k * pt.mean:.6g}{unit} +- {k * pt.std:.3g}{unit}")
+                value = "n/a (undefined in a fold)" if np.isnan(pt.mean) else \
+                    f"{k * pt.mean:.6g}{unit} +- {k * pt.std:.3g}{unit}"
+                log(f"C={C:g}" + (f" p={p:g}" if p is not None else "") + f": {metric} {value}")
     return result

@@ -476,3 +476,19 @@ def test_alm_mu0_above_mu_max_names_flags(binary):
     tmp, f, X, y = binary
     r = run(train_cmd, ["-q", "-s", "alm", "--mu0", "10", "--mu-max", "1", f, tmp / "m"])
     assert r.exit_code == 1 and "--mu0 10 exceeds --mu-max 1" in r.stderr
+
+
+def test_cv_never_prints_nan_when_a_fold_has_no_positive(tmp_path):
+    import json
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((30, 4))
+    y = -np.ones(30)
+    y[[3, 17]] = 1.0                                  # 2 positives, 3 folds: one fold has none
+    f = write(tmp_path, "d.svm", X, y)
+    for fmt in ("table", "tsv", "json"):
+        r = run(cv_cmd, ["--metric", "prbep", "-c", "0.5,1", "-v", "3", "--format", fmt, f])
+        assert r.exit_code == 0, r.output
+        assert "nan" not in r.output.lower()
+        if fmt == "json":
+            assert json.loads(r.stdout)["points"][0]["mean"] is None
+    assert "n/a" in run(cv_cmd, ["--metric", "prbep", "-c", "1", "-v", "3", f]).stdout
