@@ -114,8 +114,9 @@ def check_class_like(classes, n_rows):
     that is not an integer (real-valued targets: regression data), or more than
     MAX_CLASSES_FEW_ROWS classes with fewer than MIN_ROWS_PER_CLASS training rows
     per class on average.  train(allow_many_classes=True) skips this check."""
-    frac = classes[classes != np.round(classes)]
-    if frac.size:
+    values = classes.tolist()                  # a handful: plain floats are cheapest
+    frac = [v for v in values if not v.is_integer()]
+    if frac:
         raise DataError(f"label {frac[0]:.17g} is not an integer ({classes.shape[0]} distinct labels): "
                         "this looks like regression data, not classes; to train one class per "
                         "distinct value anyway, allow it (--allow-many-classes)")
