@@ -527,8 +527,9 @@ def _note_imbalance(console, y, solver, class_weight):
     share = counts[top] / y.shape[0]
     if labels.shape[0] >= 2 and share > IMBALANCE_NOTE:
         console.note(f"class {_fmt_number(labels[top])} holds {100 * share:.4g}% of the "
-                     f"{y.shape[0]} training examples: accuracy will look good whatever the "
-                     f"model does; consider -w balanced, and F1 or PRBEP (linsvm-cv --metric f1)")
+                     f"{y.shape[0]} training examples (always predicting it scores that "
+                     f"accuracy); consider -w balanced, and judge by F1 or PRBEP "
+                     f"(linsvm-cv --metric f1)")
 
 
 def _train(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
