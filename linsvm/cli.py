@@ -622,11 +622,12 @@ def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows,
     with _Output(output_file) as out:
         for X, y, qid in iter_svmlight(test_file, chunk_rows=chunk_rows, with_qid=True):
             width = max(width, X.shape[1])
-            known = np.isin(y, model.classes_)
-            if not known.all():
-                n_unknown += int(np.count_nonzero(~known))
-                if len(unknown) < 5:
-                    unknown.update(np.unique(y[~known])[:5].tolist())
+            if not quiet:                       # for the notes on labels the model does not know
+                known = np.isin(y, model.classes_)
+                if not known.all():
+                    n_unknown += int(np.count_nonzero(~known))
+                    if len(unknown) < 5:
+                        unknown.update(np.unique(y[~known])[:5].tolist())
             scores = model.decision_function(X)
             pred = model.predict_from_scores(scores)
             if decision_values:
