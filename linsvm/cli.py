@@ -10,30 +10,59 @@ and a failed command leaves no output file behind.
 from __future__ import annotations
 
 import os
+import re
 import sys
+import threading
 import time
+from typing import NamedTuple
 
 import click
 import numpy as np
 
 from . import __version__
 from .atomic import atomic_output, check_output_path
-from .errors import LinsvmError
+from .errors import LinsvmError, ParameterError
 from .model import MODEL_FORMATS
-from .solvers import SOLVERS
+from .solvers import LIBLINEAR_UNSUPPORTED, SOLVERS, liblinear_code
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+def _prog_name():
+    """The name the user invoked: `linsvm-train`, `linsvm-predict`, `linsvm-cv`, or
+    `linsvm train` for the group (and `python -m linsvm train`)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.command_path if ctx is not None and ctx.command_path else "linsvm"
+
+
 class CommandError(click.ClickException):
-    """A failure reported as one line `PROG: error: message`, exit status 1."""
+    """A failure reported as one line `PROG: error: message`, exit status 1.  PROG is
+    the invoked command, taken when the error is raised (Click shows the error
+    after the command's context has closed)."""
 
     exit_code = 1
 
+    def __init__(self, message):
+        super().__init__(message)
+        self.prog = _prog_name()
+
     def show(self, file=None):
-        ctx = click.get_current_context(silent=True)
-        prog = ctx.find_root().info_name if ctx is not None else "linsvm"
-        click.echo(f"{prog}: error: {self.format_message()}", err=True)
+        click.echo(f"{self.prog}: error: {self.format_message()}", err=True)
+
+
+def _flag(name):
+    """The command-line flag of a solver option's Python name (max_iter -> --max-iter)."""
+    return "-p" if name == "p" else "--" + name.replace("_", "-")
+
+
+def _error_text(exc):
+    """A LinsvmError's message, naming a solver option by its flag, not its keyword."""
+    if getattr(exc, "option", None) and getattr(exc, "detail", None):
+        others = getattr(exc, "others", None)
+        listed = "" if others is None else \
+            f" (its options: {', '.join(map(_flag, others)) or 'none'})"
+        return f"{_flag(exc.option)} {exc.detail}{listed}"
+    return str(exc)
 
 
 def _fail_on_errors(func):
@@ -45,7 +74,7 @@ def _fail_on_errors(func):
         try:
             return func(*args, **kwargs)
         except LinsvmError as exc:
-            raise CommandError(str(exc)) from None
+            raise CommandError(_error_text(exc)) from None
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):       # `linsvm-predict ... - | head`
                 try:
@@ -61,6 +90,78 @@ def _fail_on_errors(func):
     return wrapper
 
 
+def _stderr_is_tty():
+    """Whether stderr is a terminal: progress lines show only then (tests replace this)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+PROGRESS_DELAY = 2.0    # seconds a run lasts before its progress line first shows
+PROGRESS_EVERY = 0.25   # seconds between redraws
+
+
+class _Console:
+    """stderr for one command: log lines (None when quiet), notes, and one transient
+    progress line, redrawn in place with '\\r' on a terminal once the run has lasted
+    PROGRESS_DELAY seconds; no progress when quiet or when stderr is not a terminal."""
+
+    def __init__(self, quiet):
+        self.quiet = quiet
+        self.live = not quiet and _stderr_is_tty()
+        self.t0 = time.monotonic()
+        self.last = -1e9
+        self.shown = False
+        self.lock = threading.Lock()
+        self.log = None if quiet else self._log
+
+    def _log(self, line):
+        with self.lock:
+            self._clear()
+            click.echo(line, err=True)
+
+    def note(self, text):
+        """A one-line remark about the data or the result (silenced by -q)."""
+        if not self.quiet:
+            self._log(f"note: {text}")
+
+    def warn(self, text):
+        """A warning (shown even with -q)."""
+        with self.lock:
+            self._clear()
+            click.echo(f"warning: {text}", err=True)
+
+    def progress(self, text):
+        """Show `text` as the progress line (throttled; a no-op off a terminal)."""
+        if not self.live:
+            return
+        now = time.monotonic()
+        if now - self.t0 < PROGRESS_DELAY or now - self.last < PROGRESS_EVERY:
+            return
+        with self.lock:
+            self.last = now
+            click.echo("\r" + text + "\033[K", err=True, nl=False)
+            self.shown = True
+
+    def _clear(self):
+        if self.shown:
+            click.echo("\r\033[K", err=True, nl=False)
+            self.shown = False
+
+    def done(self):
+        """Remove the progress line, if one is shown."""
+        with self.lock:
+            self._clear()
+
+
+def _fmt_stat(v):
+    """A statistic for people: counts as integers, other numbers to 4 digits."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return str(int(v))
+    return f"{v:.4g}"
+
+
 def _fmt_number(v):
     """Shortest text that reads back as the same double; integers without '.0'."""
     v = float(v)
@@ -69,41 +170,240 @@ def _fmt_number(v):
 
 # ---------------------------------------------------------------------------- train
 
+def _codes_text(info):
+    """LIBLINEAR's -s codes of a solver, e.g. 'LIBLINEAR -s 1 (= --loss l2), -s 3 (= --loss l1)'."""
+    parts = []
+    for code, implied in sorted(info.liblinear_codes.items()):
+        extra = " ".join(f"{_flag(k)} {v}" for k, v in implied.items())
+        parts.append(f"-s {code}" + (f" (= {extra})" if extra else ""))
+    return "LIBLINEAR " + ", ".join(parts) if parts else ""
+
+
 def _solver_help():
-    lines = ["\b", "Solvers (-s), the objective each minimizes, and the meaning/default of -e:"]
+    lines = ["\b", "Solvers (-s NAME, or LIBLINEAR's code where linsvm solves the same problem), "
+             "the objective each minimizes, and the meaning/default of -e:"]
     for info in SOLVERS.values():
         lines.append(f"  {info.name:10s} {info.objective}")
         lines.append(f"  {'':10s} -e: {info.tol_meaning}; default {info.default_tol:g}  [{info.paper}]")
+        if info.liblinear_codes:
+            lines.append(f"  {'':10s} {_codes_text(info)}")
+    lines.append(f"  LIBLINEAR's -s {', '.join(map(str, sorted(LIBLINEAR_UNSUPPORTED)))} (logistic "
+                 "regression, L1 regularization, SVR): not solved by linsvm; `-s CODE` says what to use.")
+    lines.append("  `--help-solver NAME` describes one solver and its options.")
     return "\n".join(lines)
+
+
+class _Solver(NamedTuple):
+    """The value of -s: a registered solver name, the options a LIBLINEAR code
+    implies (dcd's --loss), and the code itself (None when a name was given)."""
+
+    name: str
+    implied: dict
+    code: int | None
+
+
+class _SolverParam(click.ParamType):
+    """-s NAME or LIBLINEAR's numeric code (1 = dcd --loss l2, 2 = mfn, ...)."""
+
+    name = "solver"
+
+    def get_metavar(self, param, ctx=None):
+        return "NAME|CODE"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, _Solver):
+            return value
+        text = str(value).strip()
+        if text in SOLVERS:
+            return _Solver(text, {}, None)
+        try:
+            code = int(text)
+        except ValueError:
+            codes = ", ".join(map(str, sorted(c for info in SOLVERS.values() for c in info.liblinear_codes)))
+            self.fail(f"{text!r} is not a solver: choose one of {', '.join(SOLVERS)} "
+                      f"(or LIBLINEAR's code {codes})", param, ctx)
+        try:
+            name, implied = liblinear_code(code)
+        except ParameterError as exc:
+            self.fail(str(exc), param, ctx)
+        return _Solver(name, implied, code)
+
+
+def _resolve_solver(solver, solver_options):
+    """The solver's name, with the options its LIBLINEAR code implies added to
+    solver_options (in place); a code that contradicts an option given is an error."""
+    for key, value in solver.implied.items():
+        given = solver_options.get(key)
+        if given is not None and given != value:
+            raise click.UsageError(f"-s {solver.code} is {solver.name} {_flag(key)} {value}, "
+                                   f"which contradicts {_flag(key)} {given}")
+        solver_options[key] = value
+    return solver.name
+
+
+def _option_owners():
+    """Solver option name -> [(solver name, Option)] in registry order."""
+    seen = {}
+    for info in SOLVERS.values():
+        for name, opt in info.options.items():
+            seen.setdefault(name, []).append((info.name, opt))
+    return seen
+
+
+def _family(info):
+    """A solver's family: its module, mfn_family counted with mfn."""
+    return info.fit.__module__.rsplit(".", 1)[-1].split("_")[0]
+
+
+def _families():
+    """Family -> its solver names, in registry order."""
+    out = {}
+    for info in SOLVERS.values():
+        out.setdefault(_family(info), []).append(info.name)
+    return out
+
+
+_SHARED_SECTION = "Options of several solvers"
+
+
+def _option_section(owners):
+    """The help section of a solver option: its family's, or the shared one."""
+    families = {_family(SOLVERS[n]) for n in owners}
+    if len(families) > 1:
+        return _SHARED_SECTION
+    return "Options of " + ", ".join(_families()[families.pop()])
+
+
+def _solver_list(names):
+    """Solver names for help text, a whole family of three or more as 'mfn family'."""
+    out, names = [], list(names)
+    for members in _families().values():
+        if len(members) > 2 and all(m in names for m in members):
+            out.append(f"{members[0]} family")
+            names = [n for n in names if n not in members]
+    return ", ".join(out + names)
+
+
+def _option_help(opt, owners):
+    """Help of a solver option: its text, the solvers it applies to (when not its
+    whole help section's) and its default(s)."""
+    by_default = {}
+    for name, o in owners:
+        by_default.setdefault(repr(o.default), (o.default, []))[1].append(name)
+    names = [n for n, _ in owners]
+    section = _option_section(names)
+    whole = section != _SHARED_SECTION and names == _families()[_family(SOLVERS[names[0]])]
+    if len(by_default) == 1:
+        where = ("" if whole else _solver_list(names) + "; ") + f"default {opt.default}"
+    else:
+        where = "default " + ", ".join(f"{d} ({_solver_list(ns)})" for d, ns in by_default.values())
+    return f"{opt.help} [{where}]"
 
 
 def _solver_option_decorators(exclude=()):
     """One Click option per solver option name across the registry (defaults None:
-    only options the user gives are passed, and train() checks they apply)."""
-    seen = {}
-    for info in SOLVERS.values():
-        for name, opt in info.options.items():
-            seen.setdefault(name, (opt, []))[1].append((info.name, opt.default))
+    only options the user gives are passed, and train() checks they apply);
+    options with a fixed set of values are Click choices."""
     decorators = []
-    for name, (opt, owners) in sorted(seen.items()):
+    for name, owners in sorted(_option_owners().items()):
         if name in exclude:
             continue
+        opt = owners[0][1]
+        help_text = _option_help(opt, owners)
         flag = name.replace("_", "-")
-        defaults = {d for _, d in owners}
-        if len(defaults) == 1:
-            where = f"{', '.join(n for n, _ in owners)}; default {opt.default}"
-        else:
-            where = "default " + ", ".join(f"{n} {d}" for n, d in owners)
-        help_text = f"{opt.help} [{where}]"
         if opt.type is bool:
             decorators.append(click.option(f"--{flag}/--no-{flag}", name, default=None, help=help_text))
         else:
             flags = ("-p", "--p") if name == "p" else (f"--{flag}",)
-            decorators.append(click.option(*flags, name, type=opt.type, default=None, help=help_text))
+            typ = click.Choice(list(opt.choices)) if opt.choices else opt.type
+            decorators.append(click.option(*flags, name, type=typ, default=None, help=help_text))
     return decorators
 
 
+def _help_solver(ctx, param, value):
+    """--help-solver NAME: one solver's objective, -e, codes and options; then exit."""
+    if value is None or ctx.resilient_parsing:
+        return
+    name = _SolverParam().convert(value, param, ctx).name
+    info = SOLVERS[name]
+    out = [f"{info.name} ({info.kind}): {info.objective}",
+           f"  -e: {info.tol_meaning}; default {info.default_tol:g}",
+           f"  paper: {info.paper}"]
+    if info.liblinear_codes:
+        out.append(f"  {_codes_text(info)}")
+    out.append("")
+    rows = []
+    for opt_name, opt in info.options.items():
+        flag = _flag(opt_name)
+        if opt.type is bool:
+            flag = f"{flag}/--no-{opt_name.replace('_', '-')}"
+        elif opt.choices:
+            flag += " [" + "|".join(opt.choices) + "]"
+        else:
+            flag += " " + opt.type.__name__.upper()
+        rows.append((flag, f"{opt.help} [default {opt.default}]"))
+    if rows:
+        formatter = ctx.make_formatter()
+        with formatter.section(f"Options of {info.name}"):
+            formatter.write_dl(rows)
+        out.append(formatter.getvalue().rstrip())
+    else:
+        out.append(f"{info.name} has no options of its own.")
+    click.echo("\n".join(out))
+    ctx.exit(0)
+
+
+# LIBLINEAR's `-wLABEL WEIGHT` (-w1 2, -w-1 0.5): a label glued to -w, the weight next.
+_W_GLUED = re.compile(r"^-w([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)$")
+
+
+class _Command(click.Command):
+    """A train/cv command: help with the solver options in sections by solver
+    family, and LIBLINEAR's `-wLABEL WEIGHT` read as `-w LABEL:WEIGHT`."""
+
+    def parse_args(self, ctx, args):
+        out, i = [], 0
+        while i < len(args):
+            tok = args[i]
+            if tok == "--":
+                out += args[i:]
+                break
+            m = _W_GLUED.match(tok)
+            if m and i + 1 < len(args):
+                out += ["-w", f"{m.group(1)}:{args[i + 1]}"]
+                i += 2
+                continue
+            out.append(tok)
+            i += 1
+        return super().parse_args(ctx, out)
+
+    def format_options(self, ctx, formatter):
+        owners = _option_owners()
+        general, sections = [], {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.name in owners:
+                sections.setdefault(_option_section([n for n, _ in owners[param.name]]), []).append(record)
+            else:
+                general.append(record)
+        with formatter.section("Options"):
+            formatter.write_dl(general)
+        order = [_SHARED_SECTION] + ["Options of " + ", ".join(v) for v in _families().values()]
+        for title in order:
+            if title in sections:
+                with formatter.section(title):
+                    formatter.write_dl(sections[title])
+
+
 def _parse_class_weights(values):
+    """-w values: LABEL:WEIGHT pairs, or `balanced` alone (scikit-learn's rule)."""
+    if "balanced" in values:
+        if len(values) > 1:
+            raise click.BadParameter("'balanced' cannot be combined with other class weights",
+                                     param_hint="-w")
+        return "balanced"
     weights = {}
     for text in values:
         label, sep, weight = text.partition(":")
@@ -112,7 +412,8 @@ def _parse_class_weights(values):
                 raise ValueError
             weights[float(label)] = float(weight)
         except ValueError:
-            raise click.BadParameter(f"{text!r} is not LABEL:WEIGHT", param_hint="-w") from None
+            raise click.BadParameter(f"{text!r} is not LABEL:WEIGHT (or -wLABEL WEIGHT, or balanced)",
+                                     param_hint="-w") from None
     return weights
 
 
@@ -143,8 +444,10 @@ def _data_options(single_cost):
                             help="C values: a list 0.25,0.5,1 or a range lo:hi:step (default 1).")
     return [
         click.argument("training_file", type=click.Path(dir_okay=False, allow_dash=True)),
-        click.option("-s", "--solver", default="mfn", show_default=True,
-                     type=click.Choice(list(SOLVERS)), help="Solver (see the list below)."),
+        click.option("-s", "--solver", default="mfn", show_default=True, type=_SolverParam(),
+                     help="Solver: a name or LIBLINEAR's code 1, 2, 3, 4 (see the list below)."),
+        click.option("--help-solver", metavar="NAME", expose_value=False, is_eager=True,
+                     callback=_help_solver, help="Describe solver NAME and its options, and exit."),
         cost,
         click.option("-e", "--tol", type=float, default=None,
                      help="Stopping tolerance (solver-specific meaning; see the list below)."),
@@ -152,12 +455,19 @@ def _data_options(single_cost):
                      help="Append a constant feature of this value to every example, its weight "
                           "regularized like the others (LIBLINEAR's -B); <= 0: no bias."),
         click.option("-w", "--class-weight", "class_weights", multiple=True, metavar="LABEL:WEIGHT",
-                     help="Multiply C by WEIGHT for class LABEL (repeatable)."),
+                     help="Multiply C by WEIGHT for class LABEL (repeatable; LIBLINEAR's -wLABEL "
+                          "WEIGHT too, e.g. -w-1 0.5), or `-w balanced`: class j gets weight "
+                          "n_samples / (n_classes * n_j), scikit-learn's rule for imbalanced data."),
         click.option("-W", "--instance-weights", type=click.Path(dir_okay=False),
                      help="File with one weight >= 0 per training example, scaling its loss."),
         click.option("--seed", default=0, show_default=True, type=int,
                      help="Seed for random choices (and cross-validation folds)."),
-        click.option("-q", "--quiet", is_flag=True, help="No progress or summary (warnings still show)."),
+        click.option("--allow-many-classes", is_flag=True,
+                     help="Train on labels that do not look like classes: by default a classifier "
+                          "refuses a label that is not an integer (regression data) and more than "
+                          "100 classes with under 10 training examples per class on average."),
+        click.option("-q", "--quiet", is_flag=True,
+                     help="No progress, notes or summary (warnings still show)."),
     ]
 
 
@@ -184,28 +494,52 @@ def _train_command(func):
                      help="N-fold cross-validation at -c instead of training (as LIBLINEAR's -v); "
                           "see `linsvm cv` for grids."),
     ]
-    return click.command("train", context_settings=_CONTEXT, epilog=_solver_help(),
+    return click.command("train", cls=_Command, context_settings=_CONTEXT, epilog=_solver_help(),
                          help="Train a linear SVM on TRAINING_FILE (SVM-light format; '-' is "
                               "stdin; gzip/bzip2/xz accepted) and write MODEL_FILE (default: "
                               "the training file's name + '.model'; '-' is stdout).  The model "
                               "path is checked before training.")(_decorate(func, options))
 
 
-def _load_training(training_file, solver, instance_weights):
-    """X, y, qid (None unless a ranking solver and several qids), sample weights."""
+def _load_training(training_file, solver, instance_weights, console=None):
+    """X, y, qid (None unless a ranking solver and several qids), sample weights;
+    the rows read so far show on the console's progress line."""
     from .data import load_svmlight
 
+    name = "stdin" if training_file == "-" else training_file
+    progress = None if console is None or not console.live else (
+        lambda rows: console.progress(f"reading {name}: {rows:,} rows"))
     if SOLVERS[solver].kind == "ordinal":
-        X, y, qid = load_svmlight(training_file, with_qid=True)
+        X, y, qid = load_svmlight(training_file, with_qid=True, progress=progress)
         qid = qid if np.unique(qid).size > 1 else None
     else:
-        (X, y), qid = load_svmlight(training_file), None
+        (X, y), qid = load_svmlight(training_file, progress=progress), None
+    if console is not None:
+        console.done()
     sample_weight = _read_instance_weights(instance_weights, X.shape[0]) if instance_weights else None
     return X, y, qid, sample_weight
 
 
+IMBALANCE_NOTE = 0.95   # note when one class holds more than this fraction of the training rows
+
+
+def _note_imbalance(console, y, solver, class_weight):
+    """One line when one class dominates the training data of a classifier and no
+    class weights were given: accuracy then says little, and -w balanced helps."""
+    if class_weight or SOLVERS[solver].kind == "ordinal" or y.shape[0] == 0:
+        return
+    labels, counts = np.unique(y, return_counts=True)
+    top = int(np.argmax(counts))
+    share = counts[top] / y.shape[0]
+    if labels.shape[0] >= 2 and share > IMBALANCE_NOTE:
+        console.note(f"class {_fmt_number(labels[top])} holds {100 * share:.4g}% of the "
+                     f"{y.shape[0]} training examples (always predicting it scores that "
+                     f"accuracy); consider -w balanced, and judge by F1 or PRBEP "
+                     f"(linsvm-cv --metric f1)")
+
+
 def _train(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
-           init_model, seed, model_format, quiet, n_folds, **solver_options):
+           init_model, seed, model_format, quiet, n_folds, allow_many_classes, **solver_options):
     from .model import check_model_format, load_model
     from .train import train
 
@@ -214,7 +548,9 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
             raise click.UsageError("MODEL_FILE is required when training from stdin")
         model_file = os.path.basename(training_file) + ".model"
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
-    log = None if quiet else (lambda line: click.echo(line, err=True))
+    solver = _resolve_solver(solver, solver_options)
+    console = _Console(quiet)
+    log = console.log
     class_weight = _parse_class_weights(class_weights)
     if n_folds is None:             # what can fail at saving fails now, not after training
         check_model_format(model_format, solver=solver)
@@ -222,18 +558,23 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
                           stdout_ok=True)
     init = load_model(init_model) if init_model else None
     t0 = time.perf_counter()
-    X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights)
+    X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights, console)
     if n_folds is None:
         check_model_format(model_format, classes=np.unique(y))
     if log:
         log(f"read {X.shape[0]} examples, {X.shape[1]} features, {X.nnz} non-zeros "
             f"in {time.perf_counter() - t0:.3f}s")
+    _note_imbalance(console, y, solver, class_weight)
     if n_folds is not None:
         from .cv import cross_validate
 
         res = cross_validate(X, y, solver=solver, Cs=[C], n_folds=n_folds, seed=seed, qid=qid,
                              bias=bias, tol=tol, class_weight=class_weight,
-                             sample_weight=sample_weight, **solver_options)
+                             sample_weight=sample_weight, allow_many_classes=allow_many_classes,
+                             progress=lambda done, total: console.progress(
+                                 f"cross-validation: {done}/{total} folds trained"),
+                             **solver_options)
+        console.done()
         pt = res.points[0]
         name = {"accuracy": "Accuracy", "mae": "Mean absolute error"}[res.metric]
         value = f"{100 * pt.mean:g}%" if res.metric == "accuracy" else f"{pt.mean:g}"
@@ -241,13 +582,14 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
         return
     model = train(X, y, solver=solver, C=C, bias=bias, tol=tol, class_weight=class_weight,
                   sample_weight=sample_weight, init=init, seed=seed, log=log, qid=qid,
-                  **solver_options)
+                  allow_many_classes=allow_many_classes, **solver_options)
     for warning in getattr(model, "warnings", []):
-        click.echo(f"warning: {warning}", err=True)
+        console.warn(warning)
     model.save(model_file, format=model_format)
     if log:
         st = model.stats
-        extra = "".join(f", {k} = {st[k]:g}" for k in ("n_active", "cg_iter", "kkt_violation") if k in st)
+        extra = "".join(f", {k} = {_fmt_stat(st[k])}" for k in ("n_active", "cg_iter", "kkt_violation")
+                        if k in st)
         log(f"{solver}: objective = {st['objective']:.10g}, iterations = {st['n_iter']}{extra}, "
             f"time = {st['seconds']:.3f}s -> {model_file}")
 
@@ -263,9 +605,11 @@ train_cmd = _train_command(_train)
                     "OUTPUT_FILE ('-' is stdout).  Streams: memory does not grow with the test "
                     "file.  Features beyond the model's width are ignored.  Prints "
                     "'Accuracy = x% (a/b)' to stderr, then for binary models precision, recall, "
-                    "F1, PRBEP and ROC area, and for ordinal/ranking models the mean absolute "
+                    "F1, PRBEP and ROC area of the positive class (1 when the labels include 1 or "
+                    "+1, else the model's first class) and the decision threshold with the best "
+                    "F1, and for ordinal/ranking models the mean absolute "
                     "error, exact-rank and pairwise accuracy and Kendall tau (per qid when the "
-                    "data has qids).")
+                    "data has qids).  Measures that are undefined print as n/a.")
 @click.argument("test_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", type=click.Path(dir_okay=False))
 @click.argument("output_file", type=click.Path(dir_okay=False, allow_dash=True))
@@ -282,12 +626,21 @@ def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows,
 
     check_output_path(output_file, what="output file", inputs=(test_file, model_file), stdout_ok=True)
     model = load_model(model_file)
+    console = _Console(quiet)
     label_text = {float(c): _fmt_number(c) for c in model.classes_}
     keep = not quiet and model.kind in ("binary", "ordinal")   # measures that need every score
     ys, preds, all_scores, qids = [], [], [], []
-    n_total = n_correct = 0
+    n_total = n_correct = n_unknown = width = 0
+    unknown = set()
     with atomic_output(output_file, stdout_ok=True) as out:
         for X, y, qid in iter_svmlight(test_file, chunk_rows=chunk_rows, with_qid=True):
+            width = max(width, X.shape[1])
+            if not quiet:                       # for the notes on labels the model does not know
+                known = np.isin(y, model.classes_)
+                if not known.all():
+                    n_unknown += int(np.count_nonzero(~known))
+                    if len(unknown) < 5:
+                        unknown.update(np.unique(y[~known])[:5].tolist())
             try:
                 scores = model.decision_function(X)
             except ScoreOverflowError as exc:
@@ -307,24 +660,65 @@ def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows,
                 preds.append(pred)
                 all_scores.append(scores)
                 qids.append(qid)
-    if quiet or not n_total:
+            console.progress(f"predicting: {n_total:,} rows")
+    console.done()
+    if quiet:
         return
+    if not n_total:
+        click.echo(f"{'stdin' if test_file == '-' else test_file}: 0 examples, nothing to predict",
+                   err=True)
+        return
+    _note_test_data(console, model, width, n_unknown, n_total, sorted(unknown))
     click.echo(f"Accuracy = {100.0 * n_correct / n_total:g}% ({n_correct}/{n_total})", err=True)
     if keep:
         qid = np.concatenate(qids)
         m = report(model.kind, model.classes_, np.concatenate(ys), np.concatenate(preds),
                    np.concatenate(all_scores), qid=qid if np.unique(qid).size > 1 else None)
         if model.kind == "binary":
-            click.echo(f"Precision = {100 * m['precision']:.4g}%, Recall = {100 * m['recall']:.4g}%, "
-                       f"F1 = {100 * m['f1']:.4g}%, PRBEP = {100 * m['prbep']:.4g}%, "
-                       f"ROC area = {m['roc_area']:.6g}", err=True)
+            pos = _fmt_number(m["positive"])
+            click.echo(f"Positive class {pos}: Precision = {_pct(m['precision'])}, "
+                       f"Recall = {_pct(m['recall'])}, F1 = {_pct(m['f1'])}, "
+                       f"PRBEP = {_pct(m['prbep'])}, ROC area = {_num(m['roc_area'])}", err=True)
+            if not np.isnan(m["best_f1"]):
+                t = m["best_f1_threshold"]
+                rule = f"> {t:.6g}" if m["positive"] == model.classes_[0] else f"< {-t:.6g}"
+                click.echo(f"Best F1 = {_pct(m['best_f1'])} when {pos} is predicted for decision "
+                           f"values {rule} (the model's threshold is 0)", err=True)
         else:
             two = model.classes_.shape[0] == 2
-            click.echo(f"Mean absolute error = {m['mae']:.6g}, Exact-rank accuracy = "
-                       f"{100 * m['accuracy']:.4g}%, Pairwise accuracy = "
-                       f"{100 * m['pairwise_accuracy']:.4g}%" + (" (= ROC area)" if two else "") +
-                       f", Kendall tau = {m['kendall_tau']:.6g}"
+            click.echo(f"Mean absolute error = {_num(m['mae'])}, Exact-rank accuracy = "
+                       f"{_pct(m['accuracy'])}, Pairwise accuracy = "
+                       f"{_pct(m['pairwise_accuracy'])}" + (" (= ROC area)" if two else "") +
+                       f", Kendall tau = {_num(m['kendall_tau'])}"
                        + (" (per query)" if np.unique(qid).size > 1 else ""), err=True)
+
+
+def _pct(v):
+    """A fraction as a percentage to 4 digits, or n/a when undefined (nan)."""
+    return "n/a" if np.isnan(v) else f"{100 * v:.4g}%"
+
+
+def _num(v):
+    """A number to 6 digits, or n/a when undefined (nan)."""
+    return "n/a" if np.isnan(v) else f"{v:.6g}"
+
+
+def _note_test_data(console, model, width, n_unknown, n_total, unknown):
+    """Notes, once per run, on test data that does not match the model: its
+    features beyond the model's or fewer than the model's, and labels the model
+    does not know (they count as errors)."""
+    n = model.n_features_
+    if width > n:
+        console.note(f"the test data has feature indices up to {width}, the model only 1..{n}: "
+                     f"features above {n} are ignored")
+    elif width < n:
+        console.note(f"the model has {n} features, the test data indices only up to {width} "
+                     f"(the others count as 0)")
+    if n_unknown:
+        shown = ", ".join(_fmt_number(v) for v in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        what = "ranks" if model.kind == "ordinal" else "classes"
+        console.note(f"{n_unknown} of {n_total} test examples have labels that are not among the "
+                     f"model's {what} ({shown}); they count as errors")
 
 
 # ---------------------------------------------------------------------------- synth
@@ -335,13 +729,19 @@ def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows,
                     "if given, TEST_FILE holding --test-fraction of the examples.")
 @click.argument("train_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("test_file", required=False, type=click.Path(dir_okay=False))
-@click.option("--n-samples", default=20000, show_default=True, type=click.IntRange(2))
-@click.option("--n-features", default=20000, show_default=True, type=click.IntRange(1))
-@click.option("--n-classes", default=2, show_default=True, type=click.IntRange(2))
+@click.option("--n-samples", default=20000, show_default=True, type=click.IntRange(2),
+              help="Number of documents (rows), training and test together.")
+@click.option("--n-features", default=20000, show_default=True, type=click.IntRange(1),
+              help="Vocabulary size: feature indices run from 1 to this.")
+@click.option("--n-classes", default=2, show_default=True, type=click.IntRange(2),
+              help="Number of classes (labels +1/-1 for two, 1..N for more).")
 @click.option("--noise", default=0.05, show_default=True, type=click.FloatRange(0, 0.5),
               help="Fraction of labels flipped.")
-@click.option("--test-fraction", default=0.25, show_default=True, type=click.FloatRange(0, 1, max_open=True))
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--test-fraction", default=0.25, show_default=True, type=click.FloatRange(0, 1, max_open=True),
+              help="Fraction of the documents written to TEST_FILE (the last ones); "
+                   "ignored without TEST_FILE.")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seed of the generator: the same seed and options give the same files.")
 @_fail_on_errors
 def synth_cmd(train_file, test_file, n_samples, n_features, n_classes, noise, test_fraction, seed):
     from .data import dump_svmlight
@@ -358,11 +758,29 @@ def synth_cmd(train_file, test_file, n_samples, n_features, n_classes, noise, te
 
 # ---------------------------------------------------------------------------- cv
 
+def _edge_warning(res, Cs):
+    """A warning when the best C is the smallest or largest of a grid of several Cs
+    (and the metric is not flat along it): the best may lie beyond the grid."""
+    best = res.best
+    line = [pt.mean for pt in res.points if pt.p == best.p and not np.isnan(pt.mean)]
+    if len(set(Cs)) < 2 or np.isnan(best.mean) or max(line) == min(line):
+        return None
+    if best.C == min(Cs):
+        end, way = "smallest", "smaller"
+    elif best.C == max(Cs):
+        end, way = "largest", "larger"
+    else:
+        return None
+    return (f"the best C = {best.C:g} is the {end} C of the grid: the best may lie beyond it; "
+            f"try {way} C values")
+
+
 def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, instance_weights, seed,
-        quiet, n_folds, n_jobs, metric, fmt, output_model, warm_start, **solver_options):
+        quiet, n_folds, n_jobs, metric, fmt, output_model, warm_start, allow_many_classes,
+        **solver_options):
     import json
 
-    from .cv import cross_validate, parse_grid
+    from .cv import PERCENT_METRICS, cross_validate, parse_grid
     from .train import train
 
     if C is not None and log2c is not None:
@@ -374,42 +792,67 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         raise click.BadParameter("C values must be > 0", param_hint="-c")
     ps = parse_grid(p_grid, "p") if p_grid is not None else None
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
+    solver = _resolve_solver(solver, solver_options)
     class_weight = _parse_class_weights(class_weights)
-    log = None if quiet else (lambda line: click.echo(line, err=True))
+    console = _Console(quiet)
+    log = console.log
     if output_model is not None:    # checked now, not after the whole grid
         check_output_path(output_model, what="output model", inputs=(training_file, instance_weights))
-    X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights)
+    X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights, console)
+    _note_imbalance(console, y, solver, class_weight)
     res = cross_validate(X, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
                          n_jobs=n_jobs, warm_start=warm_start, metric=metric, qid=qid, log=log,
                          bias=bias, tol=tol, class_weight=class_weight,
-                         sample_weight=sample_weight, **solver_options)
+                         sample_weight=sample_weight, allow_many_classes=allow_many_classes,
+                         progress=lambda done, total: console.progress(
+                             f"cross-validation: {done}/{total} models trained"),
+                         **solver_options)
+    console.done()
     best = res.best
     rows = [{"C": pt.C, "p": pt.p, "mean": pt.mean, "std": pt.std, "seconds": pt.seconds,
              "iterations": pt.n_iter} for pt in res.points]
+
+    def machine(v):                     # undefined (nan) is null in json, empty in tsv
+        return None if np.isnan(v) else v
     if fmt == "json":
+        for r in rows:
+            r["mean"], r["std"] = machine(r["mean"]), machine(r["std"])
         click.echo(json.dumps({"metric": res.metric, "folds": n_folds, "points": rows,
-                               "best": {"C": best.C, "p": best.p, "mean": best.mean}}, indent=1))
+                               "best": {"C": best.C, "p": best.p, "mean": machine(best.mean)}},
+                              indent=1))
     elif fmt == "tsv":
         click.echo("\t".join(["C", "p", res.metric, "std", "seconds", "iterations"]))
         for r in rows:
             click.echo("\t".join([repr(r["C"]), "" if r["p"] is None else repr(r["p"]),
-                                  repr(r["mean"]), repr(r["std"]), f"{r['seconds']:.6f}",
+                                  *("" if np.isnan(r[k]) else repr(r[k]) for k in ("mean", "std")),
+                                  f"{r['seconds']:.6f}",
                                   str(r["iterations"])]))
     else:
+        pct = res.metric in PERCENT_METRICS
+
+        def show(v, width, digits):
+            if np.isnan(v):
+                return f"{'n/a':>{width}s}"
+            return f"{100 * v:{width - 1}.{digits}g}%" if pct else f"{v:{width}.{digits}g}"
         head = f"{'C':>12s} " + (f"{'p':>6s} " if ps else "") + \
             f"{res.metric:>10s} {'std':>9s} {'train s':>9s} {'iter':>7s}"
         click.echo(head)
         for r in rows:
             click.echo(f"{r['C']:12.6g} " + (f"{r['p']:6.3g} " if ps else "") +
-                       f"{r['mean']:10.6g} {r['std']:9.3g} {r['seconds']:9.3f} {r['iterations']:7d}")
+                       f"{show(r['mean'], 10, 6)} {show(r['std'], 9, 3)} {r['seconds']:9.3f} "
+                       f"{r['iterations']:7d}")
         click.echo(f"best: C = {best.C:g}" + (f", p = {best.p:g}" if ps else "") +
-                   f", {res.metric} = {best.mean:.6g}")
+                   f", {res.metric} = {show(best.mean, 0, 6).strip()}")
+    edge = _edge_warning(res, Cs)
+    if edge:
+        console.warn(edge)
     if output_model:
         opts = dict(solver_options)
         if best.p is not None:
             opts["p"] = best.p
         model = train(X, y, solver=solver, C=best.C, bias=bias, tol=tol, class_weight=class_weight,
-                      sample_weight=sample_weight, seed=seed, qid=qid, **opts)
+                      sample_weight=sample_weight, seed=seed, qid=qid,
+                      allow_many_classes=allow_many_classes, **opts)
         model.save(output_model)
         if log:
             log(f"trained at the best point on all data -> {output_model}")
@@ -429,16 +872,21 @@ def _cv_command(func):
                      help="Number of folds (stratified; whole queries with qid data)."),
         click.option("-j", "--jobs", "n_jobs", type=click.IntRange(1), default=1, show_default=True,
                      help="Folds run in parallel threads; results do not depend on it."),
-        click.option("--metric", type=click.Choice(["accuracy", "prbep", "roc", "mae", "pairwise"]),
-                     default=None, help="Default: accuracy, or mae for ordinal solvers."),
+        click.option("--metric", type=click.Choice(["accuracy", "prbep", "roc", "f1", "mae", "pairwise"]),
+                     default=None,
+                     help="Default: accuracy, or mae for ordinal solvers.  prbep, roc and f1 "
+                          "(binary) are about the positive class: 1 when the labels include it, "
+                          "else the first class."),
         click.option("--format", "fmt", type=click.Choice(["table", "tsv", "json"]), default="table",
-                     show_default=True),
+                     show_default=True,
+                     help="table: for people, accuracy, prbep, f1 and pairwise as percentages; "
+                          "tsv and json: fractions, full precision."),
         click.option("--output-model", type=click.Path(dir_okay=False), default=None,
                      help="Train at the best point on all data and save the model here."),
         click.option("--warm-start/--no-warm-start", default=True, show_default=True,
                      help="Seed each C from the previous one along the ascending grid."),
     ]
-    return click.command("cv", context_settings=_CONTEXT, epilog=_solver_help(),
+    return click.command("cv", cls=_Command, context_settings=_CONTEXT, epilog=_solver_help(),
                          help="k-fold cross-validation of a solver over a grid of C (and p) on "
                               "TRAINING_FILE: a table of the metric's mean and std per grid "
                               "point, training time and iterations, and the best point.")(

@@ -15,6 +15,7 @@ given, so the results are identical for any n_jobs.
 """
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -32,9 +33,11 @@ METRICS = {
     "accuracy": (("binary", "multiclass", "ordinal"), True),
     "prbep": (("binary",), True),
     "roc": (("binary",), True),
+    "f1": (("binary",), True),
     "mae": (("ordinal",), False),
     "pairwise": (("ordinal",), True),
 }
+PERCENT_METRICS = ("accuracy", "prbep", "f1", "pairwise")   # fractions people read as percentages
 
 
 def parse_grid(text, what="C"):
@@ -119,8 +122,10 @@ class CVResult:
 
     @property
     def best(self):
-        """Best mean metric; ties go to the smaller C (then the smaller p)."""
-        key = (lambda pt: (-pt.mean if self.higher_is_better else pt.mean, pt.C, pt.p or 0.0))
+        """Best mean metric; ties go to the smaller C (then the smaller p); an
+        undefined (nan) mean is never best unless every mean is."""
+        key = (lambda pt: (np.isnan(pt.mean), -pt.mean if self.higher_is_better else pt.mean,
+                           pt.C, pt.p or 0.0))
         return min(self.points, key=key)
 
 
@@ -129,20 +134,26 @@ def _score(model, X_test, y_test, metric, qid_test):
     pred = model.predict_from_scores(scores)
     if metric == "accuracy":
         return metrics.accuracy(y_test, pred)
-    if metric == "prbep":
-        return metrics.prbep(y_test == model.classes_[0], scores)
-    if metric == "roc":
-        return metrics.roc_area(y_test == model.classes_[0], scores)
+    if metric in ("prbep", "roc", "f1"):
+        pos = metrics.positive_class(model.classes_)
+        if metric == "f1":
+            return metrics.precision_recall_f1(y_test, pred, pos)[2]
+        s = metrics.positive_scores(model.classes_, scores, pos)
+        return (metrics.prbep if metric == "prbep" else metrics.roc_area)(y_test == pos, s)
     if metric == "mae":
         return metrics.rank_mae(model.classes_, y_test, pred)
     return metrics.pairwise_accuracy(y_test, scores, qid_test)
 
 
 def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_jobs=1,
-                   warm_start=True, metric=None, qid=None, log=None, **train_options):
+                   warm_start=True, metric=None, qid=None, log=None, progress=None,
+                   **train_options):
     """k-fold cross-validation of `solver` at every C in Cs (and p in ps for solvers
     with a `p` option).  Returns a CVResult; `train_options` go to linsvm.train
-    (bias, tol, class_weight, sample_weight, solver options)."""
+    (bias, tol, class_weight, sample_weight, allow_many_classes, solver options).
+    Metrics: accuracy, prbep, roc, f1 (binary: of metrics.positive_class), mae, pairwise (ordinal).
+    progress(done, total): called (possibly from worker threads) after each
+    trained model, total = folds x grid points."""
     info = get_solver(solver)
     kind = info.kind
     if ps is not None and "p" not in info.options:
@@ -168,6 +179,10 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     from scipy.sparse import csr_matrix
     Xcsr = csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=(Xb.n_rows, Xb.n_features))
 
+    total = n_folds * len(Cs) * len(ps_list)
+    done = [0]
+    lock = threading.Lock()
+
     def run_fold(f):
         train_rows = np.flatnonzero(fold_of != f)
         test_rows = np.flatnonzero(fold_of == f)
@@ -187,6 +202,10 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
                 prev = model
                 out[(C, p)] = (_score(model, X_test, y_test, metric, q_test), seconds,
                                model.stats.get("n_iter", 0))
+                if progress is not None:
+                    with lock:
+                        done[0] += 1
+                        progress(done[0], total)
         return out
 
     if n_jobs is None or n_jobs < 1:
@@ -205,6 +224,8 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
                                          n_iter=int(sum(v[2] for v in vals))))
             if log is not None:
                 pt = result.points[-1]
-                log(f"C={C:g}" + (f" p={p:g}" if p is not None else "") +
-                    f": {metric} {pt.mean:.6g} +- {pt.std:.3g}")
+                k, unit = (100, "%") if metric in PERCENT_METRICS else (1, "")
+                value = "n/a (undefined in a fold)" if np.isnan(pt.mean) else \
+                    f"{k * pt.mean:.6g}{unit} +- {k * pt.std:.3g}{unit}"
+                log(f"C={C:g}" + (f" p={p:g}" if p is not None else "") + f": {metric} {value}")
     return result

@@ -297,7 +297,7 @@ def _check_n_features(n_features):
     return int(n_features)
 
 
-def load_svmlight(path, n_features=None, with_qid=False):
+def load_svmlight(path, n_features=None, with_qid=False, progress=None):
     """Read a whole SVM-light / LIBSVM file into memory.
 
     Parameters
@@ -310,6 +310,9 @@ def load_svmlight(path, n_features=None, with_qid=False):
         the file and line.  Default: the largest index in the file.
     with_qid : bool
         Also return the query ids (see the module notes on qid).
+    progress : callable, optional
+        Called with the number of rows parsed so far after each chunk read
+        (for a progress display; it must not raise).
 
     Returns
     -------
@@ -334,18 +337,18 @@ def load_svmlight(path, n_features=None, with_qid=False):
             try:
                 blocks = _bzip2.split(blob)
                 if blocks is not None and len(blocks) > 1:
-                    parts = _parse_bzip2_blocks(blob, blocks, with_qid, n_features)
+                    parts = _parse_bzip2_blocks(blob, blocks, with_qid, n_features, progress)
             finally:
                 if isinstance(blob, mmap.mmap):
                     blob.close()
             del blob
         if parts is None:
-            parts = _parse_serial(src, with_qid, n_features)
+            parts = _parse_serial(src, with_qid, n_features, progress)
     X, y, qid = _to_csr(parts, n_features)
     return (X, y, qid) if with_qid else (X, y)
 
 
-def _parse_serial(src, with_qid, n_features):
+def _parse_serial(src, with_qid, n_features, progress=None):
     """Parse the chunks of src in turn; the parser's arrays (see Parser.take)."""
     parser = _svmlight.Parser(bool(with_qid), n_features)
     consumed = 0
@@ -353,6 +356,8 @@ def _parse_serial(src, with_qid, n_features):
     for buf, n in src.chunks():
         parser.feed(buf, n)
         _check_parse(parser, parser.parse(), src.name)
+        if progress is not None:
+            progress(parser.n_rows)
         consumed += n
         if not hinted and consumed >= _CHUNK_BYTES // 2:
             hinted = True
@@ -381,7 +386,7 @@ def _release(blob, start, end):
     return max(start, end)
 
 
-def _parse_bzip2_blocks(blob, blocks, with_qid, n_features):
+def _parse_bzip2_blocks(blob, blocks, with_qid, n_features, progress=None):
     """Parse bzip2 data block by block while later blocks decompress on threads.
 
     Returns the parser's arrays, or None on anything unexpected -- a block that
@@ -402,6 +407,8 @@ def _parse_bzip2_blocks(blob, blocks, with_qid, n_features):
                 if parser.parse() < 0:
                     return None
             del parts
+            if progress is not None:
+                progress(parser.n_rows)
             released = _release(blob, released, end_bit // 8)
             if not hinted and end_bit < total_bits:
                 hinted = True

@@ -2,7 +2,9 @@
 
 Binary:      accuracy, precision / recall / F1 of the positive class, PRBEP
              (precision at the recall-precision break-even point, Joachims 2006
-             Sec. 4), ROC area.
+             Sec. 4), ROC area, and the decision threshold with the best F1.  The
+             positive class is 1 when the labels include 1 (labels 0/1 and -1/+1
+             alike), else the model's first class (positive_class).
 Multi-class: accuracy.
 Ordinal and ranking: mean absolute error of the ranks, exact-rank accuracy,
              pairwise ordering accuracy (fraction of pairs with different true
@@ -24,14 +26,52 @@ def accuracy(y_true, y_pred):
 
 
 def precision_recall_f1(y_true, y_pred, positive):
-    """Precision, recall and F1 of class `positive` (nan where undefined)."""
+    """Precision, recall and F1 = 2 TP / (predicted + true positives) of class
+    `positive`; precision is nan with no positive prediction, recall with no
+    positive example, F1 only with neither (it is 0 when TP = 0 otherwise)."""
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     tp = np.count_nonzero((y_pred == positive) & (y_true == positive))
     n_pred, n_true = np.count_nonzero(y_pred == positive), np.count_nonzero(y_true == positive)
     p = tp / n_pred if n_pred else float("nan")
     r = tp / n_true if n_true else float("nan")
-    f = 2 * p * r / (p + r) if n_pred and n_true and (p + r) > 0 else float("nan")
+    f = 2 * tp / (n_pred + n_true) if n_pred + n_true else float("nan")
     return float(p), float(r), float(f)
+
+
+def positive_class(classes):
+    """The class the binary measures call positive: 1 (= +1) when it is one of the
+    two classes, else classes[0] (the class of decision values > 0)."""
+    classes = np.asarray(classes, dtype=np.float64)
+    return 1.0 if 1.0 in classes.tolist() else float(classes[0])
+
+
+def positive_scores(classes, scores, positive):
+    """Decision values oriented so that higher means `positive` (the model's
+    column scores classes[0] against classes[1])."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return scores if positive == classes[0] else -scores
+
+
+def best_f1_threshold(is_positive, scores):
+    """(best F1, threshold t): the largest F1 of the rule "positive when score > t"
+    over every t, with t halfway between two consecutive distinct scores (or 1
+    below the lowest score when every example is called positive).  F1 of a cut
+    calling the k highest scores positive is 2 TP / (k + P).  (nan, nan) when
+    there is no positive example."""
+    pos = np.asarray(is_positive, dtype=bool)
+    s = np.asarray(scores, dtype=np.float64)
+    n_pos = int(np.count_nonzero(pos))
+    if n_pos == 0:
+        return float("nan"), float("nan")
+    order = np.argsort(-s, kind="stable")
+    s_sorted, tp = s[order], np.cumsum(pos[order])
+    last = np.flatnonzero(np.append(s_sorted[1:] != s_sorted[:-1], True))   # ends of tie groups
+    k = last + 1
+    f1 = 2.0 * tp[last] / (k + n_pos)
+    best = int(np.argmax(f1))
+    i = last[best]
+    t = 0.5 * (s_sorted[i] + s_sorted[i + 1]) if i + 1 < s.size else s_sorted[i] - 1.0
+    return float(f1[best]), float(t)
 
 
 def prbep(is_positive, scores):
@@ -139,15 +179,21 @@ def rank_mae(classes, y_true, y_pred):
 
 def report(kind, classes, y_true, y_pred, scores, qid=None):
     """The measures that apply to a model of `kind` ("binary", "multiclass",
-    "ordinal"), as an ordered dict name -> value; classes are the model's labels
-    (for binary models classes[0] is the positive class)."""
+    "ordinal"), as an ordered dict name -> value (nan where undefined); classes
+    are the model's labels.  Binary: "positive" is positive_class(classes), the
+    class precision, recall, F1, PRBEP and ROC area are about, and
+    "best_f1_threshold" is on the positive-oriented scores (the model's decision
+    values, negated when the positive class is classes[1])."""
     y_true = np.asarray(y_true, dtype=np.float64)
     out = {"accuracy": accuracy(y_true, y_pred)}
     if kind == "binary":
-        pos = classes[0]
+        pos = positive_class(classes)
+        s = positive_scores(classes, scores, pos)
+        out["positive"] = pos
         out["precision"], out["recall"], out["f1"] = precision_recall_f1(y_true, y_pred, pos)
-        out["prbep"] = prbep(y_true == pos, scores)
-        out["roc_area"] = roc_area(y_true == pos, scores)
+        out["prbep"] = prbep(y_true == pos, s)
+        out["roc_area"] = roc_area(y_true == pos, s)
+        out["best_f1"], out["best_f1_threshold"] = best_f1_threshold(y_true == pos, s)
     elif kind == "ordinal":
         out["mae"] = rank_mae(classes, y_true, y_pred)
         out["pairwise_accuracy"] = pairwise_accuracy(y_true, scores, qid)

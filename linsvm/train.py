@@ -65,11 +65,22 @@ def _check_options(info, options):
     return out
 
 
+def option_error(name, detail, others=None):
+    """ParameterError "option NAME DETAIL" that remembers the option's name
+    (`.option`), the rest (`.detail`) and other option names it lists
+    (`.others`), so the command line can name them by their flags (--max-iter)
+    instead of their Python keywords (max_iter)."""
+    listed = f" (valid: {', '.join(others) or 'none'})" if others is not None else ""
+    err = ParameterError(f"option {name} {detail}{listed}")
+    err.option, err.detail, err.others = name, detail, others
+    return err
+
+
 def _checked_options(info, options):
     unknown = set(options) - set(info.options)
     if unknown:
-        valid = ", ".join(sorted(info.options)) or "none"
-        raise ParameterError(f"solver {info.name!r} has no option {sorted(unknown)[0]!r} (valid: {valid})")
+        raise option_error(sorted(unknown)[0], f"does not apply to solver {info.name!r}",
+                           sorted(info.options))
     out = {}
     for name, opt in info.options.items():
         value = options.get(name, opt.default)
@@ -77,13 +88,52 @@ def _checked_options(info, options):
             try:
                 value = opt.type(value)
             except (TypeError, ValueError):
-                raise ParameterError(f"option {name} must be {opt.type.__name__}, got {value!r}") from None
+                raise option_error(name, f"must be {opt.type.__name__}, got {value!r}") from None
             if opt.type in (int, float):
                 if not math.isfinite(value) or (opt.low is not None and value < opt.low) or (
                         opt.high is not None and value > opt.high):
-                    raise ParameterError(f"option {name}={value!r} is out of range [{opt.low}, {opt.high}]")
+                    lo = "-inf" if opt.low is None else f"{opt.low:g}"
+                    hi = "inf" if opt.high is None else f"{opt.high:g}"
+                    raise option_error(name, f"= {value!r} is out of range [{lo}, {hi}]")
+            if opt.choices is not None:
+                if isinstance(value, str) and value.lower() in opt.choices:
+                    value = value.lower()
+                if value not in opt.choices:
+                    raise option_error(name, f"= {value!r}: choose one of {', '.join(opt.choices)}")
         out[name] = value
     return out
+
+
+# A classifier's labels must look like classes (rule stated in `linsvm-train --help`):
+MAX_CLASSES_FEW_ROWS = 100      # more classes than this ...
+MIN_ROWS_PER_CLASS = 10         # ... with fewer training rows per class on average: not classes
+
+
+def check_class_like(classes, n_rows):
+    """Refuse labels that are not class-like for a classifier (DataError): a label
+    that is not an integer (real-valued targets: regression data), or more than
+    MAX_CLASSES_FEW_ROWS classes with fewer than MIN_ROWS_PER_CLASS training rows
+    per class on average.  train(allow_many_classes=True) skips this check."""
+    values = classes.tolist()                  # a handful: plain floats are cheapest
+    frac = [v for v in values if not v.is_integer()]
+    if frac:
+        raise DataError(f"label {frac[0]:.17g} is not an integer ({classes.shape[0]} distinct labels): "
+                        "this looks like regression data, not classes; to train one class per "
+                        "distinct value anyway, allow it (--allow-many-classes)")
+    k = classes.shape[0]
+    if k > MAX_CLASSES_FEW_ROWS and n_rows < MIN_ROWS_PER_CLASS * k:
+        raise DataError(f"{k} distinct labels among {n_rows} training examples (fewer than "
+                        f"{MIN_ROWS_PER_CLASS} per class): these do not look like classes; to train "
+                        "one class per distinct value anyway, allow it (--allow-many-classes)")
+
+
+def balanced_class_weight(y, classes):
+    """scikit-learn's "balanced" rule: weight of class j = n_samples / (n_classes * n_j),
+    n_j its number of examples in y; a dict label -> weight in the order of classes."""
+    labels, counts = np.unique(y, return_counts=True)
+    count = dict(zip(labels.tolist(), counts.tolist()))
+    n, k = y.shape[0], classes.shape[0]
+    return {float(c): n / (k * count[float(c)]) for c in classes.tolist()}
 
 
 def _unit_costs(n):
@@ -175,7 +225,8 @@ def _warm_starts(init, classes, n_features, bias, n_columns):
 
 
 def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, sample_weight=None,
-          init=None, seed=0, log=None, qid=None, rows=None, **solver_options):
+          init=None, seed=0, log=None, qid=None, rows=None, allow_many_classes=False,
+          **solver_options):
     """Train a linear SVM and return a `Model`.
 
     X: scipy sparse matrix or 2-D array (n_samples x n_features), or a
@@ -185,7 +236,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     bias: value of the constant feature appended to every example (> 0), or
     <= 0 for none (LIBLINEAR's -B; its weight is regularized like the others);
     tol: the solver's stopping tolerance (-e; None: the solver's default);
-    class_weight: {label: weight} scaling C for that class (-w);
+    class_weight: {label: weight} scaling C for that class (-w), or "balanced":
+    n_samples / (n_classes * n_j) for class j (scikit-learn's rule, -w balanced);
     sample_weight: one weight >= 0 per example scaling its loss (-W);
     init: a Model or a weight array (n_weights x n_columns) to warm-start from
     (a Model trained by the same solver in this process also hands over its
@@ -194,7 +246,9 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     lines (None: silent); qid: query ids for ranking solvers (pairs only
     within a query); rows: train on these rows of X only (y, sample_weight
     and qid stay full-length; cross-validation folds use this to avoid copying
-    X); solver_options: see `linsvm-train --help`.
+    X); allow_many_classes: skip the check that a classifier's labels look like
+    classes (integers, and not more than 100 classes with under 10 rows each on
+    average; see check_class_like); solver_options: see `linsvm-train --help`.
     """
     info = get_solver(solver)
     C = check_positive("C", C)
@@ -237,8 +291,15 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
             raise DataError("ordinal labels must be integer ranks")
     else:
         classes = class_order(y, labels)
+        if not allow_many_classes:          # on all rows of X: a CV fold decides as the whole set
+            check_class_like(classes, Xb.n_rows)
     if classes.shape[0] < 2:
         raise DataError(f"only one class (label {classes[0]:g}) in the training data; need at least two")
+    balanced = isinstance(class_weight, str)
+    if balanced:
+        if class_weight != "balanced":
+            raise ParameterError(f"class_weight must be a dict or 'balanced', got {class_weight!r}")
+        class_weight = balanced_class_weight(y, classes)
     unweighted = sample_weight is None and not class_weight
     if unweighted and info.kind == "binary":    # no class-weight table to build
         base = _unit_costs(y.shape[0])
@@ -312,7 +373,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     params = {"C": C, "bias": bias, "tol": tol, "seed": seed, "loss": info.loss}
     params.update(opts)
     if class_weight:
-        params["class_weight"] = " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
+        params["class_weight"] = ("balanced " if balanced else "") + \
+            " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
     model = Model._from_training(solver=info.name, classes=classes, weights=W, bias=bias,
                                  params=params, stats=stats, kind=kind, thresholds=thresholds)
     model.warnings = warnings

@@ -138,8 +138,8 @@ def test_missing_file_and_corrupt_model(files):
     (["-c", "0"], "C must be > 0"),
     (["-c", "-1"], "C must be > 0"),
     (["-e", "0"], "tolerance"),
-    (["--max-iter", "0"], "max_iter"),
-    (["--subset", "1.5"], "subset"),
+    (["--max-iter", "0"], "--max-iter = 0 is out of range"),
+    (["--subset", "1.5"], "--subset"),
 ])
 def test_out_of_range_options(files, args, needle):
     tmp, train_file, X, y = files

@@ -124,3 +124,17 @@ def test_cli_errors(tmp_path):
     assert r.exit_code == 1 and "bad C grid" in r.stderr
     r = CliRunner().invoke(cv_cmd, ["--metric", "mae", str(f)])
     assert r.exit_code == 1 and "does not apply" in r.stderr
+
+
+def test_progress_counts_every_trained_model_once():
+    X, y = random_problem(n_samples=90, n_features=6, seed=2)
+    calls = []
+    cross_validate(X, y, Cs=[0.5, 1, 2], n_folds=3, n_jobs=2,
+                   progress=lambda done, total: calls.append((done, total)))
+    assert sorted(calls) == [(k, 9) for k in range(1, 10)]
+
+
+def test_metric_f1_is_refused_for_multiclass():
+    X, y = random_problem(n_samples=90, n_features=6, n_classes=3, seed=2)
+    with pytest.raises(linsvm.ParameterError, match="does not apply"):
+        cross_validate(X, y, n_folds=3, metric="f1")

@@ -83,3 +83,55 @@ def test_rank_mae_keeps_one_unit_when_a_label_is_not_a_training_rank():
     # labels 1, 5, 10 are positions 0, 1, 2; 7 lies 2/5 of the way from 5 to 10
     assert metrics.rank_mae(classes, [1, 5, 10], [5, 5, 10]) == pytest.approx(1 / 3)
     assert metrics.rank_mae(classes, [1, 5, 7], [5, 5, 10]) == pytest.approx((1 + 0 + 0.6) / 3)
+
+
+def brute_best_f1(pos, scores):
+    """Largest F1 of "positive when score > t" over every t (each distinct score as the
+    lowest one called positive), by sklearn."""
+    from sklearn.metrics import f1_score
+    return max(f1_score(pos, scores >= c) for c in np.unique(scores))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_best_f1_threshold_matches_brute_force_with_ties(seed):
+    from sklearn.metrics import f1_score
+    rng = np.random.default_rng(seed)
+    pos = rng.random(80) < 0.2
+    pos[0] = True
+    scores = np.round(rng.standard_normal(80) + 1.2 * pos, 1)      # many ties
+    f1, t = metrics.best_f1_threshold(pos, scores)
+    assert f1 == pytest.approx(brute_best_f1(pos, scores))
+    assert f1_score(pos, scores > t) == pytest.approx(f1)           # the threshold gives it
+    assert not np.any(scores == t)                                   # never on a score
+
+
+def test_best_f1_threshold_all_positive_and_undefined():
+    f1, t = metrics.best_f1_threshold([True, True], [0.3, -0.2])
+    assert f1 == 1.0 and t < -0.2
+    assert np.isnan(metrics.best_f1_threshold([False, False], [0.3, -0.2])[0])
+
+
+def test_positive_class_is_1_when_present():
+    assert metrics.positive_class([0.0, 1.0]) == 1.0
+    assert metrics.positive_class([1.0, 0.0]) == 1.0
+    assert metrics.positive_class([-1.0, 1.0]) == 1.0
+    assert metrics.positive_class([3.0, 2.0]) == 3.0
+    np.testing.assert_array_equal(metrics.positive_scores([0.0, 1.0], [2.0, -1.0], 1.0), [-2.0, 1.0])
+
+
+def test_binary_report_is_about_class_1_for_01_models_with_class_0_first():
+    from sklearn.metrics import f1_score, roc_auc_score
+    rng = np.random.default_rng(5)
+    y = (rng.random(100) < 0.3).astype(float)
+    scores = rng.standard_normal(100) - y            # the model's column scores class 0
+    pred = np.where(scores > 0, 0.0, 1.0)
+    r = metrics.report("binary", np.array([0.0, 1.0]), y, pred, scores)
+    assert r["positive"] == 1.0
+    assert r["f1"] == pytest.approx(f1_score(y == 1, pred == 1))
+    assert r["roc_area"] == pytest.approx(roc_auc_score(y == 1, -scores))
+
+
+def test_f1_is_zero_not_nan_when_nothing_is_predicted_positive():
+    p, r, f = metrics.precision_recall_f1([1, -1, 1], [-1, -1, -1], 1)
+    assert np.isnan(p) and r == 0.0 and f == 0.0
+    assert np.isnan(metrics.precision_recall_f1([-1, -1], [-1, -1], 1)[2])

@@ -43,6 +43,7 @@ class Option:
     help: str
     low: float | None = None      # inclusive bounds checked by train()
     high: float | None = None
+    choices: tuple | None = None  # the values a str option may take (train() and the CLI check)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ class SolverInfo:
     fit: Callable
     options: dict = field(default_factory=dict)
     loss: str = "l2"
+    # LIBLINEAR's -s codes for the same problem: code -> the options it implies
+    # (e.g. dcd: {1: {"loss": "l2"}, 3: {"loss": "l1"}}); see liblinear_code().
+    liblinear_codes: dict = field(default_factory=dict)
 
 
 SOLVERS: dict[str, SolverInfo] = {}
@@ -79,6 +83,43 @@ def get_solver(name: str) -> SolverInfo:
 
         raise ParameterError(f"unknown solver {name!r}; choose one of: {', '.join(sorted(SOLVERS))}")
     return info
+
+
+# LIBLINEAR's -s codes whose problem linsvm does not solve: what they are there,
+# and what linsvm offers instead.
+LIBLINEAR_UNSUPPORTED = {
+    0: ("L2-regularized logistic regression (primal)",
+        "linsvm trains SVMs only: the closest are -s mfn (L2-loss SVM, LIBLINEAR -s 2) and "
+        "-s mfn-huber (modified Huber loss)"),
+    5: ("L1-regularized L2-loss SVM",
+        "linsvm regularizes with the L2 norm only: -s mfn (L2-regularized L2-loss SVM, -s 2)"),
+    6: ("L1-regularized logistic regression",
+        "linsvm trains L2-regularized SVMs only: -s mfn (L2-loss SVM, -s 2)"),
+    7: ("L2-regularized logistic regression (dual)",
+        "linsvm trains SVMs only: -s dcd (L2-regularized SVM dual, -s 1 / -s 3) or -s mfn"),
+    11: ("L2-regularized L2-loss support vector regression (primal)",
+         "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
+    12: ("L2-regularized L2-loss support vector regression (dual)",
+         "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
+    13: ("L2-regularized L1-loss support vector regression (dual)",
+         "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
+}
+
+
+def liblinear_code(code: int):
+    """(solver name, implied options) for LIBLINEAR's `-s code`, or raise
+    ParameterError saying what the code is in LIBLINEAR and what linsvm offers."""
+    from ..errors import ParameterError
+
+    for info in SOLVERS.values():
+        if code in info.liblinear_codes:
+            return info.name, dict(info.liblinear_codes[code])
+    if code in LIBLINEAR_UNSUPPORTED:
+        what, instead = LIBLINEAR_UNSUPPORTED[code]
+        raise ParameterError(f"-s {code} is LIBLINEAR's {what}, which linsvm does not solve; {instead}")
+    known = sorted(c for info in SOLVERS.values() for c in info.liblinear_codes)
+    raise ParameterError(f"-s {code} is not a LIBLINEAR solver code; linsvm accepts the codes "
+                         f"{', '.join(map(str, known))} or a solver name")
 
 
 def _register_all():

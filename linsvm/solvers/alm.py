@@ -112,7 +112,9 @@ def _fit(exact, X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **
     mu0 = opts["mu0"]
     mu0 = 0.0 if mu0 is None else float(mu0)
     if mu0 > opts["mu_max"]:
-        raise ParameterError(f"mu0 {mu0:g} exceeds mu_max {opts['mu_max']:g}")
+        err = ParameterError(f"mu0 {mu0:g} exceeds mu_max {opts['mu_max']:g}")
+        err.option, err.detail = "mu0", f"{mu0:g} exceeds --mu-max {opts['mu_max']:g}"   # the CLI's words
+        raise err
     nw = X.n_features + (1 if bias > 0 else 0)
     rows, t, cost, beta0 = _check_inputs(X, rows, t, cost, beta0, nw)
     n = rows.shape[0]
@@ -220,13 +222,15 @@ ALM_OPTIONS = {
     "free_intercept": Option(bool, False, "unregularized intercept b (the paper's eq. 4), stored as "
                              "the bias row b/B; needs -B > 0"),
     "stop": Option(str, "objective", "stopping rule: objective (relative change <= -e, paper Sec. 4), "
-                   "gradient (||grad|| <= -e relative, p > 1) or gap (certified duality gap <= -e)"),
+                   "gradient (||grad|| <= -e relative, p > 1) or gap (certified duality gap <= -e)",
+                   choices=tuple(_STOP)),
     "max_iter": Option(int, 1000, "cap on iterations (alm, alm-exact: ALM iterations, default 1000; "
                        "the paper uses 100)", 1),
     "mu0": Option(float, None, "initial penalty mu (default 10 / sum_i ||x_i||^2)", 1e-300),
     "mu_max": Option(float, 1e5, "cap on the penalty mu (the paper's 1e5)", 1e-300),
     "mu_rule": Option(str, "balance", "mu schedule, never decreasing: balance (grow when the primal "
-                      "residual leads), geometric (the paper's experiments) or eq29"),
+                      "residual leads), geometric (the paper's experiments) or eq29",
+                      choices=tuple(_MU_RULE)),
     "mu_growth": Option(float, 2.0, "factor by which mu grows", 1.0, 1e6),
     "precondition": Option(bool, True, "diagonal (Jacobi) preconditioning (alm: of the w-step; off gives "
                            "the paper's plain gradient step)"),

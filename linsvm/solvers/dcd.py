@@ -124,10 +124,12 @@ register(SolverInfo(
     paper="Hsieh et al. 2008 (ref. [9] of Keerthi et al. 2008), Algorithms 1 and 3",
     fit=fit_dcd,
     options={
-        "loss": Option(str, "l1", "dcd: l1 = hinge (LIBLINEAR -s 3), l2 = squared hinge (-s 1)"),
+        "loss": Option(str, "l1", "dcd: l1 = hinge (LIBLINEAR -s 3), l2 = squared hinge (-s 1)",
+                       choices=("l1", "l2")),
         "shrinking": Option(bool, True, "shrinking: leave out variables stuck at a bound "
                                         "(Sec. 2.1 / Hsieh et al. Alg. 3)"),
         "max_iter": Option(int, 1000, "cap on loops over the examples", 1),
     },
     loss="l1",
+    liblinear_codes={1: {"loss": "l2"}, 3: {"loss": "l1"}},
 ))

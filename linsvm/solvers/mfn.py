@@ -183,4 +183,5 @@ register(SolverInfo(
     fit=fit_mfn,
     options=MFN_OPTIONS,
     loss="l2",
+    liblinear_codes={2: {}},
 ))

@@ -249,7 +249,8 @@ SDM_OPTIONS = {
     "subproblem": Option(str, "all", "sdm: classes of the per-example sub-problem in full loops: "
                                      "'all' (eq. 10 / 21 exactly, by the active-set method started "
                                      "from the paper's set) or 'restricted' (the paper's: M_i and "
-                                     "the alphas off their bound, Sec. 2 / 3)"),
+                                     "the alphas off their bound, Sec. 2 / 3)",
+                         choices=("all", "restricted")),
 }
 
 register(SolverInfo(
@@ -263,6 +264,7 @@ register(SolverInfo(
     fit=fit_sdm_cs,
     options=SDM_OPTIONS,
     loss="l1",
+    liblinear_codes={4: {}},
 ))
 
 register(SolverInfo(
