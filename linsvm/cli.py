@@ -65,6 +65,13 @@ def _error_text(exc):
     return str(exc)
 
 
+class UsageLineError(CommandError):
+    """A usage error that needs no usage text (e.g. a LIBLINEAR -s code linsvm does not
+    solve): one line `PROG: error: message`, exit status 2."""
+
+    exit_code = 2
+
+
 def _fail_on_errors(func):
     """Turn LinsvmError / OSError / Ctrl-C inside a command into one-line errors."""
     import functools
@@ -224,8 +231,8 @@ class _SolverParam(click.ParamType):
                       f"(or LIBLINEAR's code {codes})", param, ctx)
         try:
             name, implied = liblinear_code(code)
-        except ParameterError as exc:
-            self.fail(str(exc), param, ctx)
+        except ParameterError as exc:       # one line, not Click's usage block
+            raise UsageLineError(str(exc)) from None
         return _Solver(name, implied, code)
 
 

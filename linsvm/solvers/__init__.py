@@ -103,6 +103,8 @@ LIBLINEAR_UNSUPPORTED = {
          "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
     13: ("L2-regularized L1-loss support vector regression (dual)",
          "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
+    21: ("one-class support vector machine (dual)",
+         "linsvm has no outlier-detection solver; it trains two-class, multi-class and ordinal SVMs"),
 }
 
 
