@@ -178,6 +178,10 @@ def _train_command(func):
         click.option("-v", "--cross-validation", "n_folds", type=click.IntRange(2), default=None,
                      help="N-fold cross-validation at -c instead of training (as LIBLINEAR's -v); "
                           "see `linsvm cv` for grids."),
+        click.option("-j", "--jobs", "n_jobs", type=click.IntRange(0), default=0, show_default=True,
+                     help="Threads for the columns of a one-vs-rest run (a binary solver on "
+                          "more than two classes); 0 = the free cores (CPUs less the load "
+                          "average).  The model does not depend on it."),
     ]
     return click.command("train", context_settings=_CONTEXT, epilog=_solver_help(),
                          help="Train a linear SVM on TRAINING_FILE (SVM-light format; '-' is "
@@ -198,10 +202,16 @@ def _load_training(training_file, solver, instance_weights):
     return X, y, qid, sample_weight
 
 
+def _print_warnings(records):
+    """One line `warning: ...` on stderr per (message, is_convergence) record."""
+    for message, _ in records:
+        click.echo(f"warning: {message}", err=True)
+
+
 def _train(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
-           init_model, seed, model_format, quiet, n_folds, **solver_options):
+           init_model, seed, model_format, quiet, n_folds, n_jobs, **solver_options):
     from .model import load_model
-    from .train import train
+    from .train import collecting_warnings, train
 
     if model_file is None and n_folds is None:
         if training_file == "-":
@@ -219,19 +229,21 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
     if n_folds is not None:
         from .cv import cross_validate
 
-        res = cross_validate(X, y, solver=solver, Cs=[C], n_folds=n_folds, seed=seed, qid=qid,
-                             bias=bias, tol=tol, class_weight=class_weight,
-                             sample_weight=sample_weight, **solver_options)
+        with collecting_warnings() as records:
+            res = cross_validate(X, y, solver=solver, Cs=[C], n_folds=n_folds, seed=seed, qid=qid,
+                                 bias=bias, tol=tol, class_weight=class_weight,
+                                 sample_weight=sample_weight, **solver_options)
+        _print_warnings(records)
         pt = res.points[0]
         name = {"accuracy": "Accuracy", "mae": "Mean absolute error"}[res.metric]
         value = f"{100 * pt.mean:g}%" if res.metric == "accuracy" else f"{pt.mean:g}"
         click.echo(f"Cross Validation {name} = {value}")
         return
-    model = train(X, y, solver=solver, C=C, bias=bias, tol=tol, class_weight=class_weight,
-                  sample_weight=sample_weight, init=init, seed=seed, log=log, qid=qid,
-                  **solver_options)
-    for warning in getattr(model, "warnings", []):
-        click.echo(f"warning: {warning}", err=True)
+    with collecting_warnings() as records:     # printed here, not as Python warnings
+        model = train(X, y, solver=solver, C=C, bias=bias, tol=tol, class_weight=class_weight,
+                      sample_weight=sample_weight, init=init, seed=seed, log=log, qid=qid,
+                      n_jobs=n_jobs, **solver_options)
+    _print_warnings(records)
     model.save(model_file, format=model_format)
     if log:
         st = model.stats
@@ -386,7 +398,7 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     import json
 
     from .cv import cross_validate, parse_grid
-    from .train import train
+    from .train import collecting_warnings, train
 
     if C is not None and log2c is not None:
         raise click.UsageError("give either -c or --log2c, not both")
@@ -400,10 +412,12 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     class_weight = _parse_class_weights(class_weights)
     log = None if quiet else (lambda line: click.echo(line, err=True))
     X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights)
-    res = cross_validate(X, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
-                         n_jobs=n_jobs, warm_start=warm_start, metric=metric, qid=qid, log=log,
-                         bias=bias, tol=tol, class_weight=class_weight,
-                         sample_weight=sample_weight, **solver_options)
+    with collecting_warnings() as records:     # merged over folds by cross_validate
+        res = cross_validate(X, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
+                             n_jobs=n_jobs, warm_start=warm_start, metric=metric, qid=qid,
+                             log=log, bias=bias, tol=tol, class_weight=class_weight,
+                             sample_weight=sample_weight, **solver_options)
+    _print_warnings(records)
     best = res.best
     rows = [{"C": pt.C, "p": pt.p, "mean": pt.mean, "std": pt.std, "seconds": pt.seconds,
              "iterations": pt.n_iter} for pt in res.points]
@@ -429,8 +443,11 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         opts = dict(solver_options)
         if best.p is not None:
             opts["p"] = best.p
-        model = train(X, y, solver=solver, C=best.C, bias=bias, tol=tol, class_weight=class_weight,
-                      sample_weight=sample_weight, seed=seed, qid=qid, **opts)
+        with collecting_warnings() as records:
+            model = train(X, y, solver=solver, C=best.C, bias=bias, tol=tol,
+                          class_weight=class_weight, sample_weight=sample_weight, seed=seed,
+                          qid=qid, **opts)
+        _print_warnings(records)
         model.save(output_model)
         if log:
             log(f"trained at the best point on all data -> {output_model}")

@@ -25,7 +25,7 @@ from . import metrics
 from .errors import DataError, ParameterError
 from .problem import CSRBuffers
 from .solvers import get_solver
-from .train import class_order, train
+from .train import _report_warnings, class_order, collecting_warnings, train
 
 METRICS = {
     # name: (kinds it applies to, higher is better)
@@ -138,6 +138,31 @@ def _score(model, X_test, y_test, metric, qid_test):
     return metrics.pairwise_accuracy(y_test, scores, qid_test)
 
 
+def _merge_fold_warnings(per_fold, C, p):
+    """One warning per distinct kind of message at a grid point, not one per fold:
+    the first fold's message (its numbers), with the count of folds that gave the
+    same message up to its numbers.  per_fold: the (message, is_convergence)
+    records of each fold."""
+    import re
+
+    groups = {}                          # message with numbers masked -> [first record, folds]
+    for records in per_fold:
+        seen = set()
+        for message, convergence in records:
+            key = re.sub(r"[-+]?\d[\d.eE+-]*", "#", message)
+            if key in seen:
+                continue
+            seen.add(key)
+            if key in groups:
+                groups[key][1] += 1
+            else:
+                groups[key] = [(message, convergence), 1]
+    where = f"C={C:g}" + (f" p={p:g}" if p is not None else "")
+    return [(f"cross-validation at {where}, {n} of {len(per_fold)} folds: {message}"
+             + (" (first such fold shown)" if n > 1 else ""), convergence)
+            for (message, convergence), n in groups.values()]
+
+
 def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_jobs=1,
                    warm_start=True, metric=None, qid=None, log=None, **train_options):
     """k-fold cross-validation of `solver` at every C in Cs (and p in ps for solvers
@@ -181,16 +206,18 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
                 if p is not None:
                     opts["p"] = p
                 t0 = time.perf_counter()
-                model = train(Xb, y, solver=solver, C=C, seed=seed, rows=train_rows, qid=qid,
-                              init=prev if warm_start else None, **opts)
+                with collecting_warnings() as records:   # merged per grid point below
+                    model = train(Xb, y, solver=solver, C=C, seed=seed, rows=train_rows, qid=qid,
+                                  init=prev if warm_start else None, n_jobs=column_jobs, **opts)
                 seconds = time.perf_counter() - t0
                 prev = model
                 out[(C, p)] = (_score(model, X_test, y_test, metric, q_test), seconds,
-                               model.stats.get("n_iter", 0))
+                               model.stats.get("n_iter", 0), records)
         return out
 
     if n_jobs is None or n_jobs < 1:
         raise ParameterError(f"n_jobs must be >= 1, got {n_jobs}")
+    column_jobs = 1 if n_jobs > 1 else None     # parallel folds: one-vs-rest columns serial
     if n_jobs == 1:
         per_fold = [run_fold(f) for f in range(n_folds)]
     else:
@@ -203,6 +230,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
             result.points.append(CVPoint(C=C, p=p, scores=[v[0] for v in vals],
                                          seconds=float(sum(v[1] for v in vals)),
                                          n_iter=int(sum(v[2] for v in vals))))
+            _report_warnings(_merge_fold_warnings([v[3] for v in vals], C, p))
             if log is not None:
                 pt = result.points[-1]
                 log(f"C={C:g}" + (f" p={p:g}" if p is not None else "") +
