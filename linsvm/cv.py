@@ -11,7 +11,10 @@ Table 1; alpha-seeding for the dual ones, which hand their dual variables over
 in memory); `warm_start=False` turns it off so the saving can be measured.
 Folds run in parallel threads (the solver cores release the GIL); every fold's
 computation is independent and its kernels run serially unless `n_threads` is
-given, so the results are identical for any n_jobs.
+given, so the results are identical for any n_jobs.  With parallel folds a
+fold's one-vs-rest columns run serially (no nested thread pools).  The folds'
+warnings are merged: one warning per grid point and kind of message, with the
+number of folds that gave it (not one per fold).
 """
 from __future__ import annotations
 

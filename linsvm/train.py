@@ -10,7 +10,13 @@ LIBLINEAR's C and -B LIBLINEAR's bias feature.  This module
   (one weight column per class; in column j the examples of class j get the
   class weight of j and all others cost 1, as LIBLINEAR does);
 * forms each example's cost factor = sample weight x class weight;
-* turns a warm start (a Model or a weight array) into per-column start points.
+* turns a warm start (a Model or a weight array) into per-column start points;
+* trains the one-vs-rest columns on n_jobs threads (_one_vs_rest: the same
+  weights for every n_jobs; one kernel thread per column unless n_threads is
+  given);
+* emits the solvers' warnings (linsvm.ConvergenceWarning when a solve did not
+  certify its accuracy, else linsvm.LinsvmWarning), or hands them to
+  collecting_warnings() (the command line, cross-validation folds).
 """
 from __future__ import annotations
 
