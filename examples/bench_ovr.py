@@ -84,6 +84,8 @@ def main():
     ap.add_argument("--data", default=str(Path(os.environ.get(
         "LINSVM_DATA", REPO.parent / "shared" / "datasets")) / "multiclass" / "sector.scale.bz2"))
     ap.add_argument("--jobs", default="1,2", help="linsvm -j values (comma separated)")
+    ap.add_argument("--rows", default="mfn,dcd,dcd-l2",
+                    help="which objectives to time: mfn (vs -s 2), dcd (vs -s 3), dcd-l2 (vs -s 1)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     X, y = load_svmlight(args.data)
@@ -91,8 +93,10 @@ def main():
     log(f"{args.data}: {X.shape[0]} x {X.shape[1]}, {X.nnz} non-zeros, {classes.size} classes")
     jobs = [int(j) for j in args.jobs.split(",")]
     rows = []                              # (name, loss, runner, first -j row, LIBLINEAR row)
-    for solver, opts, loss, s in (("mfn", {}, "l2", 2), ("dcd", {}, "l1", 3),
-                                  ("dcd", {"loss": "l2"}, "l2", 1)):
+    for key, solver, opts, loss, s in (("mfn", "mfn", {}, "l2", 2), ("dcd", "dcd", {}, "l1", 3),
+                                       ("dcd-l2", "dcd", {"loss": "l2"}, "l2", 1)):
+        if key not in args.rows.split(","):
+            continue
         label = solver + (" " + opts["loss"] if opts else "")
         first = f"linsvm {label} -j {jobs[0]}"
         peer = f"LIBLINEAR -s {s}"

@@ -51,12 +51,14 @@ def _make_convergence_warning():
 # command line prints warnings itself and never makes it.  If scikit-learn is
 # already imported, making it costs nothing.
 _LAZY = {}
+_LAZY_LOCK = __import__("threading").Lock()    # one class, even if threads ask at once
 
 
 def __getattr__(name):
     if name == "ConvergenceWarning":
-        if name not in _LAZY:
-            _LAZY[name] = _make_convergence_warning()
+        with _LAZY_LOCK:
+            if name not in _LAZY:
+                _LAZY[name] = _make_convergence_warning()
         return _LAZY[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -347,7 +347,8 @@ def test_same_input_same_model_bytes():
 
 def test_iteration_cap_warns():
     X, y = random_problem(n_samples=100, n_features=10, seed=2)
-    model = linsvm.train(X, y, solver="alm", C=1.0, max_iter=3)
+    with pytest.warns(linsvm.ConvergenceWarning, match="alm stopped at the iteration cap"):
+        model = linsvm.train(X, y, solver="alm", C=1.0, max_iter=3)
     assert model.column_stats[0]["status"] == "iteration cap"
     assert any("iteration cap" in w for w in model.warnings)
 
