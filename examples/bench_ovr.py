@@ -24,6 +24,13 @@ The machine is shared: the 1-minute load average is printed before and after;
 on a busy machine the -j 2 / -j 1 wall ratio measures the scheduler as much as
 linsvm, so read it beside the CPU-time ratio and the load.
 Output: Markdown on stdout (and OUT/ovr.md with --out); progress on stderr.
+
+Measured on the shared 2-CPU machine with a load average of 6-10 (other jobs
+running), so the -j ratios say little: dcd l1 -j 2 / -j 1 = 0.92 (3 rounds),
+dcd l2 1.04 (3 rounds), mfn 0.64 (1 round); against LIBLINEAR (1 thread),
+dcd l1 0.79 of -s 3's time (CPU 2.79 s vs 3.46 s) at an objective 1.2% lower,
+dcd l2 0.56 of -s 1's, mfn -j 1 1.10 of -s 2's (CPU 8.6 s vs 8.2 s, 1 round).
+Re-run on a quiet machine for the -j figures.
 """
 from __future__ import annotations
 

@@ -52,14 +52,26 @@ def test_capped_solve_warns_the_python_caller(solver, opts, word):
     assert record[0].filename == __file__          # attributed to the caller of train()
 
 
-def test_capped_solve_warns_on_the_command_line(tmp_path):
+def _cli_flags(opts):
+    flags = []
+    for key, value in opts.items():
+        name = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            flags.append(name if value else "--no-" + key.replace("_", "-"))
+        else:
+            flags += [name, value]
+    return flags
+
+
+@pytest.mark.parametrize("solver,opts,word", CAPPED, ids=[f"{s}-{o}" for s, o, _ in CAPPED])
+def test_capped_solve_warns_on_the_command_line(tmp_path, solver, opts, word):
     X, y = random_problem(n_samples=200, n_features=15, seed=3)
     data = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(data))
-    result = run(train_cmd, [data, tmp_path / "m", "-s", "dcd", "-c", "10", "--max-iter", "1", "-q"])
+    result = run(train_cmd, [data, tmp_path / "m", "-s", solver, "-c", "10", "-q"] + _cli_flags(opts))
     assert result.exit_code == 0
     lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("warning: dcd stopped at the loop cap")
+    assert len(lines) == 1 and lines[0].startswith(f"warning: {solver}") and word in lines[0]
     assert "Warning" not in result.stderr and (tmp_path / "m").is_file()
 
 
