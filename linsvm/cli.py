@@ -181,7 +181,8 @@ def _train_command(func):
         click.option("-j", "--jobs", "n_jobs", type=click.IntRange(0), default=0, show_default=True,
                      help="Threads for the columns of a one-vs-rest run (a binary solver on "
                           "more than two classes); 0 = the free cores (CPUs less the load "
-                          "average).  The model does not depend on it."),
+                          "average).  Each column's kernels then run on one thread (or "
+                          "--n-threads).  The model does not depend on it."),
     ]
     return click.command("train", context_settings=_CONTEXT, epilog=_solver_help(),
                          help="Train a linear SVM on TRAINING_FILE (SVM-light format; '-' is "

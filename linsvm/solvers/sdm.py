@@ -306,7 +306,8 @@ register(SolverInfo(
     objective="1/2 sum_m ||w_m||^2 + C sum_i max_m (e_i^m - (w_{y_i} - w_m).x_i)   "
               "(Crammer-Singer, as LIBLINEAR -s 4)",
     default_tol=0.1,
-    tol_meaning="max_m g_i^m - min_{m: alpha_i^m < C_i^m} g_i^m < eps for every i (eq. 9), and a duality gap <= 1% of the objective (else a smaller eps)",
+    tol_meaning="max_m g_i^m - min_{m: alpha_i^m < C_i^m} g_i^m < eps for every i (eq. 9), and a "
+                "duality gap <= 1% of the objective (else a smaller eps)",
     paper="Keerthi et al. 2008, Section 2, Algorithm 2.1",
     fit=fit_sdm_cs,
     options=SDM_OPTIONS,
@@ -319,7 +320,8 @@ register(SolverInfo(
     objective="1/2 sum_m ||w_m||^2 + C sum_i sum_{m != y_i} max(0, 1 - (w_{y_i} - w_m).x_i)   "
               "(Weston-Watkins)",
     default_tol=0.1,
-    tol_meaning="v_i^m < eps for every i and m != y_i (eq. 20), and a duality gap <= 1% of the objective (else a smaller eps)",
+    tol_meaning="v_i^m < eps for every i and m != y_i (eq. 20), and a duality gap <= 1% of the "
+                "objective (else a smaller eps)",
     paper="Keerthi et al. 2008, Section 3, Algorithm 3.1",
     fit=fit_sdm_ww,
     options=SDM_OPTIONS,
