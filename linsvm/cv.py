@@ -28,7 +28,7 @@ from . import metrics
 from .errors import DataError, ParameterError
 from .problem import CSRBuffers
 from .solvers import get_solver
-from .train import _report_warnings, class_order, collecting_warnings, train
+from .train import _group_warnings, _report_warnings, class_order, collecting_warnings, train
 
 METRICS = {
     # name: (kinds it applies to, higher is better)
@@ -142,28 +142,14 @@ def _score(model, X_test, y_test, metric, qid_test):
 
 
 def _merge_fold_warnings(per_fold, C, p):
-    """One warning per distinct kind of message at a grid point, not one per fold:
-    the first fold's message (its numbers), with the count of folds that gave the
-    same message up to its numbers.  per_fold: the (message, is_convergence)
-    records of each fold."""
-    import re
-
-    groups = {}                          # message with numbers masked -> [first record, folds]
-    for records in per_fold:
-        seen = set()
-        for message, convergence in records:
-            key = re.sub(r"[-+]?\d[\d.eE+-]*", "#", message)
-            if key in seen:
-                continue
-            seen.add(key)
-            if key in groups:
-                groups[key][1] += 1
-            else:
-                groups[key] = [(message, convergence), 1]
+    """One warning per kind of message at a grid point, not one per fold: the
+    first fold's message (its numbers), with the number of folds that gave the
+    same message up to its numbers.  per_fold: each fold's (message,
+    is_convergence) records."""
     where = f"C={C:g}" + (f" p={p:g}" if p is not None else "")
-    return [(f"cross-validation at {where}, {n} of {len(per_fold)} folds: {message}"
-             + (" (first such fold shown)" if n > 1 else ""), convergence)
-            for (message, convergence), n in groups.values()]
+    return [(f"cross-validation at {where}, {len(folds)} of {len(per_fold)} folds: {message}"
+             + (" (first such fold shown)" if len(folds) > 1 else ""), convergence)
+            for (message, convergence), folds in _group_warnings(per_fold)]
 
 
 def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_jobs=1,

@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import math
 import os
+import re
 import threading
 import time
 
@@ -205,20 +206,44 @@ def collecting_warnings():
         _SINK.reset(token)
 
 
-def _warning_records(col_stats, classes=None):
-    """(message, is_convergence) per solve that warned, in column order; the
-    message is prefixed by the column's class in a one-vs-rest run (classes given).
+def _warning_records(col_stats):
+    """Per solve (weight column), its warnings as (message, is_convergence) pairs.
     A solver marks a warning about its accuracy with stats["unconverged"]."""
+    return [[(st["warning"], bool(st.get("unconverged", False)))] if "warning" in st else []
+            for st in col_stats]
+
+
+def _group_warnings(per_unit):
+    """Group the records of several units (columns, folds) by message up to its
+    numbers: [((first message, is_convergence), [units that gave it])], in order
+    of first appearance."""
+    groups = {}
+    for unit, records in enumerate(per_unit):
+        for message, convergence in records:
+            key = re.sub(r"[-+]?\d[\d.eE+-]*", "#", message)
+            group = groups.setdefault(key, [(message, convergence), []])
+            if not group[1] or group[1][-1] != unit:
+                group[1].append(unit)
+    return list(groups.values())
+
+
+def _merge_column_warnings(per_column, classes):
+    """One warning per kind of message of a one-vs-rest run, not one per column
+    (105 columns capped would be 105 lines): the first column's message, with
+    the number of columns and their classes."""
     out = []
-    for j, st in enumerate(col_stats):
-        if "warning" in st:
-            where = "" if classes is None else f"class {classes[j]:g} vs rest: "
-            out.append((where + st["warning"], bool(st.get("unconverged", False))))
+    for (message, convergence), cols in _group_warnings(per_column):
+        if len(cols) == 1:
+            out.append((f"class {classes[cols[0]]:g} vs rest: {message}", convergence))
+            continue
+        names = ", ".join(f"{classes[j]:g}" for j in cols[:8]) + (", ..." if len(cols) > 8 else "")
+        out.append((f"{len(cols)} of {len(per_column)} one-vs-rest columns (classes {names}): "
+                    f"{message} (shown for class {classes[cols[0]]:g})", convergence))
     return out
 
 
 def _report_warnings(records):
-    """Emit records (see _warning_records) with warnings.warn, attributed to the
+    """Emit (message, is_convergence) records with warnings.warn, attributed to the
     caller of train(), or append them to the sink of collecting_warnings()."""
     sink = _SINK.get()
     if sink is not None:
@@ -479,8 +504,14 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     seconds = time.perf_counter() - t0
 
     stats = _merge_stats(col_stats, seconds)
-    records = _warning_records(col_stats, classes if kind == "multiclass" and info.kind == "binary"
-                               else None)
+    per_column = _warning_records(col_stats)
+    if kind == "multiclass" and info.kind == "binary":       # one-vs-rest
+        model_warnings = [f"class {classes[j]:g} vs rest: {msg}"
+                          for j, recs in enumerate(per_column) for msg, _ in recs]
+        records = _merge_column_warnings(per_column, classes)
+    else:
+        records = [rec for recs in per_column for rec in recs]
+        model_warnings = [msg for msg, _ in records]
     solver_state = [s.pop("_state", None) for s in col_stats]
     params = {"C": C, "bias": bias, "tol": tol, "seed": seed, "loss": info.loss}
     params.update(opts)
@@ -488,7 +519,7 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         params["class_weight"] = " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
     model = Model._from_training(solver=info.name, classes=classes, weights=W, bias=bias,
                                  params=params, stats=stats, kind=kind, thresholds=thresholds)
-    model.warnings = [msg for msg, _ in records]
+    model.warnings = model_warnings     # every column's own message
     model.column_stats = col_stats
     model.solver_state_ = solver_state if kind == "binary" or info.kind == "binary" else solver_state[0]
     _report_warnings(records)

@@ -75,21 +75,36 @@ def test_capped_solve_warns_on_the_command_line(tmp_path, solver, opts, word):
     assert "Warning" not in result.stderr and (tmp_path / "m").is_file()
 
 
-def test_one_vs_rest_columns_warn_with_their_class(tmp_path):
+def test_one_vs_rest_columns_warn_once_naming_their_classes(tmp_path):
+    from linsvm.train import class_order
+
     X, y = random_problem(n_samples=210, n_features=12, n_classes=4, seed=5)
+    classes = ", ".join(f"{c:g}" for c in class_order(y))
     with pytest.warns(linsvm.ConvergenceWarning) as record:
-        linsvm.train(X, y, solver="dcd", C=10.0, max_iter=1, n_jobs=2)
-    messages = sorted(str(w.message) for w in record)
-    assert len(messages) == 4 and all(" vs rest: dcd stopped" in m for m in messages)
+        model = linsvm.train(X, y, solver="dcd", C=10.0, max_iter=1, n_jobs=2)
+    messages = [str(w.message) for w in record]
+    assert len(messages) == 1                        # one per kind of message, not per column
+    assert messages[0].startswith(f"4 of 4 one-vs-rest columns (classes {classes}): dcd stopped")
+    assert [m.split(":")[0] for m in model.warnings] == [f"class {c:g} vs rest"
+                                                         for c in class_order(y)]  # column order
     data = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(data))
     result = run(train_cmd, [data, tmp_path / "m", "-s", "dcd", "-c", "10", "--max-iter", "1",
                              "-q", "-j", "2"])
     assert result.exit_code == 0
-    lines = result.stderr.splitlines()
-    from linsvm.train import class_order
-    assert [line.split(":")[0:2] for line in lines] == [["warning", f" class {c:g} vs rest"]
-                                                       for c in class_order(y)]  # column order
+    assert result.stderr.splitlines() == ["warning: " + messages[0]]
+
+
+def test_column_warnings_merge_by_kind_and_name_their_classes():
+    from linsvm.train import _merge_column_warnings
+
+    cap = "dcd stopped at the loop cap (max_iter=5) with PG spread {} (eps 0.1)"
+    per_column = [[(cap.format(2.5), True)], [], [("a note", False)], [(cap.format(0.7), True)]]
+    merged = _merge_column_warnings(per_column, np.array([3.0, 1.0, 2.0, 7.0]))
+    assert merged == [
+        ("2 of 4 one-vs-rest columns (classes 3, 7): " + cap.format(2.5) + " (shown for class 3)",
+         True),
+        ("class 2 vs rest: a note", False)]
 
 
 def test_cross_validation_merges_fold_warnings(tmp_path):
