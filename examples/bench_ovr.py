@@ -31,8 +31,7 @@ dcd l2 1.04 (3 rounds), mfn 0.64 (1 round); against LIBLINEAR (1 thread),
 dcd l1 0.79 of -s 3's time (CPU 2.79 s vs 3.46 s) at an objective 1.2% lower,
 dcd l2 0.56 of -s 1's, mfn -j 1 1.10 of -s 2's (CPU 8.6 s vs 8.2 s, 1 round).
 (The dcd rows were measured with dcd's first gap-guard schedule, eps / 10; the
-current one, linsvm.solvers.dcd._shrink, took 1.5x instead of about 1.8x the
-unguarded CPU time on SECTOR.)
+current one, linsvm.solvers.dcd._shrink, was not re-timed in this table.)
 Re-run on a quiet machine for the -j figures.
 """
 from __future__ import annotations
