@@ -558,8 +558,8 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
                 status = CONVERGED
         elif f - R.dual <= S.tol * fabs(f):
             status = CONVERGED
-        if callback != NULL:
-            with gil:
+        if callback != NULL and (it == 1 or it % 10 == 0 or status == CONVERGED):
+            with gil:                           # every 10th iteration: the GIL seldom
                 (<object>callback)(it, f, mu, pres, dres, f - R.dual)
         if status == CONVERGED:
             break

@@ -500,6 +500,11 @@ def _train_command(func):
         click.option("-v", "--cross-validation", "n_folds", type=click.IntRange(2), default=None,
                      help="N-fold cross-validation at -c instead of training (as LIBLINEAR's -v); "
                           "see `linsvm cv` for grids."),
+        click.option("-j", "--jobs", "n_jobs", type=click.IntRange(0), default=0, show_default=True,
+                     help="Threads for the columns of a one-vs-rest run (a binary solver on "
+                          "more than two classes); 0 = the free cores (CPUs less the load "
+                          "average).  Each column's kernels then run on one thread (or "
+                          "--n-threads).  The model does not depend on it."),
     ]
     return click.command("train", cls=_Command, context_settings=_CONTEXT, epilog=_solver_help(),
                          help="Train a linear SVM on TRAINING_FILE (SVM-light format; '-' is "
@@ -530,6 +535,12 @@ def _load_training(training_file, solver, instance_weights, console=None):
 IMBALANCE_NOTE = 0.95   # note when one class holds more than this fraction of the training rows
 
 
+def _print_warnings(console, records):
+    """One line `warning: ...` on stderr per (message, is_convergence) record."""
+    for message, _ in records:
+        console.warn(message)
+
+
 def _note_imbalance(console, y, solver, class_weight):
     """One line when one class dominates the training data of a classifier and no
     class weights were given: accuracy then says little, and -w balanced helps."""
@@ -546,9 +557,10 @@ def _note_imbalance(console, y, solver, class_weight):
 
 
 def _train(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
-           init_model, seed, model_format, quiet, n_folds, allow_many_classes, **solver_options):
+           init_model, seed, model_format, quiet, n_folds, allow_many_classes, n_jobs,
+           **solver_options):
     from .model import check_model_format, load_model
-    from .train import train
+    from .train import collecting_warnings, train
 
     if model_file is None and n_folds is None:
         if training_file == "-":
@@ -575,23 +587,25 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
     if n_folds is not None:
         from .cv import cross_validate
 
-        res = cross_validate(X, y, solver=solver, Cs=[C], n_folds=n_folds, seed=seed, qid=qid,
-                             bias=bias, tol=tol, class_weight=class_weight,
-                             sample_weight=sample_weight, allow_many_classes=allow_many_classes,
-                             progress=lambda done, total: console.progress(
-                                 f"cross-validation: {done}/{total} folds trained"),
-                             **solver_options)
+        with collecting_warnings() as records:
+            res = cross_validate(X, y, solver=solver, Cs=[C], n_folds=n_folds, seed=seed, qid=qid,
+                                 bias=bias, tol=tol, class_weight=class_weight,
+                                 sample_weight=sample_weight, allow_many_classes=allow_many_classes,
+                                 progress=lambda done, total: console.progress(
+                                     f"cross-validation: {done}/{total} folds trained"),
+                                 **solver_options)
         console.done()
+        _print_warnings(console, records)
         pt = res.points[0]
         name = {"accuracy": "Accuracy", "mae": "Mean absolute error"}[res.metric]
         value = f"{100 * pt.mean:g}%" if res.metric == "accuracy" else f"{pt.mean:g}"
         click.echo(f"Cross Validation {name} = {value}")
         return
-    model = train(X, y, solver=solver, C=C, bias=bias, tol=tol, class_weight=class_weight,
-                  sample_weight=sample_weight, init=init, seed=seed, log=log, qid=qid,
-                  allow_many_classes=allow_many_classes, **solver_options)
-    for warning in getattr(model, "warnings", []):
-        console.warn(warning)
+    with collecting_warnings() as records:     # printed here, not as Python warnings
+        model = train(X, y, solver=solver, C=C, bias=bias, tol=tol, class_weight=class_weight,
+                      sample_weight=sample_weight, init=init, seed=seed, log=log, qid=qid,
+                      allow_many_classes=allow_many_classes, n_jobs=n_jobs, **solver_options)
+    _print_warnings(console, records)
     model.save(model_file, format=model_format)
     if log:
         st = model.stats
@@ -788,7 +802,7 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     import json
 
     from .cv import PERCENT_METRICS, cross_validate, parse_grid
-    from .train import train
+    from .train import collecting_warnings, train
 
     if C is not None and log2c is not None:
         raise click.UsageError("give either -c or --log2c, not both")
@@ -807,14 +821,16 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         check_output_path(output_model, what="output model", inputs=(training_file, instance_weights))
     X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights, console)
     _note_imbalance(console, y, solver, class_weight)
-    res = cross_validate(X, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
-                         n_jobs=n_jobs, warm_start=warm_start, metric=metric, qid=qid, log=log,
-                         bias=bias, tol=tol, class_weight=class_weight,
-                         sample_weight=sample_weight, allow_many_classes=allow_many_classes,
-                         progress=lambda done, total: console.progress(
-                             f"cross-validation: {done}/{total} models trained"),
-                         **solver_options)
+    with collecting_warnings() as records:     # merged over folds by cross_validate
+        res = cross_validate(X, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
+                             n_jobs=n_jobs, warm_start=warm_start, metric=metric, qid=qid, log=log,
+                             bias=bias, tol=tol, class_weight=class_weight,
+                             sample_weight=sample_weight, allow_many_classes=allow_many_classes,
+                             progress=lambda done, total: console.progress(
+                                 f"cross-validation: {done}/{total} models trained"),
+                             **solver_options)
     console.done()
+    _print_warnings(console, records)
     best = res.best
     rows = [{"C": pt.C, "p": pt.p, "mean": pt.mean, "std": pt.std, "seconds": pt.seconds,
              "iterations": pt.n_iter} for pt in res.points]
@@ -857,9 +873,11 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         opts = dict(solver_options)
         if best.p is not None:
             opts["p"] = best.p
-        model = train(X, y, solver=solver, C=best.C, bias=bias, tol=tol, class_weight=class_weight,
-                      sample_weight=sample_weight, seed=seed, qid=qid,
-                      allow_many_classes=allow_many_classes, **opts)
+        with collecting_warnings() as records:
+            model = train(X, y, solver=solver, C=best.C, bias=bias, tol=tol,
+                          class_weight=class_weight, sample_weight=sample_weight, seed=seed,
+                          qid=qid, allow_many_classes=allow_many_classes, **opts)
+        _print_warnings(console, records)
         model.save(output_model)
         if log:
             log(f"trained at the best point on all data -> {output_model}")

@@ -11,7 +11,10 @@ Table 1; alpha-seeding for the dual ones, which hand their dual variables over
 in memory); `warm_start=False` turns it off so the saving can be measured.
 Folds run in parallel threads (the solver cores release the GIL); every fold's
 computation is independent and its kernels run serially unless `n_threads` is
-given, so the results are identical for any n_jobs.
+given, so the results are identical for any n_jobs.  With parallel folds a
+fold's one-vs-rest columns run serially (no nested thread pools).  The folds'
+warnings are merged: one warning per grid point and kind of message, with the
+number of folds that gave it (not one per fold).
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from . import metrics
 from .errors import DataError, ParameterError
 from .problem import CSRBuffers
 from .solvers import get_solver
-from .train import class_order, train
+from .train import _group_warnings, _report_warnings, class_order, collecting_warnings, train
 
 METRICS = {
     # name: (kinds it applies to, higher is better)
@@ -145,6 +148,17 @@ def _score(model, X_test, y_test, metric, qid_test):
     return metrics.pairwise_accuracy(y_test, scores, qid_test)
 
 
+def _merge_fold_warnings(per_fold, C, p):
+    """One warning per kind of message at a grid point, not one per fold: the
+    first fold's message (its numbers), with the number of folds that gave the
+    same message up to its numbers.  per_fold: each fold's (message,
+    is_convergence) records."""
+    where = f"C={C:g}" + (f" p={p:g}" if p is not None else "")
+    return [(f"cross-validation at {where}, {len(folds)} of {len(per_fold)} folds: {message}"
+             + (" (first such fold shown)" if len(folds) > 1 else ""), convergence)
+            for (message, convergence), folds in _group_warnings(per_fold)]
+
+
 def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_jobs=1,
                    warm_start=True, metric=None, qid=None, log=None, progress=None,
                    **train_options):
@@ -196,12 +210,13 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
                 if p is not None:
                     opts["p"] = p
                 t0 = time.perf_counter()
-                model = train(Xb, y, solver=solver, C=C, seed=seed, rows=train_rows, qid=qid,
-                              init=prev if warm_start else None, **opts)
+                with collecting_warnings() as records:   # merged per grid point below
+                    model = train(Xb, y, solver=solver, C=C, seed=seed, rows=train_rows, qid=qid,
+                                  init=prev if warm_start else None, n_jobs=column_jobs, **opts)
                 seconds = time.perf_counter() - t0
                 prev = model
                 out[(C, p)] = (_score(model, X_test, y_test, metric, q_test), seconds,
-                               model.stats.get("n_iter", 0))
+                               model.stats.get("n_iter", 0), records)
                 if progress is not None:
                     with lock:
                         done[0] += 1
@@ -210,6 +225,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
 
     if n_jobs is None or n_jobs < 1:
         raise ParameterError(f"n_jobs must be >= 1, got {n_jobs}")
+    column_jobs = 1 if n_jobs > 1 else None     # parallel folds: one-vs-rest columns serial
     if n_jobs == 1:
         per_fold = [run_fold(f) for f in range(n_folds)]
     else:
@@ -222,6 +238,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
             result.points.append(CVPoint(C=C, p=p, scores=[v[0] for v in vals],
                                          seconds=float(sum(v[1] for v in vals)),
                                          n_iter=int(sum(v[2] for v in vals))))
+            _report_warnings(_merge_fold_warnings([v[3] for v in vals], C, p))
             if log is not None:
                 pt = result.points[-1]
                 k, unit = (100, "%") if metric in PERCENT_METRICS else (1, "")

@@ -10,17 +10,29 @@ LIBLINEAR's C and -B LIBLINEAR's bias feature.  This module
   (one weight column per class; in column j the examples of class j get the
   class weight of j and all others cost 1, as LIBLINEAR does);
 * forms each example's cost factor = sample weight x class weight;
-* turns a warm start (a Model or a weight array) into per-column start points.
+* turns a warm start (a Model or a weight array) into per-column start points;
+* trains the one-vs-rest columns on n_jobs threads (_one_vs_rest: the same
+  weights for every n_jobs; one kernel thread per column unless n_threads is
+  given);
+* emits the solvers' warnings (linsvm.ConvergenceWarning when a solve did not
+  certify its accuracy, else linsvm.LinsvmWarning), or hands them to
+  collecting_warnings() (the command line, cross-validation folds).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+import os
+import re
+import threading
 import time
 
 import numpy as np
 
 from ._kernels import binary_targets, scan_labels
 from .errors import DataError, ParameterError
+from .errors import warn as _warn
 from .model import Model
 from .problem import CSRBuffers, check_positive, n_weights
 from .solvers import get_solver
@@ -224,9 +236,181 @@ def _warm_starts(init, classes, n_features, bias, n_columns):
     return [W[:, j].copy() for j in range(n_columns)]
 
 
+# ---------------------------------------------------------------- warnings
+
+_SINK = contextvars.ContextVar("linsvm_warning_sink", default=None)
+
+
+@contextlib.contextmanager
+def collecting_warnings():
+    """Within this block (in this thread or task), train() and cross_validate()
+    append their warnings to the yielded list as (message, is_convergence) pairs
+    instead of emitting them: the command line prints them as one line each,
+    and cross-validation folds hand theirs to the main thread, which merges
+    them.  A worker thread starts with no sink (it emits, unless it opens one)."""
+    sink = []
+    token = _SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        _SINK.reset(token)
+
+
+def _warning_records(col_stats):
+    """Per solve (weight column), its warnings as (message, is_convergence) pairs.
+    A solver marks a warning about its accuracy with stats["unconverged"]."""
+    return [[(st["warning"], bool(st.get("unconverged", False)))] if "warning" in st else []
+            for st in col_stats]
+
+
+def _group_warnings(per_unit):
+    """Group the records of several units (columns, folds) by message up to its
+    numbers: [((first message, is_convergence), [units that gave it])], in order
+    of first appearance."""
+    groups = {}
+    for unit, records in enumerate(per_unit):
+        for message, convergence in records:
+            key = re.sub(r"[-+]?\d[\d.eE+-]*", "#", message)
+            group = groups.setdefault(key, [(message, convergence), []])
+            if not group[1] or group[1][-1] != unit:
+                group[1].append(unit)
+    return list(groups.values())
+
+
+def _merge_column_warnings(per_column, classes):
+    """One warning per kind of message of a one-vs-rest run, not one per column
+    (105 columns capped would be 105 lines): the first column's message, with
+    the number of columns and their classes."""
+    out = []
+    for (message, convergence), cols in _group_warnings(per_column):
+        if len(cols) == 1:
+            out.append((f"class {classes[cols[0]]:g} vs rest: {message}", convergence))
+            continue
+        names = ", ".join(f"{classes[j]:g}" for j in cols[:8]) + (", ..." if len(cols) > 8 else "")
+        out.append((f"{len(cols)} of {len(per_column)} one-vs-rest columns (classes {names}): "
+                    f"{message} (shown for class {classes[cols[0]]:g})", convergence))
+    return out
+
+
+def _report_warnings(records):
+    """Emit (message, is_convergence) records with warnings.warn, attributed to the
+    caller of train(), or append them to the sink of collecting_warnings()."""
+    sink = _SINK.get()
+    if sink is not None:
+        sink.extend(records)
+        return
+    for message, convergence in records:
+        _warn(message, convergence, stacklevel=3)
+
+
+# ---------------------------------------------------------------- parallel one-vs-rest
+
+def _resolve_jobs(n_jobs, n_columns, inner_threads=1):
+    """Threads for the columns of a one-vs-rest run: n_jobs if given (> 0), else
+    the free cores: os.cpu_count() less the 1-minute load average (rounded to the
+    nearest core; linsvm._bzip2 uses the same test for its second thread), at
+    least 1, divided by the kernel threads each column uses (inner_threads; 1
+    unless --n-threads was given).  Never more than the columns."""
+    if n_jobs is not None and not isinstance(n_jobs, (int, np.integer)) or (n_jobs or 0) < 0:
+        raise ParameterError(f"n_jobs must be an integer >= 0 (0: the free cores), got {n_jobs!r}")
+    if n_jobs:
+        return int(min(n_jobs, n_columns))
+    cpus = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    free = max(1, int(math.floor(cpus - load + 0.5)))
+    return int(max(1, min(n_columns, free // max(1, int(inner_threads or 1)))))
+
+
+def _one_vs_rest(fit_column, classes, W, jobs, log):
+    """Run fit_column(j, log_j) -> (beta, stats) for every column j on `jobs`
+    threads; fills W[:, j] and returns the stats in column order.
+
+    Each column's solve reads only shared inputs and its own start, state and
+    seed, and its kernels run with a fixed thread count (train() sets one kernel
+    thread per column unless --n-threads is given), so the weights are the same
+    bit for bit whatever `jobs` is and whichever thread runs a column.  Columns
+    are dealt in order from a shared counter.  Progress lines of a column are
+    prefixed `class L: ` when jobs > 1 (one line each, interleaved between
+    columns); with one job each column is announced by `class L vs rest`.
+
+    Ctrl-C (KeyboardInterrupt in the main thread) stops dealing columns and
+    re-raises at once; a column already running finishes its solve in its
+    (daemon) thread, or ends with the process.  (The compiled cores poll no
+    stop flag on this branch, so a running solve cannot be cut short.)
+    """
+    n_columns = len(classes)
+    col_stats = [None] * n_columns
+
+    def column_log(j):
+        if log is None:
+            return None
+        if jobs == 1:
+            return log
+        prefix = f"class {classes[j]:g}: "
+        return lambda line: log(prefix + line)
+
+    def run(j):
+        if log is not None and jobs == 1:
+            log(f"class {classes[j]:g} vs rest")
+        beta, st = fit_column(j, column_log(j))
+        W[:, j] = beta
+        col_stats[j] = st
+
+    if jobs <= 1:
+        for j in range(n_columns):
+            run(j)
+        return col_stats
+    lock = threading.Lock()
+    done = threading.Event()
+    state = {"next": 0, "running": 0, "cancel": False, "error": None}
+
+    def worker():
+        while True:
+            with lock:
+                j = state["next"]
+                if state["cancel"] or j >= n_columns:
+                    if state["running"] == 0 and (j >= n_columns or state["cancel"]):
+                        done.set()
+                    return
+                state["next"] = j + 1
+                state["running"] += 1
+            try:
+                run(j)
+            except BaseException as exc:        # handed to the main thread, first by column
+                with lock:
+                    if state["error"] is None or state["error"][0] > j:
+                        state["error"] = (j, exc)
+                    state["cancel"] = True
+            finally:
+                with lock:
+                    state["running"] -= 1
+                    if state["running"] == 0 and (state["cancel"] or state["next"] >= n_columns):
+                        done.set()
+
+    threads = [threading.Thread(target=worker, name=f"linsvm-ovr-{i}", daemon=True)
+               for i in range(jobs)]
+    for th in threads:
+        th.start()
+    try:
+        while not done.wait(0.1):               # a timed wait lets Ctrl-C through at once
+            pass
+    except BaseException:
+        with lock:
+            state["cancel"] = True
+        raise
+    for th in threads:
+        th.join()
+    if state["error"] is not None:
+        raise state["error"][1]
+    return col_stats
+
+
 def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, sample_weight=None,
           init=None, seed=0, log=None, qid=None, rows=None, allow_many_classes=False,
-          **solver_options):
+          n_jobs=None, **solver_options):
     """Train a linear SVM and return a `Model`.
 
     X: scipy sparse matrix or 2-D array (n_samples x n_features), or a
@@ -248,7 +432,14 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     and qid stay full-length; cross-validation folds use this to avoid copying
     X); allow_many_classes: skip the check that a classifier's labels look like
     classes (integers, and not more than 100 classes with under 10 rows each on
-    average; see check_class_like); solver_options: see `linsvm-train --help`.
+    average; see check_class_like); n_jobs: threads for the columns of a one-vs-rest
+    run (None or 0: the free cores, see _resolve_jobs; the weights are the same for
+    every value); solver_options: see `linsvm-train --help`.
+
+    A solve that stops without certifying its stated accuracy (iteration cap,
+    stall) emits a linsvm.ConvergenceWarning naming the solver, the measure
+    reached and the tolerance; other notes (a warm start ignored) a
+    linsvm.LinsvmWarning.  The messages are also in model.warnings.
     """
     info = get_solver(solver)
     C = check_positive("C", C)
@@ -261,6 +452,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         seed = int(seed)
     except (TypeError, ValueError):
         raise ParameterError(f"seed must be an integer, got {seed!r}") from None
+    if n_jobs is not None:
+        _resolve_jobs(n_jobs, 1)        # checks it
     opts = _check_options(info, solver_options)
     Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
     if Xb.n_rows == 0:
@@ -345,8 +538,11 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         starts = _warm_starts(init, classes, Xb.n_features, bias, n_columns)
         states = state if isinstance(state, list) and len(state) == n_columns else [None] * n_columns
         W = None if n_columns == 1 else np.empty((nw, n_columns))
-        col_stats = []
-        for j in range(n_columns):
+        fit_opts = opts
+        if n_columns > 1 and "n_threads" in info.options and not opts.get("n_threads"):
+            fit_opts = dict(opts, n_threads=1)  # one-vs-rest: columns are the parallel unit (_one_vs_rest)
+
+        def fit_column(j, log_j):
             t = binary_targets(y, classes[j])
             if unweighted:
                 cost = base                     # all ones
@@ -354,21 +550,29 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
                 cost = base * np.where(t > 0, cw[0], cw[1])
             else:
                 cost = base * np.where(t > 0, cw[j], 1.0)
-            if log is not None and n_columns > 1:
-                log(f"class {classes[j]:g} vs rest")
-            beta, st = info.fit(Xb, rows, t, cost, C, bias, tol, starts[j], seed, log,
-                                state=states[j], **opts)
-            if n_columns == 1:                  # handed over (linsvm.solvers), not copied
-                W = np.ascontiguousarray(beta, dtype=np.float64)
-                W = (W if W.base is None else W.copy()).reshape(nw, 1)
-            else:
-                W[:, j] = beta
-            col_stats.append(st)
+            return info.fit(Xb, rows, t, cost, C, bias, tol, starts[j], seed, log_j,
+                            state=states[j], **fit_opts)
+
+        if n_columns == 1:
+            beta, st = fit_column(0, log)
+            W = np.ascontiguousarray(beta, dtype=np.float64)   # handed over (linsvm.solvers), not copied
+            W = (W if W.base is None else W.copy()).reshape(nw, 1)
+            col_stats = [st]
+        else:
+            jobs = _resolve_jobs(n_jobs, n_columns, fit_opts.get("n_threads", 1))
+            col_stats = _one_vs_rest(fit_column, classes, W, jobs, log)
         kind = "binary" if n_columns == 1 else "multiclass"
     seconds = time.perf_counter() - t0
 
     stats = _merge_stats(col_stats, seconds)
-    warnings = [s["warning"] for s in col_stats if "warning" in s]
+    per_column = _warning_records(col_stats)
+    if kind == "multiclass" and info.kind == "binary":       # one-vs-rest
+        model_warnings = [f"class {classes[j]:g} vs rest: {msg}"
+                          for j, recs in enumerate(per_column) for msg, _ in recs]
+        records = _merge_column_warnings(per_column, classes)
+    else:
+        records = [rec for recs in per_column for rec in recs]
+        model_warnings = [msg for msg, _ in records]
     solver_state = [s.pop("_state", None) for s in col_stats]
     params = {"C": C, "bias": bias, "tol": tol, "seed": seed, "loss": info.loss}
     params.update(opts)
@@ -377,7 +581,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
             " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
     model = Model._from_training(solver=info.name, classes=classes, weights=W, bias=bias,
                                  params=params, stats=stats, kind=kind, thresholds=thresholds)
-    model.warnings = warnings
+    model.warnings = model_warnings     # every column's own message
     model.column_stats = col_stats
     model.solver_state_ = solver_state if kind == "binary" or info.kind == "binary" else solver_state[0]
+    _report_warnings(records)
     return model

@@ -149,11 +149,14 @@ def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
         "trace": traces[0] if len(traces) == 1 else np.concatenate(traces),
     }
     if st["status"] == 1:
+        stats["unconverged"] = True
         stats["warning"] = (
             f"mfn stopped at the iteration cap (max_iter={opts['max_iter']}) before the "
-            "active set settled; the model may be inaccurate: raise --max-iter or loosen -e"
+            f"active set settled (dual KKT violation {kkt:.3g}, -e {tol:g}); the model may be "
+            "inaccurate: raise --max-iter or loosen -e"
         )
     elif kkt_tol is not None and kkt > kkt_tol:
+        stats["unconverged"] = True
         stats["warning"] = f"mfn could not bring the dual KKT violation {kkt:.3g} below --kkt-tol {kkt_tol:g}"
     return beta, stats
 

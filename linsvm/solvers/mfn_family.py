@@ -83,12 +83,14 @@ def _start(X, bias, beta0, extra=0):
     return np.array(beta0, dtype=np.float64, copy=True), True
 
 
-def _cap_warning(name, opts):
+def _cap_warning(name, opts, measure=""):
+    """The iteration-cap message; measure: what was reached (e.g. the gradient norm)."""
     return (f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) before the "
-            "active set settled; the model may be inaccurate: raise --max-iter or loosen -e")
+            f"active set settled{measure}; the model may be inaccurate: raise --max-iter or loosen -e")
 
 
-def _binary_stats(name, X, rows, t, cost, lam, bias, beta, loss, st, n_iter, cg_iter, trace, opts):
+def _binary_stats(name, X, rows, t, cost, lam, bias, beta, loss, st, n_iter, cg_iter, trace, opts,
+                  tol=float("nan")):
     """Statistics in linsvm's scaling (F = f / lam), with the gradient norm at the result."""
     f, g, _, _ = _mfn.gradient(X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost,
                                lam, beta, loss, n_threads=opts["n_threads"])
@@ -102,7 +104,9 @@ def _binary_stats(name, X, rows, t, cost, lam, bias, beta, loss, st, n_iter, cg_
         "trace": trace,
     }
     if st["status"] == 1:
-        stats["warning"] = _cap_warning(name, opts)
+        stats["unconverged"] = True
+        stats["warning"] = _cap_warning(name, opts, f" (gradient norm {stats['grad_norm']:.3g}, "
+                                                    f"-e {tol:g})")
     return stats
 
 
@@ -122,7 +126,7 @@ def fit_ls(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts)
     beta, warm = _start(X, bias, beta0)
     st = run_newton(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log, LS_LOSS, "ls")
     return beta, _binary_stats("ls", X, rows, t, cost, lam, bias, beta, LS_LOSS, st, st["n_iter"],
-                               st["cg_iter"], list(st["trace"] / lam), opts)
+                               st["cg_iter"], list(st["trace"] / lam), opts, tol)
 
 
 # ---------------------------------------------------------------------------- mfn-huber
@@ -143,7 +147,7 @@ def fit_huber(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **op
     st = run_newton(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log, HUBER_LOSS, "mfn-huber")
     stats = _binary_stats("mfn-huber", X, rows, t, cost, lam, bias, beta, HUBER_LOSS, st,
                           n_iter + st["n_iter"], cg_iter + st["cg_iter"], list(st["trace"] / lam),
-                          opts)
+                          opts, tol)
     stats["n_linear"] = st["n_zone2"]
     return beta, stats
 
@@ -298,6 +302,7 @@ def fit_l1(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts)
     if status != "converged (certified)":
         why = ("double precision cannot certify more on this data (badly scaled features? scale "
                "them)" if status == "stalled" else "raise --max-stages")
+        stats["unconverged"] = True
         stats["warning"] = (f"mfn-l1 stopped after {stages} stages ({status}) with relative duality gap "
                             f"{stats['duality_gap']:.3g} > -e {tol:g}: {why}")
     elif newton_cap:
@@ -359,7 +364,9 @@ def fit_ord(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log, qid=
         "trace": list(st["trace"] / lam),
     }
     if st["status"] == 1:
-        stats["warning"] = _cap_warning("mfn-ord", opts)
+        stats["unconverged"] = True
+        stats["warning"] = _cap_warning("mfn-ord", opts, f" (gradient norm {stats['grad_norm']:.3g}, "
+                                                         f"-e {tol:g})")
     elif qid is not None:
         stats["warning"] = "mfn-ord ignores query ids (eq. 25 has no queries)"
     return beta[:nw].copy(), beta[nw:].copy(), stats

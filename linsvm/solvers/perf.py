@@ -168,6 +168,8 @@ def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, stat
                    "b": res["b"], "alpha": res["alpha"]},
     }
     warnings = []
+    if res["status"] == 1 or res["qp_violation"] > 0.1 * tol:
+        stats["unconverged"] = True
     if res["status"] == 1:
         warnings.append(
             f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) with xi' = {xi_p:.6g} > "
