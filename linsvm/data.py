@@ -69,7 +69,8 @@ import scipy.sparse as sp
 from . import _svmlight
 from .errors import DataError, ParameterError
 
-__all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight"]
+__all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight", "renumber_features",
+           "read_feature_map", "write_feature_map"]
 
 _CHUNK_BYTES = 1 << 20          # read size for files and streams
 _WRITE_NNZ = 1 << 18            # non-zeros formatted per block when writing
@@ -729,3 +730,67 @@ def dump_svmlight(X, y, path_or_file, qid=None, comment=None):
     else:
         raise TypeError(
             f"expected a path, '-' or a file object, not {type(path_or_file).__name__}")
+
+
+# ---------------------------------------------------------------------------
+# renumbering features
+# ---------------------------------------------------------------------------
+
+_MAP_HEADER = b"# linsvm feature map: line k holds the original index of feature k\n"
+
+
+def renumber_features(X, feature_map=None):
+    """Feature indices mapped to 1..d' (columns 0..d'-1).
+
+    Without `feature_map`: the columns X uses, in increasing order, become
+    0, 1, ...; returns ``(X', map)``, map[k] the original 1-based index of new
+    feature k + 1 (int64, increasing).  With `feature_map` (such a map, e.g.
+    read back by :func:`read_feature_map`): X's columns are renumbered through
+    it, and columns the map does not hold are dropped -- a model trained on
+    the renumbered data has no weight for them, so predictions are unchanged.
+    X' is CSR with as many columns as the map has entries.
+    """
+    X = sp.csr_matrix(X)
+    cols = X.indices.astype(np.int64) + 1               # 1-based original indices
+    if feature_map is None:
+        feature_map = np.unique(cols)
+    feature_map = np.asarray(feature_map, dtype=np.int64)
+    pos = np.searchsorted(feature_map, cols)
+    hit = pos < feature_map.shape[0]
+    hit[hit] = feature_map[pos[hit]] == cols[hit]
+    row = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row[hit], minlength=X.shape[0]), out=indptr[1:])
+    out = sp.csr_matrix((X.data[hit], pos[hit].astype(np.int32), indptr),
+                        shape=(X.shape[0], feature_map.shape[0]))
+    return out, feature_map
+
+
+def write_feature_map(path, feature_map):
+    """Write a feature map (see renumber_features), one original index a line,
+    atomically."""
+    body = _MAP_HEADER + "".join(f"{int(v)}\n" for v in feature_map).encode("ascii")
+    _atomic_write(path, lambda fh: fh.write(body))
+
+
+def read_feature_map(path):
+    """Read a feature map written by write_feature_map; DataError naming the
+    file and line for anything else."""
+    name = os.fsdecode(os.fspath(path))
+    try:
+        with open(path, "rb") as fh:
+            lines = fh.read().split(b"\n")
+    except OSError as e:
+        raise DataError(f"{name}: cannot open: {e.strerror or e}") from e
+    if not lines or lines[0] + b"\n" != _MAP_HEADER:
+        raise DataError(f"{name}:1: not a linsvm feature map")
+    if lines[-1] == b"":
+        lines.pop()
+    out = np.empty(len(lines) - 1, dtype=np.int64)
+    prev = 0
+    for k, text in enumerate(lines[1:]):
+        if not text.isdigit() or not prev < int(text) <= _INT32_MAX:
+            raise DataError(f"{name}:{k + 2}: expected an index above {prev} and at most "
+                            f"{_INT32_MAX}, got {text[:40].decode('ascii', 'replace')!r}")
+        out[k] = prev = int(text)
+    return out

@@ -33,7 +33,7 @@ import numpy as np
 from .. import _dcd
 from ..errors import ParameterError
 from ..problem import check_binary_targets, check_rows_and_costs
-from . import Option, SolverInfo, register
+from . import Option, SolverInfo, register, work_memory
 
 _STATUS = {0: "converged", 1: "iteration cap"}
 _LOSSES = {"l1": 1, "l2": 2}
@@ -114,6 +114,9 @@ def fit_dcd(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
     return st["w"], stats
 
 
+# Work arrays: w, the start copy and the returned weights; per row: alpha, U, D, QD, index.
+_MEMORY_DCD = work_memory(3, 48)
+
 register(SolverInfo(
     name="dcd",
     kind="binary",
@@ -130,4 +133,5 @@ register(SolverInfo(
         "max_iter": Option(int, 1000, "cap on loops over the examples", 1),
     },
     loss="l1",
+    memory=_MEMORY_DCD,
 ))

@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import _mfn
 from ..problem import resolve_threads
-from . import Option, SolverInfo, register
+from . import Option, SolverInfo, register, work_memory
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)"}
 
@@ -152,6 +152,10 @@ MFN_OPTIONS = {
     "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M non-zeros, else 1)", 0, 1024),
 }
 
+# Work arrays: beta, its gradient and CG/line-search vectors (9 in one block), the
+# returned copy; per row: margins, active-set lists and line-search break points.
+_MEMORY_MFN = work_memory(12, 176)
+
 register(SolverInfo(
     name="mfn",
     kind="binary",
@@ -162,4 +166,5 @@ register(SolverInfo(
     fit=fit_mfn,
     options=MFN_OPTIONS,
     loss="l2",
+    memory=_MEMORY_MFN,
 ))

@@ -59,7 +59,7 @@ import numpy as np
 from .. import _sdm
 from ..errors import DataError, ParameterError
 from ..problem import check_rows_and_costs
-from . import Option, SolverInfo, register
+from . import Option, SolverInfo, register, work_memory
 
 _STATUS = {0: "converged", 1: "full-loop cap", 2: "out of memory"}
 
@@ -252,6 +252,9 @@ SDM_OPTIONS = {
                                      "the alphas off their bound, Sec. 2 / 3)"),
 }
 
+# Work arrays: W, one weight column per class; per row: the alphas' sparse lists.
+_MEMORY_SDM_CS = work_memory(1, 64, per_class=1)
+
 register(SolverInfo(
     name="sdm-cs",
     kind="multiclass",
@@ -263,7 +266,10 @@ register(SolverInfo(
     fit=fit_sdm_cs,
     options=SDM_OPTIONS,
     loss="l1",
+    memory=_MEMORY_SDM_CS,
 ))
+
+_MEMORY_SDM_WW = work_memory(1, 64, per_class=1)
 
 register(SolverInfo(
     name="sdm-ww",
@@ -276,4 +282,5 @@ register(SolverInfo(
     fit=fit_sdm_ww,
     options=SDM_OPTIONS,
     loss="l1",
+    memory=_MEMORY_SDM_WW,
 ))
