@@ -39,3 +39,17 @@ def random_problem(n_samples=60, n_features=12, density=0.4, n_classes=2, seed=0
 @pytest.fixture
 def small_binary():
     return random_problem()
+
+
+# hypothesis profiles (tests/test_fuzz_input.py): "ci" by default, a few seconds per
+# test; `pytest --hypothesis-profile=long` (tools/fuzz.sh) for long runs.
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:                     # hypothesis is in the test extra
+    pass
+else:
+    settings.register_profile("ci", max_examples=150, deadline=None)
+    settings.register_profile(
+        "long", max_examples=int(os.environ.get("LINSVM_FUZZ_EXAMPLES", "100000")), deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    settings.load_profile("ci")
