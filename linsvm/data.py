@@ -88,11 +88,11 @@ _BZ2_THREADS = 2                # fixed, never chosen by the load average
 _BZ2_TAIL_BYTES = 1 << 16       # empty streams after indexed_bzip2's last, at most
 
 
-class TruncatedStream(EOFError):
+class _TruncatedStream(EOFError):
     """Compressed input that ends inside a stream."""
 
 
-class TrailingData(OSError):
+class _TrailingData(OSError):
     """Bytes after the last compressed stream that do not start another one."""
 
 
@@ -101,8 +101,8 @@ class _Concatenated(io.RawIOBase):
 
     `new` makes a decompressor (``bz2.BZ2Decompressor``,
     ``lzma.LZMADecompressor``); after each stream the input must end or start
-    another stream with `magic`.  Anything else raises TrailingData, input
-    that ends inside a stream TruncatedStream, and corrupt data the
+    another stream with `magic`.  Anything else raises _TrailingData, input
+    that ends inside a stream _TruncatedStream, and corrupt data the
     decompressor's own error.  `padding`: zero bytes in multiples of four may
     separate or follow streams (xz's stream padding).
     """
@@ -137,12 +137,12 @@ class _Concatenated(io.RawIOBase):
                 break
             data += more
         if self._padding and zeros % 4:
-            raise TrailingData(f"{zeros} zero bytes of stream padding, not a multiple of 4")
+            raise _TrailingData(f"{zeros} zero bytes of stream padding, not a multiple of 4")
         if not data:
             self._in = b""
             return False
         if not data.startswith(self._magic):
-            raise TrailingData("trailing data after the end of the compressed stream")
+            raise _TrailingData("trailing data after the end of the compressed stream")
         self._in = data
         self._d = self._new()
         return True
@@ -156,7 +156,7 @@ class _Concatenated(io.RawIOBase):
                 data = self._in or self._read()
                 self._in = b""
                 if not data:
-                    raise TruncatedStream("compressed data ends before the end of its stream")
+                    raise _TruncatedStream("compressed data ends before the end of its stream")
             out = self._d.decompress(data, len(b))
             if self._d.eof:
                 self._in = self._d.unused_data

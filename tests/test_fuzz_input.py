@@ -21,8 +21,10 @@ import tempfile
 
 import numpy as np
 import pytest
-from hypothesis import assume, example, given
-from hypothesis import strategies as st
+
+pytest.importorskip("hypothesis")       # in the test extra; skip cleanly without it
+from hypothesis import assume, example, given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 from linsvm import data as data_mod
 from linsvm.data import iter_svmlight, load_svmlight
