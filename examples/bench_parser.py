@@ -4,10 +4,9 @@
 
 Files are named relative to the data directory: $LINSVM_DATA, by default
 ../shared/datasets next to the repository.  Missing files are skipped.  A .bz2
-file gets four rows: linsvm as it is (it decompresses bzip2 blocks on two
-threads while the parser runs when the load average leaves a core free, else
-on one; see linsvm._bzip2), linsvm forced to two threads, linsvm forced onto
-the serial path (one libbz2 stream, as before: "serial bz2"), and the
+file gets four rows: linsvm as it is (indexed_bzip2 on two threads when the
+fast-io extra is installed), the same again ("2 threads"), linsvm on the
+standard library's serial libbz2 ("serial bz2"), and the
 decompressed text (written to a temporary directory), so that bzip2's own
 cost does not hide the parser's speed.
 
@@ -55,9 +54,9 @@ sys.path.insert(0, {repo!r})
 mode, path, threads = sys.argv[1], sys.argv[2], sys.argv[3]
 import numpy, scipy.sparse
 from linsvm.data import load_svmlight
-if threads != "auto":
-    import linsvm._bzip2
-    linsvm._bzip2.n_threads = lambda: int(threads)
+if threads == "1":
+    import linsvm.data
+    linsvm.data._indexed_bzip2 = None
 load_svmlight(io.BytesIO(b"1 1:1\n"))          # warm up lazy imports
 if mode == "sktrace":
     from sklearn.datasets import load_svmlight_file
@@ -104,16 +103,17 @@ def _child_peak(mode, path, threads="auto"):
 
 
 def _load_threads(path, threads):
-    """linsvm.data.load_svmlight with the number of bzip2 threads forced."""
-    import linsvm._bzip2
+    """linsvm.data.load_svmlight, on the standard library's libbz2 when threads == 1."""
+    import linsvm.data
     from linsvm.data import load_svmlight
 
-    saved = linsvm._bzip2.n_threads
-    linsvm._bzip2.n_threads = lambda: threads
+    saved = linsvm.data._indexed_bzip2
+    if threads == 1:
+        linsvm.data._indexed_bzip2 = None
     try:
         return load_svmlight(path)
     finally:
-        linsvm._bzip2.n_threads = saved
+        linsvm.data._indexed_bzip2 = saved
 
 
 def _interleaved_medians(fns, repeat):
@@ -133,7 +133,7 @@ _BZ2_ROWS = (("auto", ""), ("2", " (2 threads)"), ("1", " (serial bz2)"))
 
 def bench(path, label, repeat):
     """Rows for one file: linsvm (and, for .bz2, both paths) vs scikit-learn."""
-    import linsvm._bzip2
+    import linsvm.data
     from sklearn.datasets import load_svmlight_file
     from linsvm.data import load_svmlight
 
@@ -149,7 +149,7 @@ def bench(path, label, repeat):
         X2, y2 = _load_threads(path, int(threads))
         assert (X2 != X).nnz == 0 and (y2 == y).all(), f"{threads} thread(s) disagree on {path}"
         fns[threads] = lambda n=int(threads): _load_threads(path, n)
-    auto = linsvm._bzip2.n_threads() if is_bz2 else None
+    auto = (linsvm.data._BZ2_THREADS if linsvm.data._indexed_bzip2 else 1) if is_bz2 else None
     t = _interleaved_medians(fns, repeat)
     csr = 12 * X.nnz + 16 * X.shape[0] + 8
     sk_peak = _child_peak("sktrace", path) / csr

@@ -90,6 +90,10 @@ def _fail_on_errors(func):
                     raise SystemExit(0)
             where = f" '{exc.filename}'" if getattr(exc, "filename", None) else ""
             raise CommandError(f"cannot access{where}: {exc.strerror or exc}") from None
+        except MemoryError as exc:
+            detail = f" ({exc})" if str(exc) else ""
+            raise CommandError(f"out of memory{detail}; with sparse, large feature indices "
+                               "'linsvm renumber' makes the weight vectors shorter") from None
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             raise SystemExit(130) from None
@@ -742,6 +746,35 @@ def _note_test_data(console, model, width, n_unknown, n_total, unknown):
                      f"model's {what} ({shown}); they count as errors")
 
 
+# ---------------------------------------------------------------------------- renumber
+
+@click.command("renumber", context_settings=_CONTEXT,
+               help="Renumber the features of INPUT_FILE (SVM-light) to 1..d, d the number of "
+                    "distinct feature indices it uses, and write OUTPUT_FILE (labels and qids "
+                    "kept, comments dropped) and MAP_FILE (line k: the original index of feature "
+                    "k).  Every solver keeps dense vectors as long as the largest feature index, "
+                    "so a file with few features but large indices (hashed or sparse ids) trains "
+                    "in a fraction of the memory and time once renumbered.  With --apply, read "
+                    "MAP_FILE instead and renumber test data the same way (features the map does "
+                    "not hold are dropped: the model has no weight for them).")
+@click.argument("input_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("output_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("map_file", type=click.Path(dir_okay=False))
+@click.option("--apply", "apply_map", is_flag=True,
+              help="Read MAP_FILE (written by an earlier renumber) and apply it.")
+@_fail_on_errors
+def renumber_cmd(input_file, output_file, map_file, apply_map):
+    from .data import (dump_svmlight, load_svmlight, read_feature_map, renumber_features,
+                       write_feature_map)
+
+    feature_map = read_feature_map(map_file) if apply_map else None
+    X, y, qid = load_svmlight(input_file, with_qid=True)
+    X, feature_map = renumber_features(X, feature_map)
+    dump_svmlight(X, y, output_file, qid=qid if np.any(qid) else None)
+    if not apply_map:
+        write_feature_map(map_file, feature_map)
+
+
 # ---------------------------------------------------------------------------- synth
 
 @click.command("synth", context_settings=_CONTEXT,
@@ -933,6 +966,7 @@ def cli():
 cli.add_command(train_cmd)
 cli.add_command(predict_cmd)
 cli.add_command(synth_cmd)
+cli.add_command(renumber_cmd)
 cli.add_command(cv_cmd)
 
 

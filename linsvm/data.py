@@ -18,18 +18,17 @@ One example per line::
 Input may be gzip, bzip2 or xz compressed; the format is recognised by its
 magic bytes, never by the file name, for files and standard input alike.
 
-bzip2 input to :func:`load_svmlight` is read whole (a regular file is
-memory-mapped, its pages given back as they are used) and split at its block
-boundaries: a bzip2 stream is "BZh" + level digit, then blocks that each start
-with the 48-bit magic 0x314159265359 and their CRC at any bit offset, then the
-48-bit end-of-stream magic 0x177245385090 and the combined CRC of the blocks.
-When the split adds up exactly (see :mod:`linsvm._bzip2`), two threads
-decompress alternate blocks while the parser takes the text in order; that
-needs a free core, so one thread is used on a single CPU or when the load
-average leaves less than half a core.  On anything unexpected -- corrupt or
-truncated data, trailing bytes, bad SVM-light text -- the input is read again
-by the serial path, so results and error messages are the same either way.
-:func:`iter_svmlight` always reads serially, in bounded memory.
+Compressed input is read strictly: concatenated streams are read in turn, and
+anything after the last stream that is not another stream (trailing garbage,
+a truncated stream) is an error, for gzip, bzip2 and xz alike (the standard
+library's BZ2File and LZMAFile silently stop there; xz's stream padding, zero
+bytes in multiples of four, is allowed).  With the optional ``fast-io`` extra
+installed, gzip is decompressed by ISA-L (``isal``) and a bzip2 regular file
+by ``indexed_bzip2`` on a fixed number of threads, so results never depend on
+the load; without it, or for standard input and pipes, the standard library
+does it.  Both read the same rows from every sound file; one kind of damaged
+bzip2 file reads differently: a stream whose header digit understates its
+block size, which libbz2 rejects and indexed_bzip2 decodes (its CRCs check).
 
 Bad input is never guessed at or skipped: every problem raises
 :class:`~linsvm.errors.DataError` with a one-line message
@@ -57,7 +56,6 @@ import bz2
 import gzip
 import io
 import lzma
-import mmap
 import numbers
 import os
 import stat
@@ -67,21 +65,124 @@ import zlib
 import numpy as np
 import scipy.sparse as sp
 
-from . import _bzip2, _svmlight
+from . import _svmlight
 from .atomic import atomic_output
 from .errors import DataError, ParameterError
 
-__all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight"]
+__all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight", "renumber_features",
+           "read_feature_map", "write_feature_map"]
 
 _CHUNK_BYTES = 1 << 20          # read size for files and streams
 _WRITE_NNZ = 1 << 18            # non-zeros formatted per block when writing
 _INT32_MAX = 2**31 - 1
+try:                            # optional (the fast-io extra): ISA-L's gzip
+    from isal import igzip as _igzip
+except ImportError:             # pragma: no cover - depends on the environment
+    _igzip = None
+try:                            # optional (the fast-io extra): parallel bzip2 blocks
+    import indexed_bzip2 as _indexed_bzip2
+except ImportError:             # pragma: no cover
+    _indexed_bzip2 = None
+
+_BZ2_THREADS = 2                # fixed, never chosen by the load average
+_BZ2_TAIL_BYTES = 1 << 16       # empty streams after indexed_bzip2's last, at most
+
+
+class _TruncatedStream(EOFError):
+    """Compressed input that ends inside a stream."""
+
+
+class _TrailingData(OSError):
+    """Bytes after the last compressed stream that do not start another one."""
+
+
+class _Concatenated(io.RawIOBase):
+    """Decompressed bytes of one or more concatenated streams, read strictly.
+
+    `new` makes a decompressor (``bz2.BZ2Decompressor``,
+    ``lzma.LZMADecompressor``); after each stream the input must end or start
+    another stream with `magic`.  Anything else raises _TrailingData, input
+    that ends inside a stream _TruncatedStream, and corrupt data the
+    decompressor's own error.  `padding`: zero bytes in multiples of four may
+    separate or follow streams (xz's stream padding).
+    """
+
+    def __init__(self, fh, new, magic, padding=False):
+        super().__init__()
+        self._fh = fh
+        self._new = new
+        self._magic = magic
+        self._padding = padding
+        self._d = new()
+        self._in = b""              # compressed bytes read but not yet fed
+
+    def readable(self):
+        return True
+
+    def _read(self):
+        return self._fh.read(_CHUNK_BYTES) or b""
+
+    def _next_stream(self):
+        """Start the next stream; False at a clean end of input."""
+        data, zeros = self._in, 0
+        while True:
+            if self._padding:
+                stripped = data.lstrip(b"\0")
+                zeros += len(data) - len(stripped)
+                data = stripped
+            if len(data) >= len(self._magic):
+                break
+            more = self._read()
+            if not more:
+                break
+            data += more
+        if self._padding and zeros % 4:
+            raise _TrailingData(f"{zeros} zero bytes of stream padding, not a multiple of 4")
+        if not data:
+            self._in = b""
+            return False
+        if not data.startswith(self._magic):
+            raise _TrailingData("trailing data after the end of the compressed stream")
+        self._in = data
+        self._d = self._new()
+        return True
+
+    def readinto(self, b):
+        while True:
+            if self._d is None and not self._next_stream():
+                return 0
+            data = b""
+            if self._d.needs_input:
+                data = self._in or self._read()
+                self._in = b""
+                if not data:
+                    raise _TruncatedStream("compressed data ends before the end of its stream")
+            out = self._d.decompress(data, len(b))
+            if self._d.eof:
+                self._in = self._d.unused_data
+                self._d = None
+            if out:
+                b[:len(out)] = out
+                return len(out)
+
+
+def _open_gzip(fh):
+    if _igzip is not None:
+        return _igzip.IGzipFile(fileobj=fh, mode="rb")
+    return gzip.GzipFile(fileobj=fh, mode="rb")
+
+
 _MAGIC = (
-    (b"\x1f\x8b", "gzip", lambda fh: gzip.GzipFile(fileobj=fh, mode="rb")),
-    (b"BZh", "bzip2", lambda fh: bz2.BZ2File(fh, mode="rb")),
-    (b"\xfd7zXZ\x00", "xz", lambda fh: lzma.LZMAFile(fh, mode="rb")),
+    (b"\x1f\x8b", "gzip", _open_gzip),
+    (b"BZh", "bzip2", lambda fh: _Concatenated(fh, bz2.BZ2Decompressor, b"BZh")),
+    (b"\xfd7zXZ\x00", "xz", lambda fh: _Concatenated(
+        fh, lambda: lzma.LZMADecompressor(lzma.FORMAT_XZ), b"\xfd7zXZ\x00", padding=True)),
 )
 _DECOMPRESS_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+if _igzip is not None:
+    from isal import isal_zlib as _isal_zlib
+    _DECOMPRESS_ERRORS += (_isal_zlib.error,)
+_EOS_MAGIC = 0x177245385090     # bzip2's end-of-stream marker
 
 
 # ---------------------------------------------------------------------------
@@ -150,6 +251,8 @@ class _Input:
             raise TypeError(
                 f"expected a path, '-' or a binary file object, not {type(source).__name__}")
         self._stream = None
+        self._bz2_size = None   # size of a bzip2 file that indexed_bzip2 reads
+        self.fast = False       # may indexed_bzip2 read it (its threads need a close())
         self._head = None       # bytes read by sniff(), not yet consumed
         self.size = None        # bytes of uncompressed input, when known
 
@@ -204,34 +307,54 @@ class _Input:
                 return name
         return None
 
-    def read_all(self):
-        """All the (still compressed) input, for reading it more than once.
+    def _fast_bzip2(self):
+        """indexed_bzip2 reading the regular file we opened, or None.
 
-        A regular file we opened is mapped into memory (an ``mmap``, which the
-        caller closes; its pages can be given back as they are used) and is
-        rewound.  Anything else is read into bytes, and from then on read from
-        that copy.  Either way chunks() then gives the same results as before.
+        Used only when the file ends exactly in a bzip2 end-of-stream marker
+        (its last 80 bits before at most 7 zero bits of padding): indexed_bzip2
+        would skip trailing data with a warning on stderr, so a file with any
+        is left to the strict reader, which names the fault.
         """
-        self.sniff()
+        if _indexed_bzip2 is None or not self._own or not self.fast:
+            return None
         try:
-            if self._own and self._fh.seekable():
-                try:
-                    blob = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
-                except (OSError, ValueError):
-                    blob = None
-                if blob is not None:
-                    self._fh.seek(0)
-                    self._head = None
-                    return blob
-            blob = self._head + (self._fh.read() or b"")
-        except OSError as e:
-            self._fail("read error", e)
-        if self._own:
-            self._fh.close()
-            self._own = False
-        self._fh = io.BytesIO(blob)
-        self._head = None
-        return blob
+            st = os.fstat(self._fh.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size < 14:
+                return None
+            tail = os.pread(self._fh.fileno(), 11, st.st_size - 11)
+        except (OSError, ValueError):
+            return None
+        if not _bzip2_ends_cleanly(tail):
+            return None
+        try:
+            self._fh.seek(0)
+            stream = _indexed_bzip2.open(self._fh, parallelization=_BZ2_THREADS)
+        except (RuntimeError, ValueError, OSError) as e:
+            self._fail("bad bzip2 data", e)
+        self._bz2_size = st.st_size
+        return stream
+
+    def _check_bzip2_end(self, stream):
+        """After indexed_bzip2 has read everything: its streams must end where
+        the file ends.  It stops quietly at data it cannot read, and does not
+        count empty streams at the end, so whatever follows its last stream
+        must be read by the strict reader and hold nothing."""
+        offsets = stream.block_offsets()
+        end = (max(offsets) + 7) // 8 if offsets else 0
+        if end >= self._bz2_size:
+            return
+        rest = b""
+        if self._bz2_size - end <= _BZ2_TAIL_BYTES:
+            try:
+                rest = os.pread(self._fh.fileno(), self._bz2_size - end, end)
+            except OSError as e:
+                self._fail("read error", e)
+        try:
+            extra = _MAGIC[1][2](io.BytesIO(rest)).read() if rest else b"?"
+        except _DECOMPRESS_ERRORS as e:
+            self._fail("bad bzip2 data", e)
+        if extra:
+            raise DataError(f"{self.name}: bad bzip2 data: unreadable after byte {end}")
 
     def chunks(self):
         head = self._head if self._head is not None else self._read_head(6)
@@ -240,7 +363,9 @@ class _Input:
         for magic, name, opener in _MAGIC:
             if head.startswith(magic):
                 kind = name
-                self._stream = opener(_Prefixed(head, self._fh))
+                self._stream = self._fast_bzip2() if name == "bzip2" else None
+                if self._stream is None:
+                    self._stream = opener(_Prefixed(head, self._fh))
                 stream = self._stream
                 size = _CHUNK_BYTES
                 head = b""
@@ -262,7 +387,7 @@ class _Input:
                     data = stream.read(size - start)
                     n = len(data)
                     buf[start:start + n] = data
-            except _DECOMPRESS_ERRORS as e:
+            except _DECOMPRESS_ERRORS + ((RuntimeError, ValueError) if self._bz2_size else ()) as e:
                 if kind is None:
                     self._fail("read error", e)
                 self._fail(f"bad {kind} data", e)
@@ -271,6 +396,16 @@ class _Input:
             if not n:
                 break
             yield buf, n
+        if self._bz2_size is not None:
+            self._check_bzip2_end(stream)
+
+
+def _bzip2_ends_cleanly(tail):
+    """Whether 11 bytes end in bzip2's 48-bit end-of-stream marker and 32-bit
+    CRC followed by 0..7 zero bits of padding."""
+    v = int.from_bytes(tail, "big")
+    return any(v & ((1 << pad) - 1) == 0
+               and (v >> (pad + 32)) & ((1 << 48) - 1) == _EOS_MAGIC for pad in range(8))
 
 
 def _check_parse(parser, rc, name):
@@ -331,19 +466,8 @@ def load_svmlight(path, n_features=None, with_qid=False, progress=None):
     """
     n_features = _check_n_features(n_features)
     with _Input(path) as src:
-        parts = None
-        if src.sniff() == "bzip2" and _bzip2.n_threads() > 1:
-            blob = src.read_all()
-            try:
-                blocks = _bzip2.split(blob)
-                if blocks is not None and len(blocks) > 1:
-                    parts = _parse_bzip2_blocks(blob, blocks, with_qid, n_features, progress)
-            finally:
-                if isinstance(blob, mmap.mmap):
-                    blob.close()
-            del blob
-        if parts is None:
-            parts = _parse_serial(src, with_qid, n_features, progress)
+        src.fast = True
+        parts = _parse_serial(src, with_qid, n_features, progress)
     X, y, qid = _to_csr(parts, n_features)
     return (X, y, qid) if with_qid else (X, y)
 
@@ -368,61 +492,6 @@ def _parse_serial(src, with_qid, n_features, progress=None):
                 parser.reserve(int(parser.n_rows * f) + 64, int(parser.nnz * f) + 1024)
     parser.end()
     _check_parse(parser, parser.parse(), src.name)
-    return parser.take()
-
-
-def _release(blob, start, end):
-    """Give back the resident pages of the mapped file blob in [start, end)
-    (whole pages only); returns where the next release starts.  They are read
-    again from the page cache should they be needed."""
-    if not isinstance(blob, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
-        return start
-    end -= end % mmap.PAGESIZE
-    if end > start:
-        try:
-            blob.madvise(mmap.MADV_DONTNEED, start, end - start)
-        except OSError:
-            return end
-    return max(start, end)
-
-
-def _parse_bzip2_blocks(blob, blocks, with_qid, n_features, progress=None):
-    """Parse bzip2 data block by block while later blocks decompress on threads.
-
-    Returns the parser's arrays, or None on anything unexpected -- a block that
-    does not decompress, or bad SVM-light text -- and then the caller reads the
-    input again serially, so that the error and its message are exactly those
-    of the serial reader.
-    """
-    parser = _svmlight.Parser(bool(with_qid), n_features)
-    threads = _bzip2.n_threads()
-    total_bits = 8 * len(blob)
-    hinted = False
-    released = 0
-    pieces = _bzip2.inflate_blocks(blob, blocks, threads)
-    try:
-        for parts, end_bit in pieces:
-            for data in parts:
-                parser.feed(data)
-                if parser.parse() < 0:
-                    return None
-            del parts
-            if progress is not None:
-                progress(parser.n_rows)
-            released = _release(blob, released, end_bit // 8)
-            if not hinted and end_bit < total_bits:
-                hinted = True
-                # Extrapolate the final size from the first block by compressed
-                # bits, with 5% to spare, instead of growing by half at a time.
-                f = 1.05 * total_bits / end_bit
-                parser.reserve(int(parser.n_rows * f) + 64, int(parser.nnz * f) + 1024)
-        parser.end()
-        if parser.parse() < 0:
-            return None
-    except _bzip2.BadBlock:
-        return None
-    finally:
-        pieces.close()
     return parser.take()
 
 
@@ -633,3 +702,67 @@ def dump_svmlight(X, y, path_or_file, qid=None, comment=None):
     else:
         raise TypeError(
             f"expected a path, '-' or a file object, not {type(path_or_file).__name__}")
+
+
+# ---------------------------------------------------------------------------
+# renumbering features
+# ---------------------------------------------------------------------------
+
+_MAP_HEADER = b"# linsvm feature map: line k holds the original index of feature k\n"
+
+
+def renumber_features(X, feature_map=None):
+    """Feature indices mapped to 1..d' (columns 0..d'-1).
+
+    Without `feature_map`: the columns X uses, in increasing order, become
+    0, 1, ...; returns ``(X', map)``, map[k] the original 1-based index of new
+    feature k + 1 (int64, increasing).  With `feature_map` (such a map, e.g.
+    read back by :func:`read_feature_map`): X's columns are renumbered through
+    it, and columns the map does not hold are dropped -- a model trained on
+    the renumbered data has no weight for them, so predictions are unchanged.
+    X' is CSR with as many columns as the map has entries.
+    """
+    X = sp.csr_matrix(X)
+    cols = X.indices.astype(np.int64) + 1               # 1-based original indices
+    if feature_map is None:
+        feature_map = np.unique(cols)
+    feature_map = np.asarray(feature_map, dtype=np.int64)
+    pos = np.searchsorted(feature_map, cols)
+    hit = pos < feature_map.shape[0]
+    hit[hit] = feature_map[pos[hit]] == cols[hit]
+    row = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row[hit], minlength=X.shape[0]), out=indptr[1:])
+    out = sp.csr_matrix((X.data[hit], pos[hit].astype(np.int32), indptr),
+                        shape=(X.shape[0], feature_map.shape[0]))
+    return out, feature_map
+
+
+def write_feature_map(path, feature_map):
+    """Write a feature map (see renumber_features), one original index a line,
+    atomically."""
+    body = _MAP_HEADER + "".join(f"{int(v)}\n" for v in feature_map).encode("ascii")
+    _atomic_write(path, lambda fh: fh.write(body))
+
+
+def read_feature_map(path):
+    """Read a feature map written by write_feature_map; DataError naming the
+    file and line for anything else."""
+    name = os.fsdecode(os.fspath(path))
+    try:
+        with open(path, "rb") as fh:
+            lines = fh.read().split(b"\n")
+    except OSError as e:
+        raise DataError(f"{name}: cannot open: {e.strerror or e}") from e
+    if not lines or lines[0] + b"\n" != _MAP_HEADER:
+        raise DataError(f"{name}:1: not a linsvm feature map")
+    if lines[-1] == b"":
+        lines.pop()
+    out = np.empty(len(lines) - 1, dtype=np.int64)
+    prev = 0
+    for k, text in enumerate(lines[1:]):
+        if not text.isdigit() or not prev < int(text) <= _INT32_MAX:
+            raise DataError(f"{name}:{k + 2}: expected an index above {prev} and at most "
+                            f"{_INT32_MAX}, got {text[:40].decode('ascii', 'replace')!r}")
+        out[k] = prev = int(text)
+    return out

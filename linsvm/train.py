@@ -33,6 +33,7 @@ import numpy as np
 from ._kernels import binary_targets, scan_labels
 from .errors import DataError, ParameterError
 from .errors import warn as _warn
+from .memory import check_solve
 from .model import Model
 from .problem import CSRBuffers, check_positive, n_weights
 from .solvers import get_solver
@@ -500,6 +501,7 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         base, cw = _cost_factors(y, classes, sample_weight, class_weight)
     state = getattr(init, "solver_state_", None) if getattr(init, "solver", None) == info.name else None
     nw = n_weights(Xb.n_features, bias)
+    check_solve(info, Xb, rows.shape[0], nw, classes.shape[0], opts, log)   # before allocating
     thresholds = None
     t0 = time.perf_counter()
 

@@ -41,9 +41,9 @@ def small_binary():
     return random_problem()
 
 
-# Hypothesis profiles: "default" keeps property-based tests to seconds in CI; "long"
-# (pytest --hypothesis-profile=long) runs them for hours.  Registering a name twice
-# just replaces it, so other test modules may rely on these being present.
+# Hypothesis profiles: "default" keeps property-based tests to seconds in CI (150
+# examples each); "long" (pytest --hypothesis-profile=long, tools/fuzz.sh) runs them for
+# hours, LINSVM_FUZZ_EXAMPLES examples each (default 100000).
 try:
     from hypothesis import HealthCheck, settings as _hyp_settings
 except ImportError:          # hypothesis is in the `test` extra; property tests skip without it
@@ -51,6 +51,7 @@ except ImportError:          # hypothesis is in the `test` extra; property tests
 else:
     _hyp_settings.register_profile("default", max_examples=150, deadline=None,
                                    suppress_health_check=[HealthCheck.too_slow])
-    _hyp_settings.register_profile("long", max_examples=1_000_000, deadline=None,
-                                   suppress_health_check=list(HealthCheck))
+    _hyp_settings.register_profile(
+        "long", max_examples=int(os.environ.get("LINSVM_FUZZ_EXAMPLES", "100000")), deadline=None,
+        suppress_health_check=list(HealthCheck))
     _hyp_settings.load_profile("default")

@@ -27,6 +27,11 @@ anything else the solver reports; stats["_state"] is kept in memory only.
 The weight arrays a solver returns are handed over to the model (train() keeps
 a contiguous float64 array that owns its data without copying it), so a solver
 must not keep or later change them, e.g. through its _state.
+
+memory(n_rows, n_weights, n_classes, nnz, options) -> bytes estimates the work
+arrays of one solve (weights, dense work vectors of the weight length, per-row
+arrays), so that train() can refuse a solve that cannot fit before allocating
+(see linsvm.memory); `work_memory` builds it from counts of vectors.
 """
 from __future__ import annotations
 
@@ -62,6 +67,21 @@ class SolverInfo:
     # LIBLINEAR's -s codes for the same problem: code -> the options it implies
     # (e.g. dcd: {1: {"loss": "l2"}, 3: {"loss": "l1"}}); see liblinear_code().
     liblinear_codes: dict = field(default_factory=dict)
+    memory: Callable | None = None    # bytes of one solve's work arrays (module notes)
+
+
+def work_memory(per_weight, per_row, per_class=0):
+    """A SolverInfo.memory estimate: `per_weight` float64 vectors as long as the
+    weight vector, `per_class` more per class (multi-class solvers keep one
+    column per class), one more per thread beyond the first (private
+    accumulators of X^T v), and `per_row` bytes per example."""
+    def memory(n_rows, n_weights, n_classes, nnz, options):
+        from ..problem import resolve_threads
+
+        threads = resolve_threads(options.get("n_threads", 1), nnz)
+        vectors = per_weight + per_class * n_classes + (threads if threads > 1 else 0)
+        return 8 * n_weights * vectors + per_row * n_rows
+    return memory
 
 
 SOLVERS: dict[str, SolverInfo] = {}

@@ -75,7 +75,7 @@ import numpy as np
 from .. import _alm
 from ..errors import ParameterError
 from ..problem import check_binary_targets, check_rows_and_costs, resolve_threads
-from . import Option, SolverInfo, register
+from . import Option, SolverInfo, register, work_memory
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "breakdown (non-finite objective)"}
 _STOP = {"objective": 0, "gradient": 1, "gap": 2}
@@ -265,6 +265,10 @@ _TOL = ("stop=objective: |P_k - P_k-1| <= e |P_k| (paper Sec. 4) and certified d
         "<= min(1%, 100 e) |P|; stop=gradient: ||grad P|| <= "
         "e min(n+,n-)/n ||grad P(0)||; stop=gap: certified duality gap <= e |P|")
 
+# Work arrays: 7 weight-length vectors in one block, beta and the returned copy;
+# per row: 10 + 3 float64 vectors of the augmented Lagrangian.
+_MEMORY_ALM = work_memory(9, 112)
+
 register(SolverInfo(
     name="alm",
     kind="binary",
@@ -275,7 +279,10 @@ register(SolverInfo(
     fit=fit_alm,
     options=ALM_OPTIONS,
     loss="lp",
+    memory=_MEMORY_ALM,
 ))
+
+_MEMORY_ALM_EXACT = work_memory(9, 112)
 
 register(SolverInfo(
     name="alm-exact",
@@ -287,4 +294,5 @@ register(SolverInfo(
     fit=fit_alm_exact,
     options=ALM_EXACT_OPTIONS,
     loss="lp",
+    memory=_MEMORY_ALM_EXACT,
 ))

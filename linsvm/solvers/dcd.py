@@ -45,7 +45,7 @@ import numpy as np
 from .. import _dcd
 from ..errors import ParameterError
 from ..problem import check_binary_targets, check_rows_and_costs
-from . import Option, SolverInfo, register
+from . import Option, SolverInfo, register, work_memory
 
 _STATUS = {0: "converged", 1: "iteration cap"}
 GAP_GUARD = 0.01        # a stop must also certify (P - D) <= 1% of P (see fit_dcd)
@@ -163,6 +163,9 @@ def fit_dcd(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
     return st["w"], stats
 
 
+# Work arrays: w, the start copy and the returned weights; per row: alpha, U, D, QD, index.
+_MEMORY_DCD = work_memory(3, 48)
+
 register(SolverInfo(
     name="dcd",
     kind="binary",
@@ -182,4 +185,5 @@ register(SolverInfo(
     },
     loss="l1",
     liblinear_codes={1: {"loss": "l2"}, 3: {"loss": "l1"}},
+    memory=_MEMORY_DCD,
 ))

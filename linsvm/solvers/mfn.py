@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import _mfn
 from ..problem import resolve_threads
-from . import Option, SolverInfo, register
+from . import Option, SolverInfo, register, work_memory
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)",
            3: "converged (gradient test)"}
@@ -176,6 +176,10 @@ MFN_OPTIONS = {
     "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M non-zeros, else 1)", 0, 1024),
 }
 
+# Work arrays: beta, its gradient and CG/line-search vectors (9 in one block), the
+# returned copy; per row: margins, active-set lists and line-search break points.
+_MEMORY_MFN = work_memory(12, 176)
+
 register(SolverInfo(
     name="mfn",
     kind="binary",
@@ -187,4 +191,5 @@ register(SolverInfo(
     options=MFN_OPTIONS,
     loss="l2",
     liblinear_codes={2: {}},
+    memory=_MEMORY_MFN,
 ))

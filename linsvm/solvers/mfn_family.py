@@ -56,7 +56,7 @@ import numpy as np
 from .. import _mfn
 from ..errors import ParameterError
 from ..problem import resolve_threads
-from . import Option, SolverInfo, register
+from . import Option, SolverInfo, register, work_memory
 from .mfn import MFN_OPTIONS, _STATUS, run_newton, subset_seed
 
 LS_LOSS = (1.0, 1.0, math.inf, -math.inf)          # (a, tm, hi, lo): zone 1 everywhere
@@ -378,6 +378,9 @@ def _pick(*names):
     return {k: MFN_OPTIONS[k] for k in names}
 
 
+# Work arrays as mfn's (shared Newton-CG core).
+_MEMORY_LS = work_memory(12, 176)
+
 register(SolverInfo(
     name="ls",
     kind="binary",
@@ -389,7 +392,10 @@ register(SolverInfo(
     options=_pick("precondition", "jacobi_weight", "fused_cg", "max_iter", "cg_max_iter",
                   "n_threads"),
     loss="ls",
+    memory=_MEMORY_LS,
 ))
+
+_MEMORY_MFN_HUBER = work_memory(12, 176)
 
 register(SolverInfo(
     name="mfn-huber",
@@ -402,7 +408,10 @@ register(SolverInfo(
     options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "fused_cg",
                   "forcing", "subset", "max_iter", "cg_max_iter", "n_threads"),
     loss="huber",
+    memory=_MEMORY_MFN_HUBER,
 ))
+
+_MEMORY_MFN_L1 = work_memory(12, 176)
 
 register(SolverInfo(
     name="mfn-l1",
@@ -424,7 +433,10 @@ register(SolverInfo(
         max_stages=Option(int, 40, "mfn-l1: cap on continuation stages", 1),
     ),
     loss="l1",
+    memory=_MEMORY_MFN_L1,
 ))
+
+_MEMORY_MFN_ORD = work_memory(12, 176)
 
 register(SolverInfo(
     name="mfn-ord",
@@ -438,4 +450,5 @@ register(SolverInfo(
     options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "forcing",
                   "max_iter", "cg_max_iter", "n_threads"),
     loss="l2",
+    memory=_MEMORY_MFN_ORD,
 ))

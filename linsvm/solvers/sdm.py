@@ -63,7 +63,7 @@ import numpy as np
 from .. import _sdm
 from ..errors import DataError, ParameterError
 from ..problem import check_rows_and_costs
-from . import Option, SolverInfo, register
+from . import Option, SolverInfo, register, work_memory
 
 _STATUS = {0: "converged", 1: "full-loop cap", 2: "out of memory"}
 
@@ -301,6 +301,9 @@ SDM_OPTIONS = {
                          choices=("all", "restricted")),
 }
 
+# Work arrays: W, one weight column per class; per row: the alphas' sparse lists.
+_MEMORY_SDM_CS = work_memory(1, 64, per_class=1)
+
 register(SolverInfo(
     name="sdm-cs",
     kind="multiclass",
@@ -314,7 +317,10 @@ register(SolverInfo(
     options=SDM_OPTIONS,
     loss="l1",
     liblinear_codes={4: {}},
+    memory=_MEMORY_SDM_CS,
 ))
+
+_MEMORY_SDM_WW = work_memory(1, 64, per_class=1)
 
 register(SolverInfo(
     name="sdm-ww",
@@ -328,4 +334,5 @@ register(SolverInfo(
     fit=fit_sdm_ww,
     options=SDM_OPTIONS,
     loss="l1",
+    memory=_MEMORY_SDM_WW,
 ))

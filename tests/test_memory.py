@@ -1,0 +1,187 @@
+"""Memory by feature index (issue 17, item 1): estimates, refusals, renumbering."""
+import os
+import subprocess
+import sys
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+
+from linsvm import cli, memory
+from linsvm.data import (dump_svmlight, load_svmlight, read_feature_map, renumber_features,
+                         write_feature_map)
+from linsvm.errors import DataError
+from linsvm.problem import CSRBuffers, n_weights
+from linsvm.solvers import SOLVERS
+from linsvm.train import train
+
+from conftest import REPO, random_problem
+
+_LIMITED = r"""
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+from linsvm.cli import main
+sys.argv = ["linsvm"] + sys.argv[1:]
+main()
+"""
+
+
+def run_limited(args, limit=3 << 29):
+    """`linsvm ARGS` in a subprocess whose address space is capped at `limit` bytes."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")   # no per-core buffers at import
+    return subprocess.run([sys.executable, "-c", _LIMITED.format(limit=limit)] + args,
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("solver", ["mfn", "sdm-cs", "perf"])
+def test_memory_by_feature_index_is_one_line_error(tmp_path, solver):
+    """`1 2147483647:1` made every solver allocate 16-256 GiB: a traceback
+    ("Unable to allocate ...") under a memory limit.  Now one line naming the
+    largest index and the remedy, exit status 1, nothing written."""
+    data = tmp_path / "huge.svm"
+    data.write_text("1 2147483647:1\n-1 1:1\n2 3:1\n" if solver == "sdm-cs" else
+                    "1 2147483647:1\n-1 1:1\n")
+    model = tmp_path / "m"
+    r = run_limited(["train", "-q", "-s", solver, str(data), str(model)])
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert lines[0].startswith("linsvm: error: training -s " + solver)
+    assert "2147483647" in lines[0] and "linsvm renumber" in lines[0]
+    assert "RLIMIT_AS" in lines[0] or "MemAvailable" in lines[0]     # whichever is smaller
+    assert not model.exists() and os.listdir(tmp_path) == ["huge.svm"]
+
+
+def test_available_sees_rlimit_as():
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30));"
+            "from linsvm import memory; print(*memory.available())")
+    env = dict(os.environ, PYTHONPATH=str(REPO), OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout.split()
+    assert int(out[0]) < 1 << 30                # the cap, less what Python already maps
+    assert out[1] in ("RLIMIT_AS", "MemAvailable", "cgroup")  # RLIMIT_AS unless memory is tighter
+
+
+def test_memory_error_is_one_line_at_the_cli(tmp_path, monkeypatch):
+    """A MemoryError that slips past the estimate (or comes from elsewhere)
+    ends as one line, exit status 1."""
+    data = tmp_path / "d.svm"
+    X, y = random_problem(20, 5)
+    dump_svmlight(X, y, str(data))
+
+    def boom(*a, **k):
+        raise MemoryError("Unable to allocate 16.0 GiB for an array with shape (2147483648,)")
+
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("linsvm.train"), "train", boom)
+    r = CliRunner().invoke(cli.cli, ["train", "-q", str(data), str(tmp_path / "m")])
+    assert r.exit_code == 1
+    assert r.output.count("\n") == 1 and "out of memory (Unable to allocate 16.0 GiB" in r.output
+    assert "renumber" in r.output and "Traceback" not in r.output
+
+
+def test_refusal_names_distinct_features(monkeypatch):
+    monkeypatch.setattr(memory, "available", lambda: (1 << 20, "MemAvailable"))
+    X = sp.csr_matrix((np.ones(3), np.array([4, 9, 999_999]), np.array([0, 2, 3])),
+                      shape=(2, 1_000_000))
+    with pytest.raises(DataError) as e:
+        train(X, [1, -1], solver="mfn")
+    msg = str(e.value)
+    assert "largest feature index, 1000000" in msg and "use 3 distinct features" in msg
+    assert "1.0 MiB is available (MemAvailable)" in msg
+
+
+def test_slow_but_fitting_run_says_why():
+    X = sp.csr_matrix((np.ones(2), np.array([0, (1 << 21) - 1]), np.array([0, 1, 2])),
+                      shape=(2, 1 << 21))
+    lines = []
+    train(X, [1, -1], solver="dcd", log=lines.append)
+    assert any(line.startswith("note: 2097152 features but 2 non-zeros") for line in lines)
+
+
+@pytest.mark.parametrize("solver", sorted(SOLVERS))
+def test_estimate_covers_the_solve(solver):
+    """The estimate is an upper bound of what the solve allocates (tracemalloc
+    sees numpy's arrays) and not wildly above it, on a problem whose memory is
+    dominated by the weight length, as in the cases it must refuse."""
+    info = SOLVERS[solver]
+    d = 1 << 18
+    rng = np.random.default_rng(0)
+    n = 40
+    cols = rng.integers(0, d, 4 * n)
+    X = sp.csr_matrix((rng.standard_normal(4 * n), cols, np.arange(0, 4 * n + 1, 4)),
+                      shape=(n, d))
+    X.sort_indices()
+    y = np.tile([1.0, 2.0, 3.0], n)[:n] if info.kind != "binary" else np.tile([1.0, -1.0], n // 2)
+    Xb = CSRBuffers(X)
+    est = info.memory(n, n_weights(d, 1.0), len(set(y)), Xb.nnz, {})
+    tracemalloc.start()
+    try:
+        train(Xb, y, solver=solver, max_iter=3) if "max_iter" in info.options else train(Xb, y, solver=solver)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= est <= 8 * max(peak, 8 * d), (peak, est)
+
+
+# ---------------------------------------------------------------------------
+# linsvm renumber
+# ---------------------------------------------------------------------------
+
+def test_renumber_trains_the_same_model(tmp_path):
+    """Training on renumbered data and predicting through the same map gives
+    the decision values of the original model (unused features weigh 0)."""
+    rng = np.random.default_rng(1)
+    X, y = random_problem(80, 12, seed=2)
+    spread = np.sort(rng.choice(np.arange(50, 5_000_000), 12, replace=False))
+    big = sp.csr_matrix((X.data, spread[X.indices], X.indptr), shape=(80, int(spread[-1]) + 1))
+    src, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    dump_svmlight(big[:60], y[:60], str(src))
+    extra = big[60:].tolil()
+    extra[:, 7] = 1.0                                   # a feature training never saw
+    dump_svmlight(extra.tocsr(), y[60:], str(test))
+    runner = CliRunner()
+    for args in (["renumber", str(src), str(tmp_path / "train.rn"), str(tmp_path / "map")],
+                 ["renumber", "--apply", str(test), str(tmp_path / "test.rn"), str(tmp_path / "map")]):
+        r = runner.invoke(cli.cli, args)
+        assert r.exit_code == 0, r.output
+    fmap = read_feature_map(tmp_path / "map")
+    Xtr, ytr = load_svmlight(src)
+    assert np.array_equal(fmap, np.unique(Xtr.indices) + 1)
+    Xr, yr = load_svmlight(tmp_path / "train.rn")
+    assert Xr.shape[1] == fmap.shape[0] <= 12
+    m_big = train(Xtr, ytr, solver="mfn", tol=1e-10)
+    m_small = train(Xr, yr, solver="mfn", tol=1e-10)
+    Xte, _ = load_svmlight(test)
+    Xte_r, _ = load_svmlight(tmp_path / "test.rn", n_features=fmap.shape[0])
+    np.testing.assert_allclose(m_small.decision_function(Xte_r), m_big.decision_function(Xte),
+                               rtol=1e-7, atol=1e-9)
+
+
+def test_renumber_features_keeps_values_and_order():
+    X = sp.csr_matrix(np.array([[0, 2.0, 0, 0, 3.0], [0, 0, 0, 0, 0], [1.0, 0, 0, 0, -1.0]]))
+    Xr, fmap = renumber_features(X)
+    assert fmap.tolist() == [1, 2, 5]
+    assert np.array_equal(Xr.toarray(), X.toarray()[:, [0, 1, 4]])
+    Xa, _ = renumber_features(X, np.array([2, 5, 9]))
+    assert np.array_equal(Xa.toarray(), X.toarray()[:, [1, 4, 4]] * [1, 1, 0])
+
+
+@pytest.mark.parametrize("body, line", [(b"", 1), (b"# other\n1\n", 1), (b"3\n2\n", 3),
+                                       (b"1\nx\n", 3), (b"0\n", 2), (b"2147483648\n", 2)])
+def test_bad_feature_map_names_the_line(tmp_path, body, line):
+    path = tmp_path / "map"
+    path.write_bytes(body if body.startswith(b"# other") or not body else
+                     b"# linsvm feature map: line k holds the original index of feature k\n" + body)
+    with pytest.raises(DataError, match=rf"^{path}:{line}: "):
+        read_feature_map(path)
+
+
+def test_feature_map_round_trip(tmp_path):
+    fmap = np.array([3, 17, 2147483647])
+    write_feature_map(tmp_path / "m", fmap)
+    assert np.array_equal(read_feature_map(tmp_path / "m"), fmap)
