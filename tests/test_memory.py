@@ -49,7 +49,7 @@ def test_memory_by_feature_index_is_one_line_error(tmp_path, solver):
     assert r.returncode == 1, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
-    assert lines[0].startswith("linsvm: error: training -s " + solver)
+    assert lines[0].startswith("linsvm train: error: training -s " + solver)   # python -m linsvm train
     assert "2147483647" in lines[0] and "linsvm renumber" in lines[0]
     assert "RLIMIT_AS" in lines[0] or "MemAvailable" in lines[0]     # whichever is smaller
     assert not model.exists() and os.listdir(tmp_path) == ["huge.svm"]
