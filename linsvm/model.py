@@ -142,6 +142,7 @@ _TOKEN_RE = re.compile(r"[!-~]+\Z")                       # printable ASCII, no 
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _DEC_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _SPECIAL_RE = re.compile(r"(?:[+-]?inf|nan)\Z")          # what repr() writes for non-finite
+_HEADER_BAD_CHAR_RE = re.compile(r"[^\t -~]")              # header lines: printable ASCII and tabs
 _INTEGRAL_SUFFIX_RE = re.compile(r"\.0(?=[ \n])")          # the ".0" repr puts on integral floats
 
 
@@ -1010,6 +1011,10 @@ class _Parser:
         text = s.text(line)
         if s.partial:
             raise self.error(s.lineno - 1, "truncated file (the last line has no newline)")
+        bad = _HEADER_BAD_CHAR_RE.search(text[:-1] if text.endswith("\r") else text)
+        if bad:
+            raise self.error(s.lineno - 1, f"character {bad.group()!r} in a header line (the header is "
+                                           "printable ASCII; tokens are separated by spaces or tabs)")
         return s.lineno - 1, text
 
     def build(self, **fields) -> Model:
