@@ -48,7 +48,8 @@ from .errors import ParameterError
 
 __all__ = ["atomic_output", "check_output_path", "is_special_file"]
 
-_O_TMPFILE = getattr(os, "O_TMPFILE", 0)
+# O_TMPFILE files are named through /proc/self/fd (linkat): both are needed.
+_O_TMPFILE = getattr(os, "O_TMPFILE", 0) if os.path.isdir("/proc/self/fd") else 0
 _HOST_TAG = f"{zlib.crc32(socket.gethostname().encode('utf-8', 'replace')):08x}"
 _TEMP_SUFFIX = ".tmp"
 
