@@ -431,3 +431,27 @@ def test_model_path_that_is_a_directory_is_refused(files, no_training):
     from linsvm.errors import ParameterError
     with pytest.raises(ParameterError, match="is a directory"):
         check_output_path(tmp, what="model file")
+
+
+def test_predict_chunks_of_many_class_models_are_bounded(tmp_path, monkeypatch):
+    """Issue 20 item 3, on the prediction side: 65536 rows of 1000 class scores would be
+    half a gigabyte per chunk; by default a chunk holds at most 2^22 scores."""
+    import linsvm.data as data_mod
+    seen = []
+    real = data_mod.iter_svmlight
+
+    def spy(path, chunk_rows=65536, with_qid=False):
+        seen.append(chunk_rows)
+        return real(path, chunk_rows=chunk_rows, with_qid=with_qid)
+
+    monkeypatch.setattr(data_mod, "iter_svmlight", spy)
+    test = tmp_path / "t.svm"
+    test.write_text("1 1:1\n2 2:1\n")
+    for n_classes, expect in ((2, 65536), (1000, 4194)):
+        model = tmp_path / f"m{n_classes}.model"
+        Model(solver="sdm-cs", classes=np.arange(n_classes) + 1.0, weights=np.zeros((3, n_classes)),
+              bias=-1, params={}).save(model)
+        assert run(predict_cmd, ["-q", test, model, tmp_path / "p"]).exit_code == 0
+        assert seen[-1] == expect
+    assert run(predict_cmd, ["-q", "--chunk-rows", "7", test, model, tmp_path / "p"]).exit_code == 0
+    assert seen[-1] == 7
