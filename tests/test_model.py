@@ -1020,3 +1020,22 @@ def test_trained_models_of_every_solver_round_trip_in_every_format(tmp_path, sol
         else:
             assert_same_model(model, back)
         np.testing.assert_array_equal(back.predict(X), model.predict(X))
+
+
+@needs_liblinear
+def test_liblinear_reads_a_bias_0_model_as_we_do(tmp_path):
+    """A `bias 0` model written back in LIBLINEAR's format is the one LIBLINEAR trained:
+    LIBLINEAR's own loader sees the bias row and predicts what linsvm predicts."""
+    X, y = make_text_classification(n_samples=300, n_features=50, n_classes=3, seed=1)
+    prob = liblinearutil.problem(y.tolist(), X)
+    ll = liblinearutil.train(prob, liblinearutil.parameter("-s 2 -c 1 -B 0 -q"))
+    src = tmp_path / "ll.model"
+    liblinearutil.save_model(str(src), ll)
+    m = load_model(src)
+    assert m.bias == 0 and m.weights.shape == (m.n_features_ + 1, 3)
+    back = tmp_path / "back.model"
+    m.save(back, format="liblinear")
+    ll2 = liblinearutil.load_model(str(back))
+    assert ll2.bias == 0 and ll2.get_nr_feature() == m.n_features_
+    labels, _, _ = liblinearutil.predict(y.tolist(), X, ll2, "-q")
+    np.testing.assert_array_equal(labels, m.predict(X))
