@@ -318,7 +318,8 @@ def sdm_figure3(out, quick):
             W = np.array([ll.get_decfun(i)[0] + [ll.get_decfun(i)[1]] for i in range(labels.size)]).T
             if W.shape[0] < X.shape[1] + 1:
                 W = np.vstack([W[:-1], np.zeros((X.shape[1] + 1 - W.shape[0], W.shape[1])), W[-1:]])
-            model = linsvm.Model(solver="liblinear", classes=labels, weights=W, bias=1.0, params={"C": 1.0})
+            model = linsvm.Model(solver="liblinear:MCSVM_CS", classes=labels, weights=W, bias=1.0,
+                                 params={"C": 1.0})
             record("liblinear -s 4", eps, sec, model)
     except ImportError:
         pass
@@ -453,7 +454,8 @@ def alm_tables1_2(out, quick):
                     sec, md = timed(lambda: L.train(prob, L.parameter(f"-s {s_} -c 1 -B 1 -e {e} -q")))
                     w = np.array(md.get_decfun()[0] + [md.get_decfun()[1]])
                     w = np.concatenate([w[:-1], np.zeros(X.shape[1] + 1 - w.size), w[-1:]])
-                    model = linsvm.Model(solver="liblinear", classes=np.array(md.get_labels(), float),
+                    ll_type = {1: "L2R_L2LOSS_SVC_DUAL", 2: "L2R_L2LOSS_SVC", 3: "L2R_L1LOSS_SVC_DUAL"}[s_]
+                    model = linsvm.Model(solver=f"liblinear:{ll_type}", classes=np.array(md.get_labels(), float),
                                          weights=w[:, None], bias=1.0, params={"C": 1.0})
                     if objective_of(model, X, y, 1.0, loss) <= 1.01 * fstar:
                         ll_s = round(sec, 3)

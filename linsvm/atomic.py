@@ -12,14 +12,16 @@ policy:
   is removed and an existing target is left untouched.
 * Where the filesystem offers ``O_TMPFILE`` (Linux: ext4, xfs, btrfs, tmpfs,
   ...), the temporary file has no name while it is written: a process killed
-  by SIGKILL, SIGTERM or a power cut leaves nothing behind.  It gets a name
-  (``.NAME.linsvm-PID-XXXXXXXX.tmp``, through ``/proc/self/fd``) only for the
-  final rename, a window of two system calls; a new target is linked into
-  place directly, with no name in between.
-* Elsewhere the temporary file has that name from the start.  Each write
-  first removes the leftovers of earlier writes to the same target by dead
-  processes of this host (the name carries the process id and a host tag), so
-  a killed run is cleaned up by the next one.
+  by SIGKILL, SIGTERM or a power cut leaves nothing behind.  A new target is
+  linked into place directly, with no name in between; over an existing
+  target, the file gets a name (``.NAME.linsvm-HOST-PID-XXXXXXXX.tmp``, through
+  ``/proc/self/fd``) only for the final rename, a window of two system calls
+  (Linux cannot link over an existing name).
+* Elsewhere the temporary file has that name from the start.
+* Each write first removes the named leftovers of earlier writes to the same
+  target by dead processes of this host (the name carries the host tag and
+  the process id), so the rare leftover of a killed run is cleaned up by the
+  next one.
 * An existing target that is not a regular file (``/dev/null``, ``/dev/full``,
   a FIFO, a terminal) is written in place: renaming over it would replace the
   device node.
@@ -46,7 +48,8 @@ from .errors import ParameterError
 
 __all__ = ["atomic_output", "check_output_path", "is_special_file"]
 
-_O_TMPFILE = getattr(os, "O_TMPFILE", 0)
+# O_TMPFILE files are named through /proc/self/fd (linkat): both are needed.
+_O_TMPFILE = getattr(os, "O_TMPFILE", 0) if os.path.isdir("/proc/self/fd") else 0
 _HOST_TAG = f"{zlib.crc32(socket.gethostname().encode('utf-8', 'replace')):08x}"
 _TEMP_SUFFIX = ".tmp"
 
@@ -167,6 +170,7 @@ class _TempFile:
         self.target = target
         self.name = None                 # set when the file has a name in the directory
         fd = -1
+        _sweep_stale(target.directory, target.base)
         if _O_TMPFILE:
             try:
                 fd = os.open(target.directory, _O_TMPFILE | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0),
@@ -177,7 +181,6 @@ class _TempFile:
                     raise
                 fd = -1
         if fd < 0:
-            _sweep_stale(target.directory, target.base)
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) \
                 | getattr(os, "O_CLOEXEC", 0)
             for _ in range(100):

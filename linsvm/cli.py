@@ -640,8 +640,9 @@ train_cmd = _train_command(_train)
 @click.argument("output_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--decision-values", is_flag=True,
               help="Write decision values (one per class column, space separated) instead of labels.")
-@click.option("--chunk-rows", default=65536, show_default=True, type=click.IntRange(1),
-              help="Rows read and predicted at a time.")
+@click.option("--chunk-rows", default=None, type=click.IntRange(1),
+              help="Rows read and predicted at a time [default: 65536, fewer for models with "
+                   "many classes, so that a chunk's scores stay within 2^22 numbers (32 MB)].")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the accuracy.")
 @_fail_on_errors
 def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows, quiet):
@@ -652,6 +653,8 @@ def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows,
     check_output_path(output_file, what="output file", inputs=(test_file, model_file), stdout_ok=True)
     model = load_model(model_file)
     console = _Console(quiet)
+    if chunk_rows is None:          # a chunk's scores: rows x columns doubles
+        chunk_rows = max(256, min(65536, (1 << 22) // model.weights.shape[1]))
     label_text = {float(c): _fmt_number(c) for c in model.classes_}
     keep = not quiet and model.kind in ("binary", "ordinal")   # measures that need every score
     ys, preds, all_scores, qids = [], [], [], []

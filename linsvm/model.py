@@ -20,12 +20,12 @@ and regularized like the others.  Three kinds of model use the scores:
 
 Files
 -----
-``Model.save(path)`` writes the linsvm format, version 1, a self-describing
+``Model.save(path)`` writes the linsvm format, version 2, a self-describing
 text file (all floats are written in their shortest exact form, Python's
 ``repr`` in the C locale, with an integral ``.0`` dropped, so they read back
 bit for bit)::
 
-    linsvm_model 1
+    linsvm_model 2
     solver mfn
     kind binary
     n_features 3
@@ -47,25 +47,44 @@ bit for bit)::
     end
 
 * Line 1 is ``linsvm_model <version>``.  Header lines follow in any order,
-  each at most once: ``solver NAME``, ``kind binary|multiclass|ordinal``,
-  ``n_features N``, ``bias B``, ``classes C1 C2 ...`` (model order),
-  ``n_columns K``, and for ordinal models only ``thresholds T1 ... T(k-1)``.
+  each at most once: ``solver NAME`` (a registered solver or
+  ``liblinear:<solver_type>``), ``kind binary|multiclass|ordinal`` (ordinal
+  exactly for the ordinal solvers), ``n_features N``, ``bias B``, ``classes C1
+  C2 ...`` (model order), ``n_columns K``, and for ordinal models only
+  ``thresholds T1 ... T(k-1)``.
 * ``param NAME TYPE [VALUE]`` and ``stat NAME TYPE [VALUE]`` (any number, names
   unique within their group) record the training options and statistics with
   their Python type: ``float`` / ``int`` (decimal), ``bool`` (``true`` /
   ``false``), ``str`` (a JSON string literal) or ``none`` (no value).
-* ``weights R`` starts the matrix: R = n_features + (1 if bias > 0 else 0)
-  lines of K numbers separated by single spaces, row j holding the weights of
-  feature j + 1 (file numbering) in every column; the optional bias row last.
+* ``weights R`` starts the matrix: R lines of K numbers separated by single
+  spaces, row j holding the weights of feature j + 1 (file numbering) in
+  every column; the bias row last.  R = n_features + 1 when bias > 0,
+  n_features when bias < 0, and either when bias = 0 (LIBLINEAR's ``-B 0``
+  keeps a row for its always-zero bias feature).
+* Or, binary weights: ``weights R binary float64-le crc32:XXXXXXXX``, then
+  exactly R * K * 8 bytes (the matrix in row-major order, IEEE 754 doubles,
+  little-endian; the crc32 of those bytes in hex) and a newline.  8 bytes per
+  weight: LIBLINEAR's file size or less, read without parsing.
 * ``end`` closes the file; nothing may follow it.
+
+``format="linsvm"`` writes text weights for models of at most
+BINARY_MIN_ENTRIES (2**20) weights and binary ones above;
+``"linsvm-text"`` and ``"linsvm-binary"`` force one form.  Version 1 files
+(text weights, bias 0 without a row) are still read; version 2 added the
+binary form and bias 0 with a row.
 
 ``Model.save(path, format="liblinear")`` writes LIBLINEAR's own format
 (readable by LIBLINEAR's ``predict`` and ``liblinearutil.load_model``), and
 ``load_model`` reads both formats, telling them apart by the first line.
 
-Saving is atomic: the text goes to a temporary file in the target's directory,
-which is flushed, fsync'ed and renamed over the target; on any failure the
-temporary file is removed and an existing target is left untouched.
+Saving is atomic (`linsvm.atomic`): the file is written to an unnamed
+(O_TMPFILE) or hidden temporary file in the target's directory, flushed,
+fsync'ed and renamed over the target; on any failure nothing is left behind
+and an existing target is untouched.
+
+Loading streams: the file is read in chunks of a megabyte, text rows are
+parsed by a compiled parser straight into the preallocated weight array and
+binary rows read into it, so the peak is the weights plus the buffer.
 
 Loading validates every field and raises ``ModelError("FILE:LINE: ...")``
 (``FILE: ...`` when the problem is not on one line) for a corrupt, truncated,
@@ -123,6 +142,7 @@ _TOKEN_RE = re.compile(r"[!-~]+\Z")                       # printable ASCII, no 
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _DEC_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _SPECIAL_RE = re.compile(r"(?:[+-]?inf|nan)\Z")          # what repr() writes for non-finite
+_HEADER_BAD_CHAR_RE = re.compile(r"[^\t -~]")              # header lines: printable ASCII and tabs
 _INTEGRAL_SUFFIX_RE = re.compile(r"\.0(?=[ \n])")          # the ".0" repr puts on integral floats
 
 
@@ -991,6 +1011,10 @@ class _Parser:
         text = s.text(line)
         if s.partial:
             raise self.error(s.lineno - 1, "truncated file (the last line has no newline)")
+        bad = _HEADER_BAD_CHAR_RE.search(text[:-1] if text.endswith("\r") else text)
+        if bad:
+            raise self.error(s.lineno - 1, f"character {bad.group()!r} in a header line (the header is "
+                                           "printable ASCII; tokens are separated by spaces or tabs)")
         return s.lineno - 1, text
 
     def build(self, **fields) -> Model:

@@ -803,3 +803,239 @@ def test_model_from_training_equals_the_checked_constructor():
     bad = dict(args, weights=np.array([[0.5], [np.nan], [0.25]]))
     with pytest.raises(ModelError, match="weights must be finite"):
         Model._from_training(**bad)
+
+
+# --------------------------------------------------------------------------- format 2: binary
+# weights, streaming, and the regressions of issues 17 (item 4) and 20 (item 3)
+
+def _binary_file(model, tmp_path):
+    path = tmp_path / "b.model"
+    model.save(path, format="linsvm-binary")
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize("format", ["linsvm-text", "linsvm-binary"])
+def test_both_linsvm_weight_forms_round_trip_bit_for_bit(models, tmp_path, name, format):
+    m = models[name]
+    path = tmp_path / "m.model"
+    m.save(path, format=format)
+    assert_same_model(m, load_model(path))
+    assert (b"binary float64-le" in path.read_bytes()) == (format == "linsvm-binary")
+
+
+def test_binary_weights_are_the_default_above_the_threshold(models, tmp_path, monkeypatch):
+    import linsvm.model as model_mod
+    m = models["multi3-bias"]                         # 18 weights
+    monkeypatch.setattr(model_mod, "BINARY_MIN_ENTRIES", 18)
+    assert b"binary" not in native_text(m, tmp_path)
+    monkeypatch.setattr(model_mod, "BINARY_MIN_ENTRIES", 17)
+    data = native_text(m, tmp_path)
+    assert b"weights 6 binary float64-le crc32:" in data
+    # the file is the header, 8 bytes per weight and "\nend\n": LIBLINEAR's size or less
+    header = data[:data.index(b"\n", data.index(b"\nweights ") + 1) + 1]
+    assert len(data) == len(header) + 8 * 18 + len(b"\nend\n")
+    assert_same_model(m, _loads(data, "x"))
+
+
+def test_binary_weights_read_back_bit_for_bit_with_special_values(tmp_path):
+    W = np.array([[0.0, -0.0], [5e-324, -5e-324], [1.7976931348623157e308, -2.2250738585072014e-308],
+                  [1 / 3, 1e16]])
+    m = Model(solver="sdm-cs", classes=[1, 2], weights=W, bias=-1, params={})
+    m2 = _loads(_binary_file(m, tmp_path), "x")
+    np.testing.assert_array_equal(bits(m2.weights), bits(W))
+
+
+def test_every_truncation_of_a_binary_model_fails(models, tmp_path):
+    data = _binary_file(models["multi3-bias"], tmp_path)
+    for cut in range(len(data)):
+        with pytest.raises(ModelError):
+            _loads(data[:cut], "x")
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d, s: d[:s] + bytes([d[s] ^ 1]) + d[s + 1:], r"^x: corrupt binary weights after line \d+ \(crc32"),
+    (lambda d, s: d[:-5] + b"\nEND\n", r"^x:\d+: expected 'end'"),
+    (lambda d, s: d[:-5] + b"end\n", r"^x: truncated or corrupt file: a newline must follow"),
+    (lambda d, s: d + b"x\n", r"^x:\d+: unexpected content after 'end'"),
+    (lambda d, s: d[:s] + d[s + 8:], r"^x: (corrupt|truncated)"),
+    (lambda d, s: d.replace(b"linsvm_model 2", b"linsvm_model 1"), r"^x:\d+: binary weights need model format version 2"),
+    (lambda d, s: d.replace(b"float64-le", b"float32-le"), r"^x:\d+: bad weights line"),
+    (lambda d, s: d.replace(b"crc32:", b"crc33:"), r"^x:\d+: bad weights line"),
+])
+def test_corrupt_binary_weights_are_a_one_line_error(models, tmp_path, edit, message):
+    data = _binary_file(models["multi3-bias"], tmp_path)
+    start = data.index(b"\n", data.index(b"\nweights ") + 1) + 1
+    with pytest.raises(ModelError, match=message) as info:
+        _loads(edit(data, start + 3), "x")
+    assert "\n" not in str(info.value)
+
+
+def test_non_finite_binary_weights_with_a_valid_crc_are_refused(tmp_path):
+    import zlib
+    m = Model(solver="mfn", classes=[1, -1], weights=[[1.0], [2.0]], bias=-1, params={})
+    data = _binary_file(m, tmp_path)
+    raw = np.array([[1.0], [np.inf]]).astype("<f8").tobytes()
+    head = data[:data.index(b"crc32:")] + f"crc32:{zlib.crc32(raw):08x}\n".encode()
+    with pytest.raises(ModelError, match=r"row 2, column 1 is not finite"):
+        _loads(head + raw + b"\nend\n", "x")
+
+
+@pytest.mark.parametrize("format", ["linsvm-text", "linsvm-binary", "liblinear"])
+def test_loading_streams_into_the_weight_array(tmp_path, format):
+    """Issue 20 item 3: loading held the whole file, its decoded text, its lines and one
+    Python float per weight (a 346 MB model peaked at 2.87 GB).  Now the peak of traced
+    allocations is the weight array plus a read buffer of about a megabyte."""
+    import tracemalloc
+    rng = np.random.default_rng(1)
+    W = rng.standard_normal((20000, 30))                       # 4.8 MB of weights, ~13 MB of text
+    m = Model(solver="mfn", classes=np.arange(30) + 1.0, weights=W, bias=1.0, params={})
+    path = tmp_path / "m.model"
+    m.save(path, format=format)
+    tracemalloc.start()
+    try:
+        m2 = load_model(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(bits(m2.weights), bits(W))
+    assert peak < W.nbytes + 4 * 2**20, (peak, W.nbytes, path.stat().st_size)
+
+
+def test_loading_with_a_tiny_read_buffer_gives_the_same_model(models, tmp_path, monkeypatch):
+    import linsvm.model as model_mod
+    monkeypatch.setattr(model_mod, "_READ_BYTES", 7)
+    for name in MODEL_NAMES:
+        for format in ("linsvm-text", "linsvm-binary"):
+            m = models[name]
+            path = tmp_path / "m.model"
+            m.save(path, format=format)
+            assert_same_model(m, load_model(path))
+
+
+def test_version_1_files_still_load(models, tmp_path):
+    m = models["multi3-bias"]
+    data = native_text(m, tmp_path, format="linsvm-text").replace(b"linsvm_model 2\n", b"linsvm_model 1\n", 1)
+    assert_same_model(m, _loads(data, "x"))
+
+
+def test_unknown_solver_in_a_model_file_is_refused():
+    """Issue 17 item 4: a model file's solver name could be any token."""
+    with pytest.raises(ModelError, match=r"^f\.model:2: unknown solver 'svm-magic'"):
+        _loads(_edit("solver mfn\n", "solver svm-magic\n"), "f.model")
+    with pytest.raises(ModelError, match="unknown solver 'liblinear:L2R_MAGIC'"):
+        _loads(_edit("solver mfn\n", "solver liblinear:L2R_MAGIC\n"), "f.model")
+    with pytest.raises(ModelError, match="unknown solver"):
+        Model(solver="svm-magic", classes=[1, -1], weights=[[1.0]], bias=-1, params={})
+
+
+def test_ordinal_kind_needs_an_ordinal_solver():
+    with pytest.raises(ModelError, match="solver mfn makes binary or multiclass models, not ordinal"):
+        Model(solver="mfn", classes=[1, 2], weights=[[1.0]], bias=-1, params={}, thresholds=[0.0])
+    with pytest.raises(ModelError, match="solver mfn-ord makes ordinal models, not binary"):
+        Model(solver="mfn-ord", classes=[1, 2], weights=[[1.0]], bias=-1, params={}, kind="binary")
+
+
+def test_liblinear_bias_0_keeps_its_bias_row(tmp_path):
+    """Issue 17 item 4: LIBLINEAR's `bias 0` (bias >= 0: a bias feature of value 0) lost its
+    row on loading, so the model could not be written back as it was."""
+    text = "solver_type L2R_L2LOSS_SVC\nnr_class 2\nlabel 1 -1\nnr_feature 2\nbias 0\nw\n0.5 \n-1 \n0.25 \n"
+    m = _loads(text, "f")
+    assert m.bias == 0 and m.n_features_ == 2 and m.weights.shape == (3, 1)
+    np.testing.assert_array_equal(m.weights[:, 0], [0.5, -1, 0.25])
+    path = tmp_path / "back.model"
+    m.save(path, format="liblinear")
+    assert path.read_text() == text.replace("0.5 \n-1 \n0.25 \n", "0.5 \n-1 \n0.25 \n")
+    for format in ("linsvm-text", "linsvm-binary"):
+        m.save(path, format=format)
+        m2 = load_model(path)
+        assert m2.weights.shape == (3, 1) and m2.n_features_ == 2 and m2.bias == 0
+    np.testing.assert_array_equal(m.decision_function(np.array([[2.0, 1.0]])), [0.0])
+
+
+def test_weights_that_overflow_every_score_are_refused_at_loading():
+    """Issue 17 item 4, the certain case: bias * bias weight beyond the largest double makes
+    every decision value infinite, whatever the example."""
+    text = _edit("bias 1\n", "bias 2\n").replace("param bias float 1\n", "").replace("0.125\n", "1e308\n")
+    with pytest.raises(ModelError, match=r"^f\.model: bias 2 times the bias weight 1e\+308 of column 1 overflows"):
+        _loads(text, "f.model")
+    _loads(text.replace("bias 2\n", "bias 1\n"), "f.model")        # 1e308 itself is fine
+
+
+def test_overflowing_decision_values_are_an_error_naming_the_row():
+    """Issue 17 item 4: weights of 1e308 and -1e308 loaded, then predicted nan scores and
+    labelled the rows."""
+    from linsvm.model import ScoreOverflowError
+    m = Model(solver="mfn", classes=[1, -1], weights=[[1e308], [-1e308]], bias=-1, params={})
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [10.0, 10.0], [1.0, 1.0]]))
+    with pytest.raises(ScoreOverflowError, match=r"^row 2: the decision value is nan, not finite: "
+                                                 r"the products of the model's weights") as info:
+        m.predict(X)
+    assert info.value.row == 2 and isinstance(info.value, DataError)
+    np.testing.assert_array_equal(m.predict(X[[0, 1, 3]]), [1, -1, -1])
+
+
+def test_predict_with_overflowing_weights_is_an_error_naming_the_example(tmp_path):
+    from click.testing import CliRunner
+
+    from linsvm.cli import predict_cmd
+    model = tmp_path / "m.model"
+    Model(solver="mfn", classes=[1, -1], weights=[[1e308], [-1e308]], bias=-1, params={}).save(model)
+    test = tmp_path / "t.svm"
+    test.write_text("1 1:1\n-1 2:1\n1 1:10 2:10\n")
+    out = tmp_path / "p.txt"
+    r = CliRunner().invoke(predict_cmd, [str(test), str(model), str(out)])
+    assert r.exit_code == 1
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].endswith(
+        f"error: {test}: example 3: the decision value is nan, not finite: the products of the "
+        "model's weights and the example's features overflow the largest double (weights too large)")
+    assert not out.exists()
+
+
+SOLVER_KINDS = ["mfn", "ls", "mfn-huber", "mfn-l1", "dcd", "alm", "alm-exact", "perf", "sdm-cs", "sdm-ww",
+                "mfn-ord", "perf-ord"]
+
+
+@pytest.mark.parametrize("solver", SOLVER_KINDS)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_trained_models_of_every_solver_round_trip_in_every_format(tmp_path, solver, n_classes):
+    import linsvm
+    from linsvm.solvers import SOLVERS
+    from conftest import random_problem
+
+    assert set(SOLVER_KINDS) == set(SOLVERS)
+    X, y = random_problem(n_samples=40, n_features=6, n_classes=n_classes, seed=3)
+    if SOLVERS[solver].kind == "ordinal":
+        y = np.where(y > 0, 2.0, 1.0) if n_classes == 2 else y
+    model = linsvm.train(X, y, solver=solver, C=1.0)
+    formats = ["linsvm", "linsvm-text", "linsvm-binary"] + ([] if model.kind == "ordinal" else ["liblinear"])
+    for format in formats:
+        path = tmp_path / f"m.{format}"
+        model.save(path, format=format)
+        back = load_model(path)
+        if format == "liblinear":
+            np.testing.assert_array_equal(bits(back.weights), bits(model.weights))
+            np.testing.assert_array_equal(back.classes_, model.classes_)
+        else:
+            assert_same_model(model, back)
+        np.testing.assert_array_equal(back.predict(X), model.predict(X))
+
+
+@needs_liblinear
+def test_liblinear_reads_a_bias_0_model_as_we_do(tmp_path):
+    """A `bias 0` model written back in LIBLINEAR's format is the one LIBLINEAR trained:
+    LIBLINEAR's own loader sees the bias row and predicts what linsvm predicts."""
+    X, y = make_text_classification(n_samples=300, n_features=50, n_classes=3, seed=1)
+    prob = liblinearutil.problem(y.tolist(), X)
+    ll = liblinearutil.train(prob, liblinearutil.parameter("-s 2 -c 1 -B 0 -q"))
+    src = tmp_path / "ll.model"
+    liblinearutil.save_model(str(src), ll)
+    m = load_model(src)
+    assert m.bias == 0 and m.weights.shape == (m.n_features_ + 1, 3)
+    back = tmp_path / "back.model"
+    m.save(back, format="liblinear")
+    ll2 = liblinearutil.load_model(str(back))
+    assert ll2.bias == 0 and ll2.get_nr_feature() == m.n_features_
+    labels, _, _ = liblinearutil.predict(y.tolist(), X, ll2, "-q")
+    np.testing.assert_array_equal(labels, m.predict(X))

@@ -68,18 +68,21 @@ def reference_weights(data: bytes):
     """(weights, classes, bias) as the file's own text says, read naively; None if this
     simple reader cannot make sense of the file (then only 'no crash' is checked)."""
     try:
-        if data.startswith(b"solver_type"):
-            head, _, body = data.partition(b"\nw\n")
+        if data.split(None, 1)[:1] == [b"solver_type"]:
+            found = re.search(rb"\n[ \t\r]*w[ \t\r]*\n", data)
+            head, body = data[:found.start()], data[found.end():]
             keys = dict(line.split(None, 1) for line in head.decode().split("\n") if line.strip())
             rows = [_floats(line.split()) for line in body.decode().split("\n")[:-1]]
             labels = _floats(keys["label"].split())
             return np.array(rows, dtype=np.float64), labels, float(keys["bias"])
-        text_end = data.find(b"\nweights ")
+        found = re.search(rb"\n[ \t]*weights[ \t]", data)
+        text_end = found.start()
         head = data[:text_end].decode()
         keys = {}
         for line in head.split("\n")[1:]:
-            k, _, v = line.strip().partition(" ")
-            keys.setdefault(k, v)
+            parts = line.split(None, 1)
+            if parts:
+                keys.setdefault(parts[0], parts[1] if len(parts) > 1 else "")
         nl = data.index(b"\n", text_end + 1)
         wline = data[text_end + 1:nl].decode().split()
         n_rows, n_cols = int(wline[1]), int(keys["n_columns"])
@@ -90,7 +93,7 @@ def reference_weights(data: bytes):
             lines = data[nl + 1:].decode().split("\n")[:n_rows]
             W = np.array([_floats(line.split()) for line in lines], dtype=np.float64).reshape(n_rows, n_cols)
         return W, _floats(keys["classes"].split()), float(keys["bias"])
-    except (ValueError, KeyError, IndexError, UnicodeDecodeError):
+    except (ValueError, KeyError, IndexError, UnicodeDecodeError, AttributeError):
         return None
 
 
