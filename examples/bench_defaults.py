@@ -65,7 +65,8 @@ squared hinge, dcd --loss l1 for the hinge, sdm-cs for Crammer-Singer).
    skipped with a note).  Parse + train + save, same uncompressed text file
    for both (a .bz2 set is decompressed once beforehand; a generated one is
    written once), --repeats interleaved rounds, median wall time and the
-   ratio as in 2; child CPU time (getrusage) goes to the JSON.  The first
+   ratio as in 2, of wall time and of the children's CPU time (getrusage:
+   user + system, interpreter start-up and imports included).  The first
    round's saved models are read back and their gaps recorded in the JSON.
 4. Test accuracy, where a test set exists (median over the repeats).
 
@@ -439,7 +440,7 @@ def bench_case(ds, C, objective, configs, fstar, cache, args, data_file, tmp, we
 
 COLUMNS = ("data set", "C", "linsvm", "LIBLINEAR", "gap linsvm", "gap LIBLINEAR",
            "train s linsvm", "train s LIBLINEAR", "wall ratio", "CPU ratio",
-           "end-to-end s linsvm", "end-to-end s LIBLINEAR", "end-to-end ratio",
+           "end-to-end s linsvm", "end-to-end s LIBLINEAR", "end-to-end ratio", "end-to-end CPU ratio",
            "test acc linsvm", "test acc LIBLINEAR")
 
 
@@ -471,6 +472,7 @@ def table_rows(cases):
                          fmt(paired_ratio(x["thread_cpu"], y["thread_cpu"]), ".2f"),
                          B.fmt_s(median(x["e2e_wall"])), B.fmt_s(median(y["e2e_wall"])),
                          fmt(paired_ratio(x["e2e_wall"], y["e2e_wall"]) if x["e2e_wall"] else None, ".2f"),
+                         fmt(paired_ratio(x["e2e_cpu"], y["e2e_cpu"]) if x["e2e_cpu"] else None, ".2f"),
                          fmt_acc(median(x["accuracy"])), fmt_acc(median(y["accuracy"]))])
     return rows
 
@@ -531,7 +533,9 @@ def parse_args(argv):
         args.configs = [Config(PAIRS[p]) for p in pairs] + [parse_config(t) for t in args.linsvm_options]
     except ValueError as exc:
         ap.error(str(exc))
-    args.configs = [c for c in args.configs if c.pair.name in pairs]
+    order = list(PAIRS)     # rows: pair by pair, the defaults first, then named configurations
+    args.configs = sorted((c for c in args.configs if c.pair.name in pairs),
+                          key=lambda c: (order.index(c.pair.name), c.extra != ()))
     args.Cs = [c.strip() for c in args.Cs.split(",") if c.strip()]
     for c in args.Cs:
         if c != "cv":
@@ -620,8 +624,11 @@ def main(argv=None):
         + ", ".join(f"{v:g} for -s {s}" for s, v in LIBLINEAR_DEFAULT_EPS.items())
         + "), LIBLINEAR with -B 1 = linsvm's default bias feature 1: the same objective on both sides.",
         f"Gaps (f - f*)/|f*| from numpy on the weights, medians over {args.repeats} round(s); "
-        "times: medians of interleaved rounds, data/problem built outside the timer; ratios "
-        "linsvm / LIBLINEAR (median of per-round ratios; < 1: linsvm faster); CPU = time.thread_time.",
+        "train s: linsvm.train() / liblinear.train() in one process, data and problem built outside "
+        "the timer; end-to-end s: `linsvm-train -q ... DATA MODEL` vs LIBLINEAR's `train -q ... -B 1 "
+        "DATA MODEL` (parse + train + save); medians of interleaved rounds; ratios linsvm / LIBLINEAR "
+        "(median of per-round ratios; < 1: linsvm faster); CPU = time.thread_time in process, "
+        "the children's user + system time end to end.",
         f"Run: `python examples/bench_defaults.py {' '.join(sys.argv[1:] if argv is None else argv)}`, "
         f"{time.perf_counter() - t_start:.0f} s; load average at the end "
         + "%.2f %.2f %.2f" % os.getloadavg() + ".",
