@@ -43,15 +43,18 @@ squared hinge, dcd --loss l1 for the hinge, sdm-cs for Crammer-Singer).
    Crammer-Singer, sdm-cs tol 1e-4 (--ref-cs-tol; max_iter 100000) and
    LIBLINEAR -s 4 -e 1e-4.  For the last two, linsvm's tight run also reports
    its dual objective D, a lower bound on the optimum; the reference table
-   prints (f* - D)/|f*|, so f*'s own accuracy is known.  Every objective is computed here with numpy from the weights, never
-   taken from a solver's report.  A cell is the median of (f - f*)/|f*| over the
+   prints (f* - D)/|f*|, so f*'s own accuracy is known.  Every objective is
+   computed here with numpy from the weights, never taken from a solver's
+   report.  A cell is the median of (f - f*)/|f*| over the
    timed repeats (LIBLINEAR -s 1, 3, 4 draw their permutations from an unseeded
    rand(), so their repeats differ; linsvm's are identical).
 2. Time in one process: each library's input is built once, outside the timer
    (linsvm's CSRBuffers, LIBLINEAR's `problem` from liblinear-official); timed
-   is linsvm.train() / liblinear.train() alone.  --repeats rounds, each running
-   every configuration of the data set and C once, in alternating order
-   (interleaved, so a burst of load from other processes hits all of them).
+   is linsvm.train() / liblinear.train() alone.  After one untimed call of
+   each (first-call costs are the end-to-end columns' business), --repeats
+   rounds, each running every configuration of the data set and C once, in
+   alternating order (interleaved, so a burst of load from other processes
+   hits all of them).
    Cells are medians of wall time; the ratio columns are linsvm / LIBLINEAR,
    the median over rounds of the ratio within a round, of wall time and of the
    calling thread's CPU time (time.thread_time: what the machine's other load
@@ -396,6 +399,8 @@ def bench_case(ds, C, objective, configs, fstar, cache, args, data_file, tmp, we
     rec = {label[r]: {"wall": [], "thread_cpu": [], "process_cpu": [], "gap": [], "accuracy": [],
                       "e2e_wall": [], "e2e_cpu": [], "e2e_gap": None} for r in runs}
     go = {r: in_process_runner(ds, C, r, cache) for r in runs}
+    for r in runs:      # one untimed call each: first-call costs belong to the end-to-end columns
+        rec[label[r]]["warmup_wall"] = go[r]()[1]
     for k in range(args.repeats):
         for r in rounds_order(runs, k):
             sol, wall, cpu, pcpu = go[r]()
@@ -491,7 +496,8 @@ def markdown(cases, header, notes):
                            for k, v in case["fstar_runs"].items() if k != case["fstar_source"])
         out.append(f"| {case['dataset']} | {case['C']:g} | {OBJECTIVE_NAMES[case['objective']]} | "
                    f"{case['fstar']:.10g} | {case['fstar_source']} | {others} | "
-                   + ("—" if case["dual_bound"] is None else fmt_gap(B.relative_gap(case["fstar"], case["dual_bound"])))
+                   + ("—" if case["dual_bound"] is None
+                      else fmt_gap(B.relative_gap(case["fstar"], case["dual_bound"])))
                    + " |")
     return "\n".join(out)
 
@@ -504,7 +510,8 @@ def parse_args(argv):
                     help="comma-separated data set names (a9a, ijcnn1, sector, synth-text-533k, ...; "
                          "default: all)")
     ap.add_argument("--pairs", default=None,
-                    help=f"comma-separated pairs from {', '.join(PAIRS)} (default: all; --quick: the binary ones)")
+                    help=f"comma-separated pairs from {', '.join(PAIRS)} "
+                         "(default: all; --quick: the binary ones)")
     ap.add_argument("--repeats", type=int, default=5, help="interleaved timed rounds (default 5)")
     ap.add_argument("--C", dest="Cs", default="1,cv",
                     help="comma-separated values of C; 'cv' is the CV C of each objective (default 1,cv)")
@@ -620,7 +627,7 @@ def main(argv=None):
     if args.e2e_note:
         notes.append(args.e2e_note)
     notes += [
-        f"Each library at its own defaults (no -e; LIBLINEAR's are -e "
+        "Each library at its own defaults (no -e; LIBLINEAR's are -e "
         + ", ".join(f"{v:g} for -s {s}" for s, v in LIBLINEAR_DEFAULT_EPS.items())
         + "), LIBLINEAR with -B 1 = linsvm's default bias feature 1: the same objective on both sides.",
         f"Gaps (f - f*)/|f*| from numpy on the weights, medians over {args.repeats} round(s); "
