@@ -540,6 +540,13 @@ def parse_args(argv):
         args.configs = [Config(PAIRS[p]) for p in pairs] + [parse_config(t) for t in args.linsvm_options]
     except ValueError as exc:
         ap.error(str(exc))
+    from linsvm.solvers import SOLVERS
+    for c in args.configs:
+        valid = set(SOLVERS[c.pair.solver].options) | {"tol"}
+        for key, _ in c.extra:
+            if key not in valid:
+                ap.error(f"--linsvm-options: solver {c.pair.solver} has no option {key!r} "
+                         f"(valid: {', '.join(sorted(valid))})")
     order = list(PAIRS)     # rows: pair by pair, the defaults first, then named configurations
     args.configs = sorted((c for c in args.configs if c.pair.name in pairs),
                           key=lambda c: (order.index(c.pair.name), c.extra != ()))
