@@ -185,6 +185,12 @@ def run_liblinear(ds, C, tol, s, cache):
     start = time.perf_counter()
     model = L.train(prob, param)
     seconds = time.perf_counter() - start
+    return seconds, liblinear_W(ds, model), {}
+
+
+def liblinear_W(ds, model):
+    """A multi-class LIBLINEAR model's weights as (d + 1) x classes, columns in ds.classes'
+    order, the bias row last."""
     nf = model.nr_feature
     raw = np.ctypeslib.as_array(model.w, shape=(nf + 1, model.nr_class))
     labels = model.get_labels()
@@ -192,7 +198,7 @@ def run_liblinear(ds, C, tol, s, cache):
     W = np.zeros((ds.d + 1, ds.classes.size))
     W[: min(nf, ds.d)] = raw[: min(nf, ds.d)]
     W[-1] = raw[nf]
-    return seconds, W, {}
+    return W
 
 
 @dataclasses.dataclass

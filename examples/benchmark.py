@@ -118,7 +118,10 @@ TRAIN_FILES = ("a1a", "a2a", "a3a", "a4a", "a8a", "a9a", "w1a", "w7a", "w8a",
                "australian", "heart_scale", "ijcnn1.bz2", "synth-text-40k", "synth-text-160k")
 # Large sparse text-like sets made by linsvm's own generator (no such set is in
 # the shared data): name -> (examples, vocabulary); a quarter is held out for test.
-SYNTH_SETS = {"synth-text-40k": (40000, 50000), "synth-text-160k": (160000, 200000)}
+SYNTH_SETS = {"synth-text-40k": (40000, 50000), "synth-text-160k": (160000, 200000),
+              # issue 15's size (>= 400k x 200k, 20M non-zeros in training), used by
+              # bench_defaults.py; not in TRAIN_FILES, so this script does not run them
+              "synth-text-533k": (533334, 200000), "synth-text-800k": (800000, 400000)}
 QUICK_FILES = ("a9a", "w8a")
 EXTRA_PARSER_FILES = ("multiclass/sector.scale.bz2",)
 TARGET_GAP = 1e-4
@@ -265,10 +268,12 @@ def class_order(y):
 # objective and accuracy, computed here from the weights
 # ---------------------------------------------------------------------------
 
-def objective(ds, w, b, C):
-    """F(w, b) = 1/2(||w||^2 + b^2) + C sum max(0, 1 - t (Xw + b))^2 on the training set."""
+def objective(ds, w, b, C, loss="l2"):
+    """F(w, b) = 1/2(||w||^2 + b^2) + C sum max(0, 1 - t (Xw + b))^2 on the training set
+    (loss="l1": the hinge itself, not squared: LIBLINEAR -s 3's objective)."""
     slack = np.maximum(0.0, 1.0 - ds.t * (ds.X @ w + b))
-    return 0.5 * (float(w @ w) + b * b) + C * float(slack @ slack)
+    penalty = float(slack @ slack) if loss == "l2" else float(slack.sum())
+    return 0.5 * (float(w @ w) + b * b) + C * penalty
 
 
 def relative_gap(f, fstar):
@@ -324,20 +329,28 @@ def liblinear_problem(ds, cache):
 
 
 def run_liblinear(ds, C, tol, cache, s):
-    """LIBLINEAR -s s -c C -B 1 -e tol; only L.train() is timed."""
+    """LIBLINEAR -s s -c C -B 1 -e tol (tol None: LIBLINEAR's default); only L.train() is timed."""
     from liblinear import liblinearutil as L
 
     prob = liblinear_problem(ds, cache)
-    param = L.parameter(f"-s {s} -c {C!r} -B 1 -e {tol!r} -q")
+    eps = "" if tol is None else f" -e {tol!r}"
+    param = L.parameter(f"-s {s} -c {C!r} -B 1{eps} -q")
     start = time.perf_counter()
     model = L.train(prob, param)
     seconds = time.perf_counter() - start
+    w, b = liblinear_weights(ds, model)
+    return seconds, w, b, {}
+
+
+def liblinear_weights(ds, model):
+    """(w, b) of a binary LIBLINEAR model in this script's sign convention (t = +1 for
+    ds.classes[0]), w padded or cut to ds.d columns."""
     w, b = model.get_decfun()
     w = np.asarray(w, dtype=np.float64)
     if w.shape[0] < ds.d:       # LIBLINEAR's width is the largest index it saw
         w = np.concatenate([w, np.zeros(ds.d - w.shape[0])])
     sign = 1.0 if model.get_labels()[0] == ds.classes[0] else -1.0
-    return seconds, sign * w[:ds.d], sign * float(b), {}
+    return sign * w[:ds.d], sign * float(b)
 
 
 def run_sklearn(ds, C, tol, cache, dual):
@@ -401,10 +414,11 @@ def stratified_folds(y, k, seed):
     return fold
 
 
-def choose_cv_C(ds):
-    """5-fold CV accuracy of linsvm mfn over C_GRID; returns (best C, {C: accuracy}).
+def choose_cv_C(ds, solver="mfn", **options):
+    """5-fold CV accuracy of linsvm mfn (or `solver` with `options`) over C_GRID;
+    returns (best C, {C: accuracy}).
 
-    Default mfn tolerance; in each fold the C path is walked upwards from a cold
+    Default tolerance; in each fold the C path is walked upwards from a cold
     start per C (no warm start, so each accuracy is that of a plain train()).
     Ties go to the smaller C.
     """
@@ -417,9 +431,9 @@ def choose_cv_C(ds):
         te = np.flatnonzero(fold == f)
         Xtr, ytr, Xte, yte = ds.X[tr], ds.y[tr], ds.X[te], ds.y[te]
         for C in C_GRID:
-            model = linsvm.train(Xtr, ytr, solver="mfn", C=C)
+            model = linsvm.train(Xtr, ytr, solver=solver, C=C, **options)
             correct[C] += int(np.sum(model.predict(Xte) == yte))
-    acc = {C: correct[C] / ds.n for C in C_GRID}
+    acc = {C: correct[C] / ds.y.shape[0] for C in C_GRID}
     best = max(acc.values())
     return min(C for C in C_GRID if acc[C] == best), acc
 
