@@ -46,8 +46,37 @@ cdef extern from *:
     """
     long linsvm_stop_generation
 
-cdef extern from "Python.h":
-    int _linsvm_check_signals "PyErr_CheckSignals" () except -1
+cdef extern from *:
+    """
+    /* The slow path of stop_check, out of line (noinline) so that the loops that poll stay
+       small enough for the compiler to inline them as before: with the GIL, run Python's
+       signal handlers; returns the exception a handler raised (a new reference, its
+       traceback attached) or NULL. */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LINSVM_NOINLINE __attribute__((noinline))
+    #elif defined(_MSC_VER)
+    #define LINSVM_NOINLINE __declspec(noinline)
+    #else
+    #define LINSVM_NOINLINE
+    #endif
+    static LINSVM_NOINLINE PyObject* linsvm_check_signals(void) {
+        PyObject *type, *value, *tb;
+        PyObject *exc = NULL;
+        PyGILState_STATE gil = PyGILState_Ensure();
+        if (PyErr_CheckSignals() != 0) {
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_NormalizeException(&type, &value, &tb);
+            if (tb != NULL && value != NULL)
+                PyException_SetTraceback(value, tb);
+            Py_XDECREF(type);
+            Py_XDECREF(tb);
+            exc = value;
+        }
+        PyGILState_Release(gil);
+        return exc;
+    }
+    """
+    PyObject* linsvm_check_signals() noexcept nogil
 
 # about the non-zeros a core touches in a few milliseconds
 cdef enum:
@@ -79,13 +108,6 @@ cdef inline void stop_keep(Stop* s, object e) noexcept:
     s.stopped = 1
 
 
-cdef inline void _stop_check_signals(Stop* s) noexcept with gil:
-    try:
-        _linsvm_check_signals()
-    except BaseException as e:
-        stop_keep(s, e)
-
-
 cdef inline int stop_check(Stop* s) noexcept nogil:
     """Check now (request_stop, then the signal handlers); returns s.stopped."""
     s.work = 0
@@ -94,7 +116,9 @@ cdef inline int stop_check(Stop* s) noexcept nogil:
     if linsvm_stop_generation != s.generation:
         s.stopped = 1
         return 1
-    _stop_check_signals(s)
+    s.exc = linsvm_check_signals()          # s.exc was NULL: nothing had stopped the solve
+    if s.exc != NULL:
+        s.stopped = 1
     return s.stopped
 
 
