@@ -105,6 +105,7 @@ from libc.math cimport fabs, sqrt, pow, fmin, fmax, INFINITY
 import numpy as np
 from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, col_sq_sums, dot
 from cgls cimport cgls
+from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 cdef enum:
     CONVERGED = 0
@@ -381,6 +382,7 @@ ctypedef struct Work:
     double* cgs        # nw: cgls scratch
     double* colsq      # nw: diag(X^T X)
     double* dinv       # nw: preconditioner
+    Stop* stop         # polled each iteration and by cgls (csrc/interrupt.pxd)
 
 
 ctypedef struct Settings:
@@ -424,7 +426,9 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
     and W.e given.  Per iteration k: f_trace = P(beta_k), mu_trace = mu_k,
     gap_trace = P(beta_k) - (best D so far) and, if al_trace is not NULL, four
     numbers: AL before the e-step, after it, after the w-step (all at
-    lam_(k-1), mu_k) and ||lam_k - lam_(k-1)||^2 (eq. 27).  Returns a status."""
+    lam_(k-1), mu_k) and ||lam_k - lam_(k-1)||^2 (eq. 27).  Returns a status.  Once
+    W.stop is stopped (Ctrl-C, an exception in the callback, a stop request) it
+    returns at once; the caller raises."""
     cdef int64_t k, j, nw = X.n_weights
     cdef int64_t nreg = nw - 1 if S.free_b else nw
     cdef int it = 0, status = MAX_ITER, kind = S.kind, cg_it, optimal
@@ -439,6 +443,8 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
     R.dual_res = INFINITY
     f = primal(beta, nreg, W.m, y, c, n, S.C, S.p, kind)
     while it < S.max_iter:
+        if stop_poll(W.stop, n * W.stop.per_row):
+            break
         inv_mu = 1.0 / mu
         if al_trace != NULL:
             al_trace[4 * it] = aug_lagrangian(beta, nreg, W.m, W.e, W.lam, y, c, n, S.C, S.p, kind, mu)
@@ -493,7 +499,10 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
                 W.r[k] = -W.r[k]                # cgls residual targets - X beta = z - m
             cg_it = cgls(X, rows, n, W.v, W.ones, inv_mu, beta, W.r, 1, W.q, W.u, W.wa,
                          W.grad, W.cgs, W.dinv if S.precondition else NULL, S.cg_tol, 0.0,
-                         S.cg_max_iter, &optimal)
+                         S.cg_max_iter, &optimal, 0, NULL, 0, NULL, NULL, 1, NULL, 1.0, 0.0, NULL,
+                         W.stop)
+            if W.stop.stopped:
+                break
             R.cg_iter += cg_it
             R.n_matvec += 2 * cg_it + 1
             for k in range(n):
@@ -560,7 +569,10 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
             status = CONVERGED
         if callback != NULL and (it == 1 or it % 10 == 0 or status == CONVERGED):
             with gil:                           # every 10th iteration: the GIL seldom
-                (<object>callback)(it, f, mu, pres, dres, f - R.dual)
+                try:
+                    (<object>callback)(it, f, mu, pres, dres, f - R.dual)
+                except BaseException as e:
+                    stop_keep(W.stop, e)
         if status == CONVERGED:
             break
         f_prev = f
@@ -599,6 +611,12 @@ cdef double _MU0_SCALE = 10.0
 MU0_SCALE = _MU0_SCALE
 
 
+def request_stop():
+    """Make every solve of this module running now, in any thread, stop and raise
+    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
+    stop_request()
+
+
 def alm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
               int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] y,
               const double[::1] c, double[::1] beta, double[::1] lam, double C, double p,
@@ -633,6 +651,9 @@ def alm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
     cdef Settings S
     cdef Work W
     cdef Result R
+    cdef Stop ST
+    stop_init(&ST, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    W.stop = &ST
     if n < 1 or y.shape[0] != n or c.shape[0] != n or lam.shape[0] != n:
         raise ValueError("rows, y, c and lam must have the same length >= 1")
     if nw != n_features + (1 if bias > 0 else 0) or (free_b and not bias > 0):
@@ -685,13 +706,16 @@ def alm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
                           &TR[0, 0], &TR[1, 0], &TR[2, 0], &AL[0, 0] if record_al else NULL,
                           &R, cb)
         # final: margins afresh, P exactly, and the certificate of the last alpha
-        matvec(&X, &rows[0], n, &beta[0], W.m)
-        R.f = primal(&beta[0], nw - 1 if free_b else nw, W.m, &y[0], &c[0], n, C, p, kind)
-        R.n_matvec += 2
-        if R.n_iter > 0:
-            Dfin = dual_value(&X, &rows[0], n, &y[0], &c[0], W.alpha, W.ay, W.wa, C, p, kind, free_b)
-            if Dfin > R.dual:
-                R.dual = Dfin
+        if not ST.stopped:
+            matvec(&X, &rows[0], n, &beta[0], W.m)
+            R.f = primal(&beta[0], nw - 1 if free_b else nw, W.m, &y[0], &c[0], n, C, p, kind)
+            R.n_matvec += 2
+            if R.n_iter > 0:
+                Dfin = dual_value(&X, &rows[0], n, &y[0], &c[0], W.alpha, W.ay, W.wa, C, p, kind,
+                                  free_b)
+                if Dfin > R.dual:
+                    R.dual = Dfin
+    stop_raise(&ST)                             # Ctrl-C: the work arrays go as it unwinds
     it = R.n_iter
     out = dict(status=status, n_iter=it, n_matvec=int(R.n_matvec), cg_iter=int(R.cg_iter),
                f=float(R.f), dual=float(R.dual), gap=float(R.f - R.dual), mu0=float(S.mu0),

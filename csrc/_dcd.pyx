@@ -42,6 +42,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
 from csr cimport CSR, make_csr, dot_row, axpy_row, sq_norm_row, dot
 from rng cimport shuffle
+from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 cdef enum:
     CONVERGED = 0
@@ -69,12 +70,13 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
                   const double* Dg, const double* QD, double* alpha, double* w,
                   int64_t* index, int64_t n_total, double eps, int shrinking,
                   uint64_t* rng, int max_iter, double* f, int* n_iter, double* spread_out,
-                  double* trace, void* callback) noexcept nogil:
+                  double* trace, void* callback, Stop* stop) noexcept nogil:
     """Dual coordinate descent with shrinking (see the block comment).
 
     index[0:n_total] holds the positions taking part; w = sum alpha t x on entry.
     f holds the dual objective f(alpha) on entry and is kept up to date.
-    Returns CONVERGED or MAX_ITER; trace gets one row per loop.
+    Returns CONVERGED or MAX_ITER; trace gets one row per loop.  Each loop polls stop
+    (csrc/interrupt.pxd): once it is stopped the solve returns, the caller raises.
     """
     cdef int64_t n_active = n_total, s, k, tmp
     cdef double Mbar = INFINITY, mbar = -INFINITY, PGmax, PGmin, G, PG, a_old, a_new, d
@@ -136,7 +138,12 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
         trace[(it - 1) * TRACE_COLS + 4] = n_active
         if callback != NULL:
             with gil:
-                (<object>callback)(it, f[0], spread, n_active)
+                try:
+                    (<object>callback)(it, f[0], spread, n_active)
+                except BaseException as e:
+                    stop_keep(stop, e)
+        if stop_poll(stop, n_active * stop.per_row):
+            break
         if spread <= eps:
             if n_active == n_total:
                 status = CONVERGED
@@ -151,6 +158,12 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
     n_iter[0] = it
     spread_out[0] = spread
     return status
+
+
+def request_stop():
+    """Make every solve of this module running now, in any thread, stop and raise
+    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
+    stop_request()
 
 
 def dcd_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -192,6 +205,8 @@ def dcd_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
     cdef int64_t[::1] idx = idx_arr
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
     cdef void* cb = <void*>callback if callback is not None else NULL
+    cdef Stop S
+    stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
     if m == 0:
         return dict(w=w_arr, status=CONVERGED, n_iter=0, dual=0.0, primal=0.0, pg_spread=0.0,
                     loop_spread=0.0, n_sv=0, n_bound=0, trace=trace_arr[:0].copy())
@@ -227,11 +242,11 @@ def dcd_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
         if n_total > 0:
             status = dcd_core(&X, &rows[0], &t[0], &Uv[0], &Dv[0], &QDv[0], &alpha[0], &wv[0],
                               &idx[0], n_total, eps, shrinking, &rng, max_iter, &f, &n_iter,
-                              &spread_loop, &tr[0, 0], cb)
+                              &spread_loop, &tr[0, 0], cb, &S)
         # certificate at the returned alpha, primal and dual objectives, from scratch
         sum_alpha = 0.0
         sum_sq = 0.0
-        for k in range(m):
+        for k in range(m if not S.stopped else 0):
             if c[k] <= 0.0:
                 continue
             margin = t[k] * dot_row(&X, rows[k], &wv[0])
@@ -253,6 +268,7 @@ def dcd_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
                 PGmin = PG
         xx = dot(&wv[0], &wv[0], nw)
         primal += 0.5 * xx
+    stop_raise(&S)                          # Ctrl-C: the work arrays go as it unwinds
     return dict(w=w_arr, status=status, n_iter=n_iter,
                 dual=float(sum_alpha - 0.5 * xx - 0.5 * sum_sq), primal=float(primal),
                 pg_spread=float(PGmax - PGmin) if n_total > 0 else 0.0,

@@ -75,6 +75,7 @@ cnp.import_array()
 from csr cimport (CSR, make_csr, all_unit, check_rows, matvec, rmatvec, col_sq_sums,
                  sq_norm_row, dot, axpy_row_sq, linsvm_max_threads)
 from cgls cimport cgls, residual
+from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 # Status codes returned to Python.
 cdef enum:
@@ -156,6 +157,7 @@ ctypedef struct Work:
     int64_t* in1                   # binary: 1 if example k was in that zone 1, else 0
     int64_t* chg                   # binary: examples whose zone-1 membership changed
     int have_diag                  # diag and in1 describe the last step's zone 1
+    Stop* stop                     # polled by the loops (csrc/interrupt.pxd)
 
 
 ctypedef struct Params:
@@ -572,13 +574,14 @@ cdef inline void ord_apply_t(const CSR* X, const OrdAct* A, const double* u, dou
 cdef int ord_cgls(const CSR* X, const OrdAct* A, const double* cc, double lam, double* beta,
                   int64_t nbeta, double* z, double* q, double* u, double* xw, double* U,
                   double* r, double* p, double* s, const double* minv, double eps, double eta,
-                  int max_iter, int* optimal) noexcept nogil:
+                  int max_iter, int* optimal, Stop* stop) noexcept nogil:
     """CGLS for eq. 26: min lam/2 ||beta||^2 + 1/2 sum_j cc_j (A beta - tt)_j^2, A the
     ordinal operator of OrdAct, from beta (in/out); z holds tt - A beta on entry and
     the final residual on exit.  The same iteration, preconditioning (minv, or NULL),
     eq. 13 stopping rule and forcing term as cgls.pxd (see its block comment); only the
     operator differs: (w, b) -> x_k . w - b_s, applied in O(nnz of the active examples
     + number of active terms).  Returns the iterations; *optimal is set if eq. 13 holds.
+    Each iteration polls stop (as cgls.pxd does).
     """
     cdef int64_t j, n = A.n_terms
     cdef int it = 0
@@ -599,6 +602,8 @@ cdef int ord_cgls(const CSR* X, const OrdAct* A, const double* cc, double lam, d
     forcing = eta * eta * rr
     optimal[0] = 1 if rr == 0.0 else 0
     while not optimal[0] and it < max_iter:
+        if stop_poll(stop, A.n_ex * stop.per_row + n + nbeta):
+            break
         it += 1
         ord_apply(X, A, p, xw, q)               # q = A p
         qcq = 0.0
@@ -696,7 +701,7 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     # check of the true residual to binary_eq13 (called only when the driver may stop)
     it = cgls(X, W.act_rows, n_act, W.tt, W.cc, lam, W.beta_bar, W.z, 1, W.q, W.u, W.r, W.p,
               W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, fused, W.h,
-              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0)
+              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.stop)
     if n_lin > 0:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
@@ -776,7 +781,7 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
             W.minv[j] = 1.0 / (lam + jw * W.minv[j])
     n_act_out[0] = n_act
     return ord_cgls(X, &A, W.cc, lam, W.beta_bar, nbeta, W.z, W.q, W.u, W.xw, W.U, W.r, W.p,
-                    W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal)
+                    W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop)
 
 
 # ------------------------------------------------------------------ the Newton driver
@@ -803,15 +808,17 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
                      int* n_iter, int64_t* cg_total, double* trace, void* callback) noexcept nogil:
     """The modified finite Newton method (Appendix A, generalized as in Sections 6-7) from
     beta (in/out); returns a status code.  T.y holds X w on entry and on exit.
-    trace[it] receives f after outer iteration it.
+    trace[it] receives f after outer iteration it.  Once W.stop is stopped (Ctrl-C, an
+    exception in the callback, a stop request: csrc/interrupt.pxd) it returns at once,
+    beta and T.y then being meaningless; the caller raises.
 
     Besides the paper's test (zones settled and eq. 13 at the final eps), binary terms
     may stop at the first iterate whose gradient satisfies ||grad f|| <= gstop
-    ||grad f(0)|| (status GRADIENT; a linsvm default, see linsvm/solvers/mfn.py): the
+    ||grad f(0)|| (status GRADIENT; an option, see linsvm/solvers/mfn.py): the
     test of LIBLINEAR's Newton solvers, checked for free on the residual each CGLS
     starts from, before any iteration of it runs."""
     cdef int64_t k, j, n_act, nw = X.n_weights
-    cdef int it = 0, cg_it, cg_cap, optimal, status, refreshed = 0
+    cdef int it = 0, cg_it, cg_cap, optimal, status = MAX_ITER, refreshed = 0
     cdef int need_second = P.heuristic2 and P.eps < 1e-2
     cdef double eps_cur = 1e-2 if need_second else P.eps
     cdef double F = primal(L, lam, beta, nbeta, T), delta, mismatch, zcz, Fnew
@@ -822,6 +829,8 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
     while True:
         if it >= P.max_iter:
             status = MAX_ITER
+            break
+        if stop_poll(W.stop, T.m * W.stop.per_row):
             break
         it += 1
         # step 3: the Newton point of the model that keeps the zones of beta
@@ -840,6 +849,8 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
             cg_it = ordinal_step(X, rows, T, L, lam, beta, nbeta, W, eps_cur, P.eta, cg_cap,
                                  P.precondition, P.jw, &n_act, &optimal)
         cg_total[0] += cg_it
+        if W.stop.stopped:
+            break
         # step 5: outputs at beta_bar (dy = X d_w, d = beta_bar - beta); converged if
         # the zones did not move (and, for binary terms, eq. 13 holds for the true
         # residual: the CGLS recurrence's says so when fused)
@@ -863,7 +874,12 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
                 trace[it - 1] = F
                 if callback != NULL:
                     with gil:
-                        (<object>callback)(it, F, n_act, cg_it)
+                        try:
+                            (<object>callback)(it, F, n_act, cg_it)
+                        except BaseException as e:
+                            stop_keep(W.stop, e)
+                    if W.stop.stopped:
+                        break
                 if need_second:            # step 8: second round at the final eps
                     need_second = 0
                     eps_cur = P.eps
@@ -902,7 +918,10 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         trace[it - 1] = F
         if callback != NULL:
             with gil:
-                (<object>callback)(it, F, n_act, cg_it)
+                try:
+                    (<object>callback)(it, F, n_act, cg_it)
+                except BaseException as e:
+                    stop_keep(W.stop, e)
     n_iter[0] = it
     return status
 
@@ -1019,6 +1038,9 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     cdef Terms T
     cdef Work W
     cdef Params P
+    cdef Stop S
+    stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    W.stop = &S
     T.m = m
     T.nb = nb
     T.per = per
@@ -1086,14 +1108,22 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
             memset(T.y, 0, m * sizeof(double))
         status = newton_core(&X, rp, &T, &L, lam, &beta[0], nbeta, &W, &P, &n_iter, &cg_total,
                              tracep, cb)
-        zone_counts(&L, &T, counts)
-        if kkt and nb == 0 and m > 0:         # Section 4.7, on the scratch Newton is done with
-            kkt_viol = dual_kkt(&X, rp, m, T.t, T.c, lam, T.y, W.q, W.u, W.r)
+        if not S.stopped:
+            zone_counts(&L, &T, counts)
+            if kkt and nb == 0 and m > 0:     # Section 4.7, on the scratch Newton is done with
+                kkt_viol = dual_kkt(&X, rp, m, T.t, T.c, lam, T.y, W.q, W.u, W.r)
+    stop_raise(&S)                            # Ctrl-C: the work arrays go as it unwinds
     return dict(status=status, n_iter=n_iter, cg_iter=cg_total,
                 f=float(primal(&L, lam, &beta[0], nbeta, &T)),
                 n_active=int(counts[1]), n_zone0=int(counts[0]), n_zone2=int(counts[2]),
                 trace=fbuf[o_trace:o_trace + n_iter].copy(), y=y_arr,
                 kkt=kkt_viol if kkt_viol >= 0.0 else None)
+
+
+def request_stop():
+    """Make every solve of this module running now, in any thread, stop and raise
+    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
+    stop_request()
 
 
 def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,

@@ -53,6 +53,7 @@ from libc.math cimport sqrt, fabs, INFINITY
 from libc.float cimport DBL_EPSILON
 import numpy as np
 from csr cimport CSR, make_csr, matvec, rmatvec, dot_row, axpy_row, dot
+from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 # Status codes returned to Python.
 cdef enum:
@@ -794,7 +795,7 @@ cdef inline void solve_qp(Cuts* W, QPWork* Q, double Cp, double qp_tol, int64_t 
 cdef int perf_core(const CSR* X, Oracle* O, Cuts* W, QPWork* Q, double Cp, double eps,
                    double* w, const double* w0, double* xc,
                    double qp_tol, int64_t qp_max_iter, int64_t max_iter,
-                   Result* res, void* callback) noexcept nogil:
+                   Result* res, void* callback, Stop* stop) noexcept nogil:
     """The repeat loop of Algorithm 1 / 2 on the working set W (in/out).
 
     On entry W holds k >= 0 constraints with feasible alphas; w0 (or NULL)
@@ -803,7 +804,8 @@ cdef int perf_core(const CSR* X, Oracle* O, Cuts* W, QPWork* Q, double Cp, doubl
     (W is full below the cap: the caller grows the buffers and calls again;
     the state is entirely in W and res).  On return w = sum alpha_j x_cj (or
     w0 / 0 when W is empty), res.xi and res.xi_prime are taken at that w and
-    O.s holds its scores.
+    O.s holds its scores.  Each iteration polls stop (csrc/interrupt.pxd): once it is
+    stopped the core returns MAX_ITER at once and the caller raises.
     """
     cdef int64_t nw = X.n_weights, j, k
     cdef double xi_p, xi_w, rhs = 0.0, nrm
@@ -842,8 +844,14 @@ cdef int perf_core(const CSR* X, Oracle* O, Cuts* W, QPWork* Q, double Cp, doubl
         if callback != NULL:
             nrm = dot(w, w, nw)
             with gil:
-                (<object>callback)(res.n_iter, xi_w, xi_p, W.k, 0.5 * nrm + Cp * xi_w,
-                                   res.dual)
+                try:
+                    (<object>callback)(res.n_iter, xi_w, xi_p, W.k, 0.5 * nrm + Cp * xi_w,
+                                       res.dual)
+                except BaseException as e:
+                    stop_keep(stop, e)
+        if stop_poll(stop, O.n * stop.per_row + W.k * nw):
+            status = MAX_ITER
+            break
         # line 9
         if can_stop and xi_p <= xi_w + eps:
             status = CONVERGED
@@ -1032,6 +1040,12 @@ def qp_solve(G, b, double Cp, alpha0=None, double tol=1e-12, int64_t max_iter=10
                    grad=grad[:k].copy())
 
 
+def request_stop():
+    """Make every solve of this module running now, in any thread, stop and raise
+    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
+    stop_request()
+
+
 def perf_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
                int64_t n_features, double bias, const int64_t[::1] rows, int kind,
                const double[::1] t, const double[::1] q, double scale, double Cp, double eps,
@@ -1102,6 +1116,8 @@ def perf_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
     cdef double[::1] bv, av, gv, Hv, pvv, yvv
     cdef int64_t[::1] agev, kv, Fv
     cdef void* cb = <void*>callback if callback is not None else NULL
+    cdef Stop S
+    stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
     while True:
         grad = np.zeros(ld)
         keep = np.zeros(ld, dtype=np.int64)
@@ -1134,7 +1150,8 @@ def perf_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
         Q.y = &yvv[0]
         with nogil:
             status = perf_core(&X, &od.O, &W, &Q, Cp, eps, &wv[0], w0p, &xcv[0], qp_tol,
-                               qp_max_iter, max_iter, &res, cb)
+                               qp_max_iter, max_iter, &res, cb, &S)
+        stop_raise(&S)                      # Ctrl-C: the work arrays go as it unwinds
         if status != NEED_ROOM:
             break
         # grow the constraint store (the wrapper allocates; the core never does)

@@ -93,6 +93,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
 from csr cimport CSR, make_csr, sq_norm_row
 from rng cimport shuffle
+from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 cdef enum:
     CONVERGED = 0
@@ -107,6 +108,10 @@ cdef enum:
 # trace columns: kind (0 full loop, 1 shrunk phase, 2 measuring pass), eps_cur, max v, dual f, seconds,
 # effective loops so far, loops so far
 cdef int TRACE_COLS = 7
+
+# the loops poll for Ctrl-C / stop requests every POLL_EVERY visits (a power of two)
+cdef enum:
+    POLL_EVERY = 256
 
 
 cdef inline double _now() noexcept nogil:
@@ -461,6 +466,8 @@ ctypedef struct SDM:
     int max_sub_it
     int full_sub        # full loops: solve (10) / (21) over every class, not the restricted set
     int dense_ratio     # shrunk visits compute all k scores when n_classes * dense_ratio >= k
+    Stop* stop          # polled every POLL_EVERY visits (csrc/interrupt.pxd)
+    int64_t polled      # evals at the last poll
 
 
 cdef inline void scores_all(SDM* s, int64_t row, double* h) noexcept nogil:
@@ -931,13 +938,22 @@ cdef inline void _trace_row(SDM* s, double* trace, int64_t* n_trace, int kind, d
     n_trace[0] += 1
 
 
+cdef inline int sdm_poll(SDM* s) noexcept nogil:
+    """Poll s.stop, the g evaluations since the last poll being the work; returns 1 if
+    the solve must stop."""
+    cdef int64_t work = (s.evals - s.polled) * s.stop.per_row
+    s.polled = s.evals
+    return stop_poll(s.stop, work)
+
+
 cdef double full_loop(SDM* s, int ww, int64_t* idx, int64_t n_idx, double lazy_eps,
                       uint64_t* rng, int* err) noexcept nogil:
     """One loop over all examples in a fresh random order; returns max v_i (eq. 6 / 18).
 
     Every example with v_i > 0 is updated, except that with lazy_eps > 0 the
     loop only measures until it meets a v_i >= lazy_eps: a loop that never
-    does has moved nothing, so eq. 9 / 20 holds exactly at its end."""
+    does has moved nothing, so eq. 9 / 20 holds exactly at its end.  A stop (s.stop)
+    ends the loop early."""
     cdef int64_t s_i
     cdef double v, vmax = 0.0, thresh = lazy_eps if lazy_eps > 0.0 else 0.0
     shuffle(rng, idx, n_idx)
@@ -951,6 +967,8 @@ cdef double full_loop(SDM* s, int ww, int64_t* idx, int64_t n_idx, double lazy_e
             if vmax >= thresh:
                 thresh = 0.0
         if err[0]:
+            break
+        if (s_i & (POLL_EVERY - 1)) == POLL_EVERY - 1 and sdm_poll(s):
             break
     return vmax
 
@@ -968,7 +986,9 @@ cdef int sdm_run(SDM* s, int ww, int64_t* idx, int64_t n_idx, int64_t* shr, doub
     the rule it has moved nothing and the solve ends with eq. 9 / 20 holding
     exactly at the returned alpha (trace kind 2); otherwise it has been an
     ordinary full loop.  Returns CONVERGED, MAX_ITER or NO_MEMORY; vfinal gets
-    the max violation of the last full loop.
+    the max violation of the last full loop.  Once s.stop is stopped (Ctrl-C, an
+    exception in the callback, a stop request) it returns MAX_ITER at once; the
+    caller raises.
     """
     cdef double eps_cur = eps, vmax, v, t0 = _now(), evals0, denom
     cdef int64_t s_i, n_shr, j, kept
@@ -979,6 +999,8 @@ cdef int sdm_run(SDM* s, int ww, int64_t* idx, int64_t n_idx, int64_t* shr, doub
     while n_full[0] < max_iter:
         # ---- full loop (lazy: the one that may certify)
         vmax = full_loop(s, ww, idx, n_idx, eps if lazy else 0.0, rng, &err)
+        if sdm_poll(s):
+            return MAX_ITER
         n_full[0] += 1
         n_loops[0] += 1
         vfinal[0] = vmax
@@ -986,8 +1008,13 @@ cdef int sdm_run(SDM* s, int ww, int64_t* idx, int64_t n_idx, int64_t* shr, doub
                    denom, n_loops[0])
         if callback != NULL:
             with gil:
-                (<object>callback)(2 if (lazy and vmax < eps) else 0, n_full[0], eps_cur, vmax,
-                                   s.f, s.evals / denom)
+                try:
+                    (<object>callback)(2 if (lazy and vmax < eps) else 0, n_full[0], eps_cur,
+                                       vmax, s.f, s.evals / denom)
+                except BaseException as e:
+                    stop_keep(s.stop, e)
+            if s.stop.stopped:
+                return MAX_ITER
         if err:
             return NO_MEMORY
         if lazy and vmax < eps:
@@ -1031,6 +1058,10 @@ cdef int sdm_run(SDM* s, int ww, int64_t* idx, int64_t n_idx, int64_t* shr, doub
                     vmax = v
                 if err:
                     break
+                if (s_i & (POLL_EVERY - 1)) == POLL_EVERY - 1 and sdm_poll(s):
+                    break
+            if sdm_poll(s):
+                return MAX_ITER
             n_loops[0] += 1
             if err or vmax < eps_cur or (s.evals - evals0) > effort_cap * denom:
                 break
@@ -1045,7 +1076,12 @@ cdef int sdm_run(SDM* s, int ww, int64_t* idx, int64_t n_idx, int64_t* shr, doub
         _trace_row(s, trace, n_trace, 1, eps_cur, vmax, t0, denom, n_loops[0])
         if callback != NULL:
             with gil:
-                (<object>callback)(1, n_full[0], eps_cur, vmax, s.f, s.evals / denom)
+                try:
+                    (<object>callback)(1, n_full[0], eps_cur, vmax, s.f, s.evals / denom)
+                except BaseException as e:
+                    stop_keep(s.stop, e)
+            if s.stop.stopped:
+                return MAX_ITER
         if err:
             return NO_MEMORY
     return status
@@ -1055,6 +1091,12 @@ cdef int sdm_run(SDM* s, int ww, int64_t* idx, int64_t n_idx, int64_t* shr, doub
 
 cdef int _max_sub_it(int64_t k):
     return <int>(10 * k + 50)
+
+
+def request_stop():
+    """Make every solve of this module running now, in any thread, stop and raise
+    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
+    stop_request()
 
 
 def sdm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
@@ -1097,6 +1139,7 @@ def sdm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
     cdef double s_loop, r, r_max, seed_scale = 1.0
     cdef int64_t j
     cdef SDM s
+    cdef Stop S
     cdef int32_t c
     nw = n_features + (1 if bias > 0 else 0)
     if k < 2:
@@ -1143,6 +1186,9 @@ def sdm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
     s.max_sub_it = _max_sub_it(k)
     s.full_sub = full_subproblem
     s.dense_ratio = dense_ratio
+    stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    s.stop = &S
+    s.polled = 0
     s.P.cls = NULL
     s.P.val = NULL
     s.P.off = NULL
@@ -1257,6 +1303,7 @@ def sdm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
                     status = sdm_run(&s, ww, &idx[0], n_idx, &shr[0], eps, shrinking, cooling,
                                      effort_cap, max_iter, &rng, &tr[0, 0], &n_trace, &n_full,
                                      &n_loops, &vfinal, cb)
+        stop_raise(&S)                      # Ctrl-C: the pool is freed below as it unwinds
         if status == NO_MEMORY:
             raise MemoryError("SDM: cannot grow the alpha pool")
         # export the solution (non-zeros only) and the objectives

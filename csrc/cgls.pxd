@@ -69,10 +69,14 @@
 # dsum = sum gamma_k p_k and xd = sum gamma_k q_k = X[rows] dsum, so a caller that
 # needs X d for the step d need not form it again for these rows (nor take d as a
 # difference of two nearby points, which loses its low digits).
+#
+# stop != NULL: each iteration polls it (csrc/interrupt.pxd); once it is stopped the
+# iteration ends at once, *optimal unset, and the caller must leave its own loops.
 
 from libc.stdint cimport int64_t
 from libc.string cimport memset
 from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot
+from interrupt cimport Stop, stop_poll
 
 
 cdef inline void residual(const CSR* X, const int64_t* rows, int64_t n, const double* c,
@@ -102,7 +106,7 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
                      double eps, double eta, int max_iter, int* optimal, int fused=0,
                      double* h=NULL, int jacobi=0, double* dsum=NULL, double* xd=NULL,
                      int verify=1, double* diag=NULL, double jw=1.0, double stop_rr=0.0,
-                     double* rr0=NULL) noexcept nogil:
+                     double* rr0=NULL, Stop* stop=NULL) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - X beta on entry
     if z_given, and the final residual on exit; q, u (n) and r, p, s (n_weights)
     are scratch (s unused without minv); h (n_weights) is scratch for fused.
@@ -110,7 +114,8 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
     preconditioner, and so is diag(X'CX) if diag != NULL (for a caller that updates
     it as rows come and go).
     dsum, xd (both or neither): the step and its image (block comment); verify: see
-    the block comment on fused; stop_rr, rr0: the gradient test at entry (block comment)."""
+    the block comment on fused; stop_rr, rr0: the gradient test at entry (block comment);
+    stop: polled once per iteration, or NULL."""
     cdef int64_t j, nw = X.n_weights
     cdef int it = 0
     cdef double rho, rho_old, pp, qcq, zcz, gamma, omega, rr, forcing
@@ -141,6 +146,8 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
         memset(xd, 0, n * sizeof(double))
         memset(dsum, 0, nw * sizeof(double))
     while not optimal[0] and it < max_iter:
+        if stop != NULL and stop_poll(stop, n * stop.per_row + nw):
+            break
         it += 1
         if fused:
             qcq = normal_matvec(X, rows, n, p, c, q, u, h)     # q = X p, h = X'C q
