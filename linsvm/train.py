@@ -337,10 +337,11 @@ def _one_vs_rest(fit_column, classes, W, jobs, log):
     prefixed `class L: ` when jobs > 1 (one line each, interleaved between
     columns); with one job each column is announced by `class L vs rest`.
 
-    Ctrl-C (KeyboardInterrupt in the main thread) stops dealing columns and
-    re-raises at once; a column already running finishes its solve in its
-    (daemon) thread, or ends with the process.  (The compiled cores poll no
-    stop flag on this branch, so a running solve cannot be cut short.)
+    Ctrl-C (KeyboardInterrupt in the main thread) stops dealing columns and asks
+    the columns' solves running in the worker threads to stop
+    (linsvm.interrupt.stop_running_solves: they raise at their next check, a few
+    milliseconds of work later); the workers are joined before it re-raises, so
+    no solve goes on in the background.
     """
     n_columns = len(classes)
     col_stats = [None] * n_columns
@@ -401,6 +402,11 @@ def _one_vs_rest(fit_column, classes, W, jobs, log):
     except BaseException:
         with lock:
             state["cancel"] = True
+        from .interrupt import stop_running_solves
+
+        stop_running_solves()                   # signals reach only this thread
+        for th in threads:
+            th.join()
         raise
     for th in threads:
         th.join()

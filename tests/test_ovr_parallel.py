@@ -98,3 +98,26 @@ def test_worker_error_reaches_the_caller():
     W = np.empty((2, 6))
     with pytest.raises(linsvm.DataError, match="bad column"):
         _one_vs_rest(fit_column, np.arange(6.0), W, 3, None)
+
+
+def test_ctrl_c_stops_the_columns_running_in_worker_threads():
+    """Ctrl-C reaches only the main thread: the columns' solves running in the worker
+    threads must be stopped too (linsvm.interrupt), and joined, before train() raises,
+    so that nothing goes on computing in the background."""
+    import os
+    import signal
+
+    from linsvm.synth import make_text_classification
+
+    X, y = make_text_classification(n_samples=8000, n_features=3000, n_classes=6, noise=0.4, seed=2)
+    # noisy labels and a large C: each column takes several seconds (about 50 s for all six)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            linsvm.train(X, y, solver="dcd", C=1000.0, tol=1e-14, max_iter=100000, n_jobs=2)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - t0 < 20.0
+    assert not [th for th in threading.enumerate() if th.name.startswith("linsvm-ovr")]
