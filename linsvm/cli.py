@@ -545,6 +545,20 @@ def _print_warnings(console, records):
         console.warn(message)
 
 
+def _cross_validate(console, unit, X, y, **kwargs):
+    """linsvm.cv.cross_validate with its progress on the console ("N/M `unit` trained")
+    and its warnings, merged over folds, printed one line each."""
+    from .cv import cross_validate
+    from .train import collecting_warnings
+
+    with collecting_warnings() as records:
+        res = cross_validate(X, y, progress=lambda done, total: console.progress(
+            f"cross-validation: {done}/{total} {unit} trained"), **kwargs)
+    console.done()
+    _print_warnings(console, records)
+    return res
+
+
 def _note_imbalance(console, y, solver, class_weight):
     """One line when one class dominates the training data of a classifier and no
     class weights were given: accuracy then says little, and -w balanced helps."""
@@ -589,17 +603,10 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
             f"in {time.perf_counter() - t0:.3f}s")
     _note_imbalance(console, y, solver, class_weight)
     if n_folds is not None:
-        from .cv import cross_validate
-
-        with collecting_warnings() as records:
-            res = cross_validate(X, y, solver=solver, Cs=[C], n_folds=n_folds, seed=seed, qid=qid,
-                                 bias=bias, tol=tol, class_weight=class_weight,
-                                 sample_weight=sample_weight, allow_many_classes=allow_many_classes,
-                                 progress=lambda done, total: console.progress(
-                                     f"cross-validation: {done}/{total} folds trained"),
-                                 **solver_options)
-        console.done()
-        _print_warnings(console, records)
+        res = _cross_validate(console, "folds", X, y, solver=solver, Cs=[C], n_folds=n_folds,
+                              seed=seed, qid=qid, bias=bias, tol=tol, class_weight=class_weight,
+                              sample_weight=sample_weight, allow_many_classes=allow_many_classes,
+                              **solver_options)
         pt = res.points[0]
         name = {"accuracy": "Accuracy", "mae": "Mean absolute error"}[res.metric]
         value = f"{100 * pt.mean:g}%" if res.metric == "accuracy" else f"{pt.mean:g}"
@@ -837,7 +844,7 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         **solver_options):
     import json
 
-    from .cv import PERCENT_METRICS, cross_validate, parse_grid
+    from .cv import PERCENT_METRICS, parse_grid
     from .train import collecting_warnings, train
 
     if C is not None and log2c is not None:
@@ -857,16 +864,11 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         check_output_path(output_model, what="output model", inputs=(training_file, instance_weights))
     X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights, console)
     _note_imbalance(console, y, solver, class_weight)
-    with collecting_warnings() as records:     # merged over folds by cross_validate
-        res = cross_validate(X, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
-                             n_jobs=n_jobs, warm_start=warm_start, metric=metric, qid=qid, log=log,
-                             bias=bias, tol=tol, class_weight=class_weight,
-                             sample_weight=sample_weight, allow_many_classes=allow_many_classes,
-                             progress=lambda done, total: console.progress(
-                                 f"cross-validation: {done}/{total} models trained"),
-                             **solver_options)
-    console.done()
-    _print_warnings(console, records)
+    res = _cross_validate(console, "models", X, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds,
+                          seed=seed, n_jobs=n_jobs, warm_start=warm_start, metric=metric, qid=qid,
+                          log=log, bias=bias, tol=tol, class_weight=class_weight,
+                          sample_weight=sample_weight, allow_many_classes=allow_many_classes,
+                          **solver_options)
     best = res.best
     rows = [{"C": pt.C, "p": pt.p, "mean": pt.mean, "std": pt.std, "seconds": pt.seconds,
              "iterations": pt.n_iter} for pt in res.points]
