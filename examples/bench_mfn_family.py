@@ -68,7 +68,13 @@ import scipy.sparse as sp  # noqa: E402
 import scipy.sparse.linalg as spla  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import importlib.machinery  # noqa: E402
+
+# this checkout's in-place build when it has one (setup.py build_ext --inplace), else the
+# installed package: a checkout without compiled modules cannot be imported
+if any((REPO / "linsvm" / ("_mfn" + sfx)).exists()
+       for sfx in importlib.machinery.EXTENSION_SUFFIXES):
+    sys.path.insert(0, str(REPO))
 
 import linsvm  # noqa: E402
 from linsvm.problem import CSRBuffers  # noqa: E402

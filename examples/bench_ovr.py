@@ -46,7 +46,13 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+import importlib.machinery  # noqa: E402
+
+# this checkout's in-place build when it has one (setup.py build_ext --inplace), else the
+# installed package: a checkout without compiled modules cannot be imported
+if any((REPO / "linsvm" / ("_mfn" + sfx)).exists()
+       for sfx in importlib.machinery.EXTENSION_SUFFIXES):
+    sys.path.insert(0, str(REPO))
 
 import linsvm  # noqa: E402
 from linsvm.data import load_svmlight  # noqa: E402

@@ -9,6 +9,22 @@ import scipy.sparse as sp
 REPO = Path(__file__).resolve().parent.parent
 
 
+def child_env(**extra):
+    """Environment for a Python subprocess that must import the linsvm under test.
+
+    The directory this process imported linsvm from (a checkout's in-place build, or
+    site-packages after `pip install .`) goes first on PYTHONPATH, and PYTHONSAFEPATH
+    keeps `python -c` / `python -m` from putting the working directory first: from the
+    repository root that would import the uncompiled sources (as CI's clean clone has
+    them) instead of the package being tested."""
+    import linsvm
+
+    root = str(Path(linsvm.__file__).resolve().parent.parent)
+    rest = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONSAFEPATH="1",
+                PYTHONPATH=root + (os.pathsep + rest if rest else ""), **extra)
+
+
 def data_dir():
     """Where the shared data sets live: $LINSVM_DATA, default <repo>/../shared/datasets."""
     return Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))

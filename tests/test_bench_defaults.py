@@ -2,7 +2,6 @@
 the rows and columns it should, and every gap and accuracy it reports is recomputed here from
 the weights it saved, against optima found independently with scipy.  No timing is checked."""
 import json
-import os
 import subprocess
 import sys
 
@@ -11,7 +10,7 @@ import pytest
 import scipy.optimize as so
 import scipy.sparse as sp
 
-from conftest import REPO, random_problem
+from conftest import REPO, child_env, random_problem
 
 pytest.importorskip("liblinear")
 import linsvm  # noqa: E402
@@ -129,7 +128,7 @@ def stand_in_train(tmp_path):
 
 
 def run_script(args, data, timeout=600):
-    env = dict(os.environ, LINSVM_DATA=str(data), PYTHONPATH=str(REPO))
+    env = child_env(LINSVM_DATA=str(data))
     env.pop("LIBLINEAR_TRAIN", None)
     return subprocess.run([sys.executable, str(REPO / "examples" / "bench_defaults.py")] + args,
                           capture_output=True, text=True, env=env, timeout=timeout)

@@ -22,14 +22,13 @@ from linsvm.cli import cv_cmd, predict_cmd, train_cmd
 from linsvm.errors import DataError
 from linsvm.model import Model, load_model
 
-from conftest import random_problem
+from conftest import child_env, random_problem
 
-REPO = Path(__file__).resolve().parent.parent
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def env():
-    return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return child_env()
 
 
 def listing(d):

@@ -19,7 +19,7 @@ from linsvm.problem import CSRBuffers, n_weights
 from linsvm.solvers import SOLVERS
 from linsvm.train import train
 
-from conftest import REPO, random_problem
+from conftest import child_env, random_problem
 
 _LIMITED = r"""
 import resource, sys
@@ -32,8 +32,7 @@ main()
 
 def run_limited(args, limit=3 << 29):
     """`linsvm ARGS` in a subprocess whose address space is capped at `limit` bytes."""
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")   # no per-core buffers at import
+    env = child_env(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")   # no per-core buffers at import
     return subprocess.run([sys.executable, "-c", _LIMITED.format(limit=limit)] + args,
                           capture_output=True, text=True, env=env, timeout=120)
 
@@ -60,7 +59,7 @@ def test_memory_by_feature_index_is_one_line_error(tmp_path, solver):
 def test_available_sees_rlimit_as():
     code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30));"
             "from linsvm import memory; print(*memory.available())")
-    env = dict(os.environ, PYTHONPATH=str(REPO), OPENBLAS_NUM_THREADS="1")
+    env = child_env(OPENBLAS_NUM_THREADS="1")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True).stdout.split()
     assert int(out[0]) < 1 << 30                # the cap, less what Python already maps
