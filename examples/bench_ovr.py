@@ -25,14 +25,10 @@ on a busy machine the -j 2 / -j 1 wall ratio measures the scheduler as much as
 linsvm, so read it beside the CPU-time ratio and the load.
 Output: Markdown on stdout (and OUT/ovr.md with --out); progress on stderr.
 
-Measured on the shared 2-CPU machine with a load average of 6-10 (other jobs
-running), so the -j ratios say little: dcd l1 -j 2 / -j 1 = 0.92 (3 rounds),
-dcd l2 1.04 (3 rounds), mfn 0.64 (1 round); against LIBLINEAR (1 thread),
-dcd l1 0.79 of -s 3's time (CPU 2.79 s vs 3.46 s) at an objective 1.2% lower,
-dcd l2 0.56 of -s 1's, mfn -j 1 1.10 of -s 2's (CPU 8.6 s vs 8.2 s, 1 round).
-(The dcd rows were measured with dcd's first gap-guard schedule, eps / 10; the
-current one, linsvm.solvers.dcd._shrink, was not re-timed in this table.)
-Re-run on a quiet machine for the -j figures.
+Measured on an idle 2-CPU machine (load average 0.5-1.0, 3 rounds; README.md): -j 2 /
+-j 1 = 0.48 (mfn), 0.50 (dcd l1), 0.48 (dcd l2); against LIBLINEAR on one thread,
+mfn -j 1 1.33 of -s 2's time at today's default -e 1e-6 (objective 1.2e-4 lower), dcd l1
+0.79 of -s 3's (1.1% lower), dcd l2 0.50 of -s 1's (4.7e-5 higher).
 """
 from __future__ import annotations
 
