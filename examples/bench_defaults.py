@@ -249,6 +249,9 @@ def linsvm_solution(ds, model):
     W = np.asarray(model.weights, dtype=np.float64)
     if not np.array_equal(np.asarray(model.classes_), np.asarray(ds.classes)):
         raise RuntimeError("linsvm's class order differs from the data set's")
+    nf = model.n_features_
+    if nf < ds.d:       # trained from the file: as wide as its largest index (a1a: 119 of 123)
+        W = np.vstack([W[:nf], np.zeros((ds.d - nf, W.shape[1])), W[nf:]])
     return W[:, 0].copy() if W.shape[1] == 1 else W.copy()
 
 
