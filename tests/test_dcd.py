@@ -247,3 +247,51 @@ def test_one_vs_rest_matches_liblinear_on_sector(loss, s, sector_head):
     assert ours == pytest.approx(model.objective, rel=1e-10)
     assert abs(ours - ll) / ll < 1e-3
     assert ll >= dual * (1 - 1e-12) and ours >= dual
+
+
+def _primal_reference(Xa, t, C):
+    """min of the squared-hinge primal by L-BFGS (gradient from the formula)."""
+    def fg(w):
+        slack = np.maximum(0.0, 1.0 - t * (Xa @ w))
+        return 0.5 * w @ w + C * slack @ slack, w - 2.0 * C * (Xa.T @ (t * slack))
+    res = so.minimize(fg, np.zeros(Xa.shape[1]), jac=True, method="L-BFGS-B",
+                      options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 50000})
+    return res.fun
+
+
+def test_l2_dcd_that_reaches_the_loop_cap_finishes_with_mfn():
+    """--loss l2 at the loop cap used to return the capped point (australian, unscaled:
+    56x the optimum after 1000 loops, where LIBLINEAR -s 1 switches to -s 2 and reaches
+    7e-4).  Now it finishes with mfn from its w: the optimum (scipy), a certified gap from
+    the dual point alpha = 2 C max(0, 1 - t w.x), and no warning; with primal_fallback off
+    it still stops and warns."""
+    import warnings
+
+    X, y = random_problem(n_samples=200, n_features=12, seed=5)
+    X = sp.csr_matrix(X) @ sp.diags(np.logspace(0, 3, 12))      # badly scaled features
+    C = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", linsvm.ConvergenceWarning)
+        model = linsvm.train(X, y, solver="dcd", loss="l2", C=C, max_iter=3)
+    st = model.column_stats[0]
+    t = targets(model, y)
+    Xa = augmented(X, 1.0)
+    F = primal(model.weights[:, 0], Xa, t, C * np.ones_like(t), "l2")
+    F_ref = _primal_reference(Xa, t, C)
+    assert st["finished_by"] == "mfn" and st["n_iter"] == 3
+    assert F == pytest.approx(F_ref, rel=1e-8)
+    assert st["dual_objective"] <= F * (1 + 1e-12) and st["duality_gap"] <= 1e-6 * F
+    with pytest.warns(linsvm.ConvergenceWarning, match="loop cap"):
+        capped = linsvm.train(X, y, solver="dcd", loss="l2", C=C, max_iter=3, primal_fallback=False)
+    assert primal(capped.weights[:, 0], Xa, t, C * np.ones_like(t), "l2") > F * 1.01
+    # l1 has no primal fallback: the cap still warns
+    with pytest.warns(linsvm.ConvergenceWarning, match="loop cap"):
+        linsvm.train(X, y, solver="dcd", loss="l1", C=C, max_iter=3)
+
+
+def test_l2_dcd_on_unscaled_australian_reaches_the_optimum():
+    X, y = linsvm.load_svmlight(shared_file("binary/australian"))
+    model = linsvm.train(X, y, solver="dcd", loss="l2", C=1.0)
+    ref = linsvm.train(X, y, solver="mfn", C=1.0, tol=1e-10)
+    assert model.column_stats[0]["finished_by"] == "mfn"
+    assert model.objective == pytest.approx(ref.objective, rel=1e-9)

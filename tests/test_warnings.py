@@ -31,7 +31,7 @@ CAPPED = [
     ("mfn-huber", {"max_iter": 1, "heuristic2": False}, "iteration cap"),
     ("mfn-l1", {"max_stages": 1}, "stages"),
     ("dcd", {"max_iter": 1, "loss": "l1"}, "loop cap"),
-    ("dcd", {"max_iter": 1, "loss": "l2"}, "loop cap"),
+    ("dcd", {"max_iter": 1, "loss": "l2", "primal_fallback": False}, "loop cap"),
     ("alm", {"max_iter": 2}, "iteration cap"),
     ("alm-exact", {"max_iter": 1}, "iteration cap"),
     ("perf", {"max_iter": 2}, "iteration cap"),
