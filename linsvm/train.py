@@ -309,9 +309,8 @@ def _report_warnings(records):
 def _resolve_jobs(n_jobs, n_columns, inner_threads=1):
     """Threads for the columns of a one-vs-rest run: n_jobs if given (> 0), else
     the free cores: os.cpu_count() less the 1-minute load average (rounded to the
-    nearest core; linsvm._bzip2 uses the same test for its second thread), at
-    least 1, divided by the kernel threads each column uses (inner_threads; 1
-    unless --n-threads was given).  Never more than the columns."""
+    nearest core), at least 1, divided by the kernel threads each column uses
+    (inner_threads; 1 unless --n-threads was given).  Never more than the columns."""
     if n_jobs is not None and not isinstance(n_jobs, (int, np.integer)) or (n_jobs or 0) < 0:
         raise ParameterError(f"n_jobs must be an integer >= 0 (0: the free cores), got {n_jobs!r}")
     if n_jobs:

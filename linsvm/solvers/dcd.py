@@ -15,14 +15,14 @@ a fresh random permutation, with shrinking ([9] Algorithm 3); -e is [9]'s
 stopping rule, max PG - min PG <= eps over a loop of all examples (default 0.1,
 as in [9] and LIBLINEAR), guarded (a departure): a stop counts only once the
 duality gap certifies the objective within 1% (P - D <= 0.01 P); otherwise
-the solve continues from its alphas at a smaller eps (_shrink; one loop cap).  The
+the solve continues from its alphas at a smaller eps (gap_guard_shrink; one loop cap).  The
 unguarded rule stopped 1.4% above the optimum on one example per class (3
 classes one-vs-rest, C = 1); on the shared binary sets at the defaults the
 gap was already below 1% (w1a l1: 0.9%), so the guard costs them nothing.  On
 SECTOR one-vs-rest (105 columns, l1, C = 1) the unguarded rule left columns up
 to 20% above their optimum (the sum 1.5% above); guarded, the sum is 0.1%
 above, for 1.5x the CPU time (median of 3 interleaved runs, 1.47 -> 2.2 s; with
-eps / 10 steps instead of _shrink, 64 of the 105 columns continued, 1.37x of a
+eps / 10 steps instead of gap_guard_shrink, 64 of the 105 columns continued, 1.37x of a
 noisier single run).  LIBLINEAR -s 3 at its defaults stops 1.2% above the
 guarded sum (examples/bench_ovr.py).
 The compiled core is csrc/_dcd.pyx.
@@ -53,24 +53,10 @@ import numpy as np
 from .. import _dcd
 from ..errors import ParameterError
 from ..problem import check_binary_targets, check_rows_and_costs
-from . import Option, SolverInfo, register, work_memory
+from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, Option, SolverInfo, gap_guard_shrink,
+               register, relative_gap, work_memory)
 
 _STATUS = {0: "converged", 1: "iteration cap"}
-GAP_GUARD = 0.01        # a stop must also certify (P - D) <= 1% of P (see fit_dcd)
-_MIN_EPS = 1e-12
-
-
-def _shrink(rel_gap):
-    """Factor for eps when a stop's duality gap exceeds GAP_GUARD: the ratio of the
-    two (the gap falls roughly in proportion to eps near the end), within
-    [0.1, 0.5] (see linsvm.solvers.sdm._shrink for the measurement)."""
-    return min(0.5, max(0.1, GAP_GUARD / rel_gap))
-
-
-def _relative_gap(primal, dual):
-    """(P - D) / |P|, the certified bound on the relative suboptimality (0 if P = 0 = D)."""
-    gap = max(primal - dual, 0.0)
-    return gap / abs(primal) if primal != 0 else (0.0 if gap == 0 else float("inf"))
 _LOSSES = {"l1": 1, "l2": 2}
 
 
@@ -150,14 +136,15 @@ def fit_dcd(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
                             max_iter=opts.get("max_iter", 1000) - loops, callback=callback)
         loops += int(st["n_iter"])
         trace.extend(st["trace"])
-        rel_gap = _relative_gap(st["primal"], st["dual"])
-        if st["status"] != 0 or rel_gap <= GAP_GUARD or eps <= _MIN_EPS \
+        rel_gap = relative_gap(st["primal"], st["dual"])
+        if st["status"] != 0 or rel_gap <= GAP_GUARD or eps <= GAP_GUARD_MIN_EPS \
                 or loops >= opts.get("max_iter", 1000):
             break
         if log is not None:
             log(f"dcd: PG spread <= {eps:g} but the duality gap is {rel_gap:.3g} of the "
-                f"objective (> {GAP_GUARD:g}): continuing at eps {eps * _shrink(rel_gap):g}")
-        eps *= _shrink(rel_gap)
+                f"objective (> {GAP_GUARD:g}): continuing at eps "
+                f"{eps * gap_guard_shrink(rel_gap):g}")
+        eps *= gap_guard_shrink(rel_gap)
     mfn_stats = None
     if loss == "l2" and opts.get("primal_fallback", True) and n > 0 and (
             st["status"] == 1 or rel_gap > GAP_GUARD):
@@ -166,7 +153,7 @@ def fit_dcd(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
                             _LOSSES[loss], alpha, eps=eps, shrinking=False, seed=0, max_iter=0)
         # mfn's point, certified by the dual value of alpha (w(alpha) only approximates it)
         st["w"], st["primal"] = mfn_stats.pop("_beta"), mfn_stats["objective"]
-        rel_gap = _relative_gap(st["primal"], st["dual"])
+        rel_gap = relative_gap(st["primal"], st["dual"])
         st["status"] = 0 if rel_gap <= GAP_GUARD else 1
     st["n_iter"], st["trace"] = loops, trace
     stats = {

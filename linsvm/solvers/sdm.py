@@ -16,7 +16,8 @@ rescaling is needed, so -e means exactly the paper's epsilon: the stopping rule
 (guarded, a departure: a stop counts once the duality gap also certifies 1% of
 the objective, else the solve continues from its alphas at a smaller eps; unguarded
 it stopped 2-3% above the optimum on one example per class, and sdm-cs 1.6%
-above on SECTOR at C = 1, where the guard costs 1.9x; see _shrink)
+above on SECTOR at C = 1, where the guard costs 1.9x; see
+linsvm.solvers.gap_guard_shrink)
 v_i < eps for all i, with v_i of eq. 6 (CS) or max_m v_i^m of eq. 18 (WW),
 default 0.1 as the paper recommends.
 
@@ -63,7 +64,8 @@ import numpy as np
 from .. import _sdm
 from ..errors import DataError, ParameterError
 from ..problem import check_rows_and_costs
-from . import Option, SolverInfo, register, work_memory
+from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, Option, SolverInfo, gap_guard_shrink,
+               register, relative_gap, work_memory)
 
 _STATUS = {0: "converged", 1: "full-loop cap", 2: "out of memory"}
 
@@ -88,26 +90,6 @@ def _check_inputs(X, rows, codes, n_classes, cost, C):
 def _empty_alpha(n):
     return (np.zeros(n), np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int32),
             np.zeros(0))
-
-
-GAP_GUARD = 0.01        # a stop must also certify (P - D) <= 1% of P (see fit_sdm)
-
-
-def _shrink(rel_gap):
-    """Factor for eps when a stop's duality gap exceeds GAP_GUARD: the ratio of the
-    two (the gap falls roughly in proportion to eps near the end), within
-    [0.1, 0.5].  Measured on SECTOR (C = 1): sdm-cs stopped at eps 0.1 with a
-    certified gap of 1.6% (objective 1510.0, 1.6% above the optimum 1486.6);
-    continuing at eps / 10 cost 6.8x the CPU time of the unguarded run (gap
-    0.02%), this rule 1.9x (eps 0.05, gap 0.56%, objective 1494.5; medians of
-    3 interleaved runs, 0.90 -> 1.75 s)."""
-    return min(0.5, max(0.1, GAP_GUARD / rel_gap))
-
-
-def _relative_gap(primal, dual):
-    """(P - D) / |P|, the certified bound on the relative suboptimality."""
-    gap = max(primal - dual, 0.0)
-    return gap / abs(primal) if primal != 0 else (0.0 if gap == 0 else float("inf"))
 
 
 def _seed_from_state(state, kind, codes, n_classes, U):
@@ -214,8 +196,9 @@ def _fit(kind, X, rows, codes, n_classes, cost, C, bias, tol, W0, seed, log, sta
                             full_subproblem=opts["subproblem"] == "all", callback=callback)
         loops += int(st["n_full"])
         trace.extend(st["trace"])
-        rel_gap = _relative_gap(st["primal"], st["dual"])
-        if st["status"] != 0 or rel_gap <= GAP_GUARD or eps <= 1e-12 or loops >= opts["max_iter"]:
+        rel_gap = relative_gap(st["primal"], st["dual"])
+        if st["status"] != 0 or rel_gap <= GAP_GUARD or eps <= GAP_GUARD_MIN_EPS \
+                or loops >= opts["max_iter"]:
             break
         again, _ = _seed_from_state({"kind": kind, "n_classes": k, "codes": codes, "C": C,
                                      "alpha_y": st["alpha_y"] if kind == "cs" else np.zeros(n),
@@ -225,9 +208,10 @@ def _fit(kind, X, rows, codes, n_classes, cost, C, bias, tol, W0, seed, log, sta
             break
         if log is not None:
             log(f"{name}: max violation <= {eps:g} but the duality gap is {rel_gap:.3g} of the "
-                f"objective (> {GAP_GUARD:g}): continuing at eps {eps * _shrink(rel_gap):g}")
+                f"objective (> {GAP_GUARD:g}): continuing at eps "
+                f"{eps * gap_guard_shrink(rel_gap):g}")
         ay, ptr, cls, val = again
-        eps *= _shrink(rel_gap)
+        eps *= gap_guard_shrink(rel_gap)
     stats = {
         "objective": st["primal"],
         "dual_objective": st["dual"],
