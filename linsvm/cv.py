@@ -11,7 +11,8 @@ Table 1; alpha-seeding for the dual ones, which hand their dual variables over
 in memory); `warm_start=False` turns it off so the saving can be measured.
 Folds run in parallel threads (the solver cores release the GIL); every fold's
 computation is independent and its kernels run serially unless `n_threads` is
-given, so the results are identical for any n_jobs.  With parallel folds a
+given, so the results are identical for any n_jobs; Ctrl-C stops the folds
+running in the worker threads too (linsvm.interrupt).  With parallel folds a
 fold's one-vs-rest columns run serially (no nested thread pools).  The folds'
 warnings are merged: one warning per grid point and kind of message, with the
 number of folds that gave it (not one per fold).
@@ -27,6 +28,7 @@ import numpy as np
 
 from . import metrics
 from .errors import DataError, ParameterError
+from .interrupt import stop_running_solves
 from .problem import CSRBuffers
 from .solvers import get_solver
 from .train import _group_warnings, _report_warnings, class_order, collecting_warnings, train
@@ -196,6 +198,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     total = n_folds * len(Cs) * len(ps_list)
     done = [0]
     lock = threading.Lock()
+    cancelled = threading.Event()       # Ctrl-C in the main thread: no further grid point
 
     def run_fold(f):
         train_rows = np.flatnonzero(fold_of != f)
@@ -209,6 +212,8 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
                 opts = dict(train_options)
                 if p is not None:
                     opts["p"] = p
+                if cancelled.is_set():
+                    raise KeyboardInterrupt
                 t0 = time.perf_counter()
                 with collecting_warnings() as records:   # merged per grid point below
                     model = train(Xb, y, solver=solver, C=C, seed=seed, rows=train_rows, qid=qid,
@@ -230,7 +235,13 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
         per_fold = [run_fold(f) for f in range(n_folds)]
     else:
         with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            per_fold = list(pool.map(run_fold, range(n_folds)))
+            try:
+                per_fold = list(pool.map(run_fold, range(n_folds)))
+            except BaseException:       # Ctrl-C reaches only this thread: stop the folds
+                cancelled.set()
+                pool.shutdown(wait=False, cancel_futures=True)
+                stop_running_solves()
+                raise                   # after the with-block has joined the workers
     result = CVResult(metric=metric, higher_is_better=higher)
     for p in ps_list:
         for C in Cs:

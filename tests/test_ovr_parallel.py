@@ -121,3 +121,28 @@ def test_ctrl_c_stops_the_columns_running_in_worker_threads():
         timer.cancel()
     assert time.perf_counter() - t0 < 20.0
     assert not [th for th in threading.enumerate() if th.name.startswith("linsvm-ovr")]
+
+
+def test_ctrl_c_stops_parallel_cross_validation_folds():
+    """cross_validate(n_jobs=2) runs its folds in worker threads: Ctrl-C must stop the
+    folds' running solves, start no further grid point or fold, and join the workers
+    before it raises (the thread pool used to wait for every fold to finish)."""
+    import os
+    import signal
+
+    from linsvm.cv import cross_validate
+    from linsvm.synth import make_text_classification
+
+    X, y = make_text_classification(n_samples=4000, n_features=2000, noise=0.4, seed=3)
+    before = set(threading.enumerate())
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            cross_validate(X, y, solver="dcd", Cs=[100.0, 1000.0], n_folds=4, n_jobs=2,
+                           tol=1e-14, max_iter=100000)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - t0 < 5.0          # each fold's dcd solve takes ~10 s
+    assert not [th for th in set(threading.enumerate()) - before if th.is_alive()]
