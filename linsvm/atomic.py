@@ -163,6 +163,18 @@ def _link_fd(fd: int, path: str) -> None:
         os.close(dfd)
 
 
+def _claim_temp_name(target, create, what):
+    """(name, create(name)) for a fresh temporary name beside `target`: create raises
+    FileExistsError when the name is taken, and another random name is tried."""
+    for _ in range(100):
+        name = _temp_name(target.directory, target.base)
+        try:
+            return name, create(name)
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, what, target.user_path)
+
+
 class _TempFile:
     """The temporary file behind one atomic write (anonymous when O_TMPFILE works)."""
 
@@ -183,16 +195,8 @@ class _TempFile:
         if fd < 0:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) \
                 | getattr(os, "O_CLOEXEC", 0)
-            for _ in range(100):
-                name = _temp_name(target.directory, target.base)
-                try:
-                    fd = os.open(name, flags, 0o600)
-                except FileExistsError:
-                    continue
-                self.name = name
-                break
-            else:
-                raise FileExistsError(errno.EEXIST, "cannot create a temporary file", target.user_path)
+            self.name, fd = _claim_temp_name(target, lambda name: os.open(name, flags, 0o600),
+                                             "cannot create a temporary file")
         self.fd = fd
 
     def commit(self) -> None:
@@ -207,16 +211,8 @@ class _TempFile:
                     return
                 except FileExistsError:
                     pass                       # appeared meanwhile: replace it below
-            for _ in range(100):
-                name = _temp_name(t.directory, t.base)
-                try:
-                    _link_fd(self.fd, name)
-                except FileExistsError:
-                    continue
-                self.name = name
-                break
-            else:
-                raise FileExistsError(errno.EEXIST, "cannot name the temporary file", t.user_path)
+            self.name, _ = _claim_temp_name(t, lambda name: _link_fd(self.fd, name),
+                                            "cannot name the temporary file")
         os.replace(self.name, t.path)
         self.name = None
 
