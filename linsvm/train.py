@@ -27,6 +27,8 @@ import os
 import re
 import threading
 import time
+from dataclasses import replace
+from types import MappingProxyType
 
 import numpy as np
 
@@ -35,8 +37,8 @@ from .errors import DataError, ParameterError
 from .errors import warn as _warn
 from .memory import check_solve
 from .model import Model
-from .problem import CSRBuffers, check_positive, n_weights
-from .solvers import get_solver
+from .problem import CSRBuffers, Problem, check_positive, n_weights
+from .solvers import get_solver, make_params
 
 
 def class_order(y, labels=None):
@@ -63,58 +65,6 @@ def _check_labels(y, n_rows):
     if bad >= 0:
         raise DataError(f"label of example {bad + 1} is not finite")
     return y, labels
-
-
-_DEFAULT_OPTIONS: dict = {}     # solver name -> its checked defaults (options are immutable values)
-
-
-def _check_options(info, options):
-    """Fill solver options with defaults, coerce their types and check their ranges."""
-    if not options and info.name in _DEFAULT_OPTIONS:
-        return dict(_DEFAULT_OPTIONS[info.name])
-    out = _checked_options(info, options)
-    if not options:
-        _DEFAULT_OPTIONS[info.name] = dict(out)
-    return out
-
-
-def option_error(name, detail, others=None):
-    """ParameterError "option NAME DETAIL" that remembers the option's name
-    (`.option`), the rest (`.detail`) and other option names it lists
-    (`.others`), so the command line can name them by their flags (--max-iter)
-    instead of their Python keywords (max_iter)."""
-    listed = f" (valid: {', '.join(others) or 'none'})" if others is not None else ""
-    err = ParameterError(f"option {name} {detail}{listed}")
-    err.option, err.detail, err.others = name, detail, others
-    return err
-
-
-def _checked_options(info, options):
-    unknown = set(options) - set(info.options)
-    if unknown:
-        raise option_error(sorted(unknown)[0], f"does not apply to solver {info.name!r}",
-                           sorted(info.options))
-    out = {}
-    for name, opt in info.options.items():
-        value = options.get(name, opt.default)
-        if value is not None:
-            try:
-                value = opt.type(value)
-            except (TypeError, ValueError):
-                raise option_error(name, f"must be {opt.type.__name__}, got {value!r}") from None
-            if opt.type in (int, float):
-                if not math.isfinite(value) or (opt.low is not None and value < opt.low) or (
-                        opt.high is not None and value > opt.high):
-                    lo = "-inf" if opt.low is None else f"{opt.low:g}"
-                    hi = "inf" if opt.high is None else f"{opt.high:g}"
-                    raise option_error(name, f"= {value!r} is out of range [{lo}, {hi}]")
-            if opt.choices is not None:
-                if isinstance(value, str) and value.lower() in opt.choices:
-                    value = value.lower()
-                if value not in opt.choices:
-                    raise option_error(name, f"= {value!r}: choose one of {', '.join(opt.choices)}")
-        out[name] = value
-    return out
 
 
 # A classifier's labels must look like classes (rule stated in `linsvm-train --help`):
@@ -257,11 +207,10 @@ def collecting_warnings():
         _SINK.reset(token)
 
 
-def _warning_records(col_stats):
-    """Per solve (weight column), its warnings as (message, is_convergence) pairs.
-    A solver marks a warning about its accuracy with stats["unconverged"]."""
-    return [[(st["warning"], bool(st.get("unconverged", False)))] if "warning" in st else []
-            for st in col_stats]
+def _warning_records(results):
+    """Per solve (weight column), its warnings as (message, is_convergence) pairs: a
+    FitResult's warning is about its accuracy when it did not converge."""
+    return [[(r.warning, not r.converged)] if r.warning is not None else [] for r in results]
 
 
 def _group_warnings(per_unit):
@@ -448,19 +397,13 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     linsvm.LinsvmWarning.  The messages are also in model.warnings.
     """
     info = get_solver(solver)
-    C = check_positive("C", C)
+    params = make_params(info, C=C, tol=tol, seed=seed, options=solver_options)
     bias = float(bias)
     if not math.isfinite(bias):
         raise ParameterError(f"bias must be finite, got {bias!r}")
     bias = bias if bias > 0 else -1.0
-    tol = info.default_tol if tol is None else check_positive("tolerance", tol)
-    try:
-        seed = int(seed)
-    except (TypeError, ValueError):
-        raise ParameterError(f"seed must be an integer, got {seed!r}") from None
     if n_jobs is not None:
         _resolve_jobs(n_jobs, 1)        # checks it
-    opts = _check_options(info, solver_options)
     Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
     if Xb.n_rows == 0:
         raise DataError("no training examples")
@@ -501,78 +444,34 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         class_weight = balanced_class_weight(y, classes)
     unweighted = sample_weight is None and not class_weight
     if unweighted and info.kind == "binary":    # no class-weight table to build
-        base = _unit_costs(y.shape[0])
+        base, cw = _unit_costs(y.shape[0]), None
     else:
         base, cw = _cost_factors(y, classes, sample_weight, class_weight)
     state = getattr(init, "solver_state_", None) if getattr(init, "solver", None) == info.name else None
     nw = n_weights(Xb.n_features, bias)
-    check_solve(info, Xb, rows.shape[0], nw, classes.shape[0], opts, log)   # before allocating
-    thresholds = None
+    check_solve(info, Xb, rows.shape[0], nw, classes.shape[0], params.options, log)   # before allocating
     t0 = time.perf_counter()
-
-    if info.kind == "ordinal":
-        codes = np.searchsorted(classes, y).astype(np.int32)
-        cost = base * cw[codes]
-        start = None
-        if init is not None:
-            if not isinstance(init, Model) or init.kind != "ordinal":
-                raise ParameterError("an ordinal solver warm-starts only from an ordinal model")
-            if not np.array_equal(init.classes_, classes):
-                raise ParameterError("the initial model was trained on different ranks")
-            w0 = _align_weights(init.weights, init.n_features_, init.bias, Xb.n_features, bias)
-            start = (w0[:, 0], np.asarray(init.thresholds_, dtype=np.float64))
-        w, thresholds, st = info.fit(Xb, rows, codes, classes.shape[0], cost, C, bias, tol, start,
-                                     seed, log, qid=qid, state=state, **opts)
-        W = np.asarray(w, dtype=np.float64).reshape(nw, 1)
-        col_stats = [st]
-        kind = "ordinal"
-    elif info.kind == "multiclass":
-        codes = np.empty(y.shape[0], dtype=np.int32)
-        for j, label in enumerate(classes):
-            codes[y == label] = j
-        cost = base * cw[codes]
-        n_columns = classes.shape[0]
-        W0 = None
-        if init is not None:
-            W0 = np.column_stack(_warm_starts(init, classes, Xb.n_features, bias, n_columns))
-        W, st = info.fit(Xb, rows, codes, n_columns, cost, C, bias, tol, W0, seed, log,
-                         state=state, **opts)
-        W = np.asarray(W, dtype=np.float64).reshape(nw, n_columns)
-        col_stats = [st]
-        kind = "multiclass"
+    if info.kind == "binary":
+        W, results = _fit_binary(info, params, Xb, rows, y, classes, base, cw, bias, init, state,
+                                 n_jobs, log)
+        kind = "binary" if W.shape[1] == 1 else "multiclass"
     else:
-        n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
-        starts = _warm_starts(init, classes, Xb.n_features, bias, n_columns)
-        states = state if isinstance(state, list) and len(state) == n_columns else [None] * n_columns
-        W = None if n_columns == 1 else np.empty((nw, n_columns))
-        fit_opts = opts
-        if n_columns > 1 and "n_threads" in info.options and not opts.get("n_threads"):
-            fit_opts = dict(opts, n_threads=1)  # one-vs-rest: columns are the parallel unit (_one_vs_rest)
-
-        def fit_column(j, log_j):
-            t = binary_targets(y, classes[j])
-            if unweighted:
-                cost = base                     # all ones
-            elif n_columns == 1:
-                cost = base * np.where(t > 0, cw[0], cw[1])
-            else:
-                cost = base * np.where(t > 0, cw[j], 1.0)
-            return info.fit(Xb, rows, t, cost, C, bias, tol, starts[j], seed, log_j,
-                            state=states[j], **fit_opts)
-
-        if n_columns == 1:
-            beta, st = fit_column(0, log)
-            W = np.ascontiguousarray(beta, dtype=np.float64)   # handed over (linsvm.solvers), not copied
-            W = (W if W.base is None else W.copy()).reshape(nw, 1)
-            col_stats = [st]
-        else:
-            jobs = _resolve_jobs(n_jobs, n_columns, fit_opts.get("n_threads", 1))
-            col_stats = _one_vs_rest(fit_column, classes, W, jobs, log)
-        kind = "binary" if n_columns == 1 else "multiclass"
+        codes = np.searchsorted(classes, y).astype(np.int32) if info.kind == "ordinal" \
+            else _class_codes(y, classes)
+        problem = (Problem.ordinal(Xb, rows, codes, classes.shape[0], base * cw[codes], bias, qid)
+                   if info.kind == "ordinal" else
+                   Problem.multiclass(Xb, rows, codes, classes.shape[0], base * cw[codes], bias))
+        start = _start_of(info.kind, init, classes, Xb.n_features, bias)
+        res = info.fit(problem, params, start, state, log)
+        W = np.asarray(res.weights, dtype=np.float64).reshape(nw, -1)
+        results = [res]
+        kind = info.kind
     seconds = time.perf_counter() - t0
 
+    col_stats = [dict(r.stats, warning=r.warning) if r.warning is not None else r.stats
+                 for r in results]
     stats = _merge_stats(col_stats, seconds)
-    per_column = _warning_records(col_stats)
+    per_column = _warning_records(results)
     if kind == "multiclass" and info.kind == "binary":       # one-vs-rest
         model_warnings = [f"class {classes[j]:g} vs rest: {msg}"
                           for j, recs in enumerate(per_column) for msg, _ in recs]
@@ -580,16 +479,74 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     else:
         records = [rec for recs in per_column for rec in recs]
         model_warnings = [msg for msg, _ in records]
-    solver_state = [s.pop("_state", None) for s in col_stats]
-    params = {"C": C, "bias": bias, "tol": tol, "seed": seed, "loss": info.loss}
-    params.update(opts)
+    model_params = {"C": params.C, "bias": bias, "tol": params.tol, "seed": params.seed,
+                    "loss": info.loss}
+    model_params.update(params.options)
     if class_weight:
-        params["class_weight"] = ("balanced " if balanced else "") + \
+        model_params["class_weight"] = ("balanced " if balanced else "") + \
             " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
     model = Model._from_training(solver=info.name, classes=classes, weights=W, bias=bias,
-                                 params=params, stats=stats, kind=kind, thresholds=thresholds)
+                                 params=model_params, stats=stats, kind=kind,
+                                 thresholds=results[0].thresholds if kind == "ordinal" else None)
     model.warnings = model_warnings     # every column's own message
     model.column_stats = col_stats
-    model.solver_state_ = solver_state if kind == "binary" or info.kind == "binary" else solver_state[0]
+    states = [r.state for r in results]
+    model.solver_state_ = states if info.kind == "binary" else states[0]
     _report_warnings(records)
     return model
+
+
+def _class_codes(y, classes):
+    """int32 index of each label of y in classes."""
+    codes = np.empty(y.shape[0], dtype=np.int32)
+    for j, label in enumerate(classes):
+        codes[y == label] = j
+    return codes
+
+
+def _start_of(kind, init, classes, n_features, bias):
+    """The warm start of a multi-class (n_weights x n_classes) or ordinal ((w0,
+    thresholds0)) solve from `init` (a Model, or for multi-class a weight array), or None."""
+    if init is None:
+        return None
+    if kind == "multiclass":
+        return np.column_stack(_warm_starts(init, classes, n_features, bias, classes.shape[0]))
+    if not isinstance(init, Model) or init.kind != "ordinal":
+        raise ParameterError("an ordinal solver warm-starts only from an ordinal model")
+    if not np.array_equal(init.classes_, classes):
+        raise ParameterError("the initial model was trained on different ranks")
+    w0 = _align_weights(init.weights, init.n_features_, init.bias, n_features, bias)
+    return (w0[:, 0], np.asarray(init.thresholds_, dtype=np.float64))
+
+
+def _fit_binary(info, params, Xb, rows, y, classes, base, cw, bias, init, state, n_jobs, log):
+    """A binary solver on two classes (one column: classes[0] is t = +1) or one-vs-rest
+    on more (column j: class j against the rest, on _one_vs_rest's threads).  Returns
+    (W, the FitResults in column order)."""
+    n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
+    starts = _warm_starts(init, classes, Xb.n_features, bias, n_columns)
+    states = state if isinstance(state, list) and len(state) == n_columns else [None] * n_columns
+    if n_columns > 1 and "n_threads" in info.options and not params["n_threads"]:
+        # one-vs-rest: columns are the parallel unit (_one_vs_rest), one kernel thread each
+        params = replace(params, options=MappingProxyType(dict(params.options, n_threads=1)))
+    base_problem = Problem(Xb, rows, base, bias)    # rows and costs checked above (train())
+
+    def fit_column(j, log_j):
+        t = binary_targets(y, classes[j])
+        if cw is None:
+            cost = base                     # all ones
+        elif n_columns == 1:
+            cost = base * np.where(t > 0, cw[0], cw[1])
+        else:
+            cost = base * np.where(t > 0, cw[j], 1.0)
+        res = info.fit(base_problem.binary_column(t, cost), params, starts[j], states[j], log_j)
+        return res.weights, res
+
+    nw = n_weights(Xb.n_features, bias)
+    if n_columns == 1:
+        beta, res = fit_column(0, log)
+        W = np.ascontiguousarray(beta, dtype=np.float64)   # handed over (linsvm.solvers), not copied
+        return (W if W.base is None else W.copy()).reshape(nw, 1), [res]
+    W = np.empty((nw, n_columns))
+    jobs = _resolve_jobs(n_jobs, n_columns, params["n_threads"] if "n_threads" in info.options else 1)
+    return W, _one_vs_rest(fit_column, classes, W, jobs, log)

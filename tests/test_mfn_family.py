@@ -290,13 +290,14 @@ def test_l1_subgradient_optimality():
 
 def test_l1_certificate_is_the_duality_gap():
     from linsvm.solvers.mfn_family import hinge_certificate
-    from linsvm.problem import CSRBuffers
+    from linsvm.problem import CSRBuffers, Problem
     X, y = noisy_problem(n=100, d=8, seed=21)
     t = np.where(y > 0, 1.0, -1.0)
     cost = np.random.default_rng(0).uniform(0.5, 2.0, y.size)
     beta = np.random.default_rng(1).standard_normal(9) * 0.3
     C, tau = 0.7, 0.2
-    cert = hinge_certificate(CSRBuffers(X), np.arange(y.size, dtype=np.int64), t, cost, C, 1.0, beta, tau)
+    problem = Problem.binary(CSRBuffers(X), np.arange(y.size, dtype=np.int64), t, cost, 1.0)
+    cert = hinge_certificate(problem, C, beta, tau)
     Xa = augmented(X, 1.0)
     xi = 1 - t * (Xa @ beta)
     alpha = C * cost * np.clip((xi + tau) / (2 * tau), 0, 1)     # H_tau'(xi) C c

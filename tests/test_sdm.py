@@ -414,14 +414,17 @@ def test_zero_rows_zero_costs_and_absent_classes():
             assert np.all(alpha[3][np.arange(m.classes_.size) != codes[3]] == 1.0)
         assert m.column_stats[0]["duality_gap"] <= 1e-6 * m.objective
     # a class code with no examples in this training set still gets a column
+    from linsvm.solvers import make_params
     from linsvm.solvers.sdm import fit_sdm_cs
-    from linsvm.problem import CSRBuffers
+    from linsvm.problem import CSRBuffers, Problem
     Xb = CSRBuffers(X)
     codes = np.zeros(y.size, dtype=np.int32)
     codes[y == y[0]] = 1
-    W, st = fit_sdm_cs(Xb, np.arange(y.size), codes, 3, np.ones(y.size), 1.0, 1.0, 0.1, None, 0,
-                       None, shrinking=True, cooling=True, effort_cap=5.0, max_iter=1000,
-                       subproblem="restricted")
+    problem = Problem.multiclass(Xb, np.arange(y.size), codes, 3, np.ones(y.size), 1.0)
+    params = make_params("sdm-cs", C=1.0, tol=0.1, options=dict(
+        shrinking=True, cooling=True, effort_cap=5.0, max_iter=1000, subproblem="restricted"))
+    res = fit_sdm_cs(problem, params, None, None, None)
+    W, st = res.weights, res.stats
     assert W.shape == (9, 3) and st["status"] == "converged"
 
 

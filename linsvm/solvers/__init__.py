@@ -1,42 +1,51 @@
-"""The solver registry: every `-s NAME` maps to one `SolverInfo`.
+"""The solver registry and the one contract every solver keeps.
 
-Three kinds of solver, by `SolverInfo.kind`:
+Every `-s NAME` maps to one `SolverInfo`, whose `fit` is
 
-binary:      fit(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **options)
-                 -> (beta, stats)
-    minimizing 1/2||w||^2 + C sum_k cost_k loss(t_k x_k.w) over the examples
-    `rows` (int64 row numbers of the CSRBuffers X), labels t_k = +-1, relative
-    cost factors cost_k >= 0 (class weight x sample weight), x including the
-    bias feature when bias > 0.  Multi-class data runs one-vs-rest over it.
-multiclass:  fit(X, rows, codes, n_classes, cost, C, bias, tol, W0, seed, log, state=None,
-                 **options) -> (W (n_weights x n_classes), stats)
-    codes: int32 class index of each example (in the model's class order).
-ordinal:     fit(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log, qid=None,
-                 state=None, **options) -> (w, thresholds (n_levels - 1, ascending), stats)
-    codes: int32 rank index 0..n_levels-1 of each example (sorted label order);
-    start: (w0, thresholds0) or None; qid: int64 query ids or None.
+    fit(problem, params, start, state, log) -> FitResult
 
-`rows` may be any subset of the rows of X (a cross-validation fold, a
-random subset), in any order: t, cost and codes are PER POSITION in rows
-(t[k] is the label of row rows[k]), never indexed by row number.
-beta0 / W0 / start are warm starts (or None); `state` is what the same solver
-returned as stats["_state"] on a previous call in this process (dual variables
-for alpha-seeding, constraints for cutting planes), or None; `log` takes one
-line of progress (or None).  stats: objective (linsvm's scaling), n_iter, and
-anything else the solver reports; stats["_state"] is kept in memory only.
-The weight arrays a solver returns are handed over to the model (train() keeps
-a contiguous float64 array that owns its data without copying it), so a solver
-must not keep or later change them, e.g. through its _state.
+* problem (linsvm.problem.Problem): the CSR buffers X, the examples `rows` (int64 row
+  numbers of X; a cross-validation fold or a subset, in any order), per position the
+  targets and the relative costs c_k >= 0 (class weight x sample weight), bias (LIBLINEAR's
+  -B, <= 0: none) and n_weights = n_features + (bias > 0).  By SolverInfo.kind:
+  binary      problem.t: labels +-1; the solver minimizes 1/2||w||^2 + C sum_k c_k
+              loss(t_k x_k.w), x including the bias feature.  train() runs one-vs-rest over
+              it when there are more than two classes.
+  multiclass  problem.codes: int32 class index of each example (the model's class order),
+              problem.n_classes classes.
+  ordinal     problem.codes: int32 rank index 0..n_classes-1 (sorted label order),
+              problem.qid: int64 query ids or None.
+  Everything a kernel indexes was checked when the problem was built.
+* params (Params): C, tol, seed and the solver's options, checked once against the
+  registry (make_params); the registry's Option is the only place a default lives.
+* start: a warm start or None: binary: n_weights values; multiclass: n_weights x
+  n_classes; ordinal: (w0, thresholds0).
+* state: what the same solver returned as FitResult.state on a previous call in this
+  process (dual variables for alpha-seeding, constraints for cutting planes), or None.
+* log: a function taking one line of progress, or None.
+
+FitResult carries the weights (binary and ordinal: n_weights values; multiclass: n_weights
+x n_classes), the ordinal thresholds (ascending), stats (objective in linsvm's scaling,
+n_iter, and anything else the solver reports), the solve's warning (with `converged`
+False when it is about the accuracy: an iteration cap, a stall) and the state.  The
+weight arrays are handed over to the model (train() keeps a contiguous float64 array
+that owns its data without copying it), so a solver must not keep or later change them,
+e.g. through its state.
 
 memory(n_rows, n_weights, n_classes, nnz, options) -> bytes estimates the work
 arrays of one solve (weights, dense work vectors of the weight length, per-row
 arrays), so that train() can refuse a solve that cannot fit before allocating
 (see linsvm.memory); `work_memory` builds it from counts of vectors.
+
+Adding a solver: one module in this package that calls register(SolverInfo(...)) (it is
+imported by _register_all), one compiled core in csrc/ (added to setup.py), one test file.
 """
 from __future__ import annotations
 
+import math
+import types
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,105 @@ class SolverInfo:
     # (e.g. dcd: {1: {"loss": "l2"}, 3: {"loss": "l1"}}); see liblinear_code().
     liblinear_codes: dict = field(default_factory=dict)
     memory: Callable | None = None    # bytes of one solve's work arrays (module notes)
+
+
+@dataclass(frozen=True)
+class Params:
+    """The checked settings of one solve: C > 0 (LIBLINEAR's -c), tol > 0 (-e), seed, and
+    every option of the solver (read-only; params["max_iter"]).  Build with make_params."""
+
+    solver: str
+    C: float
+    tol: float
+    seed: int
+    options: Mapping = field(default_factory=dict)
+
+    def __getitem__(self, name):
+        return self.options[name]
+
+    def with_tol(self, tol):
+        """The same settings at another tolerance (a solver tightening its own eps)."""
+        return Params(self.solver, self.C, float(tol), self.seed, self.options)
+
+
+@dataclass
+class FitResult:
+    """What a solver returns (module docstring)."""
+
+    weights: object
+    stats: dict
+    thresholds: object = None
+    warning: str | None = None
+    converged: bool = True
+    state: object = None
+
+
+def option_error(name, detail, others=None):
+    """ParameterError "option NAME DETAIL" that remembers the option's name
+    (`.option`), the rest (`.detail`) and other option names it lists
+    (`.others`), so the command line can name them by their flags (--max-iter)
+    instead of their Python keywords (max_iter)."""
+    from ..errors import ParameterError
+
+    listed = f" (valid: {', '.join(others) or 'none'})" if others is not None else ""
+    err = ParameterError(f"option {name} {detail}{listed}")
+    err.option, err.detail, err.others = name, detail, others
+    return err
+
+
+def check_options(info, options):
+    """The solver's options with defaults filled in (from its Option table), types
+    coerced, ranges and choices checked; ParameterError (option_error) otherwise."""
+    unknown = set(options) - set(info.options)
+    if unknown:
+        raise option_error(sorted(unknown)[0], f"does not apply to solver {info.name!r}",
+                           sorted(info.options))
+    out = {}
+    for name, opt in info.options.items():
+        value = options.get(name, opt.default)
+        if value is not None:
+            try:
+                value = opt.type(value)
+            except (TypeError, ValueError):
+                raise option_error(name, f"must be {opt.type.__name__}, got {value!r}") from None
+            if opt.type in (int, float):
+                if not math.isfinite(value) or (opt.low is not None and value < opt.low) or (
+                        opt.high is not None and value > opt.high):
+                    lo = "-inf" if opt.low is None else f"{opt.low:g}"
+                    hi = "inf" if opt.high is None else f"{opt.high:g}"
+                    raise option_error(name, f"= {value!r} is out of range [{lo}, {hi}]")
+            if opt.choices is not None:
+                if isinstance(value, str) and value.lower() in opt.choices:
+                    value = value.lower()
+                if value not in opt.choices:
+                    raise option_error(name, f"= {value!r}: choose one of {', '.join(opt.choices)}")
+        out[name] = value
+    return out
+
+
+_DEFAULT_OPTIONS: dict = {}     # solver name -> its checked defaults (read-only mappings)
+
+
+def make_params(solver, C=1.0, tol=None, seed=0, options=None):
+    """Params for `solver` (a name or SolverInfo): C and tol checked (> 0, finite; tol
+    None: the solver's default_tol), seed an integer, the options by check_options."""
+    from ..errors import ParameterError
+    from ..problem import check_positive
+
+    info = solver if isinstance(solver, SolverInfo) else get_solver(solver)
+    C = check_positive("C", C)
+    tol = info.default_tol if tol is None else check_positive("tolerance", tol)
+    try:
+        seed = int(seed)
+    except (TypeError, ValueError):
+        raise ParameterError(f"seed must be an integer, got {seed!r}") from None
+    if options:
+        opts = types.MappingProxyType(check_options(info, options))
+    else:
+        opts = _DEFAULT_OPTIONS.get(info.name)
+        if opts is None:
+            opts = _DEFAULT_OPTIONS[info.name] = types.MappingProxyType(check_options(info, {}))
+    return Params(info.name, C, tol, seed, opts)
 
 
 def work_memory(per_weight, per_row, per_class=0):

@@ -74,8 +74,8 @@ import numpy as np
 
 from .. import _alm
 from ..errors import ParameterError
-from ..problem import check_binary_targets, check_rows_and_costs, resolve_threads
-from . import Option, SolverInfo, register, work_memory
+from ..problem import resolve_threads
+from . import FitResult, Option, SolverInfo, register, work_memory
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "breakdown (non-finite objective)"}
 _STOP = {"objective": 0, "gradient": 1, "gap": 2}
@@ -85,29 +85,13 @@ _GUARD = 0.01                  # the objective rule also needs a certified gap <
 _GUARD_PER_TOL = 100.0
 
 
-def _choice(name, value, choices):
-    key = str(value).lower()
-    if key not in choices:
-        raise ParameterError(f"option {name}={value!r}: choose one of {', '.join(choices)}")
-    return choices[key]
-
-
-def _check_inputs(X, rows, t, cost, beta0, nw):
-    """Everything the compiled core will index, checked here (it runs unchecked)."""
-    rows, cost = check_rows_and_costs(X, rows, cost)
-    t = check_binary_targets(t, rows.shape[0])
-    if beta0 is not None:
-        beta0 = np.array(beta0, dtype=np.float64, copy=True).ravel()
-        if beta0.shape != (nw,) or not np.all(np.isfinite(beta0)):
-            raise ParameterError(f"initial weights must be {nw} finite numbers")
-    return rows, t, cost, beta0
-
-
-def _fit(exact, X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+def _fit(exact, problem, params, start, state, log):
     name = "alm-exact" if exact else "alm"
+    X, rows, t, cost, bias = problem.X, problem.rows, problem.t, problem.cost, problem.bias
+    C, tol, opts = params.C, params.tol, params.options
     p = float(opts["p"])
-    stop = _choice("stop", opts["stop"], _STOP)
-    mu_rule = _choice("mu_rule", opts["mu_rule"], _MU_RULE)
+    stop = _STOP[opts["stop"]]            # the registry checked the choices
+    mu_rule = _MU_RULE[opts["mu_rule"]]
     if stop == _STOP["gradient"] and p == 1.0:
         raise ParameterError("--stop gradient needs p > 1 (the hinge loss has no gradient); "
                              "use --stop gap or --stop objective")
@@ -121,9 +105,13 @@ def _fit(exact, X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **
         err = ParameterError(f"mu0 {mu0:g} exceeds mu_max {opts['mu_max']:g}")
         err.option, err.detail = "mu0", f"{mu0:g} exceeds --mu-max {opts['mu_max']:g}"   # the CLI's words
         raise err
-    nw = X.n_features + (1 if bias > 0 else 0)
-    rows, t, cost, beta0 = _check_inputs(X, rows, t, cost, beta0, nw)
-    n = rows.shape[0]
+    nw = problem.n_weights
+    beta0 = None
+    if start is not None:
+        beta0 = np.array(start, dtype=np.float64, copy=True).ravel()
+        if beta0.shape != (nw,) or not np.all(np.isfinite(beta0)):
+            raise ParameterError(f"initial weights must be {nw} finite numbers")
+    n = problem.n_rows
     n_threads = resolve_threads(opts["n_threads"], X.nnz)
     core_bias = 1.0 if free_b else bias        # the free intercept b is a column of ones
     beta = np.zeros(nw) if beta0 is None else beta0
@@ -158,8 +146,9 @@ def _fit(exact, X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **
         float(C), p, exact=exact, free_b=free_b, precondition=bool(opts["precondition"]),
         mu0=mu0, mu_max=float(opts["mu_max"]), mu_rule=mu_rule,
         growth=float(opts["mu_growth"]), stop=stop, tol=float(tol),
-        max_iter=int(opts["max_iter"]), cg_tol=float(opts.get("cg_tol", 1e-3)),
-        cg_max_iter=int(opts.get("cg_max_iter", 1000)), refresh=_REFRESH,
+        max_iter=int(opts["max_iter"]),
+        cg_tol=float(opts["cg_tol"]) if exact else 0.0,         # 0: unused (no CGLS in alm)
+        cg_max_iter=int(opts["cg_max_iter"]) if exact else 0, refresh=_REFRESH,
         guard=min(_GUARD, _GUARD_PER_TOL * float(tol)),
         n_threads=n_threads, callback=callback,
     )
@@ -180,27 +169,26 @@ def _fit(exact, X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **
         "status": _STATUS[st["status"]],
         "trace": st["f_trace"].tolist(),
         "mu_trace": st["mu_trace"].tolist(),
-        "_state": {"lam": lam, "C": float(C)},
     }
     if exact:
         stats["cg_iter"] = st["cg_iter"]
     if stop == _STOP["gradient"]:
         stats["grad_norm"] = st["grad_norm"]
-    if st["status"] in (1, 2):
-        stats["unconverged"] = True
+    warning = None
     if st["status"] == 2:
-        stats["warning"] = (f"{name} broke down: the objective became non-finite at iteration "
-                            f"{st['n_iter']} (p = {p:g} on data this large overflows?); the model "
-                            "is not usable")
+        warning = (f"{name} broke down: the objective became non-finite at iteration "
+                   f"{st['n_iter']} (p = {p:g} on data this large overflows?); the model "
+                   "is not usable")
     elif st["status"] == 1:
         target = (f"-e {tol:g}" if stop == _STOP["gap"] else
                   f"needed {min(_GUARD, _GUARD_PER_TOL * float(tol)):g} for -e {tol:g}"
                   if stop == _STOP["objective"] else
                   f"gradient norm {st['grad_norm']:.3g} > {st['grad_stop']:.3g} for -e {tol:g}")
-        stats["warning"] = (f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) "
-                            f"with a certified relative duality gap of {rel_gap:.3g} ({target}): "
-                            "raise --max-iter or loosen -e")
-    return beta, stats
+        warning = (f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) "
+                   f"with a certified relative duality gap of {rel_gap:.3g} ({target}): "
+                   "raise --max-iter or loosen -e")
+    return FitResult(beta, stats, warning=warning, converged=st["status"] not in (1, 2),
+                     state={"lam": lam, "C": float(C)})
 
 
 def _margins(X, rows, bias, beta):
@@ -211,23 +199,23 @@ def _margins(X, rows, bias, beta):
                       np.ascontiguousarray(beta), 1)
 
 
-def fit_alm(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+def fit_alm(problem, params, start, state, log):
     """Train a binary Lp-SVM by the inexact SVM-ALM (Algorithm 2).
 
-    See linsvm.solvers for the calling convention.  Returns (beta, stats) with
-    stats: objective P, n_iter, n_matvec, gap (certified relative duality gap),
-    dual (the lower bound), mu0 and final mu, residuals, status, trace
-    (P per iteration), mu_trace and, if the solve is suspect, a warning.
+    See linsvm.solvers for the contract.  stats: objective P, n_iter, n_matvec, gap
+    (certified relative duality gap), dual (the lower bound), mu0 and final mu,
+    residuals, status, trace (P per iteration), mu_trace; the state is the
+    multipliers.  A suspect solve warns.
     """
-    return _fit(False, X, rows, t, cost, C, bias, tol, beta0, seed, log, state, **opts)
+    return _fit(False, problem, params, start, state, log)
 
 
-def fit_alm_exact(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+def fit_alm_exact(problem, params, start, state, log):
     """Train a binary Lp-SVM by the exact SVM-ALM (Algorithm 1; CGLS w-step).
 
     As fit_alm, plus stats["cg_iter"] (CGLS iterations in all).
     """
-    return _fit(True, X, rows, t, cost, C, bias, tol, beta0, seed, log, state, **opts)
+    return _fit(True, problem, params, start, state, log)
 
 
 ALM_OPTIONS = {

@@ -51,53 +51,48 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dcd
-from ..errors import ParameterError
-from ..problem import check_binary_targets, check_rows_and_costs
-from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, Option, SolverInfo, gap_guard_shrink,
-               register, relative_gap, work_memory)
+from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, FitResult, Option, SolverInfo, gap_guard_shrink,
+               make_params, register, relative_gap, work_memory)
 
 _STATUS = {0: "converged", 1: "iteration cap"}
 _LOSSES = {"l1": 1, "l2": 2}
 
 
-def _finish_with_mfn(X, rows, t, cost, C, bias, w, seed, log, loops):
-    """--loss l2 after the dual solver gave up (see the module docstring): mfn from w,
-    then the dual point alpha = 2 C c max(0, 1 - t w.x) of its result, whose dual value
-    (dcd_solve with no loop) certifies mfn's point.  Returns (alpha, mfn stats, with
-    mfn's weights as "_beta")."""
+# The tolerance of the mfn solve that finishes a capped --loss l2 run (mfn's default -e).
+_FALLBACK_TOL = 1e-6
+
+
+def _finish_with_mfn(problem, C, w, seed, log, loops):
+    """--loss l2 after the dual solver gave up (see the module docstring): mfn (its
+    defaults, -e _FALLBACK_TOL) from w, then the dual point alpha = 2 C c max(0, 1 - t w.x)
+    of its result, whose dual value (dcd_solve with no loop) certifies mfn's point.
+    Returns (alpha, mfn's FitResult)."""
     from .._kernels import csr_matvec
-    from .mfn import MFN_OPTIONS, fit_mfn
+    from .mfn import fit_mfn
 
     if log is not None:
         log(f"dcd: no certified solution after {loops} loops: finishing with mfn from its w "
             "(as LIBLINEAR -s 1 switches to -s 2)")
-    opts = {name: opt.default for name, opt in MFN_OPTIONS.items()}
-    beta, mst = fit_mfn(X, rows, t, cost, C, bias, 1e-6, w, seed, log, **opts)
-    margins = t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, bias, rows, beta)
-    mst["_beta"] = beta
-    return 2.0 * C * cost * np.maximum(0.0, 1.0 - margins), mst
+    res = fit_mfn(problem, make_params("mfn", C=C, tol=_FALLBACK_TOL, seed=seed), w, None, log)
+    X = problem.X
+    margins = problem.t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
+                                     problem.rows, res.weights)
+    return 2.0 * C * problem.cost * np.maximum(0.0, 1.0 - margins), res
 
 
-def fit_dcd(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+def fit_dcd(problem, params, start, state, log):
     """Train a binary linear SVM by dual coordinate descent ([9], Algorithms 1 and 3).
 
-    See linsvm.solvers for the calling convention and the module docstring for
-    the objective.  Returns (beta, stats): beta = (w, w_bias); stats holds
-    objective (primal, linsvm's scaling), dual_objective, duality_gap,
-    kkt_violation (max PG - min PG recomputed at the returned alphas: [9]'s
-    optimality measure), n_iter (loops), n_sv, n_bound, status, trace and
-    `_state` (the alphas, for alpha-seeding).
+    See linsvm.solvers for the contract and the module docstring for the objective.
+    The weights are beta = (w, w_bias); stats hold objective (primal, linsvm's
+    scaling), dual_objective, duality_gap, kkt_violation (max PG - min PG recomputed
+    at the returned alphas: [9]'s optimality measure), n_iter (loops), n_sv, n_bound,
+    status and trace; the state is the alphas, for alpha-seeding.
     """
-    loss = opts.get("loss", "l1")
-    if loss not in _LOSSES:
-        raise ParameterError(f"dcd: --loss must be l1 (hinge) or l2 (squared hinge), got {loss!r}")
-    rows, cost = check_rows_and_costs(X, rows, cost, allow_empty=True)
-    n = rows.shape[0]
-    t = check_binary_targets(t, n)
-    if not (np.isfinite(C) and C > 0):
-        raise ParameterError(f"C must be > 0 and finite, got {C!r}")
-    if not (np.isfinite(tol) and tol > 0):
-        raise ParameterError(f"tolerance must be > 0, got {tol!r}")
+    X, rows, t, cost, bias = problem.X, problem.rows, problem.t, problem.cost, problem.bias
+    C, tol, seed, opts = params.C, params.tol, params.seed, params.options
+    loss, max_iter = opts["loss"], opts["max_iter"]
+    n = problem.n_rows
 
     warning = None
     alpha = np.zeros(n)
@@ -116,7 +111,7 @@ def fit_dcd(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
         else:
             warning = "dcd: the previous solver state does not belong to this problem; starting from alpha = 0"
             warm = "state rejected"
-    elif beta0 is not None:
+    elif start is not None:
         warning = ("dcd is a dual method and cannot start from weights alone (no dual state: the "
                    "model was loaded from a file or trained by another solver); starting from alpha = 0")
         warm = "weights ignored"
@@ -131,28 +126,28 @@ def fit_dcd(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
     eps, loops, trace = tol, 0, []
     while True:
         st = _dcd.dcd_solve(X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost, C,
-                            _LOSSES[loss], alpha, eps=eps, shrinking=opts.get("shrinking", True),
-                            seed=int(seed) & 0xFFFFFFFFFFFFFFFF,
-                            max_iter=opts.get("max_iter", 1000) - loops, callback=callback)
+                            _LOSSES[loss], alpha, eps=eps, shrinking=opts["shrinking"],
+                            seed=seed & 0xFFFFFFFFFFFFFFFF, max_iter=max_iter - loops,
+                            callback=callback)
         loops += int(st["n_iter"])
         trace.extend(st["trace"])
         rel_gap = relative_gap(st["primal"], st["dual"])
         if st["status"] != 0 or rel_gap <= GAP_GUARD or eps <= GAP_GUARD_MIN_EPS \
-                or loops >= opts.get("max_iter", 1000):
+                or loops >= max_iter:
             break
         if log is not None:
             log(f"dcd: PG spread <= {eps:g} but the duality gap is {rel_gap:.3g} of the "
                 f"objective (> {GAP_GUARD:g}): continuing at eps "
                 f"{eps * gap_guard_shrink(rel_gap):g}")
         eps *= gap_guard_shrink(rel_gap)
-    mfn_stats = None
-    if loss == "l2" and opts.get("primal_fallback", True) and n > 0 and (
+    mfn = None
+    if loss == "l2" and opts["primal_fallback"] and n > 0 and (
             st["status"] == 1 or rel_gap > GAP_GUARD):
-        alpha, mfn_stats = _finish_with_mfn(X, rows, t, cost, C, bias, st["w"], seed, log, loops)
+        alpha, mfn = _finish_with_mfn(problem, C, st["w"], seed, log, loops)
         st = _dcd.dcd_solve(X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost, C,
                             _LOSSES[loss], alpha, eps=eps, shrinking=False, seed=0, max_iter=0)
         # mfn's point, certified by the dual value of alpha (w(alpha) only approximates it)
-        st["w"], st["primal"] = mfn_stats.pop("_beta"), mfn_stats["objective"]
+        st["w"], st["primal"] = mfn.weights, mfn.stats["objective"]
         rel_gap = relative_gap(st["primal"], st["dual"])
         st["status"] = 0 if rel_gap <= GAP_GUARD else 1
     st["n_iter"], st["trace"] = loops, trace
@@ -167,32 +162,31 @@ def fit_dcd(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
         "n_bound": int(st["n_bound"]),
         "status": _STATUS[st["status"]],
         "warm_start": warm,
-        "finished_by": "mfn" if mfn_stats is not None else "dcd",
+        "finished_by": "mfn" if mfn is not None else "dcd",
         "trace": [dict(loop=int(r[0]), dual=-r[1], pg_spread=r[2], seconds=r[3], active=int(r[4]))
                   for r in st["trace"]],
-        "_state": {"kind": "dcd", "alpha": alpha, "t": t.copy(), "loss": loss, "C": C},
     }
     stats["final_eps"] = eps
-    if mfn_stats is not None:
-        stats["mfn_iter"] = int(mfn_stats["n_iter"])
+    if mfn is not None:
+        stats["mfn_iter"] = int(mfn.stats["n_iter"])
         stats["status"] = "converged (finished by mfn)" if st["status"] == 0 else \
             "not certified (finished by mfn)"
-    if mfn_stats is not None and st["status"] == 1:
-        stats["unconverged"] = True
+    converged = True
+    if mfn is not None and st["status"] == 1:
+        converged = False
         warning = (f"dcd --loss l2 finished by mfn: relative duality gap {rel_gap:.3g} > "
-                   f"{GAP_GUARD:g} ({mfn_stats.get('warning', 'mfn converged')})")
+                   f"{GAP_GUARD:g} ({mfn.warning or 'mfn converged'})")
     elif st["status"] == 1 or rel_gap > GAP_GUARD:
-        stats["unconverged"] = True
-        warning = (f"dcd stopped at the loop cap (max_iter={opts.get('max_iter', 1000)}) with PG "
+        converged = False
+        warning = (f"dcd stopped at the loop cap (max_iter={max_iter}) with PG "
                    f"spread {st['loop_spread']:.3g} (eps {eps:g}) and relative duality gap "
                    f"{rel_gap:.3g}; raise --max-iter or loosen -e")
         if st["status"] != 1:
             warning = (f"dcd stopped at PG spread {st['loop_spread']:.3g} <= eps {eps:g} with a "
                        f"relative duality gap of {rel_gap:.3g} > {GAP_GUARD:g} (the rule cannot "
                        "certify 1% here; scale the features?)")
-    if warning is not None:
-        stats["warning"] = warning
-    return st["w"], stats
+    return FitResult(st["w"], stats, warning=warning, converged=converged,
+                     state={"kind": "dcd", "alpha": alpha, "t": t.copy(), "loss": loss, "C": C})
 
 
 # Work arrays: w, the start copy and the returned weights; per row: alpha, U, D, QD, index.

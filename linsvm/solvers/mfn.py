@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import _mfn
 from ..problem import resolve_threads
-from . import Option, SolverInfo, register, work_memory
+from . import FitResult, Option, SolverInfo, register, work_memory
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)",
            3: "converged (gradient test)"}
@@ -53,41 +53,42 @@ _STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent
 L2_LOSS = (1.0, 1.0, 1.0, -math.inf)
 
 
-def run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn",
-               kkt=False, gstop=0.0):
-    """One call of the compiled finite Newton driver for binary terms with `loss`,
-    updating beta in place, with progress lines ("NAME iter ...", objective in
-    linsvm's scaling f / lam) sent to `log`.  opts: the MFN_OPTIONS values
-    (absent heuristics count as off; n_threads as resolve_threads takes it).
-    kkt: also return the Section 4.7 dual KKT violation (L2 loss) as "kkt".
-    gstop: also stop at the first iterate with ||grad|| <= gstop ||grad at 0|| (0: off)."""
+def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn", kkt=False,
+               gstop=0.0):
+    """One call of the compiled finite Newton driver for the binary terms of `problem`
+    with `loss`, updating beta in place, with progress lines ("NAME iter ...", objective
+    in linsvm's scaling f / lam) sent to `log`.  opts: every MFN_OPTIONS value the driver
+    takes (heuristic1, heuristic2, precondition, forcing, max_iter, cg_max_iter,
+    n_threads as resolve_threads takes it, fused_cg, jacobi_weight): a solver without one
+    of these options states the value it runs with.  kkt: also return the Section 4.7
+    dual KKT violation (L2 loss) as "kkt".  gstop: also stop at the first iterate with
+    ||grad|| <= gstop ||grad at 0|| (0: off)."""
     callback = None
     if log is not None:
         def callback(it, f, n_active, cg_it):
             log(f"{name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
-    get = opts.get
-    # positional: the compiled entry's argument order (newton_solve's signature)
+    X = problem.X
     return _mfn.newton_solve(
-        X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost, lam, beta, loss,
-        eps, warm, get("heuristic1", False), get("heuristic2", False), opts["precondition"],
-        get("forcing", 0.0), opts["max_iter"], opts["cg_max_iter"],
-        resolve_threads(opts["n_threads"], X.data.shape[0]), callback, get("fused_cg", False),
-        True, kkt, True, get("jacobi_weight", 1.0), gstop=gstop,
+        X.indptr, X.indices, X.data, X.n_features, problem.bias, problem.rows, problem.t,
+        problem.cost, lam, beta, loss,
+        eps, warm, opts["heuristic1"], opts["heuristic2"], opts["precondition"],
+        opts["forcing"], opts["max_iter"], opts["cg_max_iter"],
+        resolve_threads(opts["n_threads"], X.data.shape[0]), callback, opts["fused_cg"],
+        True, kkt, True, opts["jacobi_weight"], gstop=gstop,
     )
 
 
-def subset_seed(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, seed, loss=L2_LOSS,
-                name="mfn"):
+def subset_seed(problem, lam, beta, eps, warm, opts, log, seed, loss=L2_LOSS, name="mfn"):
     """Heuristic 3 (Section 4.6): solve on a random fraction opts["subset"] of the
     examples to seed the full solve.  Updates beta; returns (warm, n_iter, cg_iter)."""
-    frac = opts.get("subset", 0.0)
-    if not (0.0 < frac < 1.0 and rows.shape[0] > 1):
+    frac = opts["subset"]
+    n = problem.n_rows
+    if not (0.0 < frac < 1.0 and n > 1):
         return warm, 0, 0
     rng = np.random.default_rng(seed)
-    size = max(1, int(math.ceil(frac * rows.shape[0])))
-    pick = np.sort(rng.choice(rows.shape[0], size=size, replace=False))
-    st = run_newton(X, rows[pick], t[pick], cost[pick], lam, bias, beta, eps, warm, opts, log,
-                    loss, name)
+    size = max(1, int(math.ceil(frac * n)))
+    pick = np.sort(rng.choice(n, size=size, replace=False))
+    st = run_newton(problem.subset(pick), lam, beta, eps, warm, opts, log, loss, name)
     return True, st["n_iter"], st["cg_iter"]
 
 
@@ -102,35 +103,38 @@ def gradient_stop(t, gtol):
     return gtol * min(n_pos, n - n_pos) / n if n else 0.0
 
 
-def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+def start_vector(problem, start, extra=0):
+    """(beta, warm): a copy of the warm start, or zeros of n_weights + extra values."""
+    if start is None:
+        return np.zeros(problem.n_weights + extra), False
+    return np.array(start, dtype=np.float64, copy=True), True
+
+
+def fit_mfn(problem, params, start, state, log):
     """Train a binary L2-SVM by L2-SVM-MFN (paper Sections 3-4, Appendix A).
 
-    See linsvm.solvers for the calling convention.  Returns (beta, stats)
-    where beta = (w, w_bias) and stats holds objective F(beta), n_iter (Newton
-    iterations), cg_iter, n_active (|I| at the solution), kkt_violation
-    (Section 4.7, paper scaling), status and, if the iteration cap stopped
-    the solve, a warning.
+    See linsvm.solvers for the contract.  The weights are beta = (w, w_bias); stats
+    hold objective F(beta), n_iter (Newton iterations), cg_iter, n_active (|I| at the
+    solution), kkt_violation (Section 4.7, paper scaling), status, final_eps and trace.
+    The iteration cap, or a --kkt-tol that cannot be met, gives a warning.
     """
-    lam = 1.0 / (2.0 * C)
-    nw = X.n_features + (1 if bias > 0 else 0)
-    beta = np.zeros(nw) if beta0 is None else np.array(beta0, dtype=np.float64, copy=True)
-    warm = beta0 is not None
+    opts, tol = params.options, params.tol
+    lam = 1.0 / (2.0 * params.C)
+    beta, warm = start_vector(problem, start)
     traces = []                 # objective per Newton step, one array per round
     n_iter = cg_iter = 0
     if opts["subset"]:      # heuristic 3: solve on a random subset, then seed the full problem
-        warm, n_iter, cg_iter = subset_seed(X, rows, t, cost, lam, bias, beta, tol, warm, opts,
-                                            log, seed)
+        warm, n_iter, cg_iter = subset_seed(problem, lam, beta, tol, warm, opts, log, params.seed)
 
     eps = tol
-    gstop = gradient_stop(t, opts["gtol"])
+    gstop = gradient_stop(problem.t, opts["gtol"])
+    kkt_tol = opts["kkt_tol"]
     while True:
-        st = run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, kkt=True,
-                        gstop=gstop)
+        st = run_newton(problem, lam, beta, eps, warm, opts, log, kkt=True, gstop=gstop)
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
         traces.append(st["trace"] / lam)
         kkt = st["kkt"]
-        kkt_tol = opts["kkt_tol"]
         if kkt_tol is None or kkt <= kkt_tol or eps <= 1e-15 or st["status"] == 1:
             break
         if log is not None:
@@ -148,17 +152,16 @@ def fit_mfn(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts
         "status": _STATUS[st["status"]],
         "trace": traces[0] if len(traces) == 1 else np.concatenate(traces),
     }
+    warning = None
     if st["status"] == 1:
-        stats["unconverged"] = True
-        stats["warning"] = (
+        warning = (
             f"mfn stopped at the iteration cap (max_iter={opts['max_iter']}) before the "
             f"active set settled (dual KKT violation {kkt:.3g}, -e {tol:g}); the model may be "
             "inaccurate: raise --max-iter or loosen -e"
         )
     elif kkt_tol is not None and kkt > kkt_tol:
-        stats["unconverged"] = True
-        stats["warning"] = f"mfn could not bring the dual KKT violation {kkt:.3g} below --kkt-tol {kkt_tol:g}"
-    return beta, stats
+        warning = f"mfn could not bring the dual KKT violation {kkt:.3g} below --kkt-tol {kkt_tol:g}"
+    return FitResult(beta, stats, warning=warning, converged=warning is None)
 
 
 MFN_OPTIONS = {

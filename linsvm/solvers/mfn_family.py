@@ -56,8 +56,8 @@ import numpy as np
 from .. import _mfn
 from ..errors import ParameterError
 from ..problem import resolve_threads
-from . import Option, SolverInfo, register, work_memory
-from .mfn import MFN_OPTIONS, _STATUS, run_newton, subset_seed
+from . import FitResult, Option, SolverInfo, register, work_memory
+from .mfn import MFN_OPTIONS, _STATUS, run_newton, start_vector, subset_seed
 
 LS_LOSS = (1.0, 1.0, math.inf, -math.inf)          # (a, tm, hi, lo): zone 1 everywhere
 HUBER_LOSS = (1.0, 1.0, 1.0, -1.0)                 # eq. 21 in the margin o = 1 - xi
@@ -76,24 +76,19 @@ def _power_of_two_at_most(x):
 TAU_MIN = 2.0 ** -45                     # 1 +- tau still exact in double
 
 
-def _start(X, bias, beta0, extra=0):
-    nw = X.n_features + (1 if bias > 0 else 0)
-    if beta0 is None:
-        return np.zeros(nw + extra), False
-    return np.array(beta0, dtype=np.float64, copy=True), True
-
-
 def _cap_warning(name, opts, measure=""):
     """The iteration-cap message; measure: what was reached (e.g. the gradient norm)."""
     return (f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) before the "
             f"active set settled{measure}; the model may be inaccurate: raise --max-iter or loosen -e")
 
 
-def _binary_stats(name, X, rows, t, cost, lam, bias, beta, loss, st, n_iter, cg_iter, trace, opts,
-                  tol=float("nan")):
-    """Statistics in linsvm's scaling (F = f / lam), with the gradient norm at the result."""
-    f, g, _, _ = _mfn.gradient(X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost,
-                               lam, beta, loss, n_threads=opts["n_threads"])
+def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, opts, tol):
+    """FitResult with statistics in linsvm's scaling (F = f / lam), with the gradient norm
+    at the result, and the iteration cap's warning."""
+    X = problem.X
+    f, g, _, _ = _mfn.gradient(X.indptr, X.indices, X.data, X.n_features, problem.bias,
+                               problem.rows, problem.t, problem.cost, lam, beta, loss,
+                               n_threads=opts["n_threads"])
     stats = {
         "objective": f / lam,
         "n_iter": n_iter,
@@ -103,58 +98,63 @@ def _binary_stats(name, X, rows, t, cost, lam, bias, beta, loss, st, n_iter, cg_
         "status": _STATUS[st["status"]],
         "trace": trace,
     }
+    warning = None
     if st["status"] == 1:
-        stats["unconverged"] = True
-        stats["warning"] = _cap_warning(name, opts, f" (gradient norm {stats['grad_norm']:.3g}, "
-                                                    f"-e {tol:g})")
-    return stats
+        warning = _cap_warning(name, opts, f" (gradient norm {stats['grad_norm']:.3g}, -e {tol:g})")
+    return FitResult(beta, stats, warning=warning, converged=warning is None)
 
 
 # ---------------------------------------------------------------------------- ls
 
-def fit_ls(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+# ls has no index set to change: the heuristics and the forcing term do not apply.
+_LS_FIXED = {"heuristic1": False, "heuristic2": False, "forcing": 0.0}
+
+
+def fit_ls(problem, params, start, state, log):
     """LS-SVM by CGLS with all examples active (LS-SVM-CG, Section 4.3).
 
     Minimizes 1/2||w||^2 + C sum c_i (1 - y_i w.x_i)^2, i.e. the normal equations
     (lam I + X'CX) beta = X'C y with lam = 1/(2C), by (preconditioned) CGLS to
     the eq. 13 tolerance -e, seeded at beta0 when given.  One Newton step
     suffices (no index set to change); more happen only if --cg-max-iter cuts
-    CGLS short.  Returns (beta, stats); stats include grad_norm = ||grad F||.
+    CGLS short.  stats include grad_norm = ||grad F||.
     """
-    lam = 1.0 / (2.0 * C)
-    opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
-    beta, warm = _start(X, bias, beta0)
-    st = run_newton(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log, LS_LOSS, "ls")
-    return beta, _binary_stats("ls", X, rows, t, cost, lam, bias, beta, LS_LOSS, st, st["n_iter"],
-                               st["cg_iter"], list(st["trace"] / lam), opts, tol)
+    tol = params.tol
+    lam = 1.0 / (2.0 * params.C)
+    opts = dict(params.options, n_threads=resolve_threads(params["n_threads"], problem.X.nnz),
+                **_LS_FIXED)
+    beta, warm = start_vector(problem, start)
+    st = run_newton(problem, lam, beta, tol, warm, opts, log, LS_LOSS, "ls")
+    return _binary_result("ls", problem, lam, beta, LS_LOSS, st, st["n_iter"], st["cg_iter"],
+                          list(st["trace"] / lam), opts, tol)
 
 
 # ---------------------------------------------------------------------------- mfn-huber
 
-def fit_huber(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+def fit_huber(problem, params, start, state, log):
     """Modified Huber loss by the finite Newton method (Section 6, eq. 21-23).
 
     Minimizes 1/2||w||^2 + 2C sum c_i L_h(1 - y_i w.x_i) = f / lam with
     lam = 1/(2C), f the paper's eq. 19 with L = L_h.  Same heuristics and -e as
-    mfn.  Returns (beta, stats); stats include n_active = |I1|, n_linear = |I2|
-    and grad_norm = ||grad F|| at the result.
+    mfn.  stats include n_active = |I1|, n_linear = |I2| and grad_norm = ||grad F||
+    at the result.
     """
-    lam = 1.0 / (2.0 * C)
-    opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
-    beta, warm = _start(X, bias, beta0)
-    warm, n_iter, cg_iter = subset_seed(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log,
-                                        seed, HUBER_LOSS, "mfn-huber")
-    st = run_newton(X, rows, t, cost, lam, bias, beta, tol, warm, opts, log, HUBER_LOSS, "mfn-huber")
-    stats = _binary_stats("mfn-huber", X, rows, t, cost, lam, bias, beta, HUBER_LOSS, st,
-                          n_iter + st["n_iter"], cg_iter + st["cg_iter"], list(st["trace"] / lam),
-                          opts, tol)
-    stats["n_linear"] = st["n_zone2"]
-    return beta, stats
+    tol = params.tol
+    lam = 1.0 / (2.0 * params.C)
+    opts = dict(params.options, n_threads=resolve_threads(params["n_threads"], problem.X.nnz))
+    beta, warm = start_vector(problem, start)
+    warm, n_iter, cg_iter = subset_seed(problem, lam, beta, tol, warm, opts, log, params.seed,
+                                        HUBER_LOSS, "mfn-huber")
+    st = run_newton(problem, lam, beta, tol, warm, opts, log, HUBER_LOSS, "mfn-huber")
+    res = _binary_result("mfn-huber", problem, lam, beta, HUBER_LOSS, st, n_iter + st["n_iter"],
+                         cg_iter + st["cg_iter"], list(st["trace"] / lam), opts, tol)
+    res.stats["n_linear"] = st["n_zone2"]
+    return res
 
 
 # ---------------------------------------------------------------------------- mfn-l1
 
-def hinge_certificate(X, rows, t, cost, C, bias, beta, tau, n_threads=1):
+def hinge_certificate(problem, C, beta, tau, n_threads=1):
     """Duality-gap certificate of w = beta for the hinge-loss objective, from the dual
     point alpha_i = C c_i H_tau'(xi_i) (module docstring; computed by _mfn.hinge_certificate).
 
@@ -162,8 +162,10 @@ def hinge_certificate(X, rows, t, cost, C, bias, beta, tau, n_threads=1):
     (1/2||beta - w_alpha||^2), gap_smooth (sum C c_i max(0, xi_i) - alpha_i xi_i),
     gap = gap_grad + gap_smooth (= F - D), n_quad (|xi_i| < tau), y = X beta.
     """
-    F, D, gg, gs, nq, y = _mfn.hinge_certificate(X.indptr, X.indices, X.data, X.n_features, bias,
-                                                 rows, t, cost, C, beta, tau, n_threads=n_threads)
+    X = problem.X
+    F, D, gg, gs, nq, y = _mfn.hinge_certificate(X.indptr, X.indices, X.data, X.n_features,
+                                                 problem.bias, problem.rows, problem.t,
+                                                 problem.cost, C, beta, tau, n_threads=n_threads)
     return {"F": F, "D": D, "gap_grad": gg, "gap_smooth": gs, "gap": gg + gs, "n_quad": nq, "y": y}
 
 
@@ -192,7 +194,11 @@ class _Best:
         return self.D > 0 and self.F - self.D <= tol * self.D
 
 
-def fit_l1(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+# mfn-l1 has no heuristic 2 (its stages already tighten the CGLS tolerance in turn).
+_L1_FIXED = {"heuristic2": False}
+
+
+def fit_l1(problem, params, start, state, log):
     """L1-loss (hinge) SVM by Huber continuation (Section 6), with a certified gap.
 
     Stage j minimizes F_tau(w) = 1/2||w||^2 + C sum c_i H_tau(xi_i) by the
@@ -224,9 +230,11 @@ def fit_l1(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts)
     `state`), and starts from the tau with the smallest gap, returning at once
     if it is certified.
     """
+    C, tol = params.C, params.tol
     lam = 1.0 / C
-    opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
-    beta, warm = _start(X, bias, beta0)
+    opts = dict(params.options, n_threads=resolve_threads(params["n_threads"], problem.X.nnz),
+                **_L1_FIXED)
+    beta, warm = start_vector(problem, start)
     nt = opts["n_threads"]
     tau = _power_of_two_at_most(float(opts["tau0"]))
     cg_eps = float(opts["cg_tol"])
@@ -240,7 +248,7 @@ def fit_l1(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts)
             ladder.append(_power_of_two_at_most(float(state["tau"])))
         pick = None
         for cand in ladder:
-            cert = hinge_certificate(X, rows, t, cost, C, bias, beta, cand, nt)
+            cert = hinge_certificate(problem, C, beta, cand, nt)
             best.update(cert, beta, tol)
             score = cert["gap"] / cert["D"] if cert["D"] > 0 else math.inf
             if pick is None or score < pick[0]:
@@ -259,14 +267,13 @@ def fit_l1(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts)
             break
         stages += 1
         loss = smoothed_hinge(tau)
-        st = run_newton(X, rows, t, cost, lam, bias, beta, cg_eps, warm, opts, log, loss,
-                        f"mfn-l1 tau={tau:.3g}")
+        st = run_newton(problem, lam, beta, cg_eps, warm, opts, log, loss, f"mfn-l1 tau={tau:.3g}")
         warm = True
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
         newton_cap |= st["status"] == 1
         trace.extend(st["trace"] / lam)
-        cert = hinge_certificate(X, rows, t, cost, C, bias, beta, tau, nt)
+        cert = hinge_certificate(problem, C, beta, tau, nt)
         progress = best.update(cert, beta, tol)
         last_tau = tau
         if log is not None:
@@ -297,37 +304,37 @@ def fit_l1(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts)
         "duality_gap": best.gap(),
         "status": status,
         "trace": trace,
-        "_state": {"tau": last_tau},
     }
+    warning = None
     if status != "converged (certified)":
         why = ("double precision cannot certify more on this data (badly scaled features? scale "
                "them)" if status == "stalled" else "raise --max-stages")
-        stats["unconverged"] = True
-        stats["warning"] = (f"mfn-l1 stopped after {stages} stages ({status}) with relative duality gap "
-                            f"{stats['duality_gap']:.3g} > -e {tol:g}: {why}")
+        warning = (f"mfn-l1 stopped after {stages} stages ({status}) with relative duality gap "
+                   f"{stats['duality_gap']:.3g} > -e {tol:g}: {why}")
     elif newton_cap:
         stats["newton_cap_hit"] = True
-    return beta, stats
+    return FitResult(beta, stats, warning=warning, converged=warning is None,
+                     state={"tau": last_tau})
 
 
 # ---------------------------------------------------------------------------- mfn-ord
 
-def fit_ord(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log, qid=None, state=None,
-            **opts):
+def fit_ord(problem, params, start, state, log):
     """Ordinal regression with implicit thresholds (Chu & Keerthi; Section 7, eq. 25-26).
 
     Minimizes 1/2(||w||^2 + ||b||^2) + C sum_s sum_i c_i max(0, 1 - z_is (w.x_i - b_s))^2
-    = f / lam, lam = 1/(2C).  codes: rank index 0..n_levels-1 per example; start:
-    (w0, thresholds0) or None.  Returns (w, thresholds ascending, stats); stats
+    = f / lam, lam = 1/(2C).  problem.codes: rank index 0..n_levels-1 per example;
+    start: (w0, thresholds0) or None.  The thresholds come back ascending; stats
     include n_active (violating example-threshold pairs), grad_norm = ||grad F||
     and threshold_inversion (max b_s - b_{s+1} before sorting; 0 when ordered).
     qid is not used (eq. 25 has no queries).
     """
-    lam = 1.0 / (2.0 * C)
-    opts = dict(opts, n_threads=resolve_threads(opts["n_threads"], X.nnz))
-    nb = int(n_levels) - 1
-    nw = X.n_features + (1 if bias > 0 else 0)
-    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    X, bias, rows, codes, cost = problem.X, problem.bias, problem.rows, problem.codes, problem.cost
+    tol = params.tol
+    lam = 1.0 / (2.0 * params.C)
+    opts = dict(params.options, n_threads=resolve_threads(params["n_threads"], X.nnz))
+    nb = problem.n_classes - 1
+    nw = problem.n_weights
     if start is None:
         beta, warm = np.zeros(nw + nb), False
     else:
@@ -363,13 +370,14 @@ def fit_ord(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log, qid=
         "status": _STATUS[st["status"]],
         "trace": list(st["trace"] / lam),
     }
+    warning, converged = None, True
     if st["status"] == 1:
-        stats["unconverged"] = True
-        stats["warning"] = _cap_warning("mfn-ord", opts, f" (gradient norm {stats['grad_norm']:.3g}, "
-                                                         f"-e {tol:g})")
-    elif qid is not None:
-        stats["warning"] = "mfn-ord ignores query ids (eq. 25 has no queries)"
-    return beta[:nw].copy(), beta[nw:].copy(), stats
+        warning = _cap_warning("mfn-ord", opts, f" (gradient norm {stats['grad_norm']:.3g}, -e {tol:g})")
+        converged = False
+    elif problem.qid is not None:
+        warning = "mfn-ord ignores query ids (eq. 25 has no queries)"
+    return FitResult(beta[:nw].copy(), stats, thresholds=beta[nw:].copy(), warning=warning,
+                     converged=converged)
 
 
 # ---------------------------------------------------------------------------- registry

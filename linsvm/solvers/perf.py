@@ -60,8 +60,8 @@ import numpy as np
 
 from .. import _perf
 from ..errors import DataError, ParameterError
-from ..problem import check_rows_and_costs, resolve_threads
-from . import Option, SolverInfo, register, work_memory
+from ..problem import resolve_threads
+from . import FitResult, Option, SolverInfo, register, work_memory
 
 _STATUS = {0: "converged", 1: "iteration cap"}
 
@@ -78,13 +78,6 @@ def _digest(*arrays):
             h.update(repr(a).encode())
         h.update(b"|")
     return h.hexdigest()
-
-
-def _check_common(X, rows, cost, opts):
-    rows, cost = check_rows_and_costs(X, rows, cost)
-    if opts["max_constraints"] < 2:
-        raise ParameterError("max_constraints must be >= 2")
-    return rows, cost
 
 
 def _start_vector(w0, nw):
@@ -124,7 +117,7 @@ def _reuse_state(state, digest, Cp, max_constraints, log, name):
 
 def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, state, digest,
          log, opts, **ordinal):
-    """Call the compiled loop and turn its result into (w, stats)."""
+    """Call the compiled loop and turn its result into (FitResult, the core's result)."""
     n_threads = resolve_threads(opts["n_threads"], X.nnz)
     ws = _reuse_state(state, digest, Cp, opts["max_constraints"], log, name)
     V0 = G0 = b0 = a0 = None
@@ -164,12 +157,8 @@ def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, stat
         "qp_violation": res["qp_violation"],
         "status": _STATUS[res["status"]],
         "trace": trace,
-        "_state": {"solver": name, "digest": digest, "Cp": Cp, "V": res["V"], "G": res["G"],
-                   "b": res["b"], "alpha": res["alpha"]},
     }
     warnings = []
-    if res["status"] == 1 or res["qp_violation"] > 0.1 * tol:
-        stats["unconverged"] = True
     if res["status"] == 1:
         warnings.append(
             f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) with xi' = {xi_p:.6g} > "
@@ -185,39 +174,37 @@ def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, stat
         warnings.append(
             f"{name}: the last working-set QP stopped at KKT violation {res['qp_violation']:.3g} "
             f"(> eps/10): xi and the lower bound dual_objective are approximate")
-    if warnings:
-        stats["warning"] = "; ".join(warnings)
     if log is not None:
         log(f"{name}: {res['n_iter']} iterations, xi = {xi:.10g}, xi' = {xi_p:.10g} "
             f"(eps {tol:g}), {stats['n_constraints']} constraints "
             f"({stats['n_active_constraints']} active), objective(W) = {stats['objective_ws']:.10g}, "
             f"objective = {stats['objective']:.10g}, {_STATUS[res['status']]}")
-    return w, stats, res
+    state = {"solver": name, "digest": digest, "Cp": Cp, "V": res["V"], "G": res["G"],
+             "b": res["b"], "alpha": res["alpha"]}
+    return FitResult(w, stats, warning="; ".join(warnings) or None,
+                     converged=not (res["status"] == 1 or res["qp_violation"] > 0.1 * tol),
+                     state=state), res
 
 
-def fit_perf(X, rows, t, cost, C, bias, tol, beta0, seed, log, state=None, **opts):
+def fit_perf(problem, params, start, state, log):
     """Train a binary L1-SVM by Algorithm 1 (1-slack cutting planes on OP2).
 
-    See linsvm.solvers for the calling convention and this module's docstring
-    for the mapping Cp = C n.  Returns (beta, stats); stats: objective F(beta)
-    (linsvm's scaling), objective_ws (1/2||w||^2 + Cp xi, the paper's relaxed
-    objective, <= the optimum), dual_objective (<= the optimum), xi, xi_prime,
-    n_iter, n_constraints, n_active_constraints, qp_iter, qp_smo_steps,
-    n_removed_inactive, qp_violation, status, trace, _state (the working set,
-    for warm starts) and, when something went wrong, warning.
+    See linsvm.solvers for the contract and this module's docstring for the
+    mapping Cp = C n.  stats: objective F(beta) (linsvm's scaling), objective_ws
+    (1/2||w||^2 + Cp xi, the paper's relaxed objective, <= the optimum),
+    dual_objective (<= the optimum), xi, xi_prime, n_iter, n_constraints,
+    n_active_constraints, qp_iter, qp_smo_steps, n_removed_inactive, qp_violation,
+    status and trace; the state is the working set, for warm starts.
     """
-    rows, cost = _check_common(X, rows, cost, opts)
-    n = rows.shape[0]
-    t = np.ascontiguousarray(t, dtype=np.float64)
-    if t.shape != (n,) or not np.all(np.abs(t) == 1.0):
-        raise DataError("labels t must be +1 or -1, one per example")
-    nw = X.n_features + (1 if bias > 0 else 0)
-    w0 = _start_vector(beta0, nw)
-    Cp = C * n
+    X, rows, t, cost, bias = problem.X, problem.rows, problem.t, problem.cost, problem.bias
+    n = problem.n_rows
+    nw = problem.n_weights
+    w0 = _start_vector(start, nw)
+    Cp = params.C * n
     digest = _digest("perf", X.indptr, X.indices, X.data, X.n_features, float(bias), rows, t, cost)
-    w, stats, _ = _run("perf", X, rows, 0, t, cost, 1.0 / n, Cp, tol, nw, bias, w0, state,
-                       digest, log, opts)
-    return w, stats
+    result, _ = _run("perf", X, rows, 0, t, cost, 1.0 / n, Cp, params.tol, nw, bias, w0, state,
+                     digest, log, params.options)
+    return result
 
 
 def _query_layout(codes, qid, n):
@@ -286,26 +273,16 @@ def thresholds_from_scores(scores, codes, cost, n_levels):
     return np.maximum.accumulate(out)
 
 
-def fit_perf_ord(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log, qid=None,
-                 state=None, **opts):
+def fit_perf_ord(problem, params, start, state, log):
     """Train a pairwise ordinal-regression / ranking SVM by Algorithm 2 on OP5.
 
-    See linsvm.solvers for the calling convention and this module's docstring
-    for the objective, the mapping Cp = C sum_k q_k, qids and the threshold
-    rule.  qid[k] is the query of example rows[k].  Returns (w, thresholds,
-    stats) with w including a bias weight of 0 when bias > 0; stats as for
-    fit_perf plus n_pairs (m) and n_queries.
+    See linsvm.solvers for the contract and this module's docstring for the
+    objective, the mapping Cp = C sum_k q_k, qids and the threshold rule.
+    problem.qid[k] is the query of example rows[k].  The weights include a bias
+    weight of 0 when bias > 0; stats as for fit_perf plus n_pairs (m) and n_queries.
     """
-    rows, cost = _check_common(X, rows, cost, opts)
-    n = rows.shape[0]
-    n_levels = int(n_levels)
-    codes = np.ascontiguousarray(codes, dtype=np.int32)
-    if codes.shape != (n,) or codes.min() < 0 or codes.max() >= n_levels:
-        raise DataError(f"rank codes must lie in [0, {n_levels}), one per example")
-    if qid is not None:
-        qid = np.ascontiguousarray(qid, dtype=np.int64).reshape(-1)
-        if qid.shape != (n,):
-            raise DataError(f"{qid.size} qids for {n} examples")
+    X, rows, codes, cost, bias = problem.X, problem.rows, problem.codes, problem.cost, problem.bias
+    n, n_levels, qid = problem.n_rows, problem.n_classes, problem.qid
     perm, gptr, glevels, level, g = _query_layout(codes, qid, n)
     m = _weighted_pairs(codes, cost, g, n_levels)
     if not m > 0:
@@ -313,8 +290,8 @@ def fit_perf_ord(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log,
                         + (" within a query" if qid is not None else "")
                         + " (and positive weight): nothing to rank")
     n_eff = float(np.sum(cost))
-    Cp = C * n_eff
-    nw = X.n_features + (1 if bias > 0 else 0)
+    Cp = params.C * n_eff
+    nw = problem.n_weights
     nf = X.n_features
     w0 = None
     if start is not None:
@@ -325,15 +302,15 @@ def fit_perf_ord(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log,
     digest = _digest("perf-ord", X.indptr, X.indices, X.data, X.n_features, rows, codes, cost,
                      qid if qid is not None else "noqid")
     dummy_t = np.zeros(1)
-    w, stats, res = _run("perf-ord", X, rows, 1, dummy_t, cost, 1.0 / m, Cp, tol, nf, -1.0, w0,
-                         state, digest, log, opts, level=level, perm=perm, gptr=gptr,
-                         glevels=glevels)
-    thresholds = thresholds_from_scores(res["scores"], codes, cost, n_levels)
-    stats["n_pairs"] = m
-    stats["n_queries"] = int(gptr.shape[0] - 1)
+    result, res = _run("perf-ord", X, rows, 1, dummy_t, cost, 1.0 / m, Cp, params.tol, nf, -1.0,
+                       w0, state, digest, log, params.options, level=level, perm=perm, gptr=gptr,
+                       glevels=glevels)
+    result.thresholds = thresholds_from_scores(res["scores"], codes, cost, n_levels)
+    result.stats["n_pairs"] = m
+    result.stats["n_queries"] = int(gptr.shape[0] - 1)
     if bias > 0:
-        w = np.concatenate([w, [0.0]])
-    return w, thresholds, stats
+        result.weights = np.concatenate([result.weights, [0.0]])
+    return result
 
 
 PERF_OPTIONS = {

@@ -62,29 +62,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _sdm
-from ..errors import DataError, ParameterError
-from ..problem import check_rows_and_costs
-from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, Option, SolverInfo, gap_guard_shrink,
+from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, FitResult, Option, SolverInfo, gap_guard_shrink,
                register, relative_gap, work_memory)
 
 _STATUS = {0: "converged", 1: "full-loop cap", 2: "out of memory"}
-
-
-def _check_inputs(X, rows, codes, n_classes, cost, C):
-    """Validate everything the kernel will index (it runs without bounds checks)."""
-    rows, cost = check_rows_and_costs(X, rows, cost, allow_empty=True)
-    n = rows.shape[0]
-    codes = np.ascontiguousarray(codes, dtype=np.int32)
-    if codes.shape != (n,):
-        raise DataError(f"{codes.size} class codes for {n} examples")
-    n_classes = int(n_classes)
-    if n_classes < 2:
-        raise DataError("multi-class training needs at least two classes")
-    if n and (codes.min() < 0 or codes.max() >= n_classes):
-        raise DataError(f"class codes must be in [0, {n_classes})")
-    if not (np.isfinite(C) and C > 0):
-        raise ParameterError(f"C must be > 0 and finite, got {C!r}")
-    return rows, codes, n_classes, cost
 
 
 def _empty_alpha(n):
@@ -152,15 +133,13 @@ def _seed_from_state(state, kind, codes, n_classes, U):
             np.ascontiguousarray(val[keep])), None
 
 
-def _fit(kind, X, rows, codes, n_classes, cost, C, bias, tol, W0, seed, log, state, opts):
+def _fit(kind, problem, params, W0, state, log):
     name = "sdm-" + kind
-    rows, codes, k, cost = _check_inputs(X, rows, codes, n_classes, cost, C)
-    if opts["subproblem"] not in ("restricted", "all"):
-        raise ParameterError(f"{name}: --subproblem must be 'restricted' or 'all', got {opts['subproblem']!r}")
-    if not (np.isfinite(tol) and tol > 0):
-        raise ParameterError(f"tolerance must be > 0, got {tol!r}")
+    X, rows, codes, cost, bias = problem.X, problem.rows, problem.codes, problem.cost, problem.bias
+    C, tol, seed, opts = params.C, params.tol, params.seed, params.options
+    k = problem.n_classes
     U = C * cost
-    n = rows.shape[0]
+    n = problem.n_rows
     warning = None
     start, why = (None, None) if state is None else _seed_from_state(state, kind, codes, k, U)
     if start is not None:
@@ -192,7 +171,7 @@ def _fit(kind, X, rows, codes, n_classes, cost, C, bias, tol, W0, seed, log, sta
         st = _sdm.sdm_solve(X.indptr, X.indices, X.data, X.n_features, bias, rows, codes, k, U,
                             kind == "ww", ay, ptr, cls, val, eps=eps, shrinking=opts["shrinking"],
                             cooling=opts["cooling"], effort_cap=opts["effort_cap"],
-                            max_iter=opts["max_iter"] - loops, seed=int(seed) & 0xFFFFFFFFFFFFFFFF,
+                            max_iter=opts["max_iter"] - loops, seed=seed & 0xFFFFFFFFFFFFFFFF,
                             full_subproblem=opts["subproblem"] == "all", callback=callback)
         loops += int(st["n_full"])
         trace.extend(st["trace"])
@@ -227,48 +206,47 @@ def _fit(kind, X, rows, codes, n_classes, cost, C, bias, tol, W0, seed, log, sta
         "trace": [dict(phase=("full", "shrunk", "check")[int(r[0])], eps=r[1], max_violation=r[2],
                        dual=-r[3], seconds=r[4], effective_loops=r[5], loops=int(r[6]))
                   for r in trace],
-        "_state": {"kind": kind, "n_classes": k, "codes": codes.copy(), "C": C,
-                   "alpha_y": st["alpha_y"].copy() if kind == "cs" else np.zeros(n),
-                   "a_ptr": st["a_ptr"], "a_cls": st["a_cls"], "a_val": st["a_val"]},
     }
     stats["final_eps"] = eps
+    converged = True
     if st["status"] == 1 or rel_gap > GAP_GUARD:
-        stats["unconverged"] = True
+        converged = False
         warning = (f"{name} stopped at the full-loop cap (max_iter={opts['max_iter']}) with "
                    f"max violation {st['max_violation']:.3g} (eps {eps:g}) and relative duality "
                    f"gap {rel_gap:.3g}: raise --max-iter or loosen -e")
         if st["status"] != 1:
             warning = (f"{name} stopped at max violation {st['max_violation']:.3g} <= eps {eps:g} "
                        f"with a relative duality gap of {rel_gap:.3g} > {GAP_GUARD:g}")
-    if warning is not None:
-        stats["warning"] = warning
-    return st["W"], stats
+    return FitResult(st["W"], stats, warning=warning, converged=converged,
+                     state={"kind": kind, "n_classes": k, "codes": codes.copy(), "C": C,
+                            "alpha_y": st["alpha_y"].copy() if kind == "cs" else np.zeros(n),
+                            "a_ptr": st["a_ptr"], "a_cls": st["a_cls"], "a_val": st["a_val"]})
 
 
-def fit_sdm_cs(X, rows, codes, n_classes, cost, C, bias, tol, W0, seed, log, state=None, **opts):
+def fit_sdm_cs(problem, params, start, state, log):
     """Train a Crammer-Singer multi-class SVM by SDM (paper Section 2, Algorithm 2.1).
 
     Minimizes 1/2 sum_m ||w_m||^2 + C sum_i c_i xi_i subject to
     (w_{y_i} - w_m).x_i >= e_i^m - xi_i (eq. 1) through its dual (eq. 4).  See
-    linsvm.solvers for the calling convention.  Returns (W, stats): W is
-    n_weights x n_classes; stats holds objective (eq. 1), dual_objective
-    (-f of eq. 4), duality_gap, kkt_violation (max v_i of eq. 6 over the last
-    full loop, < tol when converged), n_iter (all loops), n_full_loops,
-    effective_loops (g evaluations / (k l)), n_nonzero alphas, status, trace
-    and `_state` (the non-zero alphas, for alpha-seeding).
+    linsvm.solvers for the contract.  The weights W are n_weights x n_classes;
+    stats hold objective (eq. 1), dual_objective (-f of eq. 4), duality_gap,
+    kkt_violation (max v_i of eq. 6 over the last full loop, < tol when
+    converged), n_iter (all loops), n_full_loops, effective_loops (g evaluations
+    / (k l)), n_nonzero alphas, status and trace; the state is the non-zero
+    alphas, for alpha-seeding.
     """
-    return _fit("cs", X, rows, codes, n_classes, cost, C, bias, tol, W0, seed, log, state, opts)
+    return _fit("cs", problem, params, start, state, log)
 
 
-def fit_sdm_ww(X, rows, codes, n_classes, cost, C, bias, tol, W0, seed, log, state=None, **opts):
+def fit_sdm_ww(problem, params, start, state, log):
     """Train a Weston-Watkins multi-class SVM by SDM (paper Section 3, Algorithm 3.1).
 
     Minimizes 1/2 sum_m ||w_m||^2 + C sum_i c_i sum_{m != y_i} xi_i^m subject to
     (w_{y_i} - w_m).x_i >= 1 - xi_i^m, xi_i^m >= 0 (eq. 14) through its dual
-    (eq. 16).  Same calling convention and statistics as fit_sdm_cs, with
-    kkt_violation the max v_i^m of eq. 18.
+    (eq. 16).  Same contract and statistics as fit_sdm_cs, with kkt_violation the
+    max v_i^m of eq. 18.
     """
-    return _fit("ww", X, rows, codes, n_classes, cost, C, bias, tol, W0, seed, log, state, opts)
+    return _fit("ww", problem, params, start, state, log)
 
 
 SDM_OPTIONS = {
