@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import metrics
 from .errors import DataError, ParameterError
-from .interrupt import stop_running_solves
+from .interrupt import Cancelled, run_in_threads
 from .problem import CSRBuffers
 from .solvers import get_solver
 from .train import _group_warnings, _report_warnings, class_order, collecting_warnings, train
@@ -198,7 +197,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     total = n_folds * len(Cs) * len(ps_list)
     done = [0]
     lock = threading.Lock()
-    cancelled = threading.Event()       # Ctrl-C in the main thread: no further grid point
+    cancelled = threading.Event()       # Ctrl-C, or an error in another fold: no further grid point
 
     def run_fold(f):
         train_rows = np.flatnonzero(fold_of != f)
@@ -213,7 +212,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
                 if p is not None:
                     opts["p"] = p
                 if cancelled.is_set():
-                    raise KeyboardInterrupt
+                    raise Cancelled
                 t0 = time.perf_counter()
                 with collecting_warnings() as records:   # merged per grid point below
                     model = train(Xb, y, solver=solver, C=C, seed=seed, rows=train_rows, qid=qid,
@@ -231,17 +230,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     if n_jobs is None or n_jobs < 1:
         raise ParameterError(f"n_jobs must be >= 1, got {n_jobs}")
     column_jobs = 1 if n_jobs > 1 else None     # parallel folds: one-vs-rest columns serial
-    if n_jobs == 1:
-        per_fold = [run_fold(f) for f in range(n_folds)]
-    else:
-        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            try:
-                per_fold = list(pool.map(run_fold, range(n_folds)))
-            except BaseException:       # Ctrl-C reaches only this thread: stop the folds
-                cancelled.set()
-                pool.shutdown(wait=False, cancel_futures=True)
-                stop_running_solves()
-                raise                   # after the with-block has joined the workers
+    per_fold = run_in_threads(run_fold, n_folds, n_jobs, cancelled)
     result = CVResult(metric=metric, higher_is_better=higher)
     for p in ps_list:
         for C in Cs:

@@ -25,7 +25,6 @@ import contextvars
 import math
 import os
 import re
-import threading
 import time
 from dataclasses import replace
 from types import MappingProxyType
@@ -35,6 +34,7 @@ import numpy as np
 from ._kernels import binary_targets, scan_labels
 from .errors import DataError, ParameterError
 from .errors import warn as _warn
+from .interrupt import run_in_threads
 from .memory import check_solve
 from .model import Model
 from .problem import CSRBuffers, Problem, check_positive, n_weights
@@ -274,93 +274,34 @@ def _resolve_jobs(n_jobs, n_columns, inner_threads=1):
 
 
 def _one_vs_rest(fit_column, classes, W, jobs, log):
-    """Run fit_column(j, log_j) -> (beta, stats) for every column j on `jobs`
-    threads; fills W[:, j] and returns the stats in column order.
+    """Run fit_column(j, log_j) -> (beta, result) for every column j on `jobs`
+    threads (linsvm.interrupt.run_in_threads); fills W[:, j] and returns the results
+    in column order.
 
     Each column's solve reads only shared inputs and its own start, state and
     seed, and its kernels run with a fixed thread count (train() sets one kernel
     thread per column unless --n-threads is given), so the weights are the same
-    bit for bit whatever `jobs` is and whichever thread runs a column.  Columns
-    are dealt in order from a shared counter.  Progress lines of a column are
-    prefixed `class L: ` when jobs > 1 (one line each, interleaved between
-    columns); with one job each column is announced by `class L vs rest`.
-
-    Ctrl-C (KeyboardInterrupt in the main thread) stops dealing columns and asks
-    the columns' solves running in the worker threads to stop
-    (linsvm.interrupt.stop_running_solves: they raise at their next check, a few
-    milliseconds of work later); the workers are joined before it re-raises, so
-    no solve goes on in the background.
+    bit for bit whatever `jobs` is and whichever thread runs a column.  Progress
+    lines of a column are prefixed `class L: ` when jobs > 1 (one line each,
+    interleaved between columns); with one job each column is announced by
+    `class L vs rest`.  Ctrl-C stops dealing columns and stops the running solves.
     """
-    n_columns = len(classes)
-    col_stats = [None] * n_columns
-
     def column_log(j):
         if log is None:
             return None
-        if jobs == 1:
+        if jobs <= 1:
             return log
         prefix = f"class {classes[j]:g}: "
         return lambda line: log(prefix + line)
 
     def run(j):
-        if log is not None and jobs == 1:
+        if log is not None and jobs <= 1:
             log(f"class {classes[j]:g} vs rest")
-        beta, st = fit_column(j, column_log(j))
+        beta, result = fit_column(j, column_log(j))
         W[:, j] = beta
-        col_stats[j] = st
+        return result
 
-    if jobs <= 1:
-        for j in range(n_columns):
-            run(j)
-        return col_stats
-    lock = threading.Lock()
-    done = threading.Event()
-    state = {"next": 0, "running": 0, "cancel": False, "error": None}
-
-    def worker():
-        while True:
-            with lock:
-                j = state["next"]
-                if state["cancel"] or j >= n_columns:
-                    if state["running"] == 0 and (j >= n_columns or state["cancel"]):
-                        done.set()
-                    return
-                state["next"] = j + 1
-                state["running"] += 1
-            try:
-                run(j)
-            except BaseException as exc:        # handed to the main thread, first by column
-                with lock:
-                    if state["error"] is None or state["error"][0] > j:
-                        state["error"] = (j, exc)
-                    state["cancel"] = True
-            finally:
-                with lock:
-                    state["running"] -= 1
-                    if state["running"] == 0 and (state["cancel"] or state["next"] >= n_columns):
-                        done.set()
-
-    threads = [threading.Thread(target=worker, name=f"linsvm-ovr-{i}", daemon=True)
-               for i in range(jobs)]
-    for th in threads:
-        th.start()
-    try:
-        while not done.wait(0.1):               # a timed wait lets Ctrl-C through at once
-            pass
-    except BaseException:
-        with lock:
-            state["cancel"] = True
-        from .interrupt import stop_running_solves
-
-        stop_running_solves()                   # signals reach only this thread
-        for th in threads:
-            th.join()
-        raise
-    for th in threads:
-        th.join()
-    if state["error"] is not None:
-        raise state["error"][1]
-    return col_stats
+    return run_in_threads(run, len(classes), jobs)
 
 
 def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, sample_weight=None,
