@@ -219,3 +219,22 @@ def test_cli_model_same_as_python_train_on_scipy_matrix(tmp_path, solver):
     ref = train(Xs, ys, solver=solver)
     got = load_model(out)
     assert _same(np.asarray(got.weights, dtype=np.float64), np.asarray(ref.weights, dtype=np.float64))
+
+
+def test_cli_trains_from_compressed_stdin_as_from_the_file(tmp_path):
+    """'-' and compressed input go through the same trusted path: same model."""
+    X = sp.random(60, 12, density=0.3, random_state=7, format="csr")
+    y = np.where(np.arange(60) % 3 == 0, 1.0, -1.0)
+    path = tmp_path / "train.svm"
+    data_mod.dump_svmlight(X, y, path)
+    a, b = tmp_path / "a.model", tmp_path / "b.model"
+    runner = CliRunner()
+    r1 = runner.invoke(cli_mod.train_cmd, ["-q", str(path), str(a)], catch_exceptions=False)
+    r2 = runner.invoke(cli_mod.train_cmd, ["-q", "-", str(b)],
+                       input=bz2.compress(path.read_bytes()), catch_exceptions=False)
+    assert r1.exit_code == 0 and r2.exit_code == 0, (r1.output, r2.output)
+    assert _same(np.asarray(load_model(a).weights), np.asarray(load_model(b).weights))
+    bad = runner.invoke(cli_mod.train_cmd, ["-q", "-", str(tmp_path / "c.model")],
+                        input=gzip.compress(b"1 1:1\n-1 2:nan\n"))
+    assert bad.exit_code != 0 and "<stdin>:2: non-finite value 'nan'" in bad.output
+    assert not (tmp_path / "c.model").exists()
