@@ -963,6 +963,26 @@ cdef class Parser:
         Returns (indptr int64, indices int32, data float64, labels float64,
         qid int64 or None, max_index) where max_index is the largest 1-based
         feature index among these rows (0 if none).
+
+        Guarantees, which linsvm.problem.CSRBuffers.trusted relies on (the
+        solver cores index these arrays without bounds checks):
+
+        * the arrays are 1-D, C-contiguous, exactly n_rows + 1 / nnz / n_rows
+          long, and owned by nobody else;
+        * indptr[0] == 0 (set when the array is first allocated, in
+          _reserve_rows, or below), indptr[-1] == nnz, and indptr never
+          decreases: a row's end is written only when the row is complete
+          (`self.indptr[n_rows] = nnz` in _parse_lines), nnz only grows,
+          and a line that fails stops the parse before its row is ended;
+        * every stored index is idx - 1 for an idx that passed
+          `idx > limit` (limit = min(n_features, 2**31 - 1)) and
+          `idx <= prev` (prev starts at 0 on each row), so
+          0 <= index < max_index <= limit, and indices increase within a row;
+        * every value and label is finite: _parse_double returns 0 only for a
+          finite double (its fast path multiplies or divides a mantissa
+          <= 2**53 by an exact power of ten <= 1e22; its slow path refuses
+          infinity, and its grammar cannot spell nan), and any other return
+          stops the parse with an error.
         """
         cdef Py_ssize_t n_rows = self.n_rows
         cdef Py_ssize_t nnz = self.nnz

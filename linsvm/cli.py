@@ -518,21 +518,22 @@ def _train_command(func):
 
 
 def _load_training(training_file, solver, instance_weights, console=None):
-    """X, y, qid (None unless a ranking solver and several qids), sample weights;
-    the rows read so far show on the console's progress line."""
-    from .data import load_svmlight
+    """X (the parser's CSRBuffers, as train() takes it), y, qid (None unless a
+    ranking solver and several qids), sample weights; the rows read so far show
+    on the console's progress line."""
+    from .data import load_svmlight_buffers
 
     name = "stdin" if training_file == "-" else training_file
     progress = None if console is None or not console.live else (
         lambda rows: console.progress(f"reading {name}: {rows:,} rows"))
     if SOLVERS[solver].kind == "ordinal":
-        X, y, qid = load_svmlight(training_file, with_qid=True, progress=progress)
+        X, y, qid = load_svmlight_buffers(training_file, with_qid=True, progress=progress)
         qid = qid if np.unique(qid).size > 1 else None
     else:
-        (X, y), qid = load_svmlight(training_file, progress=progress), None
+        (X, y), qid = load_svmlight_buffers(training_file, progress=progress), None
     if console is not None:
         console.done()
-    sample_weight = _read_instance_weights(instance_weights, X.shape[0]) if instance_weights else None
+    sample_weight = _read_instance_weights(instance_weights, X.n_rows) if instance_weights else None
     return X, y, qid, sample_weight
 
 
@@ -599,7 +600,7 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
     if n_folds is None:
         check_model_format(model_format, classes=np.unique(y))
     if log:
-        log(f"read {X.shape[0]} examples, {X.shape[1]} features, {X.nnz} non-zeros "
+        log(f"read {X.n_rows} examples, {X.n_features} features, {X.nnz} non-zeros "
             f"in {time.perf_counter() - t0:.3f}s")
     _note_imbalance(console, y, solver, class_weight)
     if n_folds is not None:

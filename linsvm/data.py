@@ -50,7 +50,10 @@ Decisions worth knowing:
 
 In memory a data set is CSR: ``X`` is a ``scipy.sparse.csr_matrix`` of
 float64, ``y`` float64, ``qid`` int64.  (scipy keeps indptr and indices in one
-index dtype, int32 unless nnz needs int64.)
+index dtype, int32 unless nnz needs int64.)  :func:`load_svmlight_buffers`
+gives X instead as the :class:`~linsvm.problem.CSRBuffers` that ``train`` and
+``cross_validate`` take (int64 indptr, int32 indices), made of the parser's own
+arrays: no copy, and no second pass over what the parser has checked.
 """
 import bz2
 import gzip
@@ -68,8 +71,9 @@ import scipy.sparse as sp
 from . import _svmlight
 from .atomic import atomic_output
 from .errors import DataError, ParameterError
+from .problem import CSRBuffers
 
-__all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight", "renumber_features",
+__all__ = ["load_svmlight", "load_svmlight_buffers", "iter_svmlight", "dump_svmlight", "renumber_features",
            "read_feature_map", "write_feature_map"]
 
 _CHUNK_BYTES = 1 << 20          # read size for files and streams
@@ -465,11 +469,42 @@ def load_svmlight(path, n_features=None, with_qid=False, progress=None):
         the file cannot be opened or its compressed data is corrupt.
     """
     n_features = _check_n_features(n_features)
-    with _Input(path) as src:
-        src.fast = True
-        parts = _parse_serial(src, with_qid, n_features, progress)
+    parts = _load(path, n_features, with_qid, progress)
     X, y, qid = _to_csr(parts, n_features)
     return (X, y, qid) if with_qid else (X, y)
+
+
+def load_svmlight_buffers(path, n_features=None, with_qid=False, progress=None):
+    """Read a whole SVM-light file as the CSR buffers the solvers take.
+
+    As :func:`load_svmlight` (same arguments, input, errors), but X is a
+    :class:`linsvm.problem.CSRBuffers` (int64 indptr, int32 indices, float64
+    data) made of the parser's own arrays, ready for ``linsvm.train`` and
+    ``linsvm.cv.cross_validate``: no scipy matrix, no narrowing of the row
+    pointers to int32 and back, and no second pass over indices and values.
+    That is sound because the parser has checked, line by line, everything
+    a solver core indexes unchecked (see ``CSRBuffers.trusted``).
+
+    Returns ``(X, y)``, or ``(X, y, qid)`` with ``with_qid``.  A width
+    ``n_features`` above 2**31 - 1 raises DataError (the cores index columns
+    with int32).
+    """
+    n_features = _check_n_features(n_features)
+    if n_features is not None and n_features > _INT32_MAX:
+        raise DataError(f"X has {n_features} columns, more than int32 indices allow")
+    indptr, indices, data, y, qid, max_index = _load(path, n_features, with_qid, progress)
+    # The parser read every index against the limit n_features (when given) and
+    # returns the largest it stored, so the trusted bound holds for either width.
+    X = CSRBuffers.trusted(indptr, indices, data,
+                           max_index if n_features is None else n_features, max_index)
+    return (X, y, qid) if with_qid else (X, y)
+
+
+def _load(path, n_features, with_qid, progress):
+    """The parser's arrays for the whole input at path (see Parser.take)."""
+    with _Input(path) as src:
+        src.fast = True
+        return _parse_serial(src, with_qid, n_features, progress)
 
 
 def _parse_serial(src, with_qid, n_features, progress=None):

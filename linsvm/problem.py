@@ -1,11 +1,20 @@
-"""The validated training problem that every solver receives.
+"""The CSR buffers every solver core reads, and the checks on what it indexes.
 
-A `Problem` holds a CSR matrix in the canonical buffers the Cython cores take
-(int64 row pointers, int32 column indices, float64 values), the bias value
-(LIBLINEAR's -B: a constant feature appended as the last column, never
-materialised; <= 0 means none), and the per-example cost factors.  Everything a
-kernel will index is checked here, once, before any compiled code runs: the
-cores run without bounds checks.
+`CSRBuffers` holds a sparse matrix in the one layout the Cython cores take:
+int64 row pointers, int32 column indices, float64 values, all C-contiguous.
+The cores run without bounds checks, so a CSRBuffers exists only once these
+hold: row pointers run from 0 to nnz without decreasing, every column index
+lies in [0, n_features), every value is finite.  There are two ways in:
+
+* ``CSRBuffers(X)`` converts any scipy sparse matrix or 2-D array and checks
+  all of it (one pass of `linsvm._kernels.check_csr`);
+* ``CSRBuffers.trusted(...)`` adopts arrays whose producer guarantees those
+  properties -- the SVM-light parser, through
+  `linsvm.data.load_svmlight_buffers` -- without a copy or a second pass.
+
+Also here: the checks of the other arrays a core indexes unchecked (row
+lists, cost factors, binary targets), of positive parameters, and the
+thread count for the kernels.
 """
 from __future__ import annotations
 
@@ -23,12 +32,62 @@ _INT32_MAX = np.iinfo(np.int32).max
 class CSRBuffers:
     """Canonical CSR buffers of an n_rows x n_features matrix, validated.
 
-    Attributes: indptr (int64), indices (int32), data (float64, finite),
-    n_rows, n_features.  Rows are addressed by the solvers through index lists,
-    so folds and subsets never copy data.
+    Attributes: indptr (int64, n_rows + 1, from 0 to nnz, never decreasing),
+    indices (int32, each in [0, n_features)), data (float64, finite), all
+    1-D and C-contiguous; n_rows, n_features (<= 2**31 - 1).  Rows are
+    addressed by the solvers through index lists, so folds and subsets never
+    copy data.  The arrays are checked once, when the object is made; they
+    are not copied afterwards, so whoever changes them in place takes over
+    the checking.
+
+    ``CSRBuffers(X, what="X")`` takes a scipy sparse matrix (converted to CSR)
+    or anything np.asarray makes a 2-D float array of, converts the buffers
+    to the canonical dtypes (copying only those that differ) and checks every
+    row pointer, index and value; DataError names `what` and the first fault.
+    See `trusted` for buffers that need no conversion or check.
     """
 
     __slots__ = ("indptr", "indices", "data", "n_rows", "n_features")
+
+    @classmethod
+    def trusted(cls, indptr, indices, data, n_features, index_bound):
+        """Adopt buffers from a producer that has checked their contents.
+
+        The arrays become the attributes as they are: no copy, no conversion,
+        no pass over them.  This relies on the caller's guarantee that
+
+        * indptr never decreases (indptr[i] <= indptr[i + 1]);
+        * every column index k satisfies 0 <= k < index_bound;
+        * every value is finite.
+
+        linsvm.data.load_svmlight_buffers is the caller: the SVM-light parser
+        (linsvm._svmlight.Parser, see its `take`) establishes all three while it
+        reads, rejecting the line otherwise, and hands over its largest 1-based
+        feature index as index_bound.  What costs O(1) is checked here: the
+        dtypes (int64, int32, float64), 1-D C-contiguous arrays, indptr[0] == 0
+        and indptr[-1] == nnz, one length for indices and data, and
+        index_bound <= n_features <= 2**31 - 1 (so every index lies in
+        [0, n_features), whatever width the caller asks for).  A failure is a
+        ValueError: it means the producer broke its side, not bad input.
+        """
+        for name, a, dtype in (("indptr", indptr, np.int64), ("indices", indices, np.int32),
+                               ("data", data, np.float64)):
+            if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != 1 \
+                    or not a.flags.c_contiguous:
+                raise ValueError(f"CSRBuffers.trusted: {name} must be a 1-D contiguous "
+                                 f"{np.dtype(dtype)} array")
+        n_features, index_bound = int(n_features), int(index_bound)
+        if not 0 <= index_bound <= n_features <= _INT32_MAX:
+            raise ValueError(f"CSRBuffers.trusted: need 0 <= index bound ({index_bound}) "
+                             f"<= n_features ({n_features}) <= {_INT32_MAX}")
+        nnz = data.shape[0]
+        if indptr.shape[0] < 1 or indptr[0] != 0 or indptr[-1] != nnz \
+                or indices.shape[0] != nnz:
+            raise ValueError("CSRBuffers.trusted: inconsistent CSR row pointers or lengths")
+        self = cls.__new__(cls)
+        self.indptr, self.indices, self.data = indptr, indices, data
+        self.n_rows, self.n_features = int(indptr.shape[0] - 1), n_features
+        return self
 
     def __init__(self, X, what="X"):
         if not sp.issparse(X):
@@ -61,6 +120,7 @@ class CSRBuffers:
 
     @property
     def nnz(self):
+        """Number of stored entries."""
         return int(self.data.shape[0])
 
     def args(self):
