@@ -12,9 +12,13 @@ lies in [0, n_features), every value is finite.  There are two ways in:
   properties -- the SVM-light parser, through
   `linsvm.data.load_svmlight_buffers` -- without a copy or a second pass.
 
+`Problem` is one solve's examples as every solver receives them (the fit
+contract of linsvm.solvers): the buffers, the rows, per-position targets or
+class codes, costs, bias and the weight count, checked when built.
+
 Also here: the checks of the other arrays a core indexes unchecked (row
-lists, cost factors, binary targets), of positive parameters, and the
-thread count for the kernels.
+lists, cost factors, binary targets, class codes), of positive parameters,
+and the thread count for the kernels.
 """
 from __future__ import annotations
 
