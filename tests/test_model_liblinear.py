@@ -1,8 +1,6 @@
 """linsvm.model_liblinear: LIBLINEAR's solver_type names, and the type a model is
 exported with, derived from the solver registry (issue 16)."""
-import ast
 import dataclasses
-import pathlib
 
 import numpy as np
 import pytest
@@ -118,15 +116,3 @@ def test_two_class_layouts_override_the_registry_type(tmp_path):
                 params={"loss": "l1"})
     assert _exported_type(two, tmp_path) == "MCSVM_CS"
 
-
-def test_format_modules_do_not_import_the_model_module():
-    """The formats sit below linsvm.model (it dispatches to them): none imports it back."""
-    root = pathlib.Path(model_liblinear.__file__).parent
-    for name in ("model_io.py", "model_linsvm.py", "model_liblinear.py", "atomic.py"):
-        tree = ast.parse((root / name).read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                target = ("." * node.level) + (node.module or "")
-                assert target not in (".model", "linsvm.model"), (name, target)
-                assert not (node.level == 1 and node.module is None
-                            and any(a.name == "model" for a in node.names)), name
