@@ -20,9 +20,10 @@ import click
 import numpy as np
 
 from . import __version__
-from .atomic import atomic_output, check_output_path
+from .atomic import check_output_path
 from .errors import LinsvmError, ParameterError
 from .model import MODEL_FORMATS
+from .predict import format_label
 from .solvers import LIBLINEAR_UNSUPPORTED, SOLVERS, liblinear_code
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -173,10 +174,7 @@ def _fmt_stat(v):
     return f"{v:.4g}"
 
 
-def _fmt_number(v):
-    """Shortest text that reads back as the same double; integers without '.0'."""
-    v = float(v)
-    return str(int(v)) if v.is_integer() and abs(v) < 1e16 else repr(v)
+_fmt_number = format_label      # a label: shortest text that reads back as the same double
 
 
 # ---------------------------------------------------------------------------- train
@@ -654,107 +652,22 @@ train_cmd = _train_command(_train)
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the accuracy.")
 @_fail_on_errors
 def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows, quiet):
-    from .data import iter_svmlight
-    from .metrics import report
-    from .model import ScoreOverflowError, load_model
+    from .model import load_model
+    from .predict import note_lines, predict_file, report_lines
 
     check_output_path(output_file, what="output file", inputs=(test_file, model_file), stdout_ok=True)
     model = load_model(model_file)
     console = _Console(quiet)
-    if chunk_rows is None:          # a chunk's scores: rows x columns doubles
-        chunk_rows = max(256, min(65536, (1 << 22) // model.weights.shape[1]))
-    label_text = {float(c): _fmt_number(c) for c in model.classes_}
-    keep = not quiet and model.kind in ("binary", "ordinal")   # measures that need every score
-    ys, preds, all_scores, qids = [], [], [], []
-    n_total = n_correct = n_unknown = width = 0
-    unknown = set()
-    with atomic_output(output_file, stdout_ok=True) as out:
-        for X, y, qid in iter_svmlight(test_file, chunk_rows=chunk_rows, with_qid=True):
-            width = max(width, X.shape[1])
-            if not quiet:                       # for the notes on labels the model does not know
-                known = np.isin(y, model.classes_)
-                if not known.all():
-                    n_unknown += int(np.count_nonzero(~known))
-                    if len(unknown) < 5:
-                        unknown.update(np.unique(y[~known])[:5].tolist())
-            try:
-                scores = model.decision_function(X)
-            except ScoreOverflowError as exc:
-                where = "standard input" if test_file == "-" else test_file
-                raise CommandError(f"{where}: example {n_total + exc.row + 1}: {exc.detail}") from None
-            pred = model.predict_from_scores(scores)
-            if decision_values:
-                S = scores.reshape(scores.shape[0], -1)
-                out.write("".join(" ".join(map(repr, row.tolist())) + "\n" for row in S).encode("ascii"))
-            else:
-                text = [label_text[v] for v in pred.tolist()]
-                out.write(("\n".join(text) + ("\n" if text else "")).encode("ascii"))
-            n_total += y.shape[0]
-            n_correct += int(np.count_nonzero(pred == y))
-            if keep:
-                ys.append(y)
-                preds.append(pred)
-                all_scores.append(scores)
-                qids.append(qid)
-            console.progress(f"predicting: {n_total:,} rows")
+    result = predict_file(test_file, model, output_file, decision_values=decision_values,
+                          chunk_rows=chunk_rows, measures=not quiet,
+                          progress=lambda rows: console.progress(f"predicting: {rows:,} rows"))
     console.done()
     if quiet:
         return
-    if not n_total:
-        click.echo(f"{'stdin' if test_file == '-' else test_file}: 0 examples, nothing to predict",
-                   err=True)
-        return
-    _note_test_data(console, model, width, n_unknown, n_total, sorted(unknown))
-    click.echo(f"Accuracy = {100.0 * n_correct / n_total:g}% ({n_correct}/{n_total})", err=True)
-    if keep:
-        qid = np.concatenate(qids)
-        m = report(model.kind, model.classes_, np.concatenate(ys), np.concatenate(preds),
-                   np.concatenate(all_scores), qid=qid if np.unique(qid).size > 1 else None)
-        if model.kind == "binary":
-            pos = _fmt_number(m["positive"])
-            click.echo(f"Positive class {pos}: Precision = {_pct(m['precision'])}, "
-                       f"Recall = {_pct(m['recall'])}, F1 = {_pct(m['f1'])}, "
-                       f"PRBEP = {_pct(m['prbep'])}, ROC area = {_num(m['roc_area'])}", err=True)
-            if not np.isnan(m["best_f1"]):
-                t = m["best_f1_threshold"]
-                rule = f"> {t:.6g}" if m["positive"] == model.classes_[0] else f"< {-t:.6g}"
-                click.echo(f"Best F1 = {_pct(m['best_f1'])} when {pos} is predicted for decision "
-                           f"values {rule} (the model's threshold is 0)", err=True)
-        else:
-            two = model.classes_.shape[0] == 2
-            click.echo(f"Mean absolute error = {_num(m['mae'])}, Exact-rank accuracy = "
-                       f"{_pct(m['accuracy'])}, Pairwise accuracy = "
-                       f"{_pct(m['pairwise_accuracy'])}" + (" (= ROC area)" if two else "") +
-                       f", Kendall tau = {_num(m['kendall_tau'])}"
-                       + (" (per query)" if np.unique(qid).size > 1 else ""), err=True)
-
-
-def _pct(v):
-    """A fraction as a percentage to 4 digits, or n/a when undefined (nan)."""
-    return "n/a" if np.isnan(v) else f"{100 * v:.4g}%"
-
-
-def _num(v):
-    """A number to 6 digits, or n/a when undefined (nan)."""
-    return "n/a" if np.isnan(v) else f"{v:.6g}"
-
-
-def _note_test_data(console, model, width, n_unknown, n_total, unknown):
-    """Notes, once per run, on test data that does not match the model: its
-    features beyond the model's or fewer than the model's, and labels the model
-    does not know (they count as errors)."""
-    n = model.n_features_
-    if width > n:
-        console.note(f"the test data has feature indices up to {width}, the model only 1..{n}: "
-                     f"features above {n} are ignored")
-    elif width < n:
-        console.note(f"the model has {n} features, the test data indices only up to {width} "
-                     f"(the others count as 0)")
-    if n_unknown:
-        shown = ", ".join(_fmt_number(v) for v in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-        what = "ranks" if model.kind == "ordinal" else "classes"
-        console.note(f"{n_unknown} of {n_total} test examples have labels that are not among the "
-                     f"model's {what} ({shown}); they count as errors")
+    for text in note_lines(result):
+        console.note(text)
+    for line in report_lines(result):
+        click.echo(line, err=True)
 
 
 # ---------------------------------------------------------------------------- renumber

@@ -825,7 +825,7 @@ def test_both_linsvm_weight_forms_round_trip_bit_for_bit(models, tmp_path, name,
 
 
 def test_binary_weights_are_the_default_above_the_threshold(models, tmp_path, monkeypatch):
-    import linsvm.model as model_mod
+    import linsvm.model_linsvm as model_mod
     m = models["multi3-bias"]                         # 18 weights
     monkeypatch.setattr(model_mod, "BINARY_MIN_ENTRIES", 18)
     assert b"binary" not in native_text(m, tmp_path)
@@ -903,7 +903,7 @@ def test_loading_streams_into_the_weight_array(tmp_path, format):
 
 
 def test_loading_with_a_tiny_read_buffer_gives_the_same_model(models, tmp_path, monkeypatch):
-    import linsvm.model as model_mod
+    import linsvm.model_io as model_mod
     monkeypatch.setattr(model_mod, "_READ_BYTES", 7)
     for name in MODEL_NAMES:
         for format in ("linsvm-text", "linsvm-binary"):

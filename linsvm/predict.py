@@ -1,0 +1,239 @@
+"""Streaming prediction of a test file with a model, and the measures of it.
+
+`predict_file` reads SVM-light test data in blocks of rows
+(`linsvm.data.iter_svmlight`), so that memory does not grow with the file,
+writes one predicted label per line (or the decision values) and returns a
+`PredictionResult`: the counts, and for binary and ordinal models the
+measures of `linsvm.metrics.report` (precision, recall, F1, PRBEP, ROC area
+and the best-F1 threshold of the positive class; mean absolute error,
+exact-rank and pairwise accuracy and Kendall tau of ranks).  `report_lines`
+formats them as the lines ``linsvm-predict`` prints to stderr, `note_lines`
+as its notes on test data that does not match the model.  The command line is
+`predict_file` plus printing::
+
+    from linsvm import load_model
+    from linsvm.predict import predict_file, report_lines
+
+    result = predict_file("test.svm", load_model("train.model"), "test.pred")
+    print("\\n".join(report_lines(result)))
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .atomic import atomic_output
+from .errors import DataError
+from .model import Model, ScoreOverflowError, load_model
+
+__all__ = ["predict_file", "PredictionResult", "report_lines", "note_lines", "default_chunk_rows",
+           "format_label"]
+
+MAX_CHUNK_ROWS = 65536
+MIN_CHUNK_ROWS = 256
+MAX_CHUNK_SCORES = 1 << 22      # a chunk's scores: rows x columns doubles, 32 MB
+
+
+def default_chunk_rows(n_columns: int) -> int:
+    """Rows read and predicted at a time for a model of `n_columns` weight columns:
+    65536, fewer for many classes so that a chunk's scores stay within 2^22 numbers."""
+    return max(MIN_CHUNK_ROWS, min(MAX_CHUNK_ROWS, MAX_CHUNK_SCORES // n_columns))
+
+
+def format_label(v) -> str:
+    """Shortest text that reads back as the same double; integers without '.0'."""
+    v = float(v)
+    return str(int(v)) if v.is_integer() and abs(v) < 1e16 else repr(v)
+
+
+@dataclass(frozen=True)
+class PredictionResult:
+    """What `predict_file` found.
+
+    source: the test data's name (``"-"`` for standard input); kind, classes,
+    n_features: the model's; n_total, n_correct: examples predicted and those
+    whose label equals the prediction; width: the largest feature index of
+    the test data; n_unknown and unknown: the number of examples whose label is
+    not one of the model's classes, and up to a few of those labels, sorted
+    (counted only with ``measures=True``); measures: `linsvm.metrics.report`'s
+    dict for binary and ordinal models with ``measures=True``, else None;
+    per_query: whether the ordinal measures are per qid (the data has several).
+    """
+
+    source: str
+    kind: str
+    classes: np.ndarray
+    n_features: int
+    n_total: int
+    n_correct: int
+    width: int
+    n_unknown: int
+    unknown: tuple
+    measures: dict | None
+    per_query: bool
+
+    @property
+    def accuracy(self) -> float:
+        """n_correct / n_total (nan without examples)."""
+        return self.n_correct / self.n_total if self.n_total else math.nan
+
+
+def _source_name(test_source) -> str:
+    if isinstance(test_source, (str, bytes, os.PathLike)):
+        return os.fsdecode(os.fspath(test_source))
+    return str(getattr(test_source, "name", "<input>"))
+
+
+def predict_file(test_source, model, out, decision_values=False, chunk_rows=None, measures=True,
+                 progress=None) -> PredictionResult:
+    """Predict the SVM-light data `test_source` (a path, ``"-"`` for standard input)
+    with `model` (a Model, or the path of a model file) and write the predictions.
+
+    `out`: a path (``"-"`` is standard output), written atomically (`linsvm.atomic`:
+    on any error nothing is left and an existing file is untouched); a binary file
+    object; or None (measures only).  One label per line, or with
+    `decision_values` one line of decision values per example (one per weight
+    column, ``repr`` form, space separated).  `chunk_rows`: rows read and
+    predicted at a time (default `default_chunk_rows`).  With `measures`
+    (default) the labels the model does not know are counted and, for binary and
+    ordinal models, every label, prediction and score is kept for the measures
+    (memory grows with the file then; without `measures` it does not).
+    `progress(rows)` is called after each block.
+
+    Bad data raise DataError naming the file and line; a decision value that
+    overflows raises DataError ``SOURCE: example N: ...``; a file that cannot be
+    read or written, OSError.
+    """
+    from . import data
+
+    if not isinstance(model, Model):
+        model = load_model(model)
+    if chunk_rows is None:
+        chunk_rows = default_chunk_rows(model.weights.shape[1])
+    source = _source_name(test_source)
+    label_text = {float(c): format_label(c) for c in model.classes_}
+    keep = measures and model.kind in ("binary", "ordinal")    # measures that need every score
+    ys, preds, all_scores, qids = [], [], [], []
+    n_total = n_correct = n_unknown = width = 0
+    unknown = set()
+
+    def run(fh):
+        nonlocal n_total, n_correct, n_unknown, width
+        for X, y, qid in data.iter_svmlight(test_source, chunk_rows=chunk_rows, with_qid=True):
+            width = max(width, X.shape[1])
+            if measures:                        # for the notes on labels the model does not know
+                known = np.isin(y, model.classes_)
+                if not known.all():
+                    n_unknown += int(np.count_nonzero(~known))
+                    if len(unknown) < 5:
+                        unknown.update(np.unique(y[~known])[:5].tolist())
+            try:
+                scores = model.decision_function(X)
+            except ScoreOverflowError as exc:
+                where = "standard input" if source == "-" else source
+                raise DataError(f"{where}: example {n_total + exc.row + 1}: {exc.detail}") from None
+            pred = model.predict_from_scores(scores)
+            if fh is None:
+                pass
+            elif decision_values:
+                S = scores.reshape(scores.shape[0], -1)
+                fh.write("".join(" ".join(map(repr, row.tolist())) + "\n" for row in S).encode("ascii"))
+            else:
+                text = [label_text[v] for v in pred.tolist()]
+                fh.write(("\n".join(text) + ("\n" if text else "")).encode("ascii"))
+            n_total += y.shape[0]
+            n_correct += int(np.count_nonzero(pred == y))
+            if keep:
+                ys.append(y)
+                preds.append(pred)
+                all_scores.append(scores)
+                qids.append(qid)
+            if progress is not None:
+                progress(n_total)
+
+    if out is None or hasattr(out, "write"):
+        run(out)
+    else:
+        with atomic_output(out, stdout_ok=True) as fh:
+            run(fh)
+    report, per_query = None, False
+    if keep and n_total:
+        from .metrics import report as measure
+
+        qid = np.concatenate(qids)
+        per_query = bool(np.unique(qid).size > 1)
+        report = measure(model.kind, model.classes_, np.concatenate(ys), np.concatenate(preds),
+                         np.concatenate(all_scores), qid=qid if per_query else None)
+    return PredictionResult(source=source, kind=model.kind, classes=model.classes_,
+                            n_features=model.n_features_, n_total=n_total, n_correct=n_correct,
+                            width=width, n_unknown=n_unknown, unknown=tuple(sorted(unknown)),
+                            measures=report, per_query=per_query)
+
+
+def _pct(v):
+    """A fraction as a percentage to 4 digits, or n/a when undefined (nan)."""
+    return "n/a" if np.isnan(v) else f"{100 * v:.4g}%"
+
+
+def _num(v):
+    """A number to 6 digits, or n/a when undefined (nan)."""
+    return "n/a" if np.isnan(v) else f"{v:.6g}"
+
+
+def report_lines(result: PredictionResult) -> list:
+    """The lines ``linsvm-predict`` prints to stderr for `result`: ``Accuracy = x% (a/b)``,
+    then for binary models precision, recall, F1, PRBEP and ROC area of the positive
+    class and the best F1's threshold, for ordinal models the rank measures (with
+    measures); undefined measures print as n/a.  Without examples, one line saying so."""
+    if not result.n_total:
+        return [f"{'stdin' if result.source == '-' else result.source}: 0 examples, nothing to predict"]
+    lines = [f"Accuracy = {100.0 * result.n_correct / result.n_total:g}% "
+             f"({result.n_correct}/{result.n_total})"]
+    m = result.measures
+    if m is None:
+        return lines
+    if result.kind == "binary":
+        pos = format_label(m["positive"])
+        lines.append(f"Positive class {pos}: Precision = {_pct(m['precision'])}, "
+                     f"Recall = {_pct(m['recall'])}, F1 = {_pct(m['f1'])}, "
+                     f"PRBEP = {_pct(m['prbep'])}, ROC area = {_num(m['roc_area'])}")
+        if not np.isnan(m["best_f1"]):
+            t = m["best_f1_threshold"]
+            rule = f"> {t:.6g}" if m["positive"] == result.classes[0] else f"< {-t:.6g}"
+            lines.append(f"Best F1 = {_pct(m['best_f1'])} when {pos} is predicted for decision "
+                         f"values {rule} (the model's threshold is 0)")
+    elif result.kind == "ordinal":
+        two = result.classes.shape[0] == 2
+        lines.append(f"Mean absolute error = {_num(m['mae'])}, Exact-rank accuracy = "
+                     f"{_pct(m['accuracy'])}, Pairwise accuracy = "
+                     f"{_pct(m['pairwise_accuracy'])}" + (" (= ROC area)" if two else "") +
+                     f", Kendall tau = {_num(m['kendall_tau'])}"
+                     + (" (per query)" if result.per_query else ""))
+    return lines
+
+
+def note_lines(result: PredictionResult) -> list:
+    """Remarks on test data that does not match the model (``linsvm-predict`` prints
+    each as ``note: ...``): its features beyond the model's or fewer than the
+    model's, and labels the model does not know (they count as errors).  None
+    without examples."""
+    if not result.n_total:
+        return []
+    notes = []
+    n, width = result.n_features, result.width
+    if width > n:
+        notes.append(f"the test data has feature indices up to {width}, the model only 1..{n}: "
+                     f"features above {n} are ignored")
+    elif width < n:
+        notes.append(f"the model has {n} features, the test data indices only up to {width} "
+                     f"(the others count as 0)")
+    if result.n_unknown:
+        unknown = result.unknown
+        shown = ", ".join(format_label(v) for v in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        what = "ranks" if result.kind == "ordinal" else "classes"
+        notes.append(f"{result.n_unknown} of {result.n_total} test examples have labels that are not "
+                     f"among the model's {what} ({shown}); they count as errors")
+    return notes
