@@ -463,9 +463,7 @@ def table_rows(cases):
 def markdown(cases, header, notes):
     out = ["# linsvm vs LIBLINEAR at their defaults", ""] + [f"- {h}" for h in header]
     out += [f"- {n}" for n in notes] + [""]
-    out.append("| " + " | ".join(COLUMNS) + " |")
-    out.append("|" + "---|" * len(COLUMNS))
-    out += ["| " + " | ".join(r) + " |" for r in table_rows(cases)]
+    out += H.markdown_table(COLUMNS, table_rows(cases))
     out += ["", "Reference optima:", "",
             "| data set | C | objective | f* | from | other run's gap | certified (f* - D)/abs(f*) |",
             "|---|---|---|---|---|---|---|"]

@@ -90,7 +90,6 @@ from __future__ import annotations
 
 import argparse
 import bz2
-import dataclasses
 import os
 import pathlib
 import sys
@@ -148,29 +147,16 @@ def run_sklearn(ds, C, tol, cache, dual):
     return H.run_linearsvc(ds, C, tol, dual)
 
 
-@dataclasses.dataclass(frozen=True, eq=False)   # hashed by identity
-class Solver:
-    """A benchmarked solver: display name, tolerance ladder, and run function."""
-
-    name: str
-    ladder: tuple
-    run: object
-    options: dict = dataclasses.field(default_factory=dict)
-    randomized: bool = False
-
-    def __call__(self, ds, C, tol, cache):
-        return self.run(ds, C, tol, cache, **self.options)
-
-
 def solvers():
-    """The solvers in table order; the first is linsvm, the second the reference peer."""
+    """The solvers in table order, each called as solver(ds, C, tol, cache); the first is
+    linsvm, the second the reference peer."""
     return [
-        Solver("linsvm mfn", H.LADDER, run_mfn),
-        Solver("liblinear -s 2", H.LADDER, run_liblinear, {"s": 2}),
-        Solver("liblinear -s 1", H.LADDER, run_liblinear, {"s": 1}, randomized=True),
-        Solver("LinearSVC primal", H.LADDER, run_sklearn, {"dual": False}),
-        Solver("LinearSVC dual", H.LADDER, run_sklearn, {"dual": True}),
-        Solver("linsvm mfn 2 threads", H.LADDER, run_mfn, {"n_threads": 2}),
+        H.Solver("linsvm mfn", H.LADDER, run_mfn),
+        H.Solver("liblinear -s 2", H.LADDER, run_liblinear, {"s": 2}),
+        H.Solver("liblinear -s 1", H.LADDER, run_liblinear, {"s": 1}, randomized=True),
+        H.Solver("LinearSVC primal", H.LADDER, run_sklearn, {"dual": False}),
+        H.Solver("LinearSVC dual", H.LADDER, run_sklearn, {"dual": True}),
+        H.Solver("linsvm mfn 2 threads", H.LADDER, run_mfn, {"n_threads": 2}),
     ]
 
 

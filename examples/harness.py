@@ -512,6 +512,22 @@ def choose_cv_C(ds, solver="mfn", grid=C_GRID, **options):
 # time to a gap: the ladder walk
 # ---------------------------------------------------------------------------
 
+@dataclasses.dataclass(frozen=True, eq=False)   # hashed by identity
+class Solver:
+    """A benchmarked solver: its display name, its ladder of stopping knobs, its run function
+    (called with the script's arguments and then `options` as keywords) and whether it is
+    randomized (walk_ladder's `randomized`)."""
+
+    name: str
+    ladder: tuple
+    run: object
+    options: dict = dataclasses.field(default_factory=dict)
+    randomized: bool = False
+
+    def __call__(self, *args):
+        return self.run(*args, **self.options)
+
+
 @dataclasses.dataclass
 class Walk:
     """The result of walk_ladder: the rung that reached (None: none did), its run, and the
