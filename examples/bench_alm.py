@@ -111,9 +111,7 @@ def run_linsvm(ds, p, knob, solver="alm", **kw):
 
 def run_liblinear(ds, p, eps, s):
     sec, model = H.liblinear_train(H.liblinear_problem(ds, ds.cache), H.liblinear_options(s, 1.0, eps))
-    w, b = model.get_decfun()
-    w = np.concatenate([np.asarray(w, dtype=np.float64), np.zeros(ds.d - len(w)), [b]])
-    return sec, (w if model.get_labels()[0] == 1 else -w), {}
+    return sec, H.liblinear_vector(model, ds.d, positive=1), {}
 
 
 def run_sgd(ds, p, epochs):

@@ -261,7 +261,7 @@ def linsvm_solution(ds, model):
 
 def liblinear_solution(ds, model, objective):
     if objective == "cs":
-        return H.liblinear_W(ds, model)
+        return H.liblinear_W(model, ds.d, ds.classes)
     w, b = H.liblinear_weights(ds, model)
     return np.append(w, b)
 

@@ -130,7 +130,7 @@ def bench_l1(names, repeats):
 
         def run_ll(e):
             _, mdl = H.liblinear_train(prob, H.liblinear_options(3, C, e))
-            w = np.array(mdl.get_decfun()[0] + [mdl.get_decfun()[1]])
+            w = H.liblinear_vector(mdl)
             t = np.where(y == mdl.get_labels()[0], 1.0, -1.0)
             return F_of(w, t)
 

@@ -89,7 +89,7 @@ def run_linsvm(ds, C, tol, solver, **opts):
 
 def run_liblinear(ds, C, tol, s, cache):
     seconds, model = H.liblinear_train(H.liblinear_problem(ds, cache), H.liblinear_options(s, C, tol))
-    return seconds, H.liblinear_W(ds, model), {}
+    return seconds, H.liblinear_W(model, ds.d, ds.classes), {}
 
 
 def solvers_for(kind, ds, C, cache):

@@ -130,9 +130,7 @@ class LibLinear:
 
     def run(self, eps):
         seconds, m = H.liblinear_train(self.prob, H.liblinear_options(3, self.C, eps, self.bias))
-        w, b = m.get_decfun()
-        w = np.array(w + ([b] if self.bias > 0 else []))
-        return seconds, (w if m.get_labels()[0] == 1 else -w)
+        return seconds, H.liblinear_vector(m, positive=1)
 
 
 def median_times(jobs, repeats):

@@ -409,26 +409,36 @@ def liblinear_options(s, C, eps=None, bias=1):
     return f"-s {s} -c {C!r} -B {bias}" + ("" if eps is None else f" -e {eps!r}")
 
 
-def liblinear_weights(ds, model):
-    """(w, b) of a binary LIBLINEAR model in the Dataset's sign convention (t = +1 for
-    ds.classes[0]), w padded or cut to ds.d columns."""
+def liblinear_vector(model, d=None, positive=None):
+    """A binary LIBLINEAR model's weights as one vector: w, padded with zeros or cut to d
+    features (LIBLINEAR's width is the largest index it saw; d None: as it is), then the
+    bias weight b when the model has a bias feature; the sign such that a positive score
+    means the label `positive` (None: LIBLINEAR's first label)."""
     w, b = model.get_decfun()
     w = np.asarray(w, dtype=np.float64)
-    if w.shape[0] < ds.d:       # LIBLINEAR's width is the largest index it saw
-        w = np.concatenate([w, np.zeros(ds.d - w.shape[0])])
-    sign = 1.0 if model.get_labels()[0] == ds.classes[0] else -1.0
-    return sign * w[:ds.d], sign * float(b)
+    if d is not None:
+        w = np.concatenate([w, np.zeros(max(0, d - w.shape[0]))])[:d]
+    if model.bias >= 0:
+        w = np.append(w, b)
+    return w if positive is None or model.get_labels()[0] == positive else -w
 
 
-def liblinear_W(ds, model):
-    """A multi-class LIBLINEAR model's weights as (d + 1) x classes, columns in ds.classes'
-    order, the bias row last."""
+def liblinear_weights(ds, model):
+    """(w, b) of a binary LIBLINEAR model (trained with a bias) in the Dataset's sign
+    convention (t = +1 for ds.classes[0]), w padded or cut to ds.d columns."""
+    v = liblinear_vector(model, ds.d, ds.classes[0])
+    return v[:-1], float(v[-1])
+
+
+def liblinear_W(model, d, classes):
+    """A multi-class LIBLINEAR model's weights (trained with a bias) as (d + 1) x classes,
+    columns in the order of `classes`, the bias row last."""
     nf = model.nr_feature
     raw = np.ctypeslib.as_array(model.w, shape=(nf + 1, model.nr_class))
     labels = model.get_labels()
-    raw = np.asarray(raw)[:, [labels.index(c) for c in ds.classes]]
-    W = np.zeros((ds.d + 1, ds.classes.size))
-    W[: min(nf, ds.d)] = raw[: min(nf, ds.d)]
+    raw = np.asarray(raw)[:, [labels.index(c) for c in classes]]
+    W = np.zeros((d + 1, len(classes)))
+    W[: min(nf, d)] = raw[: min(nf, d)]
     W[-1] = raw[nf]
     return W
 

@@ -302,9 +302,7 @@ def sdm_figure3(out, quick):
         for eps in ([0.1] if quick else [1.0, 0.3, 0.1, 0.03, 0.01]):
             sec, ll = timed(lambda: L.train(prob, L.parameter(f"-s 4 -c 1 -B 1 -e {eps} -q")))
             labels = np.array(ll.get_labels(), dtype=float)
-            W = np.array([ll.get_decfun(i)[0] + [ll.get_decfun(i)[1]] for i in range(labels.size)]).T
-            if W.shape[0] < X.shape[1] + 1:
-                W = np.vstack([W[:-1], np.zeros((X.shape[1] + 1 - W.shape[0], W.shape[1])), W[-1:]])
+            W = H.liblinear_W(ll, X.shape[1], list(labels))
             model = linsvm.Model(solver="liblinear:MCSVM_CS", classes=labels, weights=W, bias=1.0,
                                  params={"C": 1.0})
             record("liblinear -s 4", eps, sec, model)
@@ -432,8 +430,7 @@ def alm_tables1_2(out, quick):
 
                 def run_ll(e):
                     sec, md = timed(lambda: L.train(prob, L.parameter(f"-s {s_} -c 1 -B 1 -e {e} -q")))
-                    w = np.array(md.get_decfun()[0] + [md.get_decfun()[1]])
-                    w = np.concatenate([w[:-1], np.zeros(X.shape[1] + 1 - w.size), w[-1:]])
+                    w = H.liblinear_vector(md, X.shape[1])
                     model = linsvm.Model(solver=f"liblinear:{ll_type}", classes=np.array(md.get_labels(), float),
                                          weights=w[:, None], bias=1.0, params={"C": 1.0})
                     return sec, model, {}
