@@ -41,14 +41,14 @@ mu schedules: gap after a fixed number of iterations for --mu-rule balance
 (default), geometric (the paper's experiments) and eq29.
 
 Kernels: csr.pxd's matvec/rmatvec against the candidates of
-csrc/_kernels_bench.pyx, 1 and 2 threads (the machine is shared: read ratios).
+csrc/_kernels_bench.pyx, 1 and 2 threads (the machine is shared: read ratios); that module is
+not in the repository, so without a build of it the table is skipped with a note.
 
 The machine is shared with other work, so seconds are noisy; read the ratios.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -56,15 +56,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parent.parent
-try:
-    import linsvm
-except ImportError:             # run from a source checkout with the extensions built in place
-    sys.path.insert(0, str(REPO))
-    import linsvm
-DATA = Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets")) / "binary"
+sys.path.insert(0, str(Path(__file__).resolve().parent))     # harness.py, beside this script
+import harness as H  # noqa: E402  (puts this checkout's in-place build first on sys.path)
+
+import linsvm  # noqa: E402
+
+DATA = H.data_root() / "binary"
 ALL = ["a1a", "a2a", "a3a", "a4a", "a8a", "a9a", "w1a", "w7a", "w8a", "australian",
        "heart_scale", "ijcnn1.bz2"]
 GAP = 0.01
@@ -78,18 +76,10 @@ RUN_CAP = 60.0          # a single run slower than this ends a ladder
 class Dataset:
     def __init__(self, name):
         self.name = name
-        X, y = linsvm.load_svmlight(str(DATA / name))
-        test = DATA / (name.replace(".bz2", "") + ".t" + (".bz2" if name.endswith(".bz2") else ""))
-        self.Xt = self.yt = None
-        d = X.shape[1]
-        if test.is_file():
-            Xt, yt = linsvm.load_svmlight(str(test))
-            d = max(d, Xt.shape[1])
-            self.Xt = sp.csr_matrix((Xt.data, Xt.indices, Xt.indptr), shape=(Xt.shape[0], d))
-            self.yt = np.where(yt > 0, 1.0, -1.0)
-        self.X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+        self.X, y, self.Xt, yt = H.load_pair(DATA / name, DATA / H.test_file_name(name))
         self.y = np.where(y > 0, 1.0, -1.0)          # +1 first in linsvm's class order
-        self.Xa = sp.hstack([self.X, np.ones((self.X.shape[0], 1))]).tocsr()
+        self.yt = None if yt is None else np.where(yt > 0, 1.0, -1.0)
+        self.Xa = H.augmented(self.X)
         self.n, self.d = self.X.shape
         self.cache = {}
 
@@ -121,17 +111,8 @@ def run_linsvm(ds, p, knob, solver="alm", **kw):
 
 
 def run_liblinear(ds, p, eps, s):
-    from liblinear import liblinearutil as L
-
-    if "problem" not in ds.cache:
-        ds.cache["problem"] = L.problem(ds.y, ds.X)
-    param = L.parameter(f"-s {s} -c 1 -B 1 -e {eps!r} -q")
-    t0 = time.perf_counter()
-    model = L.train(ds.cache["problem"], param)
-    sec = time.perf_counter() - t0
-    w, b = model.get_decfun()
-    w = np.concatenate([np.asarray(w, dtype=np.float64), np.zeros(ds.d - len(w)), [b]])
-    return sec, (w if model.get_labels()[0] == 1 else -w), {}
+    sec, model = H.liblinear_train(H.liblinear_problem(ds, ds.cache), H.liblinear_options(s, 1.0, eps))
+    return sec, H.liblinear_vector(model, ds.d, positive=1), {}
 
 
 def run_sgd(ds, p, epochs):
@@ -182,38 +163,19 @@ def alm_iterations_to_gap(ds, p, fstar, solver="alm", cap=20000):
 
 # ----------------------------------------------------------------- Tables 1-2
 
-def gap_of(ds, p, fstar, run, knob, randomized):
-    reps = 3 if randomized else 1
-    gaps, secs = [], []
-    for _ in range(reps):
-        sec, w, _ = run(ds, p, knob)
-        gaps.append((ds.P(w, p) - fstar) / abs(fstar))
-        secs.append(sec)
-    return float(np.median(gaps)), float(np.median(secs))
-
-
 def walk(ds, p, fstar, run, ladder, randomized=False):
-    best = np.inf
-    for knob in ladder:
-        g, sec = gap_of(ds, p, fstar, run, knob, randomized)
-        best = min(best, g)
-        if g <= GAP:
-            return knob, g
-        if sec > RUN_CAP:
-            break
-    return None, best
+    """harness.walk_ladder to GAP: (first knob that reaches or None, its gap or the best)."""
+    w = H.walk_ladder(lambda knob: run(ds, p, knob), ladder, lambda w: (ds.P(w, p) - fstar) / abs(fstar),
+                      GAP, randomized=randomized, run_cap=RUN_CAP)
+    return w.knob, (w.gap if w.reached else w.best_gap)
 
 
 def time_rounds(entries, repeats):
-    """entries: name -> (callable returning (sec, w, info) , check) ; interleaved rounds."""
-    times = {k: [] for k in entries}
-    checks = {k: [] for k in entries}
-    for _ in range(repeats):
-        for name, (fn, check) in entries.items():
-            sec, w, _ = fn()
-            times[name].append(sec)
-            checks[name].append(check(w))
-    return {k: (float(np.median(v)), all(checks[k])) for k, v in times.items()}
+    """entries: name -> (callable returning (sec, w, info), check); interleaved rounds.
+    Returns name -> (median seconds, whether every timed model passed check)."""
+    timed = H.interleaved({k: fn for k, (fn, _) in entries.items()}, repeats)
+    return {k: (float(np.median([r[0] for r in v])), all(entries[k][1](r[1]) for r in v))
+            for k, v in timed.items()}
 
 
 def tables_1_2(datasets, repeats, out):
@@ -293,16 +255,6 @@ def tables_1_2(datasets, repeats, out):
 
 # ----------------------------------------------------------------- Table 3 shape
 
-def folds(y, k, seed=0):
-    rng = np.random.default_rng(seed)
-    f = np.empty(y.size, dtype=int)
-    for c in (-1.0, 1.0):
-        idx = np.flatnonzero(y == c)
-        idx = idx[rng.permutation(idx.size)]
-        f[idx] = np.arange(idx.size) % k
-    return f
-
-
 def table_3(names, out, quick):
     Cs = [2.0 ** e for e in range(-5, 6, 1 if not quick else 2)]
     ps = [round(1 + 0.1 * i, 1) for i in range(11)]
@@ -312,23 +264,14 @@ def table_3(names, out, quick):
         ds = Dataset(name)
         if ds.Xt is None:
             continue
-        f = folds(ds.y, 5)
         res = []
         for p in ps:
-            cv = []
-            for C in Cs:
-                correct = 0
-                for k in range(5):
-                    tr, te = f != k, f == k
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        m = linsvm.train(ds.X[tr], ds.y[tr], solver="alm", C=C, p=p)
-                    correct += int(np.sum(m.predict(ds.X[te]) == ds.y[te]))
-                cv.append(correct / ds.n)
-            best = int(np.argmax(cv))          # first maximum: the smaller C
-            m = linsvm.train(ds.X, ds.y, solver="alm", C=Cs[best], p=p)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                best, cv = H.choose_cv_C(ds, "alm", grid=Cs, p=p)     # ties: the smaller C
+            m = linsvm.train(ds.X, ds.y, solver="alm", C=best, p=p)
             acc = float(np.mean(m.predict(ds.Xt) == ds.yt))
-            res.append((p, Cs[best], cv[best], acc))
+            res.append((p, best, cv[best], acc))
         out(f"\n{name} (train {ds.n}, test {ds.Xt.shape[0]}):\n")
         out("| p | " + " | ".join(f"{p:g}" for p, *_ in res) + " |")
         out("|---|" + "---|" * len(res))
@@ -363,7 +306,11 @@ def mu_schedules(names, out, iters=300):
 # ----------------------------------------------------------------- kernels
 
 def kernels(names, out, repeats):
-    from linsvm import _kernels_bench as KB
+    try:
+        from linsvm import _kernels_bench as KB
+    except ImportError:         # csrc/_kernels_bench.pyx was never part of the repository
+        out("\n(mat-vec kernel table skipped: no linsvm._kernels_bench module in this build)")
+        return
     from linsvm.problem import CSRBuffers
     from linsvm.synth import make_text_classification
 
@@ -405,16 +352,15 @@ def main(argv=None):
     ap.add_argument("--out", help="also write the Markdown here")
     args = ap.parse_args(argv)
     names = ["a1a", "w1a", "heart_scale"] if args.quick else args.datasets.split(",")
-    names = [n for n in names if (DATA / n).is_file() or print(f"# skipping {n}: not found", file=sys.stderr)]
+    names = H.present(names)
     lines = []
 
     def out(text):
         print(text, flush=True)
         lines.append(text)
 
-    from importlib.metadata import version
     out(f"# SVM-ALM benchmark (linsvm {linsvm.__version__}, liblinear-official "
-        f"{version('liblinear-official')}, scikit-learn {version('scikit-learn')}, "
+        f"{H.version('liblinear-official')}, scikit-learn {H.version('scikit-learn')}, "
         f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
     t0 = time.perf_counter()
     if args.kernels_only:

@@ -29,16 +29,15 @@ Data: every binary training file under $LINSVM_DATA/binary (default
 NAME / NAME.bz2), the generated text sets synth-text-533k (400k x 200k in
 training) and synth-text-800k (600k x 400k) from linsvm.synth, last quarter
 held out, and the multi-class sets under $LINSVM_DATA/multiclass (SECTOR) for
-sdm-cs.  Data discovery, loading, the squared-hinge reference, the CV choice of
-C and LIBLINEAR's weights come from examples/benchmark.py (binary) and
-examples/bench_multiclass.py (multi-class).
+sdm-cs.  Data discovery, loading, the objectives, the CV choice of C, LIBLINEAR's
+weights and the timing loop come from examples/harness.py.
 
 C: C = 1 and the CV C of each objective (5-fold stratified CV accuracy over
 2^-6..2^4 at the default tolerance, ties to the smaller C: mfn for the
 squared hinge, dcd --loss l1 for the hinge, sdm-cs for Crammer-Singer).
 
 1. Gap.  f* = the smaller objective of two tight runs: squared hinge, mfn tol
-   1e-12 and LIBLINEAR -s 2 -e 1e-8 (benchmark.reference_optimum); hinge, dcd
+   1e-12 (max_iter 1000) and LIBLINEAR -s 2 -e 1e-8 (as examples/benchmark.py); hinge, dcd
    --loss l1 tol 1e-6 (max_iter 100000) and LIBLINEAR -s 3 -e 1e-6;
    Crammer-Singer, sdm-cs tol 1e-4 (--ref-cs-tol; max_iter 100000) and
    LIBLINEAR -s 4 -e 1e-4.  For the last two, linsvm's tight run also reports
@@ -88,7 +87,6 @@ import json
 import os
 import pathlib
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -96,15 +94,15 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import benchmark as B  # noqa: E402  (puts this checkout's in-place build first on sys.path)
-import bench_multiclass as M  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))     # harness.py, beside this script
+import harness as H  # noqa: E402  (puts this checkout's in-place build first on sys.path)
 
 import linsvm  # noqa: E402
 
 SYNTH = ("synth-text-533k", "synth-text-800k")
 QUICK_DATASETS = ("a9a", "heart_scale")
 LIBLINEAR_DEFAULT_EPS = {1: 0.1, 2: 0.01, 3: 0.1, 4: 0.1}
+REF_L2 = ("mfn", {}, 1e-12, 1000, 2, 1e-8)   # linsvm solver, options, tol, max_iter; LIBLINEAR -s, -e
 REF_HINGE_TOL = 1e-6
 REF_CS_TOL = 1e-4
 REF_MAX_ITER = 100000
@@ -190,7 +188,7 @@ def parse_config(text):
 
 
 # ---------------------------------------------------------------------------
-# data: a binary set is a benchmark.Dataset, a multi-class one a bench_multiclass.DataSet
+# data: a binary set is a harness.Dataset, a multi-class one a harness.MultiDataset
 # ---------------------------------------------------------------------------
 
 def binary_names(root):
@@ -199,7 +197,7 @@ def binary_names(root):
     if not folder.is_dir():
         return []
     files = sorted(p.name for p in folder.iterdir() if p.is_file())
-    tests = {B.test_file_name(f) for f in files}
+    tests = {H.test_file_name(f) for f in files}
     return [f for f in files if f not in tests]
 
 
@@ -210,20 +208,20 @@ def available(root):
         found[f.removesuffix(".bz2")] = ("binary", f)
     for name in SYNTH:
         found[name] = ("binary", name)
-    for name, path, test in M.data_sets(root):
+    for name, path, test in H.multiclass_sets(root):
         found[name] = ("multiclass", (name, path, test))
     return found
 
 
 def load(root, kind, locator):
     if kind == "binary":
-        return B.load_dataset(root, locator)
-    return M.load(*locator)
+        return H.load_dataset(root, locator)
+    return H.load_multiclass(*locator)
 
 
 def text_file(root, kind, locator, ds, tmp):
     """An uncompressed SVM-light file of the training set, for the commands."""
-    if kind == "binary" and locator in B.SYNTH_SETS:
+    if kind == "binary" and locator in H.SYNTH_SETS:
         path = tmp / f"{locator}.svm"
         if not path.exists():
             from linsvm.data import dump_svmlight
@@ -263,67 +261,62 @@ def linsvm_solution(ds, model):
 
 def liblinear_solution(ds, model, objective):
     if objective == "cs":
-        return M.liblinear_W(ds, model)
-    w, b = B.liblinear_weights(ds, model)
+        return H.liblinear_W(model, ds.d, ds.classes)
+    w, b = H.liblinear_weights(ds, model)
     return np.append(w, b)
 
 
 def objective_value(ds, sol, C, objective):
     if objective == "cs":
-        return M.objective("CS", ds, sol, C)
-    return B.objective(ds, sol[:-1], sol[-1], C, loss=objective)
+        return H.multiclass_objective("CS", ds, sol, C)
+    return H.binary_objective(ds, sol[:-1], sol[-1], C, loss=objective)
 
 
 def test_accuracy(ds, sol, objective):
     if ds.Xt is None:
         return None
     if objective == "cs":
-        return M.accuracy(ds, sol)
-    return B.accuracy(ds.Xt, ds.yt, ds.classes, sol[:-1], sol[-1])
+        return H.multiclass_accuracy(ds, sol)
+    return H.binary_accuracy(ds.Xt, ds.yt, ds.classes, sol[:-1], sol[-1])
 
 
 def reference(ds, C, objective, cache, ref_cs_tol=REF_CS_TOL):
     """(f*, source, {run: F}, dual lower bound or None): the tight runs of the module
     docstring, item 1."""
-    from liblinear import liblinearutil as L
+    solver, opts, tol, max_iter, s, eps = {
+        "l2": REF_L2, "l1": ("dcd", {"loss": "l1"}, REF_HINGE_TOL, REF_MAX_ITER, 3, REF_HINGE_TOL),
+        "cs": ("sdm-cs", {}, ref_cs_tol, REF_MAX_ITER, 4, ref_cs_tol)}[objective]
+    dual = []
 
-    if objective == "l2":
-        return B.reference_optimum(ds, C, cache) + (None,)
-    solver, s, tol = ("dcd", 3, REF_HINGE_TOL) if objective == "l1" else ("sdm-cs", 4, ref_cs_tol)
-    opts = {"loss": "l1"} if objective == "l1" else {}
-    values = {}
-    model = linsvm.train(B.linsvm_problem(ds, cache), ds.y, solver=solver, C=C, tol=tol,
-                         max_iter=REF_MAX_ITER, **opts)
-    values[f"{solver} tol={tol:g}"] = objective_value(ds, linsvm_solution(ds, model), C, objective)
-    # the dual objective of that run is a lower bound on the optimum: f* is certified to
-    # (f* - D)/|f*| (the dual is a solver's report, used only for this bound, never as a gap)
-    dual = model.stats.get("dual_objective")
-    model = L.train(B.liblinear_problem(ds, cache), L.parameter(f"-s {s} -c {C!r} -B 1 -e {tol!r} -q"))
-    values[f"liblinear -s {s} -e {tol:g}"] = objective_value(
-        ds, liblinear_solution(ds, model, objective), C, objective)
-    source = min(values, key=values.get)
-    return values[source], source, values, dual
+    def tight_linsvm():
+        model = linsvm.train(H.linsvm_problem(ds, cache), ds.y, solver=solver, C=C, bias=1.0, tol=tol,
+                             max_iter=max_iter, **opts)
+        # the dual objective of that run is a lower bound on the optimum: f* is certified to
+        # (f* - D)/|f*| (the dual is a solver's report, used only for this bound, never as a gap)
+        dual.append(None if objective == "l2" else model.stats.get("dual_objective"))
+        return objective_value(ds, linsvm_solution(ds, model), C, objective)
+
+    def tight_liblinear():
+        _, model = H.liblinear_train(H.liblinear_problem(ds, cache), H.liblinear_options(s, C, eps))
+        return objective_value(ds, liblinear_solution(ds, model, objective), C, objective)
+
+    fstar, source, values = H.reference_optimum({f"{solver} tol={tol:g}": tight_linsvm,
+                                                 f"liblinear -s {s} -e {eps:g}": tight_liblinear})
+    return fstar, source, values, dual[0]
 
 
 def choose_C(ds, objective):
-    """The CV C of the objective (module docstring): benchmark.choose_cv_C with its solver."""
+    """The CV C of the objective (module docstring): harness.choose_cv_C with its solver."""
     if objective == "l2":
-        return B.choose_cv_C(ds)
+        return H.choose_cv_C(ds)
     if objective == "l1":
-        return B.choose_cv_C(ds, "dcd", loss="l1")
-    return B.choose_cv_C(ds, "sdm-cs")
+        return H.choose_cv_C(ds, "dcd", loss="l1")
+    return H.choose_cv_C(ds, "sdm-cs")
 
 
 # ---------------------------------------------------------------------------
 # timing
 # ---------------------------------------------------------------------------
-
-def clocks(fn):
-    """fn()'s result, wall seconds, and this thread's and this process's CPU seconds."""
-    w0, t0, p0 = time.perf_counter(), time.thread_time(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - w0, time.thread_time() - t0, time.process_time() - p0
-
 
 def in_process_runner(ds, C, run, cache):
     """A function that trains `run` (a Config or a LIBLINEAR -s code) once and returns
@@ -331,20 +324,20 @@ def in_process_runner(ds, C, run, cache):
     from liblinear import liblinearutil as L
 
     if isinstance(run, Config):
-        X = B.linsvm_problem(ds, cache)
+        X = H.linsvm_problem(ds, cache)
         opts = run.options()
 
         def go():
-            model, wall, cpu, pcpu = clocks(lambda: linsvm.train(X, ds.y, solver=run.pair.solver,
+            model, wall, cpu, pcpu = H.clocks(lambda: linsvm.train(X, ds.y, solver=run.pair.solver,
                                                                  C=C, **opts))
             return linsvm_solution(ds, model), wall, cpu, pcpu
         return go
     s, objective = run
-    prob = B.liblinear_problem(ds, cache)
+    prob = H.liblinear_problem(ds, cache)
 
     def go():
         param = L.parameter(f"-s {s} -c {C!r} -B 1 -q")
-        model, wall, cpu, pcpu = clocks(lambda: L.train(prob, param))
+        model, wall, cpu, pcpu = H.clocks(lambda: L.train(prob, param))
         return liblinear_solution(ds, model, objective), wall, cpu, pcpu
     return go
 
@@ -355,14 +348,6 @@ def command(run, C, data, model_path, liblinear_train):
                 str(data), str(model_path)]
     return [str(liblinear_train), "-q", "-s", str(run[0]), "-c", repr(C), "-B", "1",
             str(data), str(model_path)]
-
-
-def command_env():
-    """The environment of the linsvm command: import the same checkout as this script."""
-    env = dict(os.environ)
-    top = str(pathlib.Path(linsvm.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = top + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
 
 
 def run_command(cmd, env):
@@ -385,21 +370,6 @@ def load_saved(ds, run, path, objective):
     return liblinear_solution(ds, L.load_model(str(path)), objective)
 
 
-def rounds_order(runs, k):
-    """Round k's order: the runs forward on even rounds, backward on odd ones."""
-    return list(runs) if k % 2 == 0 else list(reversed(runs))
-
-
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def paired_ratio(a, b):
-    """Median over rounds of a[k] / b[k]."""
-    return median([x / y for x, y in zip(a, b) if y > 0])
-
-
 def bench_case(ds, C, objective, configs, fstar, cache, args, data_file, tmp, weights):
     """Every run of one (data set, C, objective): in-process and end-to-end timings, gaps,
     accuracies.  Returns {run label: record}; fills weights[label#round]."""
@@ -410,22 +380,21 @@ def bench_case(ds, C, objective, configs, fstar, cache, args, data_file, tmp, we
     go = {r: in_process_runner(ds, C, r, cache) for r in runs}
     for r in runs:      # one untimed call each: first-call costs belong to the end-to-end columns
         rec[label[r]]["warmup_wall"] = go[r]()[1]
-    for k in range(args.repeats):
-        for r in rounds_order(runs, k):
-            sol, wall, cpu, pcpu = go[r]()
-            x = rec[label[r]]
+    timed = H.interleaved(go, args.repeats, alternate=True, after_round=lambda k, res: H.log(
+        f"     round {k + 1}/{args.repeats}: " + ", ".join(f"{label[r]} {res[r][-1][1]:.3f}s" for r in runs)))
+    for r in runs:
+        x = rec[label[r]]
+        for k, (sol, wall, cpu, pcpu) in enumerate(timed[r]):
             x["wall"].append(wall)
             x["thread_cpu"].append(cpu)
             x["process_cpu"].append(pcpu)
-            x["gap"].append(B.relative_gap(objective_value(ds, sol, C, objective), fstar))
+            x["gap"].append(H.relative_gap(objective_value(ds, sol, C, objective), fstar))
             x["accuracy"].append(test_accuracy(ds, sol, objective))
             weights[f"{label[r]}#{k}"] = sol
-        B.log(f"     round {k + 1}/{args.repeats}: " + ", ".join(
-            f"{label[r]} {rec[label[r]]['wall'][-1]:.3f}s" for r in runs))
     if data_file is not None:
-        env = command_env()
+        env = H.child_env()
         for k in range(args.repeats):
-            for i, r in enumerate(rounds_order(runs, k)):
+            for i, r in enumerate(H.rounds_order(runs, k)):
                 model_path = tmp / f"model-{i}-{k}"
                 wall, cpu = run_command(command(r, C, data_file, model_path, args.liblinear_train), env)
                 x = rec[label[r]]
@@ -433,9 +402,9 @@ def bench_case(ds, C, objective, configs, fstar, cache, args, data_file, tmp, we
                 x["e2e_cpu"].append(cpu)
                 if k == 0:
                     sol = load_saved(ds, r, model_path, objective)
-                    x["e2e_gap"] = B.relative_gap(objective_value(ds, sol, C, objective), fstar)
+                    x["e2e_gap"] = H.relative_gap(objective_value(ds, sol, C, objective), fstar)
                 model_path.unlink()
-            B.log(f"     end-to-end round {k + 1}/{args.repeats}: " + ", ".join(
+            H.log(f"     end-to-end round {k + 1}/{args.repeats}: " + ", ".join(
                 f"{label[r]} {rec[label[r]]['e2e_wall'][-1]:.3f}s" for r in runs))
     for r in runs:
         x = rec[label[r]]
@@ -480,33 +449,31 @@ def table_rows(cases):
             y = case["runs"][x["vs"]]
             cname = f"{case['C']:g}" + (" (CV)" if case["cv"] else "")
             rows.append([case["dataset"], cname, lab, x["vs"],
-                         fmt_gap(median(x["gap"])), fmt_gap(median(y["gap"])),
-                         B.fmt_s(median(x["wall"])), B.fmt_s(median(y["wall"])),
-                         fmt(paired_ratio(x["wall"], y["wall"]), ".2f"),
-                         fmt(paired_ratio(x["thread_cpu"], y["thread_cpu"]), ".2f"),
-                         B.fmt_s(median(x["e2e_wall"])), B.fmt_s(median(y["e2e_wall"])),
-                         fmt(paired_ratio(x["e2e_wall"], y["e2e_wall"]) if x["e2e_wall"] else None, ".2f"),
-                         fmt(paired_ratio(x["e2e_cpu"], y["e2e_cpu"]) if x["e2e_cpu"] else None, ".2f"),
-                         fmt_acc(median(x["accuracy"])), fmt_acc(median(y["accuracy"]))])
+                         fmt_gap(H.median(x["gap"])), fmt_gap(H.median(y["gap"])),
+                         H.fmt_s(H.median(x["wall"])), H.fmt_s(H.median(y["wall"])),
+                         fmt(H.paired_ratio(x["wall"], y["wall"]), ".2f"),
+                         fmt(H.paired_ratio(x["thread_cpu"], y["thread_cpu"]), ".2f"),
+                         H.fmt_s(H.median(x["e2e_wall"])), H.fmt_s(H.median(y["e2e_wall"])),
+                         fmt(H.paired_ratio(x["e2e_wall"], y["e2e_wall"]) if x["e2e_wall"] else None, ".2f"),
+                         fmt(H.paired_ratio(x["e2e_cpu"], y["e2e_cpu"]) if x["e2e_cpu"] else None, ".2f"),
+                         fmt_acc(H.median(x["accuracy"])), fmt_acc(H.median(y["accuracy"]))])
     return rows
 
 
 def markdown(cases, header, notes):
     out = ["# linsvm vs LIBLINEAR at their defaults", ""] + [f"- {h}" for h in header]
     out += [f"- {n}" for n in notes] + [""]
-    out.append("| " + " | ".join(COLUMNS) + " |")
-    out.append("|" + "---|" * len(COLUMNS))
-    out += ["| " + " | ".join(r) + " |" for r in table_rows(cases)]
+    out += H.markdown_table(COLUMNS, table_rows(cases))
     out += ["", "Reference optima:", "",
             "| data set | C | objective | f* | from | other run's gap | certified (f* - D)/abs(f*) |",
             "|---|---|---|---|---|---|---|"]
     for case in cases:
-        others = "; ".join(f"{k}: {fmt_gap(B.relative_gap(v, case['fstar']))}"
+        others = "; ".join(f"{k}: {fmt_gap(H.relative_gap(v, case['fstar']))}"
                            for k, v in case["fstar_runs"].items() if k != case["fstar_source"])
         out.append(f"| {case['dataset']} | {case['C']:g} | {OBJECTIVE_NAMES[case['objective']]} | "
                    f"{case['fstar']:.10g} | {case['fstar_source']} | {others} | "
                    + ("—" if case["dual_bound"] is None
-                      else fmt_gap(B.relative_gap(case["fstar"], case["dual_bound"])))
+                      else fmt_gap(H.relative_gap(case["fstar"], case["dual_bound"])))
                    + " |")
     return "\n".join(out)
 
@@ -527,7 +494,7 @@ def parse_args(argv):
     ap.add_argument("--linsvm-options", action="append", default=[], metavar="PAIR:NAME=VALUE,...",
                     help="also run linsvm with these options (a named configuration, e.g. candidate "
                          "defaults mfn:tol=0.01,gtol=0.003); repeatable")
-    ap.add_argument("--liblinear-train", default=os.environ.get("LIBLINEAR_TRAIN"),
+    ap.add_argument("--liblinear-train", default=None,
                     help="LIBLINEAR's `train` program, built from its source outside this repository "
                          "(default $LIBLINEAR_TRAIN); without it no end-to-end columns")
     ap.add_argument("--ref-cs-tol", type=float, default=REF_CS_TOL,
@@ -567,33 +534,26 @@ def parse_args(argv):
                     raise ValueError
             except ValueError:
                 ap.error(f"--C: {c!r} is neither a positive number nor 'cv'")
-    if args.liblinear_train and not (os.path.isfile(args.liblinear_train)
-                                     and os.access(args.liblinear_train, os.X_OK)):
-        args.e2e_note = f"end-to-end columns skipped: {args.liblinear_train} is not an executable file"
-        args.liblinear_train = None
-    elif not args.liblinear_train:
-        args.e2e_note = ("end-to-end columns skipped: no LIBLINEAR `train` given "
-                         "(--liblinear-train or $LIBLINEAR_TRAIN)")
-    else:
-        args.e2e_note = None
+    args.liblinear_train, note = H.liblinear_program(args.liblinear_train)
+    args.e2e_note = None if note is None else f"end-to-end columns skipped: {note}"
     args.datasets = [d.strip().removesuffix(".bz2") for d in (args.datasets or "").split(",") if d.strip()]
     return args
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    root = B.data_dir()
+    root = H.data_root()
     found = available(root)
     names = args.datasets or [n for n in found if not args.quick or n in QUICK_DATASETS]
     objectives = {c.pair.objective for c in args.configs}
     cases, notes = [], []
     t_start = time.perf_counter()
-    header = B.machine_header(args)[:2]
+    header = H.machine_header()
     with tempfile.TemporaryDirectory(dir=args.tmpdir) as tmpname:
         tmp = pathlib.Path(tmpname)
         for name in names:
             if name not in found:
-                B.log(f"skip {name}: not found under {root} (nor a generated set)")
+                H.log(f"skip {name}: not found under {root} (nor a generated set)")
                 notes.append(f"{name}: not found, skipped")
                 continue
             kind, locator = found[name]
@@ -604,7 +564,7 @@ def main(argv=None):
             ds = load(root, kind, locator)
             if ds is None:
                 continue
-            B.log(f"== {name}: {ds.X.shape[0]} x {ds.X.shape[1]}, {ds.X.nnz} non-zeros")
+            H.log(f"== {name}: {ds.X.shape[0]} x {ds.X.shape[1]}, {ds.X.nnz} non-zeros")
             data_file = text_file(root, kind, locator, ds, tmp) if args.liblinear_train else None
             cache = {}
             weights_out = {}
@@ -615,7 +575,7 @@ def main(argv=None):
                     if c == "cv":
                         t0 = time.perf_counter()
                         best, acc = choose_C(ds, objective)
-                        B.log(f"   CV C ({OBJECTIVE_NAMES[objective]}) = {best:g}, 5-fold accuracy "
+                        H.log(f"   CV C ({OBJECTIVE_NAMES[objective]}) = {best:g}, 5-fold accuracy "
                               f"{100 * acc[best]:.2f}% ({time.perf_counter() - t0:.1f}s)")
                         Cs.append((best, True))
                     else:
@@ -625,7 +585,7 @@ def main(argv=None):
                     seen[C] = seen.get(C, False) or cv
                 for C, cv in seen.items():
                     fstar, source, values, dual = reference(ds, C, objective, cache, args.ref_cs_tol)
-                    B.log(f"   C={C:g} {OBJECTIVE_NAMES[objective]}: f* = {fstar:.12g} from {source}")
+                    H.log(f"   C={C:g} {OBJECTIVE_NAMES[objective]}: f* = {fstar:.12g} from {source}")
                     weights = {}
                     runs = bench_case(ds, C, objective, configs, fstar, cache, args, data_file, tmp, weights)
                     cases.append({"dataset": name, "n": ds.X.shape[0], "d": ds.X.shape[1], "nnz": ds.X.nnz,
@@ -663,10 +623,10 @@ def main(argv=None):
         out.mkdir(parents=True, exist_ok=True)
         payload = {"header": header, "notes": notes, "cases": cases,
                    "protocol": {"ref_hinge_tol": REF_HINGE_TOL, "ref_cs_tol": args.ref_cs_tol,
-                                "ref_mfn_tol": B.REF_MFN_TOL, "ref_liblinear_s2_tol": B.REF_LIBLINEAR_TOL,
+                                "ref_mfn_tol": REF_L2[2], "ref_liblinear_s2_tol": REF_L2[5],
                                 "repeats": args.repeats}}
         (out / "bench_defaults.json").write_text(json.dumps(payload, indent=1, default=str) + "\n")
-        B.log(f"wrote {out / 'bench_defaults.json'}")
+        H.log(f"wrote {out / 'bench_defaults.json'}")
     return 0
 
 

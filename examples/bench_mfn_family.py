@@ -55,7 +55,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import pathlib
+import pathlib  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
@@ -67,14 +67,10 @@ import scipy.optimize as so  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 import scipy.sparse.linalg as spla  # noqa: E402
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-import importlib.machinery  # noqa: E402
-
-# this checkout's in-place build when it has one (setup.py build_ext --inplace), else the
-# installed package: a checkout without compiled modules cannot be imported
-if any((REPO / "linsvm" / ("_mfn" + sfx)).exists()
-       for sfx in importlib.machinery.EXTENSION_SUFFIXES):
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))     # harness.py, beside this script
+import harness as H  # noqa: E402  (puts this checkout's in-place build first on sys.path)
+from harness import augmented, log  # noqa: E402
+from harness import relative_gap as gap  # noqa: E402
 
 import linsvm  # noqa: E402
 from linsvm.problem import CSRBuffers  # noqa: E402
@@ -85,44 +81,18 @@ TARGET = 1e-3
 L1_LADDER = (0.3, 0.1, 0.03, 0.01, 3e-3, 1e-3, 1e-4)
 LL_LADDER = (1.0, 0.3, 0.1, 0.03, 0.01, 3e-3, 1e-3, 1e-4, 1e-5)
 ORD_LADDER = (0.1, 1e-2, 1e-3, 1e-4, 1e-6, 1e-8)
-SHORT_RUN, MAX_REPEATS, MIN_TOTAL = 0.25, 15, 1.0
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
 
 
 def data_dir():
-    return pathlib.Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))
-
-
-def augmented(X, bias=1.0):
-    return sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr()
-
-
-def gap(f, fstar):
-    return (f - fstar) / abs(fstar)
+    return H.data_root()
 
 
 def timed_rounds(fns, repeats):
-    """Median seconds of each zero-argument callable, timed in interleaved rounds."""
-    times = {k: [] for k in fns}
-    first = {}
-    for k, fn in fns.items():
-        t0 = time.perf_counter()
-        fn()
-        first[k] = time.perf_counter() - t0
-    n = repeats
-    if min(first.values()) < SHORT_RUN:
-        n = min(MAX_REPEATS, max(repeats, int(MIN_TOTAL / max(min(first.values()), 1e-4))))
-    for _ in range(n):
-        for k, fn in fns.items():
-            if first[k] >= SHORT_RUN and len(times[k]) >= repeats:
-                continue
-            t0 = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
+    """Median seconds of each zero-argument callable: one run each, then interleaved rounds
+    (harness.interleaved; short runs get more, harness.n_repeats)."""
+    fns = {k: H.timed(fn) for k, fn in fns.items()}
+    counts = {k: H.n_repeats(fn()[0], repeats) for k, fn in fns.items()}
+    return {k: statistics.median(s for s, _ in v) for k, v in H.interleaved(fns, repeats, counts).items()}
 
 
 def fmt_s(x):
@@ -140,13 +110,10 @@ def load_binary(name):
 
 
 def bench_l1(names, repeats):
-    from liblinear.liblinearutil import parameter, problem, train as ll_train
+    from liblinear.liblinearutil import problem
     C = 1.0
     rows = []
-    for name in names:
-        if not (data_dir() / "binary" / name).is_file():
-            log(f"l1: {name} missing, skipped")
-            continue
+    for name in H.present(names):
         log(f"l1: {name}")
         X, y = load_binary(name)
         Xa = augmented(X)
@@ -162,8 +129,8 @@ def bench_l1(names, repeats):
             return m, F_of(m.weights[:, 0], t)
 
         def run_ll(e):
-            mdl = ll_train(prob, parameter(f"-s 3 -c {C} -B 1 -e {e} -q"))
-            w = np.array(mdl.get_decfun()[0] + [mdl.get_decfun()[1]])
+            _, mdl = H.liblinear_train(prob, H.liblinear_options(3, C, e))
+            w = H.liblinear_vector(mdl)
             t = np.where(y == mdl.get_labels()[0], 1.0, -1.0)
             return F_of(w, t)
 
@@ -171,24 +138,15 @@ def bench_l1(names, repeats):
         F_ll_ref = run_ll(1e-6)
         fstar = min(F_ref, F_ll_ref)
         lower = ref.column_stats[0]["dual_objective"]
-        walk_l1 = None
-        for tol in L1_LADDER:
-            if gap(run_l1(tol)[1], fstar) <= TARGET:
-                walk_l1 = (tol,)
-                break
-        walk_ll = None
-        best_ll = np.inf
-        for e in LL_LADDER:
-            g = gap(run_ll(e), fstar)
-            best_ll = min(best_ll, g)
-            if g <= TARGET:
-                walk_ll = e
-                break
+        tol_l1 = H.walk_ladder(lambda tol: (0.0, run_l1(tol)[1], {}), L1_LADDER,
+                               lambda F: gap(F, fstar), TARGET).knob
+        walk = H.walk_ladder(lambda e: (0.0, run_ll(e), {}), LL_LADDER, lambda F: gap(F, fstar), TARGET)
+        walk_ll, best_ll = walk.knob, walk.best_gap
         cert_model, F_cert = run_l1(TARGET)
         F_def = run_ll(0.1)
         fns = {"cert": lambda: run_l1(TARGET), "ll_default": lambda: run_ll(0.1)}
-        if walk_l1 is not None:
-            fns["l1"] = lambda: run_l1(walk_l1[0])
+        if tol_l1 is not None:
+            fns["l1"] = lambda: run_l1(tol_l1)
         if walk_ll is not None:
             fns["ll"] = lambda: run_ll(walk_ll)
         tm = timed_rounds(fns, repeats)
@@ -196,7 +154,7 @@ def bench_l1(names, repeats):
         rows.append(dict(
             name=name, n=X.shape[0], d=X.shape[1], nnz=X.nnz, fstar=fstar,
             bracket=(fstar - lower) / fstar, ll_ref_gap=gap(F_ll_ref, fstar), l1_ref_gap=gap(F_ref, fstar),
-            t_l1=tm.get("l1"), tol_l1=walk_l1[0] if walk_l1 else None,
+            t_l1=tm.get("l1"), tol_l1=tol_l1,
             t_ll=tm.get("ll"), e_ll=walk_ll, best_ll=best_ll,
             t_cert=tm["cert"], gap_cert=gap(F_cert, fstar), certified=st["duality_gap"],
             stages=st["stages"], newton=cert_model.n_iter, cg=cert_model.stats["cg_iter"],
@@ -219,7 +177,7 @@ def bench_l1(names, repeats):
     ratios = [r["t_ll"] / r["t_l1"] for r in rows if r["t_ll"] is not None and r["t_l1"] is not None]
     if ratios:
         out += ["", f"Geometric mean of LIBLINEAR / mfn-l1 over the {len(ratios)} sets where both "
-                    f"reached 1e-3: {float(np.exp(np.mean(np.log(ratios)))):.2f}."]
+                    f"reached 1e-3: {H.geometric_mean(ratios):.2f}."]
     return out
 
 
@@ -281,7 +239,8 @@ def bench_ord(repeats):
         fstar = min(F_ref, res.fun)
         walk = {}
         for target in (1e-3, 1e-6):
-            walk[target] = next((tol for tol in ORD_LADDER if gap(run_ord(tol)[1], fstar) <= target), None)
+            walk[target] = H.walk_ladder(lambda tol: (0.0, run_ord(tol)[1], {}), ORD_LADDER,
+                                         lambda F: gap(F, fstar), target).knob
         m_def, F_def = run_ord(1e-6)
         res_def = run_lbfgs({})
         fns = {f"ord{k}": (lambda tol=v: run_ord(tol)) for k, v in walk.items() if v is not None}
@@ -334,7 +293,7 @@ def bench_ord(repeats):
     for target, acc in ((1e-3, r13), (1e-6, r16)):
         if acc:
             out.append(f"\nGeometric mean of L-BFGS / mfn-ord time to {target:g}: "
-                       f"{float(np.exp(np.mean(np.log(acc)))):.1f} ({len(acc)} sets).")
+                       f"{H.geometric_mean(acc):.1f} ({len(acc)} sets).")
     inv = max((r["inv"] for r in rows), default=0.0)
     out.append(f"\nLargest threshold inversion before the final sort, over all sets: {inv:.1e}.")
     return out
@@ -434,12 +393,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     parts = args.parts.split(",")
     t0 = time.perf_counter()
-    import importlib.metadata as md
     head = ["# linsvm finite Newton family benchmark", "",
             f"- Machine: nproc {os.cpu_count()}, load average at start "
             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {platform.platform()}.",
             f"- Versions: Python {platform.python_version()}, numpy {np.__version__}, scipy "
-            f"{md.version('scipy')}, liblinear-official {md.version('liblinear-official')}, linsvm "
+            f"{H.version('scipy')}, liblinear-official {H.version('liblinear-official')}, linsvm "
             f"{linsvm.__version__}.",
             f"- Run: `python examples/bench_mfn_family.py --parts {args.parts} --repeats {args.repeats}`; "
             "protocol in the script's docstring.", ""]

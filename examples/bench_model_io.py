@@ -16,46 +16,43 @@ the median is reported.
 """
 import argparse
 import os
-import subprocess
 import sys
-import textwrap
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))     # harness.py, beside this script
+import harness as H  # noqa: E402  (puts this checkout's in-place build first on sys.path)
 
-PROBE = textwrap.dedent("""
-    import resource, sys, time
-    kind, path = sys.argv[1], sys.argv[2]
-    if kind == "liblinear":
-        from liblinear import liblinearutil as L
-        load = L.load_model
-    else:
-        import linsvm
-        load = linsvm.load_model
-    def peak_kb():
-        # VmHWM: the peak resident set of this process's own memory.  (ru_maxrss would
-        # do in a fresh process, but Linux carries the parent's peak over fork and exec.)
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
+PROBE = """
+import json, resource, sys, time
+kind, path = sys.argv[1], sys.argv[2]
+if kind == "liblinear":
+    from liblinear import liblinearutil as L
+    load = L.load_model
+else:
+    import linsvm
+    load = linsvm.load_model
+def peak_kb():
+    # VmHWM: the peak resident set of this process's own memory (see harness.CHILD_PRELUDE)
+    try:
+        return status_kb("VmHWM")
+    except (OSError, KeyError):
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    before = peak_kb()
-    t = time.perf_counter()
-    m = load(path)
-    sec = time.perf_counter() - t
-    print(sec, before, peak_kb())
-""")
+before = peak_kb()
+t = time.perf_counter()
+m = load(path)
+sec = time.perf_counter() - t
+print(json.dumps([sec, before, peak_kb()]))
+"""
 
 
 def measure(kind, path, pythonpath):
     env = dict(os.environ, PYTHONPATH=pythonpath)
     # cwd: `python -c` puts the working directory first on sys.path, before PYTHONPATH
-    out = subprocess.run([sys.executable, "-c", PROBE, kind, os.path.abspath(path)], env=env, check=True,
-                         capture_output=True, text=True, cwd=os.path.dirname(os.path.abspath(path))
-                         ).stdout.split()
+    out, error = H.run_child(PROBE, [kind, os.path.abspath(path)], cwd=os.path.dirname(os.path.abspath(path)),
+                             env=env)
+    if out is None:
+        raise RuntimeError(f"loading {path} ({kind}) failed: {error}")
     return float(out[0]), int(out[1]) / 1024, int(out[2]) / 1024
 
 
@@ -85,14 +82,13 @@ def write_models(model, stem, old_text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model_dir")
-    ap.add_argument("--sector", default=os.path.join(os.environ.get("LINSVM_DATA", os.path.join(
-        REPO, "..", "shared", "datasets")), "multiclass", "sector.scale.bz2"))
+    ap.add_argument("--sector", default=str(H.data_root() / "multiclass" / "sector.scale.bz2"))
     ap.add_argument("--synthetic", default="1000000x12")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--old-linsvm", default=None)
     args = ap.parse_args()
-    sys.path.insert(0, REPO)
     import linsvm
+    here = str(H.linsvm_home())
 
     os.makedirs(args.model_dir, exist_ok=True)
     sets = {}
@@ -117,18 +113,16 @@ def main():
     print("| model | weights | file | size MB | reader | load s | peak RSS MB | RSS before load MB |")
     print("|---|---|---|---|---|---|---|---|")
     for name, (shape, paths) in sets.items():
-        runs = [("linsvm-binary", "linsvm", REPO), ("linsvm-text", "linsvm", REPO),
-                ("liblinear", "linsvm", REPO), ("liblinear", "liblinear", REPO)]
+        runs = [("linsvm-binary", "linsvm", here), ("linsvm-text", "linsvm", here),
+                ("liblinear", "linsvm", here), ("liblinear", "liblinear", here)]
         if "v1" in paths:
             runs.append(("v1", "linsvm", args.old_linsvm))
-        results = {i: [] for i in range(len(runs))}
-        for _ in range(args.repeats):
-            for i, (fmt, kind, pp) in enumerate(runs):
-                results[i].append(measure(kind, paths[fmt], pp))
+        results = H.interleaved({i: (lambda fmt=fmt, kind=kind, pp=pp: measure(kind, paths[fmt], pp))
+                                 for i, (fmt, kind, pp) in enumerate(runs)}, args.repeats)
         for i, (fmt, kind, pp) in enumerate(runs):
             sec, before, peak = (float(np.median([m[j] for m in results[i]])) for j in range(3))
             reader = "LIBLINEAR (liblinearutil)" if kind == "liblinear" else (
-                "linsvm (this tree)" if pp == REPO else f"linsvm ({pp})")
+                "linsvm (this tree)" if pp == here else f"linsvm ({pp})")
             size = os.path.getsize(paths[fmt]) / 1e6
             print(f"| {name} | {shape[0]} x {shape[1]} | {fmt} | {size:.1f} | {reader} | {sec:.3f} | "
                   f"{peak:.0f} | {before:.0f} |", flush=True)

@@ -47,114 +47,26 @@ Output: Markdown on stdout and in OUT/multiclass.md; progress on stderr.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import importlib.metadata
 import os
 import pathlib
 import platform
-import statistics
 import sys
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-import importlib.machinery  # noqa: E402
-
-# this checkout's in-place build when it has one (setup.py build_ext --inplace), else the
-# installed package: a checkout without compiled modules cannot be imported
-if any((REPO / "linsvm" / ("_mfn" + sfx)).exists()
-       for sfx in importlib.machinery.EXTENSION_SUFFIXES):
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))     # harness.py, beside this script
+import harness as H  # noqa: E402  (puts this checkout's in-place build first on sys.path)
+from harness import log  # noqa: E402
 
 import linsvm  # noqa: E402
-from linsvm.train import class_order  # noqa: E402
 
+REPO = H.REPO
 TARGET_GAP = 1e-3
 SDM_LADDER = (0.3, 0.1, 0.05, 0.03, 0.02, 0.015, 0.01, 0.005, 0.003, 0.001)
 DCD_LADDER = (0.3, 0.1, 0.05, 0.03, 0.01, 0.003, 0.001, 3e-4)
 MFN_LADDER = (0.1, 0.03, 0.01, 1e-3, 1e-4, 1e-6, 1e-8)
-RANDOM_RUNS = 3
 FIG1_LEVELS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
-# ------------------------------------------------------------------ data and objectives
-
-@dataclasses.dataclass
-class DataSet:
-    name: str
-    X: sp.csr_matrix
-    y: np.ndarray
-    Xt: sp.csr_matrix | None
-    yt: np.ndarray | None
-    classes: np.ndarray
-    codes: np.ndarray
-    Xa: sp.csr_matrix           # X with the bias column
-
-    @property
-    def d(self):
-        return self.X.shape[1]
-
-
-def data_sets(root):
-    found = []
-    for path in sorted((root / "multiclass").glob("*")):
-        name = path.name
-        if ".t." in name or name.endswith(".t") or not path.is_file():
-            continue
-        for test in (path.with_name(name.replace(".", ".t.", 1)), path.with_name(name + ".t")):
-            if test.is_file():
-                break
-        else:
-            test = None
-        found.append((name.split(".")[0], path, test))
-    return found
-
-
-def load(name, path, test):
-    X, y = linsvm.load_svmlight(str(path))
-    X = sp.csr_matrix(X)
-    Xt = yt = None
-    if test is not None:
-        Xt, yt = linsvm.load_svmlight(str(test))
-        Xt = sp.csr_matrix(Xt)
-        if Xt.shape[1] > X.shape[1]:
-            Xt = Xt[:, : X.shape[1]]
-        elif Xt.shape[1] < X.shape[1]:
-            Xt = sp.csr_matrix((Xt.data, Xt.indices, Xt.indptr), shape=(Xt.shape[0], X.shape[1]))
-    classes = class_order(y)
-    index = {float(c): j for j, c in enumerate(classes)}
-    codes = np.array([index[float(v)] for v in y])
-    Xa = sp.hstack([X, np.ones((X.shape[0], 1))]).tocsr()
-    return DataSet(name, X, y, Xt, yt, classes, codes, Xa)
-
-
-def objective(kind, ds, W, C):
-    S = np.asarray(ds.Xa @ W)
-    n = ds.codes.size
-    reg = 0.5 * float(np.sum(W * W))
-    if kind == "CS":
-        E = 1.0 - np.eye(W.shape[1])[ds.codes]
-        return reg + C * float(np.max(E + S - S[np.arange(n), ds.codes][:, None], axis=1).sum())
-    if kind == "WW":
-        v = np.maximum(0.0, 1.0 - S[np.arange(n), ds.codes][:, None] + S)
-        v[np.arange(n), ds.codes] = 0.0
-        return reg + C * float(v.sum())
-    T = np.where(np.eye(W.shape[1])[ds.codes] > 0, 1.0, -1.0)
-    slack = np.maximum(0.0, 1.0 - T * S)
-    return reg + C * float(np.sum(slack if kind == "OVR-l1" else slack * slack))
-
-
-def accuracy(ds, W):
-    if ds.Xt is None:
-        return None
-    S = ds.Xt @ W[:-1] + W[-1]
-    return float(np.mean(ds.classes[np.argmax(S, axis=1)] == ds.yt))
 
 
 # ------------------------------------------------------------------ solvers
@@ -175,64 +87,30 @@ def run_linsvm(ds, C, tol, solver, **opts):
     return seconds, np.asarray(model.weights), info
 
 
-def liblinear_problem(ds, cache):
-    from liblinear import liblinearutil as L
-
-    if "problem" not in cache:
-        cache["problem"] = L.problem(ds.y, ds.X)
-    return cache["problem"]
-
-
 def run_liblinear(ds, C, tol, s, cache):
-    from liblinear import liblinearutil as L
-
-    prob = liblinear_problem(ds, cache)
-    param = L.parameter(f"-s {s} -c {C!r} -B 1 -e {tol!r} -q")
-    start = time.perf_counter()
-    model = L.train(prob, param)
-    seconds = time.perf_counter() - start
-    return seconds, liblinear_W(ds, model), {}
-
-
-def liblinear_W(ds, model):
-    """A multi-class LIBLINEAR model's weights as (d + 1) x classes, columns in ds.classes'
-    order, the bias row last."""
-    nf = model.nr_feature
-    raw = np.ctypeslib.as_array(model.w, shape=(nf + 1, model.nr_class))
-    labels = model.get_labels()
-    raw = np.asarray(raw)[:, [labels.index(c) for c in ds.classes]]
-    W = np.zeros((ds.d + 1, ds.classes.size))
-    W[: min(nf, ds.d)] = raw[: min(nf, ds.d)]
-    W[-1] = raw[nf]
-    return W
-
-
-@dataclasses.dataclass
-class Solver:
-    name: str
-    ladder: tuple
-    run: object                 # run(tol) -> (seconds, W, info)
-    randomized: bool = False
+    seconds, model = H.liblinear_train(H.liblinear_problem(ds, cache), H.liblinear_options(s, C, tol))
+    return seconds, H.liblinear_W(model, ds.d, ds.classes), {}
 
 
 def solvers_for(kind, ds, C, cache):
+    """The solvers of one objective; each run(tol) -> (seconds, W, info)."""
     lin = lambda solver, **o: (lambda tol: run_linsvm(ds, C, tol, solver, **o))
     ll = lambda s: (lambda tol: run_liblinear(ds, C, tol, s, cache))
     if kind == "CS":
-        return [Solver("linsvm sdm-cs", SDM_LADDER, lin("sdm-cs")),
-                Solver("linsvm sdm-cs --subproblem restricted", SDM_LADDER,
+        return [H.Solver("linsvm sdm-cs", SDM_LADDER, lin("sdm-cs")),
+                H.Solver("linsvm sdm-cs --subproblem restricted", SDM_LADDER,
                        lin("sdm-cs", subproblem="restricted")),
-                Solver("liblinear -s 4", SDM_LADDER, ll(4), randomized=True)]
+                H.Solver("liblinear -s 4", SDM_LADDER, ll(4), randomized=True)]
     if kind == "WW":
-        return [Solver("linsvm sdm-ww", SDM_LADDER, lin("sdm-ww")),
-                Solver("linsvm sdm-ww --subproblem restricted", SDM_LADDER,
+        return [H.Solver("linsvm sdm-ww", SDM_LADDER, lin("sdm-ww")),
+                H.Solver("linsvm sdm-ww --subproblem restricted", SDM_LADDER,
                        lin("sdm-ww", subproblem="restricted"))]
     if kind == "OVR-l1":
-        return [Solver("linsvm dcd --loss l1", DCD_LADDER, lin("dcd", loss="l1")),
-                Solver("liblinear -s 3", DCD_LADDER, ll(3), randomized=True)]
-    return [Solver("linsvm dcd --loss l2", DCD_LADDER, lin("dcd", loss="l2")),
-            Solver("linsvm mfn", MFN_LADDER, lin("mfn")),
-            Solver("liblinear -s 1", DCD_LADDER, ll(1), randomized=True)]
+        return [H.Solver("linsvm dcd --loss l1", DCD_LADDER, lin("dcd", loss="l1")),
+                H.Solver("liblinear -s 3", DCD_LADDER, ll(3), randomized=True)]
+    return [H.Solver("linsvm dcd --loss l2", DCD_LADDER, lin("dcd", loss="l2")),
+            H.Solver("linsvm mfn", MFN_LADDER, lin("mfn")),
+            H.Solver("liblinear -s 1", DCD_LADDER, ll(1), randomized=True)]
 
 
 def references(kind, ds, C, cache):
@@ -253,39 +131,33 @@ def references(kind, ds, C, cache):
     for name, fn in runs:
         log(f"  reference {name}")
         seconds, W, info = fn()
-        out.append((name, objective(kind, ds, W, C), seconds, info.get("dual")))
+        out.append((name, H.multiclass_objective(kind, ds, W, C), seconds, info.get("dual")))
     return out
 
 
 def walk_ladder(solver, kind, ds, C, fstar):
-    """First rung whose gap (median over runs for randomized solvers) is <= TARGET_GAP."""
-    walked = []
-    for tol in solver.ladder:
-        gaps = []
-        for _ in range(RANDOM_RUNS if solver.randomized else 1):
-            seconds, W, info = solver.run(tol)
-            gaps.append((objective(kind, ds, W, C) - fstar) / fstar)
-        gap = statistics.median(gaps)
-        walked.append((tol, gap, seconds))
-        log(f"  {solver.name} tol={tol:g}: gap {gap:.2e} ({seconds:.2f}s)")
-        if gap <= TARGET_GAP:
-            return tol, walked
-    return None, walked
+    """harness.walk_ladder to TARGET_GAP: (first rung that reaches or None, [(tol, gap, seconds)])."""
+    walk = H.walk_ladder(solver.run, solver.ladder,
+                         lambda W: (H.multiclass_objective(kind, ds, W, C) - fstar) / fstar, TARGET_GAP,
+                         randomized=solver.randomized,
+                         on_rung=lambda tol, sec, gap: log(f"  {solver.name} tol={tol:g}: gap {gap:.2e} "
+                                                           f"({sec:.2f}s)"))
+    return walk.knob, [(tol, gap, sec) for tol, sec, gap in walk.walked]
 
 
 def time_rounds(chosen, kind, ds, C, fstar, repeats):
     """Median seconds of each solver at its chosen rung, solvers interleaved per round."""
-    times = {s.name: [] for s, _ in chosen}
-    reached = {s.name: 0 for s, _ in chosen}
-    last = {}
-    for r in range(repeats):
-        for solver, tol in chosen:
+    last = {}                   # the last run's (W, info, gap): one weight matrix per solver
+
+    def run(solver, tol):
+        def go():
             seconds, W, info = solver.run(tol)
-            gap = (objective(kind, ds, W, C) - fstar) / fstar
-            times[solver.name].append(seconds)
-            reached[solver.name] += gap <= TARGET_GAP
-            last[solver.name] = (W, info, gap)
-    return {name: (statistics.median(t), reached[name], len(t), last[name]) for name, t in times.items()}
+            last[solver.name] = (W, info, (H.multiclass_objective(kind, ds, W, C) - fstar) / fstar)
+            return seconds, last[solver.name][2]
+        return go
+    timed = H.interleaved({s.name: run(s, tol) for s, tol in chosen}, repeats)
+    return {name: (H.median([sec for sec, _ in r]), sum(gap <= TARGET_GAP for _, gap in r), len(r), last[name])
+            for name, r in timed.items()}
 
 
 # ------------------------------------------------------------------ Figure 1
@@ -322,31 +194,30 @@ def main():
     ap.add_argument("--out", default=str(REPO / "examples" / "results"))
     ap.add_argument("--objectives", default="CS,WW,OVR-l1,OVR-l2")
     args = ap.parse_args()
-    root = pathlib.Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))
+    root = H.data_root()
     kinds = args.objectives.split(",")
     C = args.C
     t_start = time.perf_counter()
     load_avg = " ".join(f"{x:.2f}" for x in os.getloadavg())
     lines = ["# linsvm multi-class benchmark", ""]
-    version = lambda p: importlib.metadata.version(p)
     lines.append(f"- Machine: nproc {os.cpu_count()}, {platform.processor() or platform.machine()}, "
                  f"load average at start {load_avg}; Python {platform.python_version()}, numpy "
-                 f"{np.__version__}, liblinear-official {version('liblinear-official')}.")
+                 f"{np.__version__}, liblinear-official {H.version('liblinear-official')}.")
     lines.append(f"- Protocol: C = {C:g}, bias feature 1; primal objectives computed here from the "
                  f"weights; time = median of {args.repeats} interleaved rounds at the first rung of "
                  f"each solver's tolerance ladder whose model reaches a relative primal gap "
-                 f"(P - f*)/f* <= {TARGET_GAP:g} (LIBLINEAR: median gap of {RANDOM_RUNS} runs per "
+                 f"(P - f*)/f* <= {TARGET_GAP:g} (LIBLINEAR: median gap of {H.RANDOM_TRIES} runs per "
                  "rung); training only; single-threaded.  See the docstring of "
                  "examples/bench_multiclass.py.")
     lines.append(f"- Run: `python examples/bench_multiclass.py --repeats {args.repeats}`")
     lines.append("")
-    found = data_sets(root)
+    found = H.multiclass_sets(root)
     if not found:
         lines.append(f"No multi-class data under {root}/multiclass.")
     ref_rows, time_rows, fig_rows = [], [], []
     for name, path, test in found:
         log(f"{name}: loading")
-        ds = load(name, path, test)
+        ds = H.load_multiclass(name, path, test)
         cache = {}
         duals = {}
         for kind in kinds:
@@ -379,7 +250,7 @@ def main():
                 sec, ok, n, (W, info, gap) = timed[solver.name]
                 note = "" if ok == n else f" [{ok}/{n} timed runs reached]"
                 ratio = f"{sec / base:.2f}" if base else "—"
-                acc = accuracy(ds, W)
+                acc = H.multiclass_accuracy(ds, W)
                 extra = info.get("effective_loops")
                 loops = f"{info.get('loops', '—')}" + (f" / {extra:.1f}" if extra else "")
                 time_rows.append(f"| {name} | {kind} | {solver.name} | {fmt_s(sec)} (tol {tol:g}){note} | "

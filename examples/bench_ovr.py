@@ -34,29 +34,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-import importlib.machinery  # noqa: E402
-
-# this checkout's in-place build when it has one (setup.py build_ext --inplace), else the
-# installed package: a checkout without compiled modules cannot be imported
-if any((REPO / "linsvm" / ("_mfn" + sfx)).exists()
-       for sfx in importlib.machinery.EXTENSION_SUFFIXES):
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))     # harness.py, beside this script
+import harness as H  # noqa: E402  (puts this checkout's in-place build first on sys.path)
+from harness import log  # noqa: E402
 
 import linsvm  # noqa: E402
 from linsvm.data import load_svmlight  # noqa: E402
 from linsvm.train import class_order  # noqa: E402
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
 
 
 def ovr_objective(X, y, classes, W, C, loss):
@@ -92,8 +82,7 @@ def liblinear_row(X, y, s):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--data", default=str(Path(os.environ.get(
-        "LINSVM_DATA", REPO.parent / "shared" / "datasets")) / "multiclass" / "sector.scale.bz2"))
+    ap.add_argument("--data", default=str(H.data_root() / "multiclass" / "sector.scale.bz2"))
     ap.add_argument("--jobs", default="1,2", help="linsvm -j values (comma separated)")
     ap.add_argument("--rows", default="mfn,dcd,dcd-l2",
                     help="which objectives to time: mfn (vs -s 2), dcd (vs -s 3), dcd-l2 (vs -s 1)")
@@ -120,23 +109,29 @@ def main():
             log("liblinear-official not installed: LIBLINEAR rows skipped")
     names = {r[0] for r in rows}
     load0 = os.getloadavg()[0]
-    wall = {r[0]: [] for r in rows}
-    cpu = {r[0]: [] for r in rows}
-    objective = {}
-    for rep in range(args.repeats):
-        for name, loss, run, _, _ in rows:
+    def clocked(name, run):
+        """run() timed: (wall, CPU of all threads, the weights and labels of the first call only)."""
+        first = []
+
+        def go():
             c0, t0 = os.times(), time.perf_counter()
-            W, labels = run()
+            out = run()
             t1, c1 = time.perf_counter(), os.times()
-            wall[name].append(t1 - t0)
-            cpu[name].append(c1.user - c0.user + c1.system - c0.system)
-            if rep == 0:
-                order = [labels.index(c) for c in classes] if len(labels) == classes.size else None
-                objective[name] = ovr_objective(X, y, classes, W[:, order], 1.0, loss)
-            log(f"round {rep + 1}: {name}: {t1 - t0:.2f} s")
+            log(f"{name}: {t1 - t0:.2f} s")
+            keep = None if first else out
+            first.append(True)
+            return t1 - t0, c1.user - c0.user + c1.system - c0.system, keep
+        return go
+    timed = H.interleaved({name: clocked(name, run) for name, _, run, _, _ in rows}, args.repeats,
+                          after_round=lambda k, _: log(f"round {k + 1} done"))
+    objective = {}
+    for name, loss, _, _, _ in rows:
+        W, labels = timed[name][0][2]
+        order = [labels.index(c) for c in classes] if len(labels) == classes.size else None
+        objective[name] = ovr_objective(X, y, classes, W[:, order], 1.0, loss)
     load1 = os.getloadavg()[0]
-    med = {k: statistics.median(v) for k, v in wall.items()}
-    medc = {k: statistics.median(v) for k, v in cpu.items()}
+    med = {k: H.median([r[0] for r in v]) for k, v in timed.items()}
+    medc = {k: H.median([r[1] for r in v]) for k, v in timed.items()}
     out = [f"SECTOR one-vs-rest ({classes.size} classes), C = 1, -B 1, each library at its "
            f"defaults; median of {args.repeats} interleaved rounds; load average "
            f"{load0:.2f} before, {load1:.2f} after, {os.cpu_count()} CPUs.", "",

@@ -27,17 +27,15 @@ resident).  The last column is tracemalloc's peak for scikit-learn, for
 comparison.
 """
 import bz2
-import json
 import os
 import pathlib
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-DATA = pathlib.Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))     # harness.py, beside this script
+import harness as H  # noqa: E402  (puts this checkout's in-place build first on sys.path)
+
+DATA = H.data_root()
 FILES = [
     "binary/w8a",
     "binary/a9a",
@@ -50,7 +48,6 @@ REPEAT = 5
 
 _CHILD = r"""
 import io, json, sys, tracemalloc
-sys.path.insert(0, {repo!r})
 mode, path, threads = sys.argv[1], sys.argv[2], sys.argv[3]
 import numpy, scipy.sparse
 from linsvm.data import load_svmlight
@@ -62,28 +59,14 @@ if mode == "sktrace":
     from sklearn.datasets import load_svmlight_file
     load_svmlight_file(io.BytesIO(b"1 1:1\n"), zero_based=False)
 
-
-def status(key):
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-    raise KeyError(key)
-
-
 if mode == "rss":
-    # High-water RSS during the load minus RSS just before it.  Writing 5 to
-    # clear_refs resets the high-water mark (Linux >= 4.0); where that fails the
-    # figure can only over-estimate.
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        pass
-    before = status("VmRSS")
+    # High-water RSS during the load minus RSS just before it.  Where the high-water mark
+    # cannot be reset the figure can only over-estimate.
+    reset_peak()
+    before = status_kb("VmRSS") * 1024
     X, y = load_svmlight(path)
-    after = status("VmHWM")
-    print(json.dumps({{"peak": max(after - before, 0)}}))
+    after = status_kb("VmHWM") * 1024
+    print(json.dumps({"peak": max(after - before, 0)}))
 else:
     tracemalloc.start()
     if mode == "trace":
@@ -91,15 +74,15 @@ else:
     else:
         X, y = load_svmlight_file(path, zero_based=False)
     cur, peak = tracemalloc.get_traced_memory()
-    print(json.dumps({{"peak": peak}}))
+    print(json.dumps({"peak": peak}))
 """
 
 
 def _child_peak(mode, path, threads="auto"):
-    code = _CHILD.format(repo=str(REPO))
-    out = subprocess.run([sys.executable, "-c", code, mode, str(path), threads],
-                         check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])["peak"]
+    out, error = H.run_child(_CHILD, [mode, path, threads])
+    if out is None:
+        raise RuntimeError(f"peak-memory child ({mode}, {path}) failed: {error}")
+    return out["peak"]
 
 
 def _load_threads(path, threads):
@@ -118,13 +101,8 @@ def _load_threads(path, threads):
 
 def _interleaved_medians(fns, repeat):
     """Median wall time of each function, calling them in turn `repeat` times."""
-    times = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    timed = H.interleaved({name: H.timed(fn) for name, fn in fns.items()}, repeat)
+    return {name: H.median([s for s, _ in runs]) for name, runs in timed.items()}
 
 
 # Rows for a .bz2 file: linsvm as it is, then forced to 2 threads and to 1.
@@ -195,8 +173,7 @@ def main(argv):
               "peak/CSR trace", "peak/CSR rss", "sklearn peak/CSR")
     print(f"median of {repeat} interleaved loads per file; {os.cpu_count()} CPUs; "
           f"load average {os.getloadavg()[0]:.2f} at the end")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" for _ in header) + "|")
+    print("\n".join(H.markdown_table(header, [])))
     for r in rows:
         print(f"| {r['file']} | {r['MB']:.2f} | {r['rows']} | {r['nnz']} | {r['sklearn_s']:.4f} "
               f"| {r['linsvm_s']:.4f} | {r['speedup']:.2f}x | {r['peak_trace']:.2f} "
@@ -204,5 +181,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(REPO))
     main(sys.argv[1:])

@@ -42,24 +42,23 @@ Output: Markdown on stdout and in examples/results/bench_perf.md; progress on st
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import math
 import os
 import pathlib
 import platform
-import statistics
 import sys
 import time
 
 import numpy as np
 import scipy.sparse as sp
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))     # harness.py, beside this script
+import harness as H  # noqa: E402  (puts this checkout's in-place build first on sys.path)
+from harness import log  # noqa: E402
 
 import linsvm  # noqa: E402
-from linsvm.data import load_svmlight  # noqa: E402
 
+REPO = H.REPO
 TRAIN_FILES = ("a1a", "a2a", "a3a", "a4a", "a8a", "a9a", "w1a", "w7a", "w8a",
                "australian", "heart_scale", "ijcnn1.bz2")
 QUICK_FILES = ("a1a", "w1a", "heart_scale", "a9a")
@@ -68,37 +67,21 @@ EPS = 1e-3                                          # the paper's epsilon
 REF_EPS = 1e-6
 PERF_LADDER = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6)
 LL_LADDER = (1.0, 0.3, 0.1, 0.03, 0.01, 3e-3, 1e-3, 1e-4, 1e-5, 1e-6, 1e-9)
-LL_TRIES = 3
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
 
 
 def data_dir():
-    return pathlib.Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets")) / "binary"
-
-
-def test_name(name):
-    return name[:-4] + ".t.bz2" if name.endswith(".bz2") else name + ".t"
+    return H.data_root() / "binary"
 
 
 def load(name, join_test=False):
-    X, y = load_svmlight(data_dir() / name)
-    if join_test and (data_dir() / test_name(name)).is_file():
-        Xt, yt = load_svmlight(data_dir() / test_name(name))
-        d = max(X.shape[1], Xt.shape[1])
-        X = sp.vstack([sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d)),
-                       sp.csr_matrix((Xt.data, Xt.indices, Xt.indptr), shape=(Xt.shape[0], d))]).tocsr()
+    X, y, Xt, yt = H.load_pair(data_dir() / name, data_dir() / H.test_file_name(name) if join_test else None)
+    if Xt is not None:
+        X = sp.vstack([X, Xt]).tocsr()
         y = np.concatenate([y, yt])
     return X, y
 
 
 # --------------------------------------------------------------------------- objectives
-
-def with_bias(X):
-    return sp.hstack([X, np.ones((X.shape[0], 1))]).tocsr()
-
 
 def hinge_F(w, Xb, t, C):
     return 0.5 * w @ w + C * np.sum(np.maximum(0.0, 1.0 - t * (Xb @ w)))
@@ -142,47 +125,29 @@ class Perf:
 
 class LibLinear:
     def __init__(self, X, y, C, bias):
-        from liblinear import liblinearutil as ll
-
-        self.ll = ll
-        self.prob = ll.problem(y, X)
+        self.prob = H.liblinear().problem(y, X)
         self.C, self.bias = C, bias
 
     def run(self, eps):
-        param = self.ll.parameter(f"-s 3 -c {self.C!r} -B {self.bias} -e {eps!r} -q")
-        t0 = time.perf_counter()
-        m = self.ll.train(self.prob, param)
-        seconds = time.perf_counter() - t0
-        w, b = m.get_decfun()
-        w = np.array(w + ([b] if self.bias > 0 else []))
-        return seconds, (w if m.get_labels()[0] == 1 else -w)
+        seconds, m = H.liblinear_train(self.prob, H.liblinear_options(3, self.C, eps, self.bias))
+        return seconds, H.liblinear_vector(m, positive=1)
 
 
 def median_times(jobs, repeats):
     """jobs: {key: callable returning seconds}; run them interleaved, return medians."""
-    times = {k: [] for k in jobs}
-    for _ in range(repeats):
-        for k, job in jobs.items():
-            times[k].append(job())
-    return {k: statistics.median(v) for k, v in times.items()}
+    return {k: H.median(v) for k, v in H.interleaved(jobs, repeats).items()}
 
 
 def ll_ladder(solver, objective, fstar, target):
-    """First -e whose median gap over LL_TRIES runs is <= target: (eps, gap) or (None, best gap);
-    also every objective seen (for f*)."""
-    best, seen = math.inf, []
-    for eps in LL_LADDER:
-        gaps = []
-        for _ in range(LL_TRIES):
-            _, w = solver.run(eps)
-            f = objective(w)
-            seen.append(f)
-            gaps.append((f - fstar) / fstar)
-        g = statistics.median(gaps)
-        best = min(best, min(gaps))
-        if g <= target:
-            return eps, g, seen
-    return None, best, seen
+    """First -e whose median gap over harness.RANDOM_TRIES runs is <= target: (eps, gap) or
+    (None, best gap); also every objective seen (for f*)."""
+    seen = []
+
+    def gap(w):
+        seen.append(objective(w))
+        return (seen[-1] - fstar) / fstar
+    walk = H.walk_ladder(lambda eps: solver.run(eps) + ({},), LL_LADDER, gap, target, randomized=True)
+    return walk.knob, (walk.gap if walk.reached else walk.best_gap), seen
 
 
 def fmt_s(x):
@@ -209,7 +174,7 @@ def reference(name, X, y, C, t, Xb, kind):
 def table1_row(name, C, repeats, max_pairs, gap_target):
     X, y = load(name)
     t = np.where(y == max(y), 1.0, -1.0)     # linsvm: +1 first for {-1, +1}; any order gives the same F
-    Xb = with_bias(X)
+    Xb = H.augmented(X)
     n, d = X.shape
     out = dict(name=name, n=n, d=d, density=100.0 * X.nnz / (n * d), C=C)
     # --- classification
@@ -229,7 +194,8 @@ def table1_row(name, C, repeats, max_pairs, gap_target):
     fstar = min([fstar] + seen)
     gap_perf = (F_perf - fstar) / fstar
     # equal-gap (DESIGN.md): first perf eps and LIBLINEAR -e reaching gap_target
-    eps_p = next((e for e in PERF_LADDER if (objective(perf.run(e)[1].weights[:, 0]) - fstar) / fstar <= gap_target), None)
+    eps_p = H.walk_ladder(lambda e: perf.run(e) + ({},), PERF_LADDER,
+                          lambda m: (objective(m.weights[:, 0]) - fstar) / fstar, gap_target).knob
     eps_l, g_l, _ = ll_ladder(ll, objective, fstar, gap_target)
     jobs = {"perf": lambda: perf.run(EPS)[0], "ll_def": lambda: ll.run(0.1)[0]}
     if eps_eq is not None:
@@ -332,7 +298,7 @@ def main():
     args = ap.parse_args()
     names = args.datasets.split(",") if args.datasets else (QUICK_FILES if args.quick else TRAIN_FILES)
     repeats = 1 if args.quick else args.repeats
-    names = [n for n in names if (data_dir() / n).is_file() or log(f"skipping {n}: not found")]
+    names = H.present(names)
     t_start = time.time()
     load_avg = " ".join(f"{x:.2f}" for x in os.getloadavg())
     rows = [table1_row(n, args.C, repeats, args.max_pairs, args.gap) for n in names]
@@ -344,7 +310,7 @@ def main():
                 scal.append((name,) + scaling(name, args.C_paper, sizes, repeats))
 
     L = []
-    vers = ", ".join(f"{p} {importlib.metadata.version(p)}" for p in ("numpy", "scipy", "liblinear-official"))
+    vers = ", ".join(f"{p} {H.version(p)}" for p in ("numpy", "scipy", "liblinear-official"))
     L += ["# linsvm perf / perf-ord benchmark (Joachims 2006, Table 1 / Figure 2 protocol)", "",
           f"- Machine: nproc {os.cpu_count()}, {platform.processor() or platform.machine()}, load average "
           f"at start {load_avg}; Python {platform.python_version()}, {vers}, linsvm {linsvm.__version__}.",

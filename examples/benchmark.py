@@ -90,222 +90,38 @@ from __future__ import annotations
 
 import argparse
 import bz2
-import dataclasses
-import importlib.machinery
-import importlib.metadata
-import json
-import math
 import os
 import pathlib
-import platform
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-# Measure this checkout: its in-place build (python3 setup.py build_ext --inplace) when it
-# has one, else the installed package (pip install .); the report's header names the
-# directory linsvm was imported from, and the memory children import the same one.
-if any((REPO / "linsvm" / ("_mfn" + sfx)).exists() for sfx in importlib.machinery.EXTENSION_SUFFIXES):
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))     # harness.py, beside this script
+import harness as H  # noqa: E402  (puts this checkout's in-place build first on sys.path)
+from harness import log  # noqa: E402
+
+REPO = H.REPO
 TRAIN_FILES = ("a1a", "a2a", "a3a", "a4a", "a8a", "a9a", "w1a", "w7a", "w8a",
                "australian", "heart_scale", "ijcnn1.bz2", "synth-text-40k", "synth-text-160k")
-# Large sparse text-like sets made by linsvm's own generator (no such set is in
-# the shared data): name -> (examples, vocabulary); a quarter is held out for test.
-SYNTH_SETS = {"synth-text-40k": (40000, 50000), "synth-text-160k": (160000, 200000),
-              # issue 15's size (>= 400k x 200k, 20M non-zeros in training), used by
-              # bench_defaults.py; not in TRAIN_FILES, so this script does not run them
-              "synth-text-533k": (533334, 200000), "synth-text-800k": (800000, 400000)}
 QUICK_FILES = ("a9a", "w8a")
 EXTRA_PARSER_FILES = ("multiclass/sector.scale.bz2",)
 TARGET_GAP = 1e-4
-C_GRID = tuple(2.0 ** k for k in range(-6, 5))
-CV_FOLDS = 5
-CV_SEED = 0
 REF_MFN_TOL = 1e-12
 REF_MFN_MAX_ITER = 1000   # the reference solve must not stop at the default cap of 50 Newton steps
 REF_LIBLINEAR_TOL = 1e-8
-# One ladder of stopping tolerances for every solver (each walks it in its own -e /
-# tol units until its model reaches the gap), so no solver gets a finer search.
-LADDER = (1.0, 0.3, 0.1, 0.03, 0.01, 3e-3, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8)
-SKLEARN_MAX_ITER = 1000
-SHORT_RUN = 0.25          # seconds: runs faster than this get extra repeats
-MAX_REPEATS = 15
-MIN_TOTAL = 1.0           # seconds of timed work to aim for on short runs
-RANDOM_TRIES = 3          # runs per tolerance for a randomized solver's ladder
-
-
-def log(msg):
-    """Progress line to stderr (stdout is kept for the result tables)."""
-    print(msg, file=sys.stderr, flush=True)
-
-
-# ---------------------------------------------------------------------------
-# data
-# ---------------------------------------------------------------------------
-
-@dataclasses.dataclass
-class Dataset:
-    """A training set (with its test set, if any) as every solver sees it.
-
-    `t` is +1 for the positive class classes[0] (linsvm's order) and -1 else;
-    all weight vectors in this script use that sign convention.
-    """
-
-    name: str
-    X: sp.csr_matrix
-    y: np.ndarray
-    t: np.ndarray
-    classes: np.ndarray
-    Xt: sp.csr_matrix | None
-    yt: np.ndarray | None
-    test_name: str | None
-
-    @property
-    def n(self):
-        return self.X.shape[0]
-
-    @property
-    def d(self):
-        return self.X.shape[1]
-
-    @property
-    def nnz(self):
-        return self.X.nnz
-
-
-def data_dir():
-    """The data root: $LINSVM_DATA, else <repo>/../shared/datasets (binary/ and multiclass/ below it)."""
-    root = pathlib.Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))
-    return root
-
-
-def test_file_name(train_name):
-    """`a9a` -> `a9a.t`, `ijcnn1.bz2` -> `ijcnn1.t.bz2`."""
-    if train_name.endswith(".bz2"):
-        return train_name[:-4] + ".t.bz2"
-    return train_name + ".t"
-
-
-def with_width(X, d):
-    """The same CSR matrix seen with d columns (d >= X.shape[1]; no copy of the arrays)."""
-    if X.shape[1] == d:
-        return X
-    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
-
-
-def synth_dataset(name):
-    """A SYNTH_SETS data set from linsvm.synth (seed 1), the last quarter held out."""
-    from linsvm.synth import make_text_classification
-
-    n, d = SYNTH_SETS[name]
-    X, y = make_text_classification(n_samples=n, n_features=d, seed=1)
-    n_train = n - n // 4
-    classes = class_order(y[:n_train])
-    t = np.where(y[:n_train] == classes[0], 1.0, -1.0)
-    return Dataset(name=name, X=X[:n_train], y=y[:n_train], t=t, classes=classes,
-                   Xt=X[n_train:], yt=y[n_train:], test_name="held-out quarter")
-
-
-def load_dataset(root, name):
-    """Load binary/<name> and its test file (if present) with a common width.
-
-    Returns a Dataset, or None (with a note) when the training file is missing
-    or is not a two-class problem.
-    """
-    import linsvm
-
-    if name in SYNTH_SETS:
-        return synth_dataset(name)
-    path = root / "binary" / name
-    if not path.exists():
-        log(f"skip {name}: {path} not found")
-        return None
-    X, y = linsvm.load_svmlight(path)
-    tname = test_file_name(name)
-    tpath = root / "binary" / tname
-    Xt = yt = None
-    if tpath.exists():
-        Xt, yt = linsvm.load_svmlight(tpath)
-    else:
-        log(f"note {name}: no test file {tname}")
-        tname = None
-    d = max(X.shape[1], Xt.shape[1] if Xt is not None else 0)
-    X = with_width(X, d)
-    if Xt is not None:
-        Xt = with_width(Xt, d)
-    classes = class_order(y)
-    if classes.shape[0] != 2:
-        log(f"skip {name}: {classes.shape[0]} classes, not a binary problem")
-        return None
-    t = np.where(y == classes[0], 1.0, -1.0)
-    return Dataset(name=name.removesuffix(".bz2"), X=X, y=y, t=t, classes=classes,
-                   Xt=Xt, yt=yt, test_name=tname)
-
-
-def class_order(y):
-    """Classes in linsvm's order, read off a tiny linsvm model (positive first)."""
-    import linsvm
-
-    labels = np.unique(y)
-    if labels.shape[0] != 2:
-        return labels
-    # Two rows, one per label, in order of first appearance: the order
-    # linsvm.train gives them is the order it uses on the full data.
-    first = np.sort([int(np.flatnonzero(y == c)[0]) for c in labels])
-    tiny_y = y[first]
-    model = linsvm.train(sp.csr_matrix(np.ones((2, 1))), tiny_y, C=1.0)
-    return np.asarray(model.classes_, dtype=np.float64)
-
-
-# ---------------------------------------------------------------------------
-# objective and accuracy, computed here from the weights
-# ---------------------------------------------------------------------------
-
-def objective(ds, w, b, C, loss="l2"):
-    """F(w, b) = 1/2(||w||^2 + b^2) + C sum max(0, 1 - t (Xw + b))^2 on the training set
-    (loss="l1": the hinge itself, not squared: LIBLINEAR -s 3's objective)."""
-    slack = np.maximum(0.0, 1.0 - ds.t * (ds.X @ w + b))
-    penalty = float(slack @ slack) if loss == "l2" else float(slack.sum())
-    return 0.5 * (float(w @ w) + b * b) + C * penalty
-
-
-def relative_gap(f, fstar):
-    """(f - f*) / |f*|."""
-    return (f - fstar) / abs(fstar)
-
-
-def accuracy(X, y, classes, w, b):
-    """Fraction of rows of X whose label is classes[0] iff w.x + b > 0."""
-    pred = np.where(X @ w + b > 0, classes[0], classes[1])
-    return float(np.mean(pred == y))
 
 
 # ---------------------------------------------------------------------------
 # solvers: each run returns (seconds, w, b, info)
 # ---------------------------------------------------------------------------
 
-def linsvm_problem(ds, cache):
-    """linsvm's validated view of the training data, built once per data set (untimed),
-    as LIBLINEAR's `problem` is."""
-    from linsvm.problem import CSRBuffers
-
-    if "csr" not in cache:
-        cache["csr"] = CSRBuffers(ds.X)
-    return cache["csr"]
-
-
 def run_mfn(ds, C, tol, cache, **options):
     """linsvm.train(solver="mfn") with default options (or `options`); timed around train()."""
     import linsvm
 
-    X = linsvm_problem(ds, cache)
+    X = H.linsvm_problem(ds, cache)
     start = time.perf_counter()
     model = linsvm.train(X, ds.y, solver="mfn", C=C, bias=1.0, tol=tol, **options)
     seconds = time.perf_counter() - start
@@ -319,208 +135,92 @@ def run_mfn(ds, C, tol, cache, **options):
     return seconds, W[:-1].copy(), float(W[-1]), info
 
 
-def liblinear_problem(ds, cache):
-    """LIBLINEAR's own copy of the training data, built once per data set (untimed)."""
-    from liblinear import liblinearutil as L
-
-    if "problem" not in cache:
-        cache["problem"] = L.problem(ds.y, ds.X)
-    return cache["problem"]
-
-
 def run_liblinear(ds, C, tol, cache, s):
-    """LIBLINEAR -s s -c C -B 1 -e tol (tol None: LIBLINEAR's default); only L.train() is timed."""
-    from liblinear import liblinearutil as L
-
-    prob = liblinear_problem(ds, cache)
-    eps = "" if tol is None else f" -e {tol!r}"
-    param = L.parameter(f"-s {s} -c {C!r} -B 1{eps} -q")
-    start = time.perf_counter()
-    model = L.train(prob, param)
-    seconds = time.perf_counter() - start
-    w, b = liblinear_weights(ds, model)
+    """LIBLINEAR -s s -c C -B 1 -e tol (tol None: LIBLINEAR's default); only train() is timed."""
+    seconds, model = H.liblinear_train(H.liblinear_problem(ds, cache), H.liblinear_options(s, C, tol))
+    w, b = H.liblinear_weights(ds, model)
     return seconds, w, b, {}
-
-
-def liblinear_weights(ds, model):
-    """(w, b) of a binary LIBLINEAR model in this script's sign convention (t = +1 for
-    ds.classes[0]), w padded or cut to ds.d columns."""
-    w, b = model.get_decfun()
-    w = np.asarray(w, dtype=np.float64)
-    if w.shape[0] < ds.d:       # LIBLINEAR's width is the largest index it saw
-        w = np.concatenate([w, np.zeros(ds.d - w.shape[0])])
-    sign = 1.0 if model.get_labels()[0] == ds.classes[0] else -1.0
-    return sign * w[:ds.d], sign * float(b)
 
 
 def run_sklearn(ds, C, tol, cache, dual):
     """scikit-learn LinearSVC(squared hinge, intercept_scaling=1); fit() is timed."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.svm import LinearSVC
-
-    est = LinearSVC(penalty="l2", loss="squared_hinge", dual=dual, C=C, tol=tol,
-                    fit_intercept=True, intercept_scaling=1.0,
-                    max_iter=SKLEARN_MAX_ITER, random_state=0)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        start = time.perf_counter()
-        est.fit(ds.X, ds.y)
-        seconds = time.perf_counter() - start
-    sign = 1.0 if est.classes_[1] == ds.classes[0] else -1.0
-    info = {}
-    if any(issubclass(c.category, ConvergenceWarning) for c in caught):
-        info["warning"] = f"max_iter={SKLEARN_MAX_ITER} reached"
-    return seconds, sign * est.coef_[0].copy(), sign * float(est.intercept_[0]), info
-
-
-@dataclasses.dataclass(frozen=True, eq=False)   # hashed by identity
-class Solver:
-    """A benchmarked solver: display name, tolerance ladder, and run function."""
-
-    name: str
-    ladder: tuple
-    run: object
-    options: dict = dataclasses.field(default_factory=dict)
-    randomized: bool = False
-
-    def __call__(self, ds, C, tol, cache):
-        return self.run(ds, C, tol, cache, **self.options)
+    return H.run_linearsvc(ds, C, tol, dual)
 
 
 def solvers():
-    """The solvers in table order; the first is linsvm, the second the reference peer."""
+    """The solvers in table order, each called as solver(ds, C, tol, cache); the first is
+    linsvm, the second the reference peer."""
     return [
-        Solver("linsvm mfn", LADDER, run_mfn),
-        Solver("liblinear -s 2", LADDER, run_liblinear, {"s": 2}),
-        Solver("liblinear -s 1", LADDER, run_liblinear, {"s": 1}, randomized=True),
-        Solver("LinearSVC primal", LADDER, run_sklearn, {"dual": False}),
-        Solver("LinearSVC dual", LADDER, run_sklearn, {"dual": True}),
-        Solver("linsvm mfn 2 threads", LADDER, run_mfn, {"n_threads": 2}),
+        H.Solver("linsvm mfn", H.LADDER, run_mfn),
+        H.Solver("liblinear -s 2", H.LADDER, run_liblinear, {"s": 2}),
+        H.Solver("liblinear -s 1", H.LADDER, run_liblinear, {"s": 1}, randomized=True),
+        H.Solver("LinearSVC primal", H.LADDER, run_sklearn, {"dual": False}),
+        H.Solver("LinearSVC dual", H.LADDER, run_sklearn, {"dual": True}),
+        H.Solver("linsvm mfn 2 threads", H.LADDER, run_mfn, {"n_threads": 2}),
     ]
 
 
 # ---------------------------------------------------------------------------
-# C by cross-validation, reference optimum, time to gap
+# reference optimum, time to gap
 # ---------------------------------------------------------------------------
-
-def stratified_folds(y, k, seed):
-    """Fold number of every row: each class permuted (seeded) and dealt round-robin."""
-    rng = np.random.default_rng(seed)
-    fold = np.empty(y.shape[0], dtype=np.int64)
-    for c in np.unique(y):
-        rows = np.flatnonzero(y == c)
-        rows = rows[rng.permutation(rows.shape[0])]
-        fold[rows] = np.arange(rows.shape[0]) % k
-    return fold
-
-
-def choose_cv_C(ds, solver="mfn", **options):
-    """5-fold CV accuracy of linsvm mfn (or `solver` with `options`) over C_GRID;
-    returns (best C, {C: accuracy}).
-
-    Default tolerance; in each fold the C path is walked upwards from a cold
-    start per C (no warm start, so each accuracy is that of a plain train()).
-    Ties go to the smaller C.
-    """
-    import linsvm
-
-    fold = stratified_folds(ds.y, CV_FOLDS, CV_SEED)
-    correct = {C: 0 for C in C_GRID}
-    for f in range(CV_FOLDS):
-        tr = np.flatnonzero(fold != f)
-        te = np.flatnonzero(fold == f)
-        Xtr, ytr, Xte, yte = ds.X[tr], ds.y[tr], ds.X[te], ds.y[te]
-        for C in C_GRID:
-            model = linsvm.train(Xtr, ytr, solver=solver, C=C, **options)
-            correct[C] += int(np.sum(model.predict(Xte) == yte))
-    acc = {C: correct[C] / ds.y.shape[0] for C in C_GRID}
-    best = max(acc.values())
-    return min(C for C in C_GRID if acc[C] == best), acc
-
 
 def reference_optimum(ds, C, cache):
     """f* = min F over mfn(tol=1e-12, max_iter=1000) and liblinear -s 2 (-e 1e-8).
 
     Returns (f*, name of the run that gave it, {run name: F}).
     """
-    runs = {
-        f"mfn tol={REF_MFN_TOL:g}": lambda: run_mfn(ds, C, REF_MFN_TOL, cache, max_iter=REF_MFN_MAX_ITER),
-        f"liblinear -s 2 -e {REF_LIBLINEAR_TOL:g}":
-            lambda: run_liblinear(ds, C, REF_LIBLINEAR_TOL, cache, s=2),
-    }
-    values = {}
-    for name, run in runs.items():
+    def value(run):
         _, w, b, _ = run()
-        values[name] = objective(ds, w, b, C)
-    source = min(values, key=values.get)
-    return values[source], source, values
+        return H.binary_objective(ds, w, b, C)
+    return H.reference_optimum({
+        f"mfn tol={REF_MFN_TOL:g}":
+            lambda: value(lambda: run_mfn(ds, C, REF_MFN_TOL, cache, max_iter=REF_MFN_MAX_ITER)),
+        f"liblinear -s 2 -e {REF_LIBLINEAR_TOL:g}":
+            lambda: value(lambda: run_liblinear(ds, C, REF_LIBLINEAR_TOL, cache, s=2)),
+    })
 
 
-def n_repeats(first_seconds, repeats):
-    """How many timings to take: `repeats`, more for short runs (see SHORT_RUN)."""
-    if repeats <= 1 or first_seconds >= SHORT_RUN:
-        return repeats
-    want = math.ceil(MIN_TOTAL / max(first_seconds, 1e-6))
-    return int(min(MAX_REPEATS, max(repeats, want)))
+def gap_of(ds, C, fstar):
+    """The relative gap of a solution (w, b)."""
+    return lambda wb: H.relative_gap(H.binary_objective(ds, wb[0], wb[1], C), fstar)
 
 
 def walk_ladder(ds, C, fstar, solver, cache, run_cap, start=0):
-    """Walk solver.ladder from loose to tight until a model's gap is <= TARGET_GAP.
-
-    A randomized solver (LIBLINEAR -s 1 seeds nothing it can be told about)
-    is run RANDOM_TRIES times per tolerance and reaches when the median gap
-    does.  The walk begins at solver.ladder[start].
-    Returns a dict: reached, tol, seconds (of the deciding run), gap,
-    best_gap, test_acc (of the reaching model), info (the reaching or last
-    run's extras), ladder (list of (tol, seconds, gap) walked).
-    """
-    walk = []
-    best_gap = math.inf
-    info = {}
-    for tol in solver.ladder[start:]:
-        tries = []
-        for _ in range(RANDOM_TRIES if solver.randomized else 1):
-            seconds, w, b, info = solver(ds, C, tol, cache)
-            tries.append((relative_gap(objective(ds, w, b, C), fstar), seconds, w, b))
-        tries.sort(key=lambda x: x[0])
-        gap, seconds, w, b = tries[len(tries) // 2]
-        walk.append((tol, seconds, gap))
-        best_gap = min(best_gap, tries[0][0])
-        if gap <= TARGET_GAP:
-            acc = accuracy(ds.Xt, ds.yt, ds.classes, w, b) if ds.Xt is not None else None
-            return {"reached": True, "tol": tol, "seconds": seconds, "gap": gap,
-                    "best_gap": best_gap, "test_acc": acc, "info": info, "ladder": walk}
-        if seconds > run_cap:
-            break
-    if walk:
-        info = dict(info, last_tol=walk[-1][0], last_seconds=round(walk[-1][1], 4))
+    """harness.walk_ladder over solver.ladder[start:] to TARGET_GAP; returns a dict: reached,
+    tol, seconds (of the deciding run), gap, best_gap, test_acc (of the reaching model),
+    info (the reaching or last run's extras), ladder (list of (tol, seconds, gap) walked)."""
+    def run(tol):
+        seconds, w, b, info = solver(ds, C, tol, cache)
+        return seconds, (w, b), info
+    walk = H.walk_ladder(run, solver.ladder[start:], gap_of(ds, C, fstar), TARGET_GAP,
+                         randomized=solver.randomized, run_cap=run_cap)
+    if walk.reached:
+        acc = H.binary_accuracy(ds.Xt, ds.yt, ds.classes, *walk.solution) if ds.Xt is not None else None
+        return {"reached": True, "tol": walk.knob, "seconds": walk.seconds, "gap": walk.gap,
+                "best_gap": walk.best_gap, "test_acc": acc, "info": walk.info, "ladder": walk.walked}
+    info = walk.info
+    if walk.walked:
+        info = dict(info, last_tol=walk.walked[-1][0], last_seconds=round(walk.walked[-1][1], 4))
     return {"reached": False, "tol": None, "seconds": None, "gap": None,
-            "best_gap": best_gap, "test_acc": None, "info": info, "ladder": walk}
+            "best_gap": walk.best_gap, "test_acc": None, "info": info, "ladder": walk.walked}
 
 
 def time_interleaved(ds, C, fstar, walks, cache, repeats):
-    """Time every solver that reached the gap at its reaching tolerance.
-
-    Rounds go over the solvers in turn, so a burst of load from other
-    processes hits all of them rather than one; a solver whose deciding run
-    was short gets more rounds (n_repeats).  Each result in `walks` (solver ->
-    walk dict) gains seconds (median of the timed runs), n_timed, gap (worst
-    timed gap) and n_reached (timed runs that reached the gap).
-    """
-    todo = {s: n_repeats(w["seconds"], repeats) for s, w in walks.items() if w["reached"]}
-    times = {s: [] for s in todo}
-    gaps = {s: [] for s in todo}
-    for k in range(max(todo.values(), default=0)):
-        for solver, count in todo.items():
-            if k < count:
-                seconds, w, b, _ = solver(ds, C, walks[solver]["tol"], cache)
-                times[solver].append(seconds)
-                gaps[solver].append(relative_gap(objective(ds, w, b, C), fstar))
+    """Time every solver that reached the gap at its reaching tolerance, in interleaved
+    rounds (harness.interleaved; a solver whose deciding run was short gets more rounds,
+    harness.n_repeats).  Each result in `walks` (solver -> walk dict) gains seconds (median
+    of the timed runs), n_timed, gap (worst timed gap) and n_reached (timed runs that
+    reached the gap)."""
+    gap = gap_of(ds, C, fstar)
+    todo = {s: n_repeats for s, w in walks.items() if w["reached"]
+            for n_repeats in [H.n_repeats(w["seconds"], repeats)]}
+    runs = {s: (lambda s=s: s(ds, C, walks[s]["tol"], cache)) for s in todo}
+    timed = H.interleaved(runs, repeats, counts=todo)
     for solver, walk in walks.items():
         if solver in todo:
-            walk.update(seconds=statistics.median(times[solver]), n_timed=len(times[solver]),
-                        gap=max(gaps[solver]),
-                        n_reached=sum(g <= TARGET_GAP for g in gaps[solver]))
+            gaps = [gap((w, b)) for _, w, b, _ in timed[solver]]
+            walk.update(seconds=H.median([r[0] for r in timed[solver]]), n_timed=len(gaps),
+                        gap=max(gaps), n_reached=sum(g <= TARGET_GAP for g in gaps))
         else:
             walk.update(n_timed=0, n_reached=0)
 
@@ -562,18 +262,10 @@ def bench_solvers(ds, C, fstar, cache, repeats, run_cap):
 
 MEMORY_CHILD = r"""
 import json, resource, sys
-sys.path.insert(0, sys.argv[1])
-mode, npz, C, tol = sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+mode, npz, C, tol = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 import numpy as np, scipy.sparse as sp
 import linsvm
 from liblinear import liblinearutil as L
-
-def status_kb(key):
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise KeyError(key)
 
 z = np.load(npz)
 X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
@@ -584,12 +276,7 @@ if mode == "liblinear":
     prob = L.problem(y, X)
 if mode == "mfn-warm":      # pay linsvm's one-time first-call costs outside the measurement
     linsvm.train(sp.csr_matrix(np.eye(2)), np.array([1.0, -1.0]), solver="mfn", C=C, tol=tol)
-try:
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-    reset = True
-except OSError:
-    reset = False
+reset = reset_peak()
 before = status_kb("VmRSS")
 peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 if mode in ("mfn", "mfn-warm"):
@@ -617,13 +304,9 @@ def peak_memory(ds, C, mode, tol, tmpdir):
     if not npz.exists():
         np.savez(npz, data=ds.X.data, indices=ds.X.indices, indptr=ds.X.indptr,
                  shape=np.array(ds.X.shape), y=ds.y)
-    import linsvm
-    out = subprocess.run([sys.executable, "-c", MEMORY_CHILD,
-                          str(pathlib.Path(linsvm.__file__).resolve().parents[1]), mode, str(npz),
-                          repr(C), repr(tol)], capture_output=True, text=True)
-    if out.returncode != 0:
-        return None, "child failed: " + (out.stderr.strip().splitlines() or ["?"])[-1]
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r, error = H.run_child(MEMORY_CHILD, [mode, npz, repr(C), repr(tol)])
+    if r is None:
+        return None, "child failed: " + error
     if r["reset"]:
         # VmHWM is this process's own high-water mark, reset just before training.
         return max(0, r["hwm_kb"] - r["rss_before_kb"]) / 1024.0, ""
@@ -651,16 +334,6 @@ def text_bytes(path):
     return os.path.getsize(path)
 
 
-def median_seconds(fn, repeats):
-    """Median wall time of `repeats` calls of fn()."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def bench_parser(path, repeats):
     """Time linsvm.load_svmlight vs sklearn load_svmlight_file on one file."""
     import linsvm
@@ -669,8 +342,10 @@ def bench_parser(path, repeats):
     X1, _ = linsvm.load_svmlight(path)                       # warm-up + check
     X2, _ = load_svmlight_file(str(path), zero_based=False)
     agree = X1.shape[0] == X2.shape[0] and X1.nnz == X2.nnz
-    t_lin = median_seconds(lambda: linsvm.load_svmlight(path), repeats)
-    t_sk = median_seconds(lambda: load_svmlight_file(str(path), zero_based=False), repeats)
+    times = H.interleaved({"linsvm": H.timed(lambda: linsvm.load_svmlight(path)),
+                           "sklearn": H.timed(lambda: load_svmlight_file(str(path), zero_based=False))},
+                          repeats)
+    t_lin, t_sk = (H.median([s for s, _ in times[k]]) for k in ("linsvm", "sklearn"))
     mb = text_bytes(path) / 1e6
     return {"file": path, "disk_mb": os.path.getsize(path) / 1e6, "text_mb": mb,
             "rows": X1.shape[0], "nnz": X1.nnz, "agree": agree,
@@ -684,59 +359,16 @@ def bench_parser(path, repeats):
 
 def machine_header(args):
     """Lines describing the machine, the library versions and the protocol."""
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    try:
-        load = "%.2f %.2f %.2f" % os.getloadavg()
-    except OSError:
-        load = "?"
-
-    def version(dist):
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            return "not installed"
-
-    import linsvm
-    try:
-        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True).stdout.strip() or "?"
-    except OSError:
-        commit = "?"
-    return [
-        f"Machine: nproc {usable} (os.cpu_count {os.cpu_count()}), CPU {cpu}, load average "
-        f"at start {load}; {platform.system()} {platform.release()}.",
-        f"Versions: Python {platform.python_version()}, linsvm {linsvm.__version__} imported from "
-        f"{pathlib.Path(linsvm.__file__).resolve().parent} (repository HEAD {commit}, working tree "
-        f"may differ), numpy {np.__version__}, scipy {version('scipy')}, "
-        f"scikit-learn {version('scikit-learn')}, liblinear-official {version('liblinear-official')}.",
+    return H.machine_header() + [
         f"Protocol: objective 1/2||w||^2 + C sum max(0, 1 - t w.x)^2 with a regularized bias "
         f"feature of value 1, computed here from each solver's weights; f* = min over mfn "
         f"tol={REF_MFN_TOL:g} and liblinear -s 2 -e {REF_LIBLINEAR_TOL:g}; time = median of "
-        f"{args.repeats} repeat(s) (more for runs < {SHORT_RUN * 1000:.0f} ms) of the first "
+        f"{args.repeats} repeat(s) (more for runs < {H.SHORT_RUN * 1000:.0f} ms) of the first "
         f"tolerance on each solver's ladder whose model reaches (F - f*)/|f*| <= {TARGET_GAP:g}; "
         f"training only, data in memory, single-threaded solvers. CV C: 5-fold stratified CV "
-        f"accuracy of mfn over C = 2^-6..2^4 (seed {CV_SEED}, ties -> smaller C). "
+        f"accuracy of mfn over C = 2^-6..2^4 (seed {H.CV_SEED}, ties -> smaller C). "
         f"See the docstring of examples/benchmark.py.",
     ]
-
-
-def fmt_s(x):
-    """Seconds, with enough digits for small values."""
-    if x is None:
-        return "—"
-    return f"{x:.3f}" if x >= 0.01 else f"{x * 1000:.2f} ms"
 
 
 def fmt_c(C):
@@ -758,7 +390,7 @@ def solver_cell(r):
     """Table cell: seconds (tol), or 'not reached'."""
     if not r["reached"]:
         return f"not reached (best gap {r['best_gap']:.1e})"
-    cell = f"{fmt_s(r['seconds'])} ({r['tol']:g})"
+    cell = f"{H.fmt_s(r['seconds'])} ({r['tol']:g})"
     if r["n_reached"] < r["n_timed"]:
         cell += f" [{r['n_reached']}/{r['n_timed']} runs reached]"
     return cell
@@ -804,7 +436,7 @@ def training_tables(results, names):
             walk = ", ".join(f"{tol:g}: {gap:.1e}" for tol, _, gap in r["ladder"])
             if r["info"].get("warning"):
                 walk += " — " + r["info"]["warning"]
-            cells = [ds.name, fmt_c(C), fstar, nm, fmt_opt(r["tol"], "g"), fmt_s(r["seconds"]),
+            cells = [ds.name, fmt_c(C), fstar, nm, fmt_opt(r["tol"], "g"), H.fmt_s(r["seconds"]),
                      str(r["n_timed"]), fmt_opt(r["gap"], ".1e"), fmt_pct(r["test_acc"]),
                      fmt_opt(ratio_to_s2(r, rs[names[1]]), ".2f"), walk]
             lines.append("| " + " | ".join(cells) + " |")
@@ -820,7 +452,7 @@ def reference_table(results, cv):
         ds, C = res["ds"], res["C"]
         best, acc = cv[ds.name]
         other = [(k, v) for k, v in res["fstar_runs"].items() if k != res["fstar_source"]]
-        other_txt = ", ".join(f"{k}: {relative_gap(v, res['fstar']):.1e}" for k, v in other)
+        other_txt = ", ".join(f"{k}: {H.relative_gap(v, res['fstar']):.1e}" for k, v in other)
         lines.append(f"| {ds.name} | {fmt_c(best)} ({fmt_pct(acc[best])}) | {fmt_pct(acc[1.0])} | "
                      f"{fmt_c(C)} | {res['fstar']:.10g} | {res['fstar_source']} | {other_txt} |")
     return lines
@@ -926,7 +558,7 @@ def main(argv=None):
     """Run the benchmark and write the tables; returns the process exit status."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     t_start = time.perf_counter()
-    root = data_dir()
+    root = H.data_root()
     names = [s.name for s in solvers()]
     out_dir = pathlib.Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -935,13 +567,13 @@ def main(argv=None):
     results, cv, mem_rows, datasets = [], {}, [], []
     with tempfile.TemporaryDirectory() as tmp:
         for fname in args.files:
-            ds = load_dataset(root, fname)
+            ds = H.load_dataset(root, fname)
             if ds is None:
                 continue
             datasets.append(fname)
             log(f"== {ds.name}: n={ds.n} d={ds.d} nnz={ds.nnz} test={ds.test_name}")
             t0 = time.perf_counter()
-            best, acc = choose_cv_C(ds)
+            best, acc = H.choose_cv_C(ds)
             cv[ds.name] = (best, acc)
             log(f"   CV C = {best:g} (5-fold accuracy {100 * acc[best]:.2f}%; "
                 f"C=1: {100 * acc[1.0]:.2f}%) in {time.perf_counter() - t0:.1f}s")
@@ -955,7 +587,7 @@ def main(argv=None):
                 res["solvers"] = bench_solvers(ds, C, fstar, cache, args.repeats, args.run_cap)
                 for name, r in res["solvers"].items():
                     if r["reached"]:
-                        log(f"   C={C:g} {name:17s} tol {r['tol']:<6g} {fmt_s(r['seconds']):>9s} "
+                        log(f"   C={C:g} {name:17s} tol {r['tol']:<6g} {H.fmt_s(r['seconds']):>9s} "
                             f"gap {r['gap']:.1e} ({r['n_reached']}/{r['n_timed']} runs reached) {r['info']}")
                     else:
                         log(f"   C={C:g} {name:17s} not reached, best gap {r['best_gap']:.1e} {r['info']}")
@@ -980,7 +612,7 @@ def main(argv=None):
     files = []
     for fname in datasets:
         files.append("binary/" + fname)
-        files.append("binary/" + test_file_name(fname))
+        files.append("binary/" + H.test_file_name(fname))
     if not args.quick and not args.datasets:
         files += list(EXTRA_PARSER_FILES)
     for rel in files:

@@ -21,31 +21,23 @@ hardware), so compare ratios, not seconds.
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import sys
-import time
 
 import numpy as np
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))     # harness.py, beside this script
+import harness as H                                    # noqa: E402
+from harness import data_path, data_root               # noqa: E402
 
 import linsvm                                          # noqa: E402
 from linsvm.cv import cross_validate                   # noqa: E402
 
+REPO = H.REPO
+
 
 class MissingData(Exception):
     """A data set a target needs is not under $LINSVM_DATA (the message is its path)."""
-
-
-def data_root():
-    return pathlib.Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))
-
-
-def data_path(rel):
-    """A file under $LINSVM_DATA, or None when it is absent."""
-    path = data_root() / rel
-    return path if path.is_file() else None
 
 
 def load(rel, n_features=None):
@@ -57,12 +49,8 @@ def load(rel, n_features=None):
 
 def timed(fn, repeats=1):
     """(median seconds, last result) of calling fn() `repeats` times."""
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), out
+    runs = H.interleaved({"fn": H.timed(fn)}, repeats)["fn"]
+    return float(np.median([seconds for seconds, _ in runs])), runs[-1][1]
 
 
 class Table:
@@ -86,9 +74,8 @@ class Table:
             fh.write("\t".join(self.columns) + "\n")
             for r in self.rows:
                 fh.write("\t".join("" if v is None else str(v) for v in r) + "\n")
-        md = [f"### {self.name}", "", self.note, "",
-              "| " + " | ".join(self.columns) + " |", "|" + "---|" * len(self.columns)]
-        md += ["| " + " | ".join(self._fmt(v) for v in r) + " |" for r in self.rows]
+        md = [f"### {self.name}", "", self.note, ""]
+        md += H.markdown_table(self.columns, [[self._fmt(v) for v in r] for r in self.rows])
         (out / f"{self.name}.md").write_text("\n".join(md) + "\n")
         print("\n".join(md) + "\n")
 
@@ -309,20 +296,16 @@ def sdm_figure3(out, quick):
     for tol in ([0.5, 0.1] if quick else [1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01]):
         sec, m = timed(lambda: linsvm.train(X, y, solver="sdm-cs", C=1.0, tol=tol))
         record("linsvm sdm-cs", tol, sec, m)
-    try:
-        from liblinear import liblinearutil as L
+    L = H.liblinear()
+    if L is not None:
         prob = L.problem(y, X)
         for eps in ([0.1] if quick else [1.0, 0.3, 0.1, 0.03, 0.01]):
             sec, ll = timed(lambda: L.train(prob, L.parameter(f"-s 4 -c 1 -B 1 -e {eps} -q")))
             labels = np.array(ll.get_labels(), dtype=float)
-            W = np.array([ll.get_decfun(i)[0] + [ll.get_decfun(i)[1]] for i in range(labels.size)]).T
-            if W.shape[0] < X.shape[1] + 1:
-                W = np.vstack([W[:-1], np.zeros((X.shape[1] + 1 - W.shape[0], W.shape[1])), W[-1:]])
+            W = H.liblinear_W(ll, X.shape[1], list(labels))
             model = linsvm.Model(solver="liblinear:MCSVM_CS", classes=labels, weights=W, bias=1.0,
                                  params={"C": 1.0})
             record("liblinear -s 4", eps, sec, model)
-    except ImportError:
-        pass
     t.write(out)
     _plot(out / "sdm_figure3.png",
           "SDM Figure 3, row 2 (Keerthi et al. 2008): SECTOR, Crammer-Singer, C = 1 - linsvm's numbers"
@@ -361,12 +344,10 @@ def perf_table1(out, quick):
         X, y = load(rel)
         sec, m = timed(lambda: linsvm.train(X, y, solver="perf", C=1.0))
         sec_ord, _ = timed(lambda: linsvm.train(X, y, solver="perf-ord", C=1.0))
-        try:
-            from liblinear import liblinearutil as L
+        L, sec_ll = H.liblinear(), None
+        if L is not None:
             prob = L.problem(y, X)
             sec_ll, _ = timed(lambda: L.train(prob, L.parameter("-s 3 -c 1 -B 1 -q")))
-        except ImportError:
-            sec_ll = None
         t.add(name, X.shape[0], X.shape[1], round(sec, 3), m.stats["n_iter"],
               None if sec_ll is None else round(sec_ll, 3), round(sec_ord, 3), None, None, None)
     for name, (a, b, c) in PERF_TABLE1.items():
@@ -432,34 +413,29 @@ def alm_tables1_2(out, quick):
               "Seconds to reach a relative objective gap <= 1%, C = 1, f* from a tight run "
               "(mfn-l1 / mfn); 'WEBPAGE' is w8a (w8a.t is missing).  Each solver walks its "
               "tolerance ladder from loose to tight and the first run within 1% is timed.")
-    try:
-        from liblinear import liblinearutil as L
-    except ImportError:
-        L = None
+    L = H.liblinear()
     for name, rel in (list(ALM_SETS.items())[:1] if quick else ALM_SETS.items()):
         X, y = load(rel)
         for p, loss, ref_solver, ll_solvers in ((1.0, "l1", "mfn-l1", (3,)), (2.0, "l2", "mfn", (2, 1))):
             fstar = objective_of(linsvm.train(X, y, solver=ref_solver, C=1.0, tol=1e-8 if p == 2 else None),
                                  X, y, 1.0, loss)
-            alm_s = alm_tol = None
-            for tol in (1e-2, 1e-3, 1e-4, 1e-5):
-                sec, m = timed(lambda: linsvm.train(X, y, solver="alm", C=1.0, p=p, tol=tol))
-                if objective_of(m, X, y, 1.0, loss) <= 1.01 * fstar:
-                    alm_s, alm_tol = round(sec, 3), tol
-                    break
+            # each solver's tolerance ladder, loose to tight: the first run within 1% of f*
+            within = dict(gap=lambda m: objective_of(m, X, y, 1.0, loss), target=1.01 * fstar)
+            alm = H.walk_ladder(lambda tol: timed(lambda: linsvm.train(X, y, solver="alm", C=1.0, p=p, tol=tol))
+                                + ({},), (1e-2, 1e-3, 1e-4, 1e-5), **within)
+            alm_s, alm_tol = (round(alm.seconds, 3), alm.knob) if alm.reached else (None, None)
             for s_ in ll_solvers if L is not None else ():
                 prob = L.problem(y, X)
-                ll_s = None
-                for e in (1.0, 0.3, 0.1, 0.03, 0.01, 1e-3):
+                ll_type = {1: "L2R_L2LOSS_SVC_DUAL", 2: "L2R_L2LOSS_SVC", 3: "L2R_L1LOSS_SVC_DUAL"}[s_]
+
+                def run_ll(e):
                     sec, md = timed(lambda: L.train(prob, L.parameter(f"-s {s_} -c 1 -B 1 -e {e} -q")))
-                    w = np.array(md.get_decfun()[0] + [md.get_decfun()[1]])
-                    w = np.concatenate([w[:-1], np.zeros(X.shape[1] + 1 - w.size), w[-1:]])
-                    ll_type = {1: "L2R_L2LOSS_SVC_DUAL", 2: "L2R_L2LOSS_SVC", 3: "L2R_L1LOSS_SVC_DUAL"}[s_]
+                    w = H.liblinear_vector(md, X.shape[1])
                     model = linsvm.Model(solver=f"liblinear:{ll_type}", classes=np.array(md.get_labels(), float),
                                          weights=w[:, None], bias=1.0, params={"C": 1.0})
-                    if objective_of(model, X, y, 1.0, loss) <= 1.01 * fstar:
-                        ll_s = round(sec, 3)
-                        break
+                    return sec, model, {}
+                ll = H.walk_ladder(run_ll, (1.0, 0.3, 0.1, 0.03, 0.01, 1e-3), **within)
+                ll_s = round(ll.seconds, 3) if ll.reached else None
                 paper = ALM_TABLE1[name] if p == 1 else ALM_TABLE2[name]
                 t.add(name, f"L{int(p)}", alm_s, alm_tol, ll_s, f"-s {s_}", paper["OUR"], paper["DCD"],
                       paper.get("TRON"))
