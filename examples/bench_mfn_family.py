@@ -73,7 +73,8 @@ from harness import augmented, log  # noqa: E402
 from harness import relative_gap as gap  # noqa: E402
 
 import linsvm  # noqa: E402
-from linsvm.problem import CSRBuffers  # noqa: E402
+from linsvm.problem import CSRBuffers, Problem  # noqa: E402
+from linsvm.solvers import make_params  # noqa: E402
 
 BINARY = ("a1a", "a2a", "a3a", "a4a", "a8a", "a9a", "w1a", "w7a", "w8a", "australian",
           "heart_scale", "ijcnn1.bz2")
@@ -341,13 +342,15 @@ def bench_ls(repeats):
         Xa = augmented(X)
         Xd = Xa.toarray() if m * n <= 1e7 else None
         t = np.where(y == linsvm.train(Xb, y, solver="ls", C=1.0, max_iter=1).classes_[0], 1.0, -1.0)
-        opts = {k: o.default for k, o in info.options.items()}
-        plain = dict(opts, precondition=False)
+        problem = Problem.binary(Xb, idx, t, np.ones(m), 1.0)
+        opts = {}
+        plain = dict(precondition=False)
         big = m * n > 5e7                     # the dense/sparse factorizations take seconds: fewer repeats
         times, worst, iters = {}, 0.0, []
         for C in Cs:
             def cg(o=opts):
-                return info.fit(Xb, idx, t, np.ones(m), C, 1.0, info.default_tol, None, 0, None, **o)
+                res = info.fit(problem, make_params(info, C=C, options=o), None, None, None)
+                return res.weights, res.stats
             w_cg, st = cg()
             iters.append(st["cg_iter"])
 
