@@ -104,7 +104,7 @@ from libc.string cimport memcpy, memset
 from libc.math cimport fabs, sqrt, pow, fmin, fmax, INFINITY
 import numpy as np
 from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, col_sq_sums, dot
-from cgls cimport cgls
+from cgls cimport Operator, csr_operator, cgls
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 cdef enum:
@@ -371,7 +371,7 @@ ctypedef struct Work:
     double* r          # n: X beta - z (cgls: its residual)
     double* q          # n: X d (cgls scratch)
     double* u          # n: scratch (gradient rule, cgls)
-    double* v          # n: cgls targets
+    double* v          # n: the w-step's targets z (cgls takes the residual z - X beta)
     double* alpha      # n: the dual point of the certificate
     double* ay         # n: alpha y
     double* ones       # n: cgls weights
@@ -435,6 +435,7 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
     cdef double mu = S.mu0, inv_mu, gam, t, a, f, f_prev = INFINITY, asum, qsum, tmax, sumsq, gb
     cdef double rr, ee, yy, mm, ldiff, pres, dres, fe, bound, phi_prev = INFINITY
     cdef double b_prev = 0.0, Dk
+    cdef Operator A = csr_operator(X, rows, n)        # the w-step's CGLS operator (exact)
     R.n_matvec = 0
     R.cg_iter = 0
     R.dual = -INFINITY
@@ -497,10 +498,9 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
             for k in range(n):
                 W.v[k] = y[k] - W.e[k] - W.lam[k] * inv_mu - b_prev
                 W.r[k] = -W.r[k]                # cgls residual targets - X beta = z - m
-            cg_it = cgls(X, rows, n, W.v, W.ones, inv_mu, beta, W.r, 1, W.q, W.u, W.wa,
-                         W.grad, W.cgs, W.dinv if S.precondition else NULL, S.cg_tol, 0.0,
-                         S.cg_max_iter, &optimal, 0, NULL, 0, NULL, NULL, 1, NULL, 1.0, 0.0, NULL,
-                         W.stop)
+            cg_it = cgls(&A, W.ones, inv_mu, beta, W.r, W.q, W.u, W.wa, W.grad, W.cgs,
+                         W.dinv if S.precondition else NULL, S.cg_tol, 0.0, S.cg_max_iter,
+                         &optimal, W.stop)
             if W.stop.stopped:
                 break
             R.cg_iter += cg_it

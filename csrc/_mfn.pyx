@@ -33,8 +33,8 @@
 #      With q = (1/lam) sum_{zone 2} c_j kappa t_j x_j it is the shifted least-squares problem
 #      of eq. 23 in beta~ = beta - q, solved by CGLS seeded at beta - q (residual z = t tm - v
 #      on zone 1, weights a c_j), then beta_bar = beta~ + q.  Binary terms use the shared
-#      cgls.pxd; ordinal terms (eq. 26) the CGLS below (ord_cgls) over the operator
-#      (w, b) -> x_k . w - b_s.  Heuristic 1: at most 10 CGLS iterations in the first step
+#      cgls.pxd over the CSR rows of zone 1; ordinal terms (eq. 26) the same CGLS over the
+#      operator (w, b) -> x_k . w - b_s (ordinal_operator below).  Heuristic 1: at most 10 CGLS iterations in the first step
 #      of a cold start.
 #   5. dv = v(beta_bar) - v(beta) = X d with d = beta_bar - beta.  For binary terms CGLS
 #      accumulates d and X d on zone 1 as it steps (cgls.pxd), so one mat-vec over the
@@ -74,7 +74,7 @@ cimport numpy as cnp
 cnp.import_array()
 from csr cimport (CSR, make_csr, all_unit, check_rows, matvec, rmatvec, col_sq_sums,
                  sq_norm_row, dot, axpy_row_sq, linsvm_max_threads)
-from cgls cimport cgls, residual
+from cgls cimport Operator, csr_operator, cgls, residual
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 # Status codes returned to Python.
@@ -134,8 +134,6 @@ ctypedef struct Work:
     double* U                      # ordinal CGLS scratch: summed term weights per example
     double* ytry                   # margins at the line search's point, before accepting it
     double* xd                     # binary: X d on the zone-1 rows, as CGLS accumulated it
-    double* tt                     # binary: CGLS target t tm on zone 1 (cgls.pxd reads it
-                                   # only without z; kept for its signature)
     # per term (m * per)
     double* z                      # CGLS residual t tm - v on zone 1
     double* cc                     # CGLS weight a c on zone 1
@@ -531,7 +529,7 @@ cdef double exact_line_search(const Loss* L, double lam, const double* beta, con
     return -ls / (rs - ls)
 
 
-# ------------------------------------------------------------------ ordinal CGLS (eq. 26)
+# ------------------------------------------------------------------ ordinal operator (eq. 26)
 
 ctypedef struct OrdAct:
     # The zone-1 terms of an ordinal problem, grouped by example.
@@ -542,98 +540,53 @@ ctypedef struct OrdAct:
     int64_t n_terms
     int64_t nw                     # weights before the thresholds in beta
     int64_t nb
+    double* xw                     # scratch: x_k . p_w per active example (n_ex)
+    double* U                      # scratch: summed term weights per active example (n_ex)
 
 
-cdef inline void ord_apply(const CSR* X, const OrdAct* A, const double* p, double* xw,
-                           double* out) noexcept nogil:
+cdef void ord_apply(const Operator* A, const double* p, double* out) noexcept nogil:
     """out_j = x_k . p_w - p_b[s]  for the active terms j = (k, s): one mat-vec over the
     active examples, whatever their number of terms."""
+    cdef const OrdAct* O = <const OrdAct*>A.ctx
     cdef int64_t e, j
-    matvec(X, A.rows, A.n_ex, p, xw)
-    for e in range(A.n_ex):
-        for j in range(A.ptr[e], A.ptr[e + 1]):
-            out[j] = xw[e] - p[A.nw + A.s[j]]
+    matvec(A.X, O.rows, O.n_ex, p, O.xw)
+    for e in range(O.n_ex):
+        for j in range(O.ptr[e], O.ptr[e + 1]):
+            out[j] = O.xw[e] - p[O.nw + O.s[j]]
 
 
-cdef inline void ord_apply_t(const CSR* X, const OrdAct* A, const double* u, double* U,
-                             double* out) noexcept nogil:
+cdef void ord_apply_t(const Operator* A, const double* u, double* out) noexcept nogil:
     """out = A' u: out_w = sum_k (sum_{j of k} u_j) x_k (one scatter), out_b[s] = -sum_{j: s_j = s} u_j."""
+    cdef const OrdAct* O = <const OrdAct*>A.ctx
     cdef int64_t e, j
     cdef double acc
-    for e in range(A.n_ex):
+    for e in range(O.n_ex):
         acc = 0.0
-        for j in range(A.ptr[e], A.ptr[e + 1]):
+        for j in range(O.ptr[e], O.ptr[e + 1]):
             acc += u[j]
-        U[e] = acc
-    rmatvec(X, A.rows, A.n_ex, U, out)
-    memset(out + A.nw, 0, A.nb * sizeof(double))
-    for j in range(A.n_terms):
-        out[A.nw + A.s[j]] -= u[j]
+        O.U[e] = acc
+    rmatvec(A.X, O.rows, O.n_ex, O.U, out)
+    memset(out + O.nw, 0, O.nb * sizeof(double))
+    for j in range(O.n_terms):
+        out[O.nw + O.s[j]] -= u[j]
 
 
-cdef int ord_cgls(const CSR* X, const OrdAct* A, const double* cc, double lam, double* beta,
-                  int64_t nbeta, double* z, double* q, double* u, double* xw, double* U,
-                  double* r, double* p, double* s, const double* minv, double eps, double eta,
-                  int max_iter, int* optimal, Stop* stop) noexcept nogil:
-    """CGLS for eq. 26: min lam/2 ||beta||^2 + 1/2 sum_j cc_j (A beta - tt)_j^2, A the
-    ordinal operator of OrdAct, from beta (in/out); z holds tt - A beta on entry and
-    the final residual on exit.  The same iteration, preconditioning (minv, or NULL),
-    eq. 13 stopping rule and forcing term as cgls.pxd (see its block comment); only the
-    operator differs: (w, b) -> x_k . w - b_s, applied in O(nnz of the active examples
-    + number of active terms).  Returns the iterations; *optimal is set if eq. 13 holds.
-    Each iteration polls stop (as cgls.pxd does).
-    """
-    cdef int64_t j, n = A.n_terms
-    cdef int it = 0
-    cdef double rho, rho_old, qcq, zcz, gamma, rr, forcing
-    for j in range(n):
-        u[j] = cc[j] * z[j]
-    ord_apply_t(X, A, u, U, r)                  # r = A'Cz - lam beta: the negative gradient
-    for j in range(nbeta):
-        r[j] -= lam * beta[j]
-    if minv != NULL:
-        for j in range(nbeta):
-            s[j] = minv[j] * r[j]
-    else:
-        s = r
-    memcpy(p, s, nbeta * sizeof(double))
-    rho = dot(r, s, nbeta)
-    rr = dot(r, r, nbeta)
-    forcing = eta * eta * rr
-    optimal[0] = 1 if rr == 0.0 else 0
-    while not optimal[0] and it < max_iter:
-        if stop_poll(stop, A.n_ex * stop.per_row + n + nbeta):
-            break
-        it += 1
-        ord_apply(X, A, p, xw, q)               # q = A p
-        qcq = 0.0
-        for j in range(n):
-            qcq += cc[j] * q[j] * q[j]
-        gamma = rho / (qcq + lam * dot(p, p, nbeta))
-        for j in range(nbeta):
-            beta[j] += gamma * p[j]
-        zcz = 0.0
-        for j in range(n):
-            z[j] -= gamma * q[j]
-            u[j] = cc[j] * z[j]
-            zcz += u[j] * z[j]
-        ord_apply_t(X, A, u, U, r)
-        for j in range(nbeta):
-            r[j] -= lam * beta[j]
-        rr = dot(r, r, nbeta)
-        if rr <= eps * eps * zcz:               # eq. 13
-            optimal[0] = 1
-            break
-        if rr <= forcing:
-            break
-        if minv != NULL:
-            for j in range(nbeta):
-                s[j] = minv[j] * r[j]
-        rho_old = rho
-        rho = dot(r, s, nbeta)
-        for j in range(nbeta):
-            p[j] = s[j] + (rho / rho_old) * p[j]
-    return it
+cdef Operator ordinal_operator(const CSR* X, const OrdAct* O) noexcept nogil:
+    """The operator of eq. 26 on the active terms of O, (w, b) -> x_k . w - b_s, for
+    cgls.pxd: applied in O(nnz of the active examples + number of active terms).  It
+    has no fused pass and no built-in Jacobi diagonal (ordinal_step forms minv)."""
+    cdef Operator A
+    A.n = O.n_terms
+    A.nw = O.nw + O.nb
+    A.poll_rows = O.n_ex
+    A.apply = ord_apply
+    A.apply_t = ord_apply_t
+    A.normal = NULL
+    A.apply_t_sq = NULL
+    A.X = X
+    A.rows = O.rows
+    A.ctx = O
+    return A
 
 
 # ------------------------------------------------------------------ Newton steps (step 3)
@@ -658,6 +611,7 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     cdef double o
     cdef int zn, it, keep, jacobi = precondition
     cdef int64_t n_off = 0
+    cdef Operator A
     for k in range(T.m):
         o = T.t[k] * T.y[k]
         zn = zone(L, o)
@@ -667,7 +621,6 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
         if zn == 1:
             W.act_rows[n_act] = rows[k]
             W.act_pos[n_act] = k
-            W.tt[n_act] = T.t[k] * L.tm
             W.cc[n_act] = L.a * T.c[k]
             W.z[n_act] = T.t[k] * L.tm - T.y[k]
             n_act += 1
@@ -699,9 +652,10 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     # with jacobi, cgls builds minv = 1 / (lam + jw diag(X_1' C X_1)) (and W.diag) itself;
     # it also hands back the step d (W.dsum) and X_1 d (W.xd), and leaves the eq. 13
     # check of the true residual to binary_eq13 (called only when the driver may stop)
-    it = cgls(X, W.act_rows, n_act, W.tt, W.cc, lam, W.beta_bar, W.z, 1, W.q, W.u, W.r, W.p,
-              W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, fused, W.h,
-              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.stop)
+    A = csr_operator(X, W.act_rows, n_act)
+    it = cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
+              W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, fused, W.h,
+              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0)
     if n_lin > 0:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
@@ -728,11 +682,12 @@ cdef int binary_eq13(const CSR* X, Work* W, double lam, double eps, double zcz) 
     CGLS (beta~ = beta_bar - shift), whose own test used the fused recurrence."""
     cdef int64_t j, nw = X.n_weights
     cdef const double* bt = W.beta_bar
+    cdef Operator A = csr_operator(X, W.act_rows, W.n_act)
     if W.n_lin > 0:
         for j in range(nw):
             W.sv[j] = W.beta_bar[j] - W.shift[j]
         bt = W.sv
-    residual(X, W.act_rows, W.n_act, W.cc, W.z, lam, bt, W.u, W.r, NULL)
+    residual(&A, W.cc, W.z, lam, bt, W.u, W.r, NULL)
     return dot(W.r, W.r, nw) <= eps * eps * zcz
 
 
@@ -740,11 +695,13 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
                       double lam, const double* beta, int64_t nbeta, Work* W, double eps,
                       double eta, int cg_cap, int precondition, double jw, int64_t* n_act_out,
                       int* optimal) noexcept nogil:
-    """beta_bar = argmin of eq. 26 (the zone-1 terms at beta kept) by ord_cgls, seeded at
-    beta.  Ordinal losses have no zone 2 (checked by the Python entry)."""
+    """beta_bar = argmin of eq. 26 (the zone-1 terms at beta kept) by cgls.pxd over the
+    ordinal operator, seeded at beta.  Ordinal losses have no zone 2 (checked by the
+    Python entry)."""
     cdef int64_t k, s, j, n_act = 0, n_ex = 0, start, nw = X.n_weights
     cdef double v, t, w_sum
-    cdef OrdAct A
+    cdef OrdAct O
+    cdef Operator A
     for k in range(T.m):
         start = n_act
         for s in range(T.nb):
@@ -759,13 +716,16 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
             W.ex_ptr[n_ex] = start
             n_ex += 1
     W.ex_ptr[n_ex] = n_act
-    A.rows = W.act_rows
-    A.ptr = W.ex_ptr
-    A.s = W.act_s
-    A.n_ex = n_ex
-    A.n_terms = n_act
-    A.nw = nw
-    A.nb = T.nb
+    O.rows = W.act_rows
+    O.ptr = W.ex_ptr
+    O.s = W.act_s
+    O.n_ex = n_ex
+    O.n_terms = n_act
+    O.nw = nw
+    O.nb = T.nb
+    O.xw = W.xw
+    O.U = W.U
+    A = ordinal_operator(X, &O)
     memcpy(W.beta_bar, beta, nbeta * sizeof(double))
     if precondition:                              # minv = 1 / (lam + jw diag(A' C A))
         for k in range(n_ex):
@@ -780,8 +740,8 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
         for j in range(nbeta):
             W.minv[j] = 1.0 / (lam + jw * W.minv[j])
     n_act_out[0] = n_act
-    return ord_cgls(X, &A, W.cc, lam, W.beta_bar, nbeta, W.z, W.q, W.u, W.xw, W.U, W.r, W.p,
-                    W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop)
+    return cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
+                W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop)
 
 
 # ------------------------------------------------------------------ the Newton driver
@@ -1013,14 +973,14 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     cdef int64_t n_trace = max(max_iter, 1), n_bp = 2 * max(nbp, 1)
     cdef int64_t n_scratch = T_threads * nw if T_threads > 1 else 1
     y_arr = np.empty(m, dtype=np.float64)
-    fbuf = np.empty(6 * me + 4 * mt + max(m, 1) + 9 * mw + n_bp + n_trace + n_scratch,
+    fbuf = np.empty(5 * me + 4 * mt + max(m, 1) + 9 * mw + n_bp + n_trace + n_scratch,
                     dtype=np.float64)
     # act_rows, act_pos, lin_rows, off_rows, off_pos, ex_ptr, in1, chg, act_s
     ibuf = np.empty(8 * me + (mt + 1) // 2, dtype=np.int64)
     cdef double* yv = <double*>cnp.PyArray_DATA(y_arr)
     cdef int64_t* ib = <int64_t*>cnp.PyArray_DATA(ibuf)
-    cdef double* EX = <double*>cnp.PyArray_DATA(fbuf)   # lin_u, xw, U, tt, ytry, xd: 6 x (m + 1)
-    cdef double* TM = EX + 6 * me               # z, cc, q, u: 4 x n_terms
+    cdef double* EX = <double*>cnp.PyArray_DATA(fbuf)   # lin_u, xw, U, ytry, xd: 5 x (m + 1)
+    cdef double* TM = EX + 5 * me               # z, cc, q, u: 4 x n_terms
     cdef double* dyp = TM + 4 * mt
     cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, h, dsum, diag
     cdef double* bpp = WV + 9 * mw              # Breakpoint structs, 16 bytes each
@@ -1054,9 +1014,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     W.lin_u = EX
     W.xw = EX + me
     W.U = EX + 2 * me
-    W.tt = EX + 3 * me
-    W.ytry = EX + 4 * me
-    W.xd = EX + 5 * me
+    W.ytry = EX + 3 * me
+    W.xd = EX + 4 * me
     W.act_rows = &ib[0]
     W.act_pos = &ib[me]
     W.lin_rows = &ib[2 * me]
