@@ -228,15 +228,6 @@ cdef inline double loss_slope(const Loss* L, double o) noexcept nogil:
     return -L.kappa
 
 
-cdef inline double zone_slope(const Loss* L, int zn, double o) noexcept nogil:
-    """Slope at o of the piece of zone zn extended beyond its zone (the Newton model's l')."""
-    if zn == 0:
-        return 0.0
-    if zn == 1:
-        return -L.a * (L.tm - o)
-    return -L.kappa
-
-
 cdef inline double mismatch_term(const Loss* L, int zn, double o) noexcept nogil:
     """|l'(o) - l'_zn(o)| for a term assumed in zone zn, now at margin o; 0 when o is
     in zone zn or within L.knee_tol of it.  (Written so that for the L2 loss it is
@@ -1134,21 +1125,6 @@ def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const d
                   beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm, heuristic1, heuristic2,
                   precondition, eta, max_iter, cg_max_iter, n_threads, callback, False, True,
                   False, True, jacobi_weight)
-
-
-def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-              int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-              const double[::1] c, double lam, double[::1] beta, double eps=1e-6,
-              bint warm=False, bint heuristic1=True, bint heuristic2=True,
-              bint precondition=True, double eta=0.0, int max_iter=50,
-              int cg_max_iter=5000, int n_threads=0, object callback=None,
-              double jacobi_weight=1.0):
-    """Solve the paper's eq. 2 by L2-SVM-MFN, updating `beta` in place: newton_solve with
-    the L2 loss (a, tm, hi, lo) = (1, 1, 1, -inf).  Same returns."""
-    return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
-                  t.shape[0], NULL, 0, 0, c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps,
-                  warm, heuristic1, heuristic2, precondition, eta, max_iter, cg_max_iter,
-                  n_threads, callback, False, True, False, True, jacobi_weight)
 
 
 def gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
