@@ -617,15 +617,12 @@ def request_stop():
     stop_request()
 
 
-def alm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
               int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] y,
               const double[::1] c, double[::1] beta, double[::1] lam, double C, double p,
-              bint exact=False, bint free_b=False, bint precondition=True, double mu0=0.0,
-              double mu_max=1e5, int mu_rule=MU_BALANCE, double growth=1.5,
-              int stop=STOP_OBJECTIVE, double tol=1e-4, int max_iter=1000,
-              double cg_tol=1e-3, int cg_max_iter=1000, int refresh=50, double guard=INFINITY,
-              int n_threads=1,
-              object callback=None, bint record_al=False):
+              bint exact, bint free_b, bint precondition, double mu0, double mu_max, int mu_rule,
+              double growth, int stop, double tol, int max_iter, double cg_tol, int cg_max_iter,
+              int refresh, double guard, int n_threads, object callback, bint record_al):
     """Run SVM-ALM (Algorithm 2, or 1 with exact=True) from beta and lam, both
     updated in place.
 

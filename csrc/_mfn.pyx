@@ -1076,14 +1076,13 @@ def request_stop():
     stop_request()
 
 
-def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                 int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-                 const double[::1] c, double lam, double[::1] beta, loss, double eps=1e-6,
-                 bint warm=False, bint heuristic1=True, bint heuristic2=True,
-                 bint precondition=True, double eta=0.0, int max_iter=50,
-                 int cg_max_iter=5000, int n_threads=0, object callback=None,
-                 bint fused=False, bint pattern=True, bint kkt=False, bint diag_update=True,
-                 double jacobi_weight=1.0, double gstop=0.0):
+def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
+                 const double[::1] data, int64_t n_features, double bias,
+                 const int64_t[::1] rows, const double[::1] t, const double[::1] c, double lam,
+                 double[::1] beta, loss, double eps, bint warm, bint heuristic1, bint heuristic2,
+                 bint precondition, double eta, int max_iter, int cg_max_iter, int n_threads,
+                 object callback, bint fused, bint pattern, bint kkt, bint diag_update,
+                 double jacobi_weight, double gstop):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
@@ -1107,13 +1106,12 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
                   fused, pattern, kkt, diag_update, jacobi_weight, gstop)
 
 
-def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                  int64_t n_features, double bias, const int64_t[::1] rows,
-                  const int32_t[::1] codes, int64_t n_thresholds, const double[::1] c,
-                  double lam, double[::1] beta, double eps=1e-6, bint warm=False,
-                  bint heuristic1=True, bint heuristic2=True, bint precondition=True,
-                  double eta=0.0, int max_iter=50, int cg_max_iter=5000, int n_threads=0,
-                  object callback=None, double jacobi_weight=1.0):
+def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
+                  const double[::1] data, int64_t n_features, double bias,
+                  const int64_t[::1] rows, const int32_t[::1] codes, int64_t n_thresholds,
+                  const double[::1] c, double lam, double[::1] beta, double eps, bint warm,
+                  bint heuristic1, bint heuristic2, bint precondition, double eta, int max_iter,
+                  int cg_max_iter, int n_threads, object callback, double jacobi_weight):
     """Minimize eq. 25 with costs, lam/2 ||beta||^2 + 1/2 sum_{k,s} c_k max(0, 1 - t_ks (y_k - b_s))^2,
     beta = (w, b_1..b_nb) updated in place, codes in [0, nb] (Section 7).  Returns the
     dict of newton_solve; y = X[rows] w (without thresholds); n_active counts violating
@@ -1127,9 +1125,9 @@ def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const d
                   False, True, jacobi_weight)
 
 
-def gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
              int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-             const double[::1] c, double lam, const double[::1] beta, loss, int n_threads=0):
+             const double[::1] c, double lam, const double[::1] beta, loss, int n_threads):
     """Return (f, grad, dl, y) for the binary objective of newton_solve at beta:
     f = lam/2 ||beta||^2 + sum_k c_k l(o_k), its gradient lam beta + sum_k c_k l'(o_k) t_k x_k,
     dl_k = l'(o_k) per unit cost, and y = X[rows] beta (o_k = t_k y_k)."""
@@ -1161,10 +1159,10 @@ def gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double
     return f, g_arr, dl_arr, y_arr
 
 
-def ordinal_gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                     int64_t n_features, double bias, const int64_t[::1] rows,
-                     const int32_t[::1] codes, int64_t n_thresholds, const double[::1] c,
-                     double lam, const double[::1] beta, int n_threads=0):
+def ordinal_gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices,
+                     const double[::1] data, int64_t n_features, double bias,
+                     const int64_t[::1] rows, const int32_t[::1] codes, int64_t n_thresholds,
+                     const double[::1] c, double lam, const double[::1] beta, int n_threads):
     """Return (f, grad, y) for eq. 25 with costs at beta = (w, b): f, its gradient with
     respect to (w, b), and y = X[rows] w."""
     cdef Loss L = make_loss(1.0, 1.0, 1.0, -INFINITY)
@@ -1202,10 +1200,10 @@ def ordinal_gradient(const int64_t[::1] indptr, const int32_t[::1] indices, cons
     return f, g_arr, y_arr
 
 
-def hinge_certificate(const int64_t[::1] indptr, const int32_t[::1] indices,
+def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                       const double[::1] data, int64_t n_features, double bias,
-                      const int64_t[::1] rows, const double[::1] t, const double[::1] c, double C,
-                      const double[::1] beta, double tau, int n_threads=0):
+                      const int64_t[::1] rows, const double[::1] t, const double[::1] c,
+                      double C, const double[::1] beta, double tau, int n_threads):
     """Duality-gap certificate of beta for F(w) = 1/2||w||^2 + C sum c_k max(0, xi_k),
     xi_k = 1 - t_k x_k . beta, from the dual point alpha_k = C c_k H_tau'(xi_k) with
     H_tau'(xi) = clip((xi + tau) / (2 tau), 0, 1), feasible for the hinge dual

@@ -1099,13 +1099,12 @@ def request_stop():
     stop_request()
 
 
-def sdm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+def sdm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
               int64_t n_features, double bias, const int64_t[::1] rows, const int32_t[::1] y,
-              int64_t n_classes, const double[::1] U, bint weston_watkins,
-              double[::1] alpha_y, const int64_t[::1] a_ptr, const int32_t[::1] a_cls,
-              const double[::1] a_val, double eps=0.1, bint shrinking=True, bint cooling=True,
-              double effort_cap=5.0, int max_iter=1000, uint64_t seed=0, bint full_subproblem=False,
-              int dense_ratio=4, object callback=None):
+              int64_t n_classes, const double[::1] U, bint weston_watkins, double[::1] alpha_y,
+              const int64_t[::1] a_ptr, const int32_t[::1] a_cls, const double[::1] a_val,
+              double eps, bint shrinking, bint cooling, double effort_cap, int max_iter,
+              uint64_t seed, bint full_subproblem, int dense_ratio, object callback):
     """Solve the Crammer-Singer dual (4) (weston_watkins False, Algorithm 2.1) or the
     Weston-Watkins dual (16) (True, Algorithm 3.1) by SDM with shrinking and cooling.
 

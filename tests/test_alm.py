@@ -246,9 +246,14 @@ def test_augmented_lagrangian_obeys_eq27_on_real_data(exact, p, mu_rule):
     n = y.size
     beta = np.zeros(Xb.n_features + 1)
     lam = np.zeros(n)
-    st = _alm.alm_solve(*Xb.args(), 1.0, np.arange(n, dtype=np.int64), t, np.ones(n), beta, lam,
-                        1.0, p, exact=exact, mu_rule=mu_rule, growth=1.5, stop=0, tol=0.0,
-                        max_iter=120, record_al=True)
+    indptr, indices, data, n_features = Xb.args()
+    # keyword-only entry: the other settings are its former defaults
+    st = _alm.alm_solve(indptr=indptr, indices=indices, data=data, n_features=n_features,
+                        bias=1.0, rows=np.arange(n, dtype=np.int64), y=t, c=np.ones(n),
+                        beta=beta, lam=lam, C=1.0, p=p, exact=exact, free_b=False,
+                        precondition=True, mu0=0.0, mu_max=1e5, mu_rule=mu_rule, growth=1.5,
+                        stop=0, tol=0.0, max_iter=120, cg_tol=1e-3, cg_max_iter=1000,
+                        refresh=50, guard=np.inf, n_threads=1, callback=None, record_al=True)
     al, mu = st["al_trace"], st["mu_trace"]
     assert al.shape == (120, 4)
     scale = np.abs(al[:, :3]).max()

@@ -19,7 +19,7 @@ import linsvm
 from linsvm import _mfn
 from linsvm.cli import predict_cmd
 
-from conftest import random_problem, shared_file
+from conftest import newton_solve, ordinal_solve, random_problem, shared_file
 
 INF = np.inf
 
@@ -574,16 +574,16 @@ def test_core_rejects_bad_indices_before_the_kernel():
     Xb = CSRBuffers(X)
     beta = np.zeros(6)
     with pytest.raises(ValueError, match="row numbers"):
-        _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.array([0, 20], dtype=np.int64),
+        newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.array([0, 20], dtype=np.int64),
                           np.ones(2), np.ones(2), 1.0, beta, (1.0, 1.0, 1.0, -INF))
     with pytest.raises(ValueError, match="rank codes"):
-        _mfn.ordinal_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
+        ordinal_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
                            np.full(20, 3, dtype=np.int32), 2, np.ones(20), 1.0, np.zeros(8))
     with pytest.raises(ValueError, match="invalid loss"):
-        _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
+        newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
                           np.ones(20), np.ones(20), 1.0, beta, (1.0, 1.0, 2.0, -INF))
     with pytest.raises(ValueError, match="beta has"):
-        _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
+        newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
                           np.ones(20), np.ones(20), 1.0, np.zeros(5), (1.0, 1.0, 1.0, -INF))
 
 

@@ -66,13 +66,15 @@ def run_newton(X, rows, t, cost, lam, bias, beta, eps, warm, opts, log, loss=L2_
         def callback(it, f, n_active, cg_it):
             log(f"{name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
     get = opts.get
-    # positional: the compiled entry's argument order (newton_solve's signature)
     return _mfn.newton_solve(
-        X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost, lam, beta, loss,
-        eps, warm, get("heuristic1", False), get("heuristic2", False), opts["precondition"],
-        get("forcing", 0.0), opts["max_iter"], opts["cg_max_iter"],
-        resolve_threads(opts["n_threads"], X.data.shape[0]), callback, get("fused_cg", False),
-        True, kkt, True, get("jacobi_weight", 1.0), gstop=gstop,
+        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features, bias=bias,
+        rows=rows, t=t, c=cost, lam=lam, beta=beta, loss=loss, eps=eps, warm=warm,
+        heuristic1=get("heuristic1", False), heuristic2=get("heuristic2", False),
+        precondition=opts["precondition"], eta=get("forcing", 0.0), max_iter=opts["max_iter"],
+        cg_max_iter=opts["cg_max_iter"],
+        n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]), callback=callback,
+        fused=get("fused_cg", False), pattern=True, kkt=kkt, diag_update=True,
+        jacobi_weight=get("jacobi_weight", 1.0), gstop=gstop,
     )
 
 

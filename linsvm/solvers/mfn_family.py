@@ -92,8 +92,9 @@ def _cap_warning(name, opts, measure=""):
 def _binary_stats(name, X, rows, t, cost, lam, bias, beta, loss, st, n_iter, cg_iter, trace, opts,
                   tol=float("nan")):
     """Statistics in linsvm's scaling (F = f / lam), with the gradient norm at the result."""
-    f, g, _, _ = _mfn.gradient(X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost,
-                               lam, beta, loss, n_threads=opts["n_threads"])
+    f, g, _, _ = _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
+                               n_features=X.n_features, bias=bias, rows=rows, t=t, c=cost,
+                               lam=lam, beta=beta, loss=loss, n_threads=opts["n_threads"])
     stats = {
         "objective": f / lam,
         "n_iter": n_iter,
@@ -162,8 +163,10 @@ def hinge_certificate(X, rows, t, cost, C, bias, beta, tau, n_threads=1):
     (1/2||beta - w_alpha||^2), gap_smooth (sum C c_i max(0, xi_i) - alpha_i xi_i),
     gap = gap_grad + gap_smooth (= F - D), n_quad (|xi_i| < tau), y = X beta.
     """
-    F, D, gg, gs, nq, y = _mfn.hinge_certificate(X.indptr, X.indices, X.data, X.n_features, bias,
-                                                 rows, t, cost, C, beta, tau, n_threads=n_threads)
+    F, D, gg, gs, nq, y = _mfn.hinge_certificate(indptr=X.indptr, indices=X.indices, data=X.data,
+                                                 n_features=X.n_features, bias=bias, rows=rows,
+                                                 t=t, c=cost, C=C, beta=beta, tau=tau,
+                                                 n_threads=n_threads)
     return {"F": F, "D": D, "gap_grad": gg, "gap_smooth": gs, "gap": gg + gs, "n_quad": nq, "y": y}
 
 
@@ -341,8 +344,9 @@ def fit_ord(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log, qid=
     if log is not None:
         def callback(it, f, n_active, cg_it):
             log(f"mfn-ord iter {it:3d}  objective {f / lam:.10g}  active pairs {n_active}  cg {cg_it}")
-    st = _mfn.ordinal_solve(X.indptr, X.indices, X.data, X.n_features, bias, rows, codes, nb, cost,
-                            lam, beta, eps=tol, warm=warm, heuristic1=opts["heuristic1"],
+    st = _mfn.ordinal_solve(indptr=X.indptr, indices=X.indices, data=X.data,
+                            n_features=X.n_features, bias=bias, rows=rows, codes=codes,
+                            n_thresholds=nb, c=cost, lam=lam, beta=beta, eps=tol, warm=warm, heuristic1=opts["heuristic1"],
                             heuristic2=opts["heuristic2"], precondition=opts["precondition"],
                             eta=opts["forcing"], max_iter=opts["max_iter"],
                             cg_max_iter=opts["cg_max_iter"], n_threads=opts["n_threads"],
@@ -351,8 +355,10 @@ def fit_ord(X, rows, codes, n_levels, cost, C, bias, tol, start, seed, log, qid=
     inversion = float(max(0.0, np.max(thresholds[:-1] - thresholds[1:]))) if nb > 1 else 0.0
     if inversion > 0:
         beta[nw:] = np.sort(thresholds)        # never increases F (swap argument)
-    f, g, _ = _mfn.ordinal_gradient(X.indptr, X.indices, X.data, X.n_features, bias, rows, codes,
-                                    nb, cost, lam, beta, n_threads=opts["n_threads"])
+    f, g, _ = _mfn.ordinal_gradient(indptr=X.indptr, indices=X.indices, data=X.data,
+                                    n_features=X.n_features, bias=bias, rows=rows, codes=codes,
+                                    n_thresholds=nb, c=cost, lam=lam, beta=beta,
+                                    n_threads=opts["n_threads"])
     stats = {
         "objective": f / lam,
         "n_iter": st["n_iter"],

@@ -140,10 +140,12 @@ def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, stat
                 f"objective(W) {obj_ws:.10g}")
 
     res = _perf.perf_solve(
-        X.indptr, X.indices, X.data, X.n_features, bias_core, rows, kind, t, q, scale, Cp, tol,
+        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+        bias=bias_core, rows=rows, kind=kind, t=t, q=q, scale=scale, Cp=Cp, eps=tol,
         w0=w0, V0=V0, G0=G0, b0=b0, alpha0=a0, max_constraints=opts["max_constraints"],
         max_iter=opts["max_iter"], inactive_iters=opts["inactive_iters"], qp_tol=opts["qp_tol"],
-        n_threads=n_threads, callback=callback, **ordinal)
+        qp_max_iter=100000, n_threads=n_threads, callback=callback,
+        **{"level": None, "perm": None, "gptr": None, "glevels": None, **ordinal})
     w = res["w"]
     assert w.shape[0] == nw_core
     ww = float(w @ w)
