@@ -10,7 +10,7 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 import linsvm
-from linsvm import _mfn
+from linsvm import _testing
 from linsvm.errors import ParameterError
 from linsvm.problem import CSRBuffers
 from linsvm.train import class_order
@@ -104,7 +104,7 @@ def test_exact_line_search_matches_brute_force(seed):
     A = lam * np.eye(n) + X[act].T @ (c[act, None] * X[act])
     beta_bar = np.linalg.solve(A, X[act].T @ (c[act] * t[act])) + 0.2 * rng.standard_normal(n) * (seed % 2)
     y, ybar = X @ beta, X @ beta_bar
-    delta = _mfn.line_search(lam, beta, beta_bar, y, ybar, t, c)
+    delta = _testing.line_search(lam, beta, beta_bar, y, ybar, t, c)
     ref, phi = brute_force_delta(lam, beta, beta_bar, y, ybar, t, c)
     assert phi(delta) <= phi(ref) + 1e-12 * max(1.0, abs(phi(ref)))
     assert delta == pytest.approx(ref, abs=1e-6)
@@ -133,7 +133,7 @@ def test_line_search_selection_with_many_tied_breakpoints(seed):
         d = -d
     beta_bar = beta + d
     y, ybar = X @ beta, X @ beta_bar
-    delta = _mfn.line_search(lam, beta, beta_bar, y, ybar, t, c)
+    delta = _testing.line_search(lam, beta, beta_bar, y, ybar, t, c)
     ref, phi_ref = brute_force_delta(lam, beta, beta_bar, y, ybar, t, c)
     assert delta > 0.0
     assert phi_ref(delta) <= phi_ref(ref) + 1e-12 * max(1.0, abs(phi_ref(ref)))
@@ -309,7 +309,7 @@ def test_kkt_from_the_solve_equals_the_separate_computation():
     beta = np.zeros(31)
     st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, beta,
                            L2_LOSS, eps=1e-3, kkt=True)
-    sep = _mfn.mfn_dual_kkt(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, st["y"])
+    sep = _testing.mfn_dual_kkt(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, st["y"])
     assert st["kkt"] == pytest.approx(sep, rel=1e-12, abs=1e-15) and sep > 0
 
 
