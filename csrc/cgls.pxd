@@ -9,9 +9,9 @@
 # i.e. the normal equations (lam I + A' C A) beta = A' C tt, where A is an Operator
 # (below): the rows of a CSR matrix (A beta = X[rows] beta, csr_operator) or any
 # other map given by its two products A p and A' u (mfn-ord's (w, b) -> x_k . w - b_s).
-# The caller passes z = tt - A beta, the residual at the start; tt itself is not read.  This is CGLS in the
-# form of Frommer & Maass (1999, Alg. 3) as written in the paper's Section 4.3 and
-# Appendix A, step 4, seeded from the incoming beta.  Rows are scaled by sqrt(c_j)
+# The caller passes z = tt - A beta, the residual at the start (tt itself is not read).
+# This is CGLS in the form of Frommer & Maass (1999, Alg. 3) as written in the paper's
+# Section 4.3 and Appendix A, step 4, seeded from the incoming beta.  Rows are scaled by sqrt(c_j)
 # implicitly, so with all c_j = 1 it is exactly the paper's algorithm:
 #
 #     z = tt - A beta,  r = A'Cz - lam beta,  p = r,  phi1 = ||r||^2
