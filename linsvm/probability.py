@@ -207,11 +207,11 @@ def out_of_fold_decision_values(X, y, n_folds=5, seed=0, classes=None, sample_we
     """Decision values of every row from a model that did not see it.
 
     Splits the rows into n_folds stratified folds (linsvm.cv.make_folds with
-    `seed`), trains linsvm.train(X, y, rows=<the other folds>, **train_options)
+    `seed`, which is also the solvers' seed), trains linsvm.train(X, y, rows=<the other folds>, **train_options)
     on each and scores the held-out fold.  classes: the class order of the
     result (default linsvm.train.class_order(y), the order of a model trained on
     all of y).  Returns (classes, scores): scores (n,) for two classes (positive
-    for classes[0]) or (n, k) with column j scoring classes[j].  Entries a fold
+    for classes[0]; a two-column model's score is column 0 minus column 1) or (n, k) with column j scoring classes[j].  Entries a fold
     cannot give are NaN: a multi-class fold without an example of class j to
     train on leaves column j NaN for its held-out rows, and a binary fold whose
     training rows hold one class leaves its rows NaN.  init: a Model (e.g. the
@@ -246,8 +246,11 @@ def out_of_fold_decision_values(X, y, n_folds=5, seed=0, classes=None, sample_we
         if present.shape[0] < 2:
             continue
         start = init if init is not None and present.shape[0] == k else None
-        model = train(Xb, y, rows=rows, sample_weight=sample_weight, init=start, **train_options)
+        model = train(Xb, y, rows=rows, sample_weight=sample_weight, init=start, seed=seed,
+                      **train_options)
         s = model.decision_function(_take_rows(X, test))
+        if k == 2 and s.ndim == 2:          # a multi-class solver: one column per class
+            s = s[:, 0] - s[:, 1]
         if k == 2:
             scores[test] = s if model.classes_[0] == classes[0] else -s
         else:
