@@ -215,8 +215,9 @@ def out_of_fold_decision_values(X, y, n_folds=5, seed=0, classes=None, sample_we
     cannot give are NaN: a multi-class fold without an example of class j to
     train on leaves column j NaN for its held-out rows, and a binary fold whose
     training rows hold one class leaves its rows NaN.  init: a Model (e.g. the
-    one trained on all rows) to warm-start every fold from, when the fold has
-    all its classes.  Warnings of the folds are emitted (or collected) as
+    one trained on all rows, same bias) whose weights warm-start every fold that
+    has all the classes (beta-seeding; not for the dual solvers, which
+    need their dual variables).  Warnings of the folds are emitted (or collected) as
     train() does.
     """
     from .cv import make_folds
@@ -245,7 +246,9 @@ def out_of_fold_decision_values(X, y, n_folds=5, seed=0, classes=None, sample_we
         present = np.unique(y[rows])
         if present.shape[0] < 2:
             continue
-        start = init if init is not None and present.shape[0] == k else None
+        start = None
+        if init is not None and present.shape[0] == k and not _dual_state(init):
+            start = _start_weights(init, class_order(y[rows]))
         model = train(Xb, y, rows=rows, sample_weight=sample_weight, init=start, seed=seed,
                       **train_options)
         s = model.decision_function(_take_rows(X, test))
@@ -257,6 +260,26 @@ def out_of_fold_decision_values(X, y, n_folds=5, seed=0, classes=None, sample_we
             for m, label in enumerate(model.classes_):
                 scores[test, int(np.flatnonzero(classes == label)[0])] = s[:, m]
     return classes, scores
+
+
+def _dual_state(model):
+    """Whether model carries a dual solver's state (such solvers cannot start from
+    weights alone: a fold starts them cold rather than warn)."""
+    state = getattr(model, "solver_state_", None)
+    if isinstance(state, list):
+        return any(x is not None for x in state)
+    return state is not None
+
+
+def _start_weights(init, fold_classes):
+    """init's weights laid out for a fold whose class order is fold_classes (a
+    weight array, not the Model: a dual solver's state belongs to the rows the
+    model was trained on, and a fold has other rows)."""
+    W = np.asarray(init.weights, dtype=np.float64)
+    if W.shape[1] == 1:
+        return W if init.classes_[0] == fold_classes[0] else -W
+    order = [int(np.flatnonzero(init.classes_ == c)[0]) for c in fold_classes]
+    return W[:, order]
 
 
 def _take_rows(X, rows):
