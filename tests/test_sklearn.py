@@ -307,3 +307,37 @@ def test_rank_svm_uses_groups():
     assert est.score(X, y, groups) > flat.score(X, y, groups)
     with pytest.raises(ValueError, match="groups"):
         RankSVM().fit(X, y, groups=groups[:-1])
+
+
+def test_predict_proba_with_a_class_too_small_for_every_fold():
+    # a class with 2 examples: 3 of the 5 folds train without it and cannot score it;
+    # those rows take the full model's score, and the probabilities stay finite
+    X, y = multiclass_data(n=200, k=3)
+    y = y.copy()
+    y[:2] = 3
+    est = LinearSVC(probability=True).fit(X, y)
+    P = est.predict_proba(X)
+    assert P.shape == (200, 4) and np.isfinite(P).all()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert np.isfinite(est.prob_params_).all()
+    # binary, a class of one example: its fold trains on one class and is skipped
+    Xb, yb = binary_data(n=100)
+    yb = np.zeros(100, dtype=int)
+    yb[0] = 1
+    Pb = LinearSVC(probability=True).fit(Xb, yb).predict_proba(Xb)
+    assert np.isfinite(Pb).all() and Pb[:, 1].mean() < 0.2
+
+
+def test_warm_start_ordinal_continues_from_the_previous_fit():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(300, 5))
+    y = np.digitize(X @ np.array([1.0, -1.0, 0.5, 0.2, 0.0]) + 0.3 * rng.normal(size=300), [-1, 0, 1])
+    warm = OrdinalSVM(warm_start=True, tol=1e-8)
+    warm_iters = cold_iters = 0
+    for C in (0.1, 0.3, 1.0):
+        warm.set_params(C=C).fit(X, y)
+        cold = OrdinalSVM(C=C, tol=1e-8).fit(X, y)
+        np.testing.assert_allclose(warm.model_.objective, cold.model_.objective, rtol=1e-7)
+        warm_iters += warm.n_iter_
+        cold_iters += cold.n_iter_
+    assert warm_iters < cold_iters
