@@ -84,7 +84,6 @@ def test_binary_decision_is_positive_for_classes_1_whatever_the_label_order():
     X, y = binary_data()
     for labels in (np.array(["no", "yes"]), np.array([5, -3]), np.array([1, -1])):
         yl = labels[y]
-        order = np.argsort(labels)
         for first in (0, 1):                    # which class appears first in y
             idx = np.argsort(y != first, kind="stable")
             est = LinearSVC().fit(X[idx], yl[idx])
@@ -97,7 +96,6 @@ def test_binary_decision_is_positive_for_classes_1_whatever_the_label_order():
             assert np.mean(pred == yl) > 0.9
             np.testing.assert_allclose(s, X @ est.coef_[0] + est.intercept_[0], rtol=1e-10, atol=1e-12)
             assert est.coef_.shape == (1, X.shape[1]) and est.intercept_.shape == (1,)
-        del order
 
 
 def test_string_labels_multiclass_round_trip():
