@@ -153,6 +153,13 @@ class Model:
         classes and one column, multiclass otherwise.
     thresholds : sequence of float, optional
         Ordinal models only: ``len(classes) - 1`` finite, non-decreasing values.
+    probability : array of shape (n_sigmoids, 2), optional
+        Platt sigmoids (A, B) for `predict_proba` (`linsvm.probability`; fitted by
+        `linsvm.probability.calibrate`): one row for a two-class model, the
+        probability of ``classes_[0]`` being ``1 / (1 + exp(A f + B))`` with f
+        the score of ``classes_[0]`` (column 0 minus column 1 for a two-column
+        model); for k > 2 classes one row per class column, the k sigmoids of a
+        row normalised to sum to 1.  Finite; not for ordinal models.
     n_features : int, optional
         Default ``n_rows - (1 if bias > 0 else 0)``.  Given, it says whether
         the last row is a bias row; that is how a model with ``bias == 0`` and
@@ -168,7 +175,7 @@ class Model:
     """
 
     def __init__(self, *, solver, classes, weights, bias, params, stats=None,
-                 kind=None, thresholds=None, n_features=None, _copy=True):
+                 kind=None, thresholds=None, n_features=None, probability=None, _copy=True):
         if not isinstance(solver, str) or not _TOKEN_RE.match(solver):
             raise ModelError(f"bad solver name {solver!r} (one token of printable ASCII expected)")
         if not _known_solver(solver):
@@ -253,9 +260,11 @@ class Model:
         if isinstance(pb, (int, float)) and not isinstance(pb, bool) and float(pb) != bias:
             raise ModelError(f"params['bias'] = {pb!r} disagrees with the model's bias {_fmt_float(bias)}")
 
-        self._set(solver, kind, classes, W, bias, thresholds, params, stats, n_features)
+        probability = _check_probability(probability, kind, k)
+        self._set(solver, kind, classes, W, bias, thresholds, params, stats, n_features, probability)
 
-    def _set(self, solver, kind, classes, W, bias, thresholds, params, stats, n_features=None):
+    def _set(self, solver, kind, classes, W, bias, thresholds, params, stats, n_features=None,
+             probability=None):
         """Store checked pieces; the arrays become read-only."""
         W.flags.writeable = False
         classes.flags.writeable = False
@@ -271,6 +280,9 @@ class Model:
         self._thresholds = thresholds
         self._params = params
         self._stats = stats
+        if probability is not None:
+            probability.flags.writeable = False
+        self._probability = probability
 
     @classmethod
     def _from_training(cls, *, solver, classes, weights, bias, params, stats, kind,
@@ -337,6 +349,21 @@ class Model:
     def thresholds_(self) -> np.ndarray | None:
         """Ordinal models: read-only ascending array of len(classes_) - 1; else None."""
         return self._thresholds
+
+    @property
+    def probability_(self) -> np.ndarray | None:
+        """Read-only (n_sigmoids, 2) array of Platt sigmoids (A, B) (see the class
+        docstring), or None for a model without probabilities."""
+        return self._probability
+
+    def with_probability(self, probability) -> "Model":
+        """A copy of this model (sharing its read-only arrays) carrying the sigmoids
+        `probability` ((n_sigmoids, 2), see the class docstring), or none with None."""
+        probability = _check_probability(probability, self._kind, self._classes.size)
+        new = type(self).__new__(type(self))
+        new._set(self._solver, self._kind, self._classes, self._weights, self._bias, self._thresholds,
+                 dict(self._params), dict(self._stats), self._n_features, probability)
+        return new
 
     @property
     def params(self) -> dict:
@@ -444,6 +471,28 @@ class Model:
         r[np.isnan(s)] = 0
         return c[r]
 
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities (n_samples, len(classes_)), columns in the order of
+        classes_, rows summing to 1, from the Platt sigmoids of `probability_`
+        (ModelError when the model has none: train with -b 1, or
+        `linsvm.probability.calibrate`)."""
+        return self.proba_from_scores(self.decision_function(X))
+
+    def proba_from_scores(self, scores) -> np.ndarray:
+        """`predict_proba` for decision values as `decision_function` returns them."""
+        from .probability import multiclass_proba, sigmoid_proba
+
+        if self._probability is None:
+            raise ModelError("this model has no probability sigmoids (train it with -b 1 / "
+                             "--probability, or linsvm.probability.calibrate)")
+        s = np.asarray(scores, dtype=np.float64)
+        if self._classes.size == 2:
+            f = s[:, 0] - s[:, 1] if (s.ndim == 2 and s.shape[1] == 2) else s.reshape(-1)
+            A, B = self._probability[0]
+            p0 = sigmoid_proba(f, A, B)
+            return np.column_stack([p0, 1.0 - p0])
+        return multiclass_proba(s, self._probability)
+
     # ----------------------------------------------------------------- saving
     def save(self, path, format: str = "linsvm") -> None:
         """Write the model to `path` atomically.
@@ -462,7 +511,8 @@ class Model:
         on failure nothing is left behind and an existing `path` is untouched.
         OSError propagates, naming `path`.
         """
-        check_model_format(format, kind=self._kind, classes=self._classes)
+        check_model_format(format, kind=self._kind, classes=self._classes,
+                           probability=self._probability is not None)
         if format == "liblinear":
             chunks = model_liblinear.chunks(self, *model_liblinear.layout(self))
         else:
@@ -474,6 +524,25 @@ class Model:
     def _linsvm_chunks(self, binary=False):
         """The model in linsvm's format, in pieces (`linsvm.model_linsvm.chunks`)."""
         return model_linsvm.chunks(self, binary)
+
+
+def _check_probability(probability, kind, k):
+    """Platt sigmoids as a fresh (n_sigmoids, 2) float64 array (1 row for 2 classes,
+    k rows for k > 2), or None; ModelError when they do not fit the model."""
+    if probability is None:
+        return None
+    if kind == "ordinal":
+        raise ModelError("an ordinal model has no class probabilities (no probability sigmoids)")
+    P = _as_float_array(probability, "probability")
+    if k < 2:
+        raise ModelError(f"a model with {k} class has no class probabilities (no probability sigmoids)")
+    n = 1 if k == 2 else k
+    if P.shape != (n, 2):
+        raise ModelError(f"probability must have shape ({n}, 2) for a model with {k} classes, "
+                         f"got {P.shape}")
+    if not np.isfinite(P).all():
+        raise ModelError("probability sigmoids must be finite")
+    return P
 
 
 def _as_float_array(values, what) -> np.ndarray:
@@ -512,18 +581,23 @@ def _overflow_error(scores, X) -> ScoreOverflowError:
                                         f"not finite: {cause}")
 
 
-def check_model_format(format, *, kind=None, classes=None, solver=None) -> None:
+def check_model_format(format, *, kind=None, classes=None, solver=None, probability=False) -> None:
     """Raise if a model of this `kind` (or trained by `solver`) with these `classes`
     cannot be written in `format`; what is not given is not checked.
 
     An unknown format raises ParameterError; LIBLINEAR's format cannot hold an
     ordinal model (no thresholds) or labels that are not 32-bit integers
-    (ModelError).  The command line calls it before training.
+    (ModelError), nor probability sigmoids (`probability` true; ModelError: LIBLINEAR's
+    SVM models have no probability section, and dropping the sigmoids silently would
+    lose what -b 1 asked for).  The command line calls it before training.
     """
     if format not in MODEL_FORMATS:
         raise ParameterError(f"unknown model format {format!r} (expected one of {', '.join(MODEL_FORMATS)})")
     if format != "liblinear":
         return
+    if probability:
+        raise ModelError("LIBLINEAR's model format has no place for probability sigmoids (-b 1): "
+                         "save in linsvm's format, or drop them with model.with_probability(None)")
     if kind is None and solver is not None and _known_solver(solver):
         kinds = _solver_kinds(solver)
         kind = kinds[0] if len(kinds) == 1 else None

@@ -1,4 +1,4 @@
-"""linsvm's own model file format (version 2): writing it, reading versions 1 and 2.
+"""linsvm's own model file format (version 2, 3 with probabilities): writing it, reading versions 1 to 3.
 
 ``Model.save(path)`` writes the linsvm format, version 2, a self-describing
 text file (all floats are written in their shortest exact form, Python's
@@ -32,6 +32,13 @@ bit for bit)::
   exactly for the ordinal solvers), ``n_features N``, ``bias B``, ``classes C1
   C2 ...`` (model order), ``n_columns K``, and for ordinal models only
   ``thresholds T1 ... T(k-1)``.
+* Models with probability sigmoids (``linsvm-train -b 1``,
+  `linsvm.probability.calibrate`) are written as version 3 (all others stay
+  version 2, byte for byte, readable by older linsvm) and carry two more
+  header lines, as LIBSVM names them: ``probA A1 ...`` and ``probB B1 ...``,
+  one value for a two-class model (the sigmoid of ``classes_[0]``) and one
+  per class column for k > 2 classes (`linsvm.model.Model`'s `probability`).
+  Only version 3 may have them; both or neither; never for ordinal models.
 * ``param NAME TYPE [VALUE]`` and ``stat NAME TYPE [VALUE]`` (any number, names
   unique within their group) record the training options and statistics with
   their Python type: ``float`` / ``int`` (decimal), ``bool`` (``true`` /
@@ -78,12 +85,13 @@ from .model_io import (KINDS, _NAME_RE, _TOKEN_RE, _fmt_float, _fmt_list, _parse
                        _parse_int, _Parser, _row_chunks)
 from .model_liblinear import is_liblinear_solver
 
-__all__ = ["FORMAT_MAGIC", "FORMAT_VERSION", "READ_VERSIONS", "BINARY_MIN_ENTRIES", "binary_weights",
+__all__ = ["FORMAT_MAGIC", "FORMAT_VERSION", "PROBABILITY_VERSION", "READ_VERSIONS", "BINARY_MIN_ENTRIES", "binary_weights",
            "chunks", "known_solver", "solver_kinds", "solver_choices"]
 
 FORMAT_MAGIC = "linsvm_model"
 FORMAT_VERSION = 2                  # written; 2 added binary weights, bias 0 with a bias row
-READ_VERSIONS = (1, 2)              # read
+PROBABILITY_VERSION = 3             # written instead for models with probability sigmoids
+READ_VERSIONS = (1, 2, 3)           # read
 # format "linsvm" chooses text weights up to BINARY_MIN_ENTRIES weights and binary ones above.
 BINARY_MIN_ENTRIES = 1 << 20
 _INTEGRAL_SUFFIX_RE = re.compile(r"\.0(?=[ \n])")          # the ".0" repr puts on integral floats
@@ -174,12 +182,14 @@ def binary_weights(format: str, n_weights: int) -> bool:
 
 
 def chunks(model, binary=False):
-    """Yield the native (version 2) text of `model`, in pieces (str; with `binary`,
-    the weights as one little-endian float64 memoryview)."""
+    """Yield the native text of `model` (version 2, or 3 when it has probability
+    sigmoids), in pieces (str; with `binary`, the weights as one little-endian
+    float64 memoryview)."""
     W = model.weights
     thresholds = model.thresholds_
+    proba = model.probability_
     head = [
-        f"{FORMAT_MAGIC} {FORMAT_VERSION}",
+        f"{FORMAT_MAGIC} {FORMAT_VERSION if proba is None else PROBABILITY_VERSION}",
         f"solver {model.solver}",
         f"kind {model.kind}",
         f"n_features {model.n_features_}",
@@ -189,6 +199,9 @@ def chunks(model, binary=False):
     ]
     if thresholds is not None:
         head.append(f"thresholds {_fmt_list(thresholds)}")
+    if proba is not None:
+        head.append(f"probA {_fmt_list(proba[:, 0])}")
+        head.append(f"probB {_fmt_list(proba[:, 1])}")
     head += [f"param {k} {_fmt_typed(v)}" for k, v in model.params.items()]
     head += [f"stat {k} {_fmt_typed(v)}" for k, v in model.stats.items()]
     if binary:
@@ -215,7 +228,8 @@ def chunks(model, binary=False):
 class _LinsvmParser(_Parser):
     """Reader of the native format (see the module docstring)."""
 
-    SINGLE_KEYS = ("solver", "kind", "n_features", "bias", "classes", "n_columns", "thresholds")
+    SINGLE_KEYS = ("solver", "kind", "n_features", "bias", "classes", "n_columns", "thresholds",
+                   "probA", "probB")
     REQUIRED = ("solver", "kind", "n_features", "bias", "classes", "n_columns")
 
     def parse(self) -> dict:
@@ -272,6 +286,7 @@ class _LinsvmParser(_Parser):
             if kind == "ordinal":
                 raise self.error(i, "an ordinal model needs a 'thresholds' line in the header")
             raise self.error(seen["thresholds"], f"only ordinal models have thresholds (this one is {kind})")
+        probability = self.probability(i, version, kind, values, seen)
         solver = values["solver"]
         if not known_solver(solver):
             raise self.error(seen["solver"], f"unknown solver {solver!r} ({solver_choices()})")
@@ -314,7 +329,30 @@ class _LinsvmParser(_Parser):
             raise self.error(s.lineno - 1, "unexpected content after 'end'")
         return dict(solver=solver, classes=values["classes"], weights=W, bias=bias,
                     params=params, stats=stats, kind=kind, thresholds=values.get("thresholds"),
-                    n_features=n_features)
+                    n_features=n_features, probability=probability)
+
+    def probability(self, i, version, kind, values, seen):
+        """The (n_sigmoids, 2) array of the 'probA' and 'probB' lines, None without them,
+        or a located error (line i + 1 is the 'weights' line)."""
+        keys = [key for key in ("probA", "probB") if key in values]
+        if not keys:
+            return None
+        first = min(seen[key] for key in keys)
+        if version < PROBABILITY_VERSION:
+            raise self.error(first, f"probability sigmoids need model format version {PROBABILITY_VERSION} "
+                                    f"(this file says {version})")
+        if kind == "ordinal":
+            raise self.error(first, "an ordinal model has no probability sigmoids")
+        if len(keys) == 1:
+            other = "probB" if keys[0] == "probA" else "probA"
+            raise self.error(seen[keys[0]], f"'{keys[0]}' without a '{other}' line")
+        k = len(values["classes"])
+        n = 1 if k == 2 else k
+        for key in keys:
+            if len(values[key]) != n:
+                raise self.error(seen[key], f"'{key}' has {len(values[key])} values but a model with "
+                                            f"{k} classes needs {n}")
+        return np.column_stack([values["probA"], values["probB"]])
 
     def binary_header(self, i, toks, version):
         """(n_rows, crc32) of 'weights R binary float64-le crc32:XXXXXXXX', or a located error."""
@@ -374,7 +412,7 @@ class _LinsvmParser(_Parser):
             return self.count(i, toks, "an integer >= 1", 1)
         if key == "bias":
             return self.number(i, toks, "a finite number")
-        # classes, thresholds: lists of finite numbers
+        # classes, thresholds, probA, probB: lists of finite numbers
         if len(toks) < 2:
             raise self.error(i, f"'{key}' needs at least one value")
         out = []

@@ -262,6 +262,48 @@ def out_of_fold_decision_values(X, y, n_folds=5, seed=0, classes=None, sample_we
     return classes, scores
 
 
+def calibrate(model, X, y, n_folds=5, sample_weight=None, **train_options):
+    """`model` with Platt sigmoids fitted on out-of-fold decision values: a new Model
+    (`Model.with_probability`) whose `predict_proba` gives class probabilities.
+
+    X, y, sample_weight: the data `model` was trained on; train_options: the
+    options of linsvm.train it was trained with (solver, C, bias, tol,
+    class_weight, seed, ...), which the folds reuse (`seed` also deals the
+    folds).  `out_of_fold_decision_values` trains min(n_folds, n) models (each
+    warm-started from `model` where the solver allows), so this costs about
+    n_folds more trainings.  A row that no fold can score (its fold's training
+    part lacks a class) takes `model`'s own decision value.  Two classes: one
+    sigmoid, the probability of model.classes_[0] against its score; k > 2: one
+    per class column (module docstring).  This is what ``linsvm-train -b 1`` and
+    ``linsvm.sklearn.LinearSVC(probability=True)`` call.  Ordinal models and
+    one-class models raise ParameterError.
+    """
+    if model.kind == "ordinal":
+        raise ParameterError("probabilities (-b 1) are for classifiers: an ordinal model has no "
+                             "class probabilities")
+    classes = model.classes_
+    if classes.shape[0] < 2:
+        raise ParameterError("probabilities (-b 1) need at least two classes")
+    y = np.asarray(y, dtype=np.float64)
+    seed = train_options.pop("seed", 0)
+    train_options.pop("init", None)
+    n_folds = int(min(n_folds, y.shape[0]))
+    _, S = out_of_fold_decision_values(X, y, n_folds=n_folds, seed=seed, classes=classes,
+                                       sample_weight=sample_weight, init=model, **train_options)
+    missing = np.isnan(S)
+    if missing.any():
+        full = model.decision_function(_take_rows(X, np.arange(y.shape[0])))
+        if S.ndim == 1 and full.ndim == 2:
+            full = full[:, 0] - full[:, 1]
+        S[missing] = full[missing]
+    if S.ndim == 1:                     # positive for classes[0]
+        params = np.array([fit_sigmoid(S, y == classes[0], sample_weight)])
+    else:
+        index = {c: j for j, c in enumerate(classes.tolist())}
+        params = fit_multiclass(S, np.array([index[v] for v in y.tolist()]), sample_weight)
+    return model.with_probability(params)
+
+
 def _dual_state(model):
     """Whether model carries a dual solver's state (such solvers cannot start from
     weights alone: a fold starts them cold rather than warn)."""

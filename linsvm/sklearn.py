@@ -148,7 +148,8 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
     Attributes
     ----------
     classes_, coef_ ((1, d) or (k, d)), intercept_, n_iter_, n_features_in_,
-    model_ (the linsvm.Model), probA_/probB_ (binary) or prob_params_ (k, 2).
+    model_ (the linsvm.Model; with probability=True it carries the sigmoids, as a
+    ``linsvm-train -b 1`` model does), prob_params_ ((1, 2) or (k, 2)).
     """
 
     _solver_kinds = ("binary", "multiclass")
@@ -223,30 +224,27 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
             self.intercept_ = np.array(model.intercept_, dtype=np.float64)[order]
         self.n_iter_ = int(model.n_iter or 0)
         if self.probability:
-            self._fit_probability(X, codes, y_idx, sample_weight, cw, opts, model)
+            self._fit_probability(X, codes, sample_weight, cw, opts, model)
         return self
 
-    def _fit_probability(self, X, codes, y_idx, sample_weight, cw, opts, model):
-        """Platt sigmoids on out-of-fold decision values (linsvm.probability); rows
-        a fold cannot score (its training part lacks a class) take the full
-        model's decision value instead."""
-        n_folds = int(min(5, X.shape[0]))
+    def _fit_probability(self, X, codes, sample_weight, cw, opts, model):
+        """Platt sigmoids on out-of-fold decision values: linsvm.probability.calibrate,
+        the function ``linsvm-train -b 1`` calls, so both give the same
+        probabilities.  model_ becomes the calibrated Model (its probability_
+        in model order); prob_params_ holds the sigmoids in this estimator's
+        order: (1, 2) for two classes (the probability of classes_[0] in model
+        terms, see Model), else (k, 2) by classes_."""
         with collecting_warnings() as sink:
-            _, S = probability.out_of_fold_decision_values(
-                X, codes, n_folds=n_folds, classes=model.classes_, sample_weight=sample_weight,
-                init=model, class_weight=cw, allow_many_classes=True, **opts)
+            model = probability.calibrate(model, X, codes, n_folds=5, sample_weight=sample_weight,
+                                          class_weight=cw, allow_many_classes=True, **opts)
         _reemit(sink, "probability folds: ")
-        full = model.decision_function(X)
-        if S.ndim == 1 and full.ndim == 2:
-            full = full[:, 0] - full[:, 1]
-        missing = np.isnan(S)
-        S[missing] = full[missing]
-        if S.ndim == 1:                 # positive for model.classes_[0]; f: for classes_[1] (code +1)
-            f = S if model.classes_[0] == 1.0 else -S
-            self.probA_, self.probB_ = probability.fit_sigmoid(f, y_idx == 1, sample_weight)
-            self.prob_params_ = np.array([[self.probA_, self.probB_]])
-        else:
-            self.prob_params_ = probability.fit_multiclass(S[:, self._order], y_idx, sample_weight)
+        self.model_ = model
+        P = np.array(model.probability_)
+        self.prob_params_ = P if self._order is None else P[self._order]
+        # columns of model_.predict_proba (model order) for classes_: code -1/+1 or 0..k-1
+        codes_of = (2.0 * np.arange(self.classes_.shape[0]) - 1.0 if self.classes_.shape[0] == 2
+                    else np.arange(self.classes_.shape[0], dtype=np.float64))
+        self._proba_columns = np.array([int(np.flatnonzero(model.classes_ == c)[0]) for c in codes_of])
 
     def decision_function(self, X):
         """Scores: (n,) positive for classes_[1] with two classes, else (n, k)."""
@@ -279,11 +277,8 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
         """Class probabilities (n, k), columns in the order of classes_ (Platt
         sigmoids fitted on out-of-fold decision values; linsvm.probability)."""
         check_is_fitted(self, "prob_params_")
-        s = self.decision_function(X)
-        if s.ndim == 1:
-            p1 = probability.sigmoid_proba(s, self.probA_, self.probB_)
-            return np.column_stack([1.0 - p1, p1])
-        return probability.multiclass_proba(s, self.prob_params_)
+        X = _validate_data(self, X, accept_sparse=_ACCEPT_SPARSE, dtype=np.float64, reset=False)
+        return self.model_.predict_proba(_as_csr(X))[:, self._proba_columns]
 
     @available_if(_has_probability)
     def predict_log_proba(self, X):

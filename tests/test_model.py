@@ -279,7 +279,7 @@ CORRUPT = [
     ("+1 3:0.5 7:1\n-1 2:1\n", r"^f\.model:1: not a linsvm or LIBLINEAR model file .*SVM-light"),
     ("hello world\n", r"^f\.model:1: not a linsvm or LIBLINEAR model file"),
     ("\n", r"^f\.model:1: not a linsvm or LIBLINEAR model file \(the first line is blank\)"),
-    (_edit("linsvm_model 1\n", "linsvm_model 3\n"), r"^f\.model:1: unsupported linsvm model format version 3"),
+    (_edit("linsvm_model 1\n", "linsvm_model 4\n"), r"^f\.model:1: unsupported linsvm model format version 4"),
     (_edit("linsvm_model 1\n", "linsvm_model\n"), r"^f\.model:1: bad first line"),
     (_edit("linsvm_model 1\n", "linsvm_model one\n"), r"^f\.model:1: bad first line"),
     (_edit("kind binary\n", "kind binary\ncolor blue\n"), r"^f\.model:4: unknown key 'color'"),
