@@ -507,6 +507,12 @@ def _train_command(func):
                           "more than two classes); 0 = the free cores (CPUs less the load "
                           "average).  Each column's kernels then run on one thread (or "
                           "--n-threads).  The model does not depend on it."),
+        click.option("-b", "--probability", type=click.IntRange(0, 1), default=0, show_default=True,
+                     help="1: also fit Platt sigmoids for probability estimates (linsvm-predict "
+                          "-b 1) on 5-fold out-of-fold decision values, with the same solver "
+                          "options and seed; costs about 5 more trainings.  Stored in the model "
+                          "(linsvm format version 3).  Not for ordinal solvers, -v or "
+                          "--model-format liblinear."),
     ]
     return click.command("train", cls=_Command, context_settings=_CONTEXT, epilog=_solver_help(),
                          help="Train a linear SVM on TRAINING_FILE (SVM-light format; '-' is "
@@ -575,7 +581,7 @@ def _note_imbalance(console, y, solver, class_weight):
 
 def _train(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
            init_model, seed, model_format, quiet, n_folds, allow_many_classes, n_jobs,
-           **solver_options):
+           probability=0, **solver_options):
     from .model import check_model_format, load_model
     from .train import collecting_warnings, train
 
@@ -588,8 +594,10 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
     console = _Console(quiet)
     log = console.log
     class_weight = _parse_class_weights(class_weights)
+    if probability:
+        _check_probability_request(solver, n_folds)
     if n_folds is None:             # what can fail at saving fails now, not after training
-        check_model_format(model_format, solver=solver)
+        check_model_format(model_format, solver=solver, probability=bool(probability))
         check_output_path(model_file, what="model file", inputs=(training_file, instance_weights),
                           stdout_ok=True)
     init = load_model(init_model) if init_model else None
@@ -616,6 +624,10 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
                       sample_weight=sample_weight, init=init, seed=seed, log=log, qid=qid,
                       allow_many_classes=allow_many_classes, n_jobs=n_jobs, **solver_options)
     _print_warnings(console, records)
+    if probability:
+        model = _calibrate(console, model, X, y, sample_weight, solver=solver, C=C, bias=bias,
+                           tol=tol, class_weight=class_weight, seed=seed,
+                           allow_many_classes=allow_many_classes, n_jobs=n_jobs, **solver_options)
     model.save(model_file, format=model_format)
     if log:
         st = model.stats
@@ -623,6 +635,32 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
                         if k in st)
         log(f"{solver}: objective = {st['objective']:.10g}, iterations = {st['n_iter']}{extra}, "
             f"time = {st['seconds']:.3f}s -> {model_file}")
+
+
+def _check_probability_request(solver, n_folds):
+    """-b 1 is refused, before any reading or training, where it has no meaning."""
+    if SOLVERS[solver].kind == "ordinal":
+        raise UsageLineError(f"-b 1: {solver} is an ordinal solver; its models have no class "
+                             "probabilities")
+    if n_folds is not None:
+        raise UsageLineError("-b 1 with -v: cross-validation writes no model to store "
+                             "probability sigmoids in")
+
+
+def _calibrate(console, model, X, y, sample_weight, **options):
+    """linsvm.probability.calibrate (5 folds), its progress and warnings on the console."""
+    from .probability import calibrate
+    from .train import collecting_warnings
+
+    console.progress("probability: fitting sigmoids on 5-fold out-of-fold decision values")
+    t0 = time.perf_counter()
+    with collecting_warnings() as records:
+        model = calibrate(model, X, y, n_folds=5, sample_weight=sample_weight, **options)
+    console.done()
+    _print_warnings(console, [("probability folds: " + m, c) for m, c in records])
+    if console.log:
+        console.log(f"probability sigmoids fitted in {time.perf_counter() - t0:.3f}s")
+    return model
 
 
 train_cmd = _train_command(_train)
@@ -649,17 +687,28 @@ train_cmd = _train_command(_train)
 @click.option("--chunk-rows", default=None, type=click.IntRange(1),
               help="Rows read and predicted at a time [default: 65536, fewer for models with "
                    "many classes, so that a chunk's scores stay within 2^22 numbers (32 MB)].")
+@click.option("-b", "--probability", type=click.IntRange(0, 1), default=0, show_default=True,
+              help="1: write probability estimates as LIBSVM's svm-predict -b 1 does: a first "
+                   "line 'labels L1 L2 ...', then per example the label of the largest "
+                   "probability and one probability per class in that order.  The model must "
+                   "have been trained with -b 1; not with --decision-values.")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the accuracy.")
 @_fail_on_errors
-def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows, quiet):
+def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows, quiet, probability=0):
     from .model import load_model
     from .predict import note_lines, predict_file, report_lines
 
+    if probability and decision_values:
+        raise UsageLineError("-b 1 and --decision-values cannot be used together "
+                             "(one writes probabilities, the other decision values)")
     check_output_path(output_file, what="output file", inputs=(test_file, model_file), stdout_ok=True)
     model = load_model(model_file)
+    if probability and model.probability_ is None:
+        raise CommandError(f"-b 1: {model_file} has no probability sigmoids (train it with "
+                           "linsvm-train -b 1)")
     console = _Console(quiet)
     result = predict_file(test_file, model, output_file, decision_values=decision_values,
-                          chunk_rows=chunk_rows, measures=not quiet,
+                          chunk_rows=chunk_rows, measures=not quiet, probability=bool(probability),
                           progress=lambda rows: console.progress(f"predicting: {rows:,} rows"))
     console.done()
     if quiet:

@@ -88,7 +88,7 @@ def _source_name(test_source) -> str:
 
 
 def predict_file(test_source, model, out, decision_values=False, chunk_rows=None, measures=True,
-                 progress=None) -> PredictionResult:
+                 progress=None, probability=False) -> PredictionResult:
     """Predict the SVM-light data `test_source` (a path, ``"-"`` for standard input)
     with `model` (a Model, or the path of a model file) and write the predictions.
 
@@ -103,14 +103,31 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
     (memory grows with the file then; without `measures` it does not).
     `progress(rows)` is called after each block.
 
+    With `probability` (the model must have probability sigmoids, `Model.predict_proba`)
+    the output is LIBSVM's ``svm-predict -b 1`` layout: a first line ``labels L1 L2 ...``
+    (the model's classes_ in order), then per example the predicted label, which is
+    the class of the largest probability (the first on ties, as LIBSVM), and one
+    probability per class in the header's order, space separated, each in its
+    shortest exact form (``repr``; LIBSVM prints ``%g``, which reads the same way
+    to 6 digits).  The counts and measures then use that label.  It cannot be
+    combined with `decision_values` (ParameterError).
+
     Bad data raise DataError naming the file and line; a decision value that
     overflows raises DataError ``SOURCE: example N: ...``; a file that cannot be
     read or written, OSError.
     """
     from . import data
 
+    from .errors import ModelError, ParameterError
+
     if not isinstance(model, Model):
         model = load_model(model)
+    if probability:
+        if decision_values:
+            raise ParameterError("probabilities (-b 1) and decision values cannot be written together")
+        if model.probability_ is None:
+            raise ModelError("the model has no probability sigmoids: train it with -b 1 "
+                             "(linsvm-train) or linsvm.probability.calibrate")
     if chunk_rows is None:
         chunk_rows = default_chunk_rows(model.weights.shape[1])
     source = _source_name(test_source)
@@ -122,6 +139,9 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
 
     def run(fh):
         nonlocal n_total, n_correct, n_unknown, width
+        if probability and fh is not None:
+            fh.write(("labels " + " ".join(label_text[float(c)] for c in model.classes_) + "\n")
+                     .encode("ascii"))
         for X, y, qid in data.iter_svmlight(test_source, chunk_rows=chunk_rows, with_qid=True):
             width = max(width, X.shape[1])
             if measures:                        # for the notes on labels the model does not know
@@ -135,9 +155,16 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
             except ScoreOverflowError as exc:
                 where = "standard input" if source == "-" else source
                 raise DataError(f"{where}: example {n_total + exc.row + 1}: {exc.detail}") from None
-            pred = model.predict_from_scores(scores)
+            if probability:
+                P = model.proba_from_scores(scores)
+                pred = model.classes_[np.argmax(P, axis=1)]
+            else:
+                pred = model.predict_from_scores(scores)
             if fh is None:
                 pass
+            elif probability:
+                fh.write("".join(label_text[v] + " " + " ".join(map(repr, row)) + "\n"
+                                 for v, row in zip(pred.tolist(), P.tolist())).encode("ascii"))
             elif decision_values:
                 S = scores.reshape(scores.shape[0], -1)
                 fh.write("".join(" ".join(map(repr, row.tolist())) + "\n" for row in S).encode("ascii"))

@@ -273,6 +273,18 @@ def _edit(old, new, count=1):
     return BASE.replace(old, new, count)
 
 
+def _v3(lines, version=3):
+    """BASE as a version-3 file with `lines` after 'n_columns 1' (line 7)."""
+    return BASE.replace("linsvm_model 1\n", f"linsvm_model {version}\n").replace(
+        "n_columns 1\n", "n_columns 1\n" + lines)
+
+
+def test_a_version_3_file_with_sigmoids_loads_them_exactly():
+    m = _loads(_v3("probA -2.3269063471917932\nprobB 0.13998538124663176\n"), "f.model")
+    assert m.probability_.tolist() == [[-2.3269063471917932, 0.13998538124663176]]
+    assert _loads(_v3(""), "f.model").probability_ is None     # version 3 without them: fine
+
+
 CORRUPT = [
     # (text, message regex); every message starts with "f.model:" and names the line where there is one
     ("", r"^f\.model: empty file"),
@@ -339,6 +351,19 @@ CORRUPT = [
     (BASE + "\n", r"^f\.model:17: unexpected content after 'end'"),
     (BASE[:-1], r"^f\.model:16: truncated file \(the last line has no newline\)"),
     (BASE.split("weights")[0], r"^f\.model: truncated file: the header has no 'weights' line"),
+    # probability sigmoids (version 3; lines 8 and 9 after _v3)
+    (_v3("probA -2\nprobB 0.5\n", version=2), r"^f\.model:8: probability sigmoids need model format version 3 \(this file says 2\)"),
+    (_v3("probA -2\nprobB 0.5\n", version=1), r"^f\.model:8: probability sigmoids need model format version 3"),
+    (_v3("probA -2\n"), r"^f\.model:8: 'probA' without a 'probB' line"),
+    (_v3("probB 0.5\n"), r"^f\.model:8: 'probB' without a 'probA' line"),
+    (_v3("probA -2 1\nprobB 0.5\n"), r"^f\.model:8: 'probA' has 2 values but a model with 2 classes needs 1"),
+    (_v3("probA -2\nprobB\n"), r"^f\.model:9: 'probB' needs at least one value"),
+    (_v3("probA -2\nprobB nan\n"), r"^f\.model:9: bad value 'nan' in 'probB' \(expected a finite number\)"),
+    (_v3("probA 1e999\nprobB 0.5\n"), r"^f\.model:8: bad value '1e999' in 'probA'"),
+    (_v3("probA -2\nprobB x\n"), r"^f\.model:9: bad value 'x' in 'probB'"),
+    (_v3("probA -2\nprobB 0.5\nprobA -2\n"), r"^f\.model:10: duplicate 'probA' line \(first on line 8\)"),
+    (_v3("probA -2\nprobB 0.5\n").replace("kind binary\n", "kind ordinal\nthresholds 0\n")
+     .replace("solver mfn\n", "solver mfn-ord\n"), r"^f\.model:9: an ordinal model has no probability sigmoids"),
 ]
 
 

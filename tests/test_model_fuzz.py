@@ -35,6 +35,9 @@ def _models():
         "bias0": Model(solver="liblinear:L2R_L2LOSS_SVC", classes=[1, 2], weights=rng.normal(size=(4, 1)),
                        bias=0.0, params={"bias": 0.0}, n_features=3),
     }
+    # with probability sigmoids (version 3, probA/probB lines; not exportable to LIBLINEAR)
+    out["binary-proba"] = out["binary"].with_probability([[-1.7, 0.03125]])
+    out["multiclass-proba"] = out["multiclass"].with_probability(rng.normal(size=(3, 2)))
     return out
 
 
@@ -46,7 +49,7 @@ def _files():
     with tempfile.TemporaryDirectory() as d:
         for name, m in _models().items():
             for fmt in ("linsvm-text", "linsvm-binary", "liblinear"):
-                if fmt == "liblinear" and m.kind == "ordinal":
+                if fmt == "liblinear" and (m.kind == "ordinal" or m.probability_ is not None):
                     continue
                 path = os.path.join(d, f"{name}.{fmt}")
                 m.save(path, format=fmt)
@@ -114,7 +117,23 @@ def check_load(data: bytes):
     np.testing.assert_array_equal(m.weights.view(np.uint64), np.ascontiguousarray(W).view(np.uint64))
     np.testing.assert_array_equal(m.classes_, classes)
     assert m.bias == bias
+    proba = reference_probability(data)
+    if proba is None:
+        assert m.probability_ is None
+    else:
+        np.testing.assert_array_equal(m.probability_, proba)
     return m
+
+
+def reference_probability(data: bytes):
+    """The (n, 2) array of a linsvm file's probA / probB lines as its text says, or None."""
+    head = data.split(b"\nweights", 1)[0].decode("utf-8", "replace").split("\n")
+    found = {}
+    for line in head:
+        parts = line.split()
+        if parts and parts[0] in ("probA", "probB"):
+            found[parts[0]] = _floats(parts[1:])
+    return np.column_stack([found["probA"], found["probB"]]) if found else None
 
 
 @st.composite
