@@ -25,7 +25,8 @@ formats live in their own modules:
 
 * `linsvm.model_linsvm`: linsvm's format (the default; version 2, a
   self-describing header, then the weights as text or as raw float64, read
-  back bit for bit; versions 1 and 2 are read);
+  back bit for bit; version 3 for models with probability sigmoids, which
+  add ``probA`` / ``probB`` header lines; versions 1 to 3 are read);
 * `linsvm.model_liblinear`: LIBLINEAR's own format (readable by LIBLINEAR's
   ``predict`` and ``liblinearutil.load_model``; the solver_type written is
   derived from the solver registry's LIBLINEAR codes);
@@ -609,7 +610,7 @@ def check_model_format(format, *, kind=None, classes=None, solver=None, probabil
 # --------------------------------------------------------------------------- #
 
 def load_model(path) -> Model:
-    """Read a model file in linsvm (versions 1 and 2, text or binary weights) or LIBLINEAR format.
+    """Read a model file in linsvm (versions 1 to 3, text or binary weights) or LIBLINEAR format.
 
     The format is recognised by the first line (``linsvm_model <version>`` or
     LIBLINEAR's ``solver_type <NAME>``).  The file is read in chunks straight
