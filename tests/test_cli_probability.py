@@ -231,3 +231,40 @@ def test_help_says_what_b1_costs():
     assert "-b, --probability" in text and "about 5 more trainings" in text
     text = " ".join(run("predict", ["--help"]).output.split())
     assert "-b, --probability" in text and "'labels L1 L2 ...'" in text
+
+
+def test_predict_b1_label_is_the_argmax_not_the_sign_of_the_decision_value(tmp_path):
+    """Regression: with -b 1 the label must follow the probabilities (LIBSVM), which
+    differ from the sign of f when B != 0: here P(classes_[0]) > 1/2 only for f > 3."""
+    model = linsvm.Model(solver="mfn", classes=[1, -1], weights=[[1.0]], bias=-1,
+                         params={}).with_probability([[-1.0, 3.0]])
+    model.save(tmp_path / "m.model")
+    xs = np.array([-1.0, 1.0, 2.0, 2.9, 3.1, 5.0])
+    (tmp_path / "t.svm").write_text("".join(f"1 1:{x!r}\n" for x in xs.tolist()))
+    out = tmp_path / "out"
+    result = run("predict", ["-b", "1", tmp_path / "t.svm", tmp_path / "m.model", out])
+    assert result.exit_code == 0, result.output
+    labels, pred, P = read_proba_output(out)
+    np.testing.assert_array_equal(pred, np.where(xs > 3, 1.0, -1.0))
+    np.testing.assert_allclose(P[:, 0], 1.0 / (1.0 + np.exp(-xs + 3.0)), rtol=1e-15)
+    assert "Accuracy = 33.3333% (2/6)" in result.stderr     # counted with that label
+    plain = tmp_path / "plain"
+    assert run("predict", ["-q", tmp_path / "t.svm", tmp_path / "m.model", plain]).exit_code == 0
+    np.testing.assert_array_equal(np.loadtxt(plain), np.where(xs > 0, 1.0, -1.0))
+
+
+def test_cli_b1_passes_instance_and_class_weights_to_calibrate(tmp_path):
+    X, y = random_problem(n_samples=150, n_features=10, seed=6)
+    train_file = tmp_path / "train.svm"
+    linsvm.dump_svmlight(X, y, str(train_file))
+    w = np.random.default_rng(0).uniform(0.2, 3.0, y.shape[0])
+    (tmp_path / "w.txt").write_text("\n".join(map(repr, w.tolist())) + "\n")
+    result = run("train", ["-b", "1", "-q", "-W", tmp_path / "w.txt", "-w", "1:2", "--seed", "3",
+                           train_file, tmp_path / "m.model"])
+    assert result.exit_code == 0, result.output
+    got = load_model(tmp_path / "m.model")
+    opts = dict(C=1.0, class_weight={1.0: 2.0}, sample_weight=w, seed=3)
+    expect = calibrate(linsvm.train(X, y, **opts), X, y, **opts)
+    np.testing.assert_array_equal(got.probability_, expect.probability_)
+    unweighted = calibrate(linsvm.train(X, y, seed=3), X, y, seed=3)
+    assert not np.array_equal(got.probability_, unweighted.probability_)
