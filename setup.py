@@ -16,7 +16,8 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-# Every csrc/_NAME.pyx is the extension linsvm._NAME (shared .pxd files are included).
+# Every csrc/_NAME.pyx is the extension linsvm._NAME (shared .pxd files are included);
+# linsvm._testing (csrc/_testing.pyx) holds the entries only the tests call.
 MODULES = sorted(os.path.basename(f)[:-4] for f in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc", "_*.pyx")))
 # LINSVM_MODULES=_svmlight,_mfn builds only those (handy while editing one kernel).
 if os.environ.get("LINSVM_MODULES"):

@@ -104,7 +104,8 @@ from libc.string cimport memcpy, memset
 from libc.math cimport fabs, sqrt, pow, fmin, fmax, INFINITY
 import numpy as np
 from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, col_sq_sums, dot
-from cgls cimport cgls
+from cgls cimport Operator, csr_operator, cgls
+from alm_steps cimport e_update, grad_G, step_along, set_precond, loss_kind
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 cdef enum:
@@ -123,56 +124,10 @@ cdef enum:
     MU_BALANCE = 2
 
 
-# ---------------------------------------------------------------- the e-step
-
-cdef inline double lp_root(double s, double pg, double p, double u0) noexcept nogil:
-    """The root u > 0 of h(u) = u + pg u^(p-1) - s (eq. 11 with u = y e, s = y t,
-    pg = p gamma > 0, p > 1, s > 0): bracketed Newton from u0 (from the upper end
-    of the bracket if u0 is outside it), bisection when Newton leaves the
-    bracket; h is increasing, so the bracket [lo, hi] shrinks."""
-    cdef double lo = 0.0, hi = s, u, un, pw, h, dh, cap
-    cdef int it
-    cap = pow(s / pg, 1.0 / (p - 1.0))     # pg u^(p-1) <= s
-    if cap < hi:
-        hi = cap
-    if not (hi > 0.0):                     # underflow: the root is below the smallest double
-        return 0.0
-    u = u0 if (u0 > 0.0 and u0 < hi) else hi
-    for it in range(200):
-        pw = pg * pow(u, p - 1.0)
-        h = u + pw - s
-        if h > 0.0:
-            hi = u
-        elif h < 0.0:
-            lo = u
-        else:
-            return u
-        dh = 1.0 + (p - 1.0) * pw / u
-        un = u - h / dh
-        if not (un > lo and un < hi):
-            un = 0.5 * (lo + hi)
-        if fabs(un - u) <= 1e-13 * un or hi - lo <= 1e-15 * hi:
-            return un
-        u = un
-    return u
-
-
-cdef inline double e_update(double t, double y, double gam, double p, int kind,
-                           double e0) noexcept nogil:
-    """argmin_e gamma (y e)_+^p + 1/2 (e - t)^2 (eq. 10): kind 1 is p = 1 (eq. 12),
-    kind 2 is p = 2 (eq. 13), kind 0 any p > 1 (eq. 11, Newton started from e0,
-    the previous value).  y = +-1, gamma >= 0."""
-    cdef double s = y * t
-    if s <= 0.0 or gam <= 0.0:
-        return t
-    if kind == 1:
-        if s > gam:
-            return t - y * gam
-        return 0.0
-    if kind == 2:
-        return t / (1.0 + 2.0 * gam)
-    return y * lp_root(s, p * gam, p, y * e0)
-
+# ---------------------------------------------------------------- the e-step and the w-step
+#
+# lp_root, e_update (eq. 10-13), grad_G, step_along (eq. 16-18) and set_precond live in
+# csrc/alm_steps.pxd (shared with the test entries of csrc/_testing.pyx).
 
 cdef inline double loss(double u, double p, int kind) noexcept nogil:
     """(u)_+^p."""
@@ -219,55 +174,6 @@ cdef double aug_lagrangian(const double* beta, int64_t nreg, const double* m, co
         rl += lam[k] * r
         rr += r * r
     return 0.5 * dot(beta, beta, nreg) + C * s + rl + 0.5 * mu * rr
-
-
-# ---------------------------------------------------------------- the w-step
-
-cdef void grad_G(const CSR* X, const int64_t* rows, int64_t n, const double* beta,
-                 int64_t nreg, const double* r, double inv_mu, double* g) noexcept nogil:
-    """g = X^T r + 1/mu rho*beta (eq. 16, halved), r = X beta - z."""
-    cdef int64_t j
-    rmatvec(X, rows, n, r, g)
-    for j in range(nreg):
-        g[j] += inv_mu * beta[j]
-
-
-cdef double step_along(const CSR* X, const int64_t* rows, int64_t n, double* beta,
-                       int64_t nreg, double* m, const double* g, double inv_mu,
-                       const double* dinv, double* d, double* q) noexcept nogil:
-    """The optimal step of eq. 17-18 along d = -dinv*g (d = -g if dinv is NULL):
-    s = d.g / (||X d||^2 + 1/mu ||d||_rho^2), beta -= s d, m -= s X d.  Returns
-    s (0, and nothing moves, when d.g <= 0, i.e. g = 0)."""
-    cdef int64_t j, nw = X.n_weights
-    cdef double num, den, s
-    if dinv != NULL:
-        for j in range(nw):
-            d[j] = dinv[j] * g[j]
-    else:
-        memcpy(d, g, nw * sizeof(double))
-    num = dot(d, g, nw)
-    if not (num > 0.0):
-        return 0.0
-    matvec(X, rows, n, d, q)
-    den = dot(q, q, n) + inv_mu * dot(d, d, nreg)
-    if not (den > 0.0):
-        return 0.0
-    s = num / den
-    for j in range(nw):
-        beta[j] -= s * d[j]
-    for j in range(n):
-        m[j] -= s * q[j]
-    return s
-
-
-cdef void set_precond(const double* colsq, int64_t nw, int64_t nreg, double inv_mu,
-                      double* dinv) noexcept nogil:
-    """dinv_j = 1 / diag(X^T X + 1/mu rho)_j (Jacobi); 1 where that is 0."""
-    cdef int64_t j
-    cdef double v
-    for j in range(nw):
-        v = colsq[j] + (inv_mu if j < nreg else 0.0)
-        dinv[j] = 1.0 / v if v > 0.0 else 1.0
 
 
 # ---------------------------------------------------------------- certificates
@@ -371,7 +277,7 @@ ctypedef struct Work:
     double* r          # n: X beta - z (cgls: its residual)
     double* q          # n: X d (cgls scratch)
     double* u          # n: scratch (gradient rule, cgls)
-    double* v          # n: cgls targets
+    double* v          # n: the w-step's targets z (cgls takes the residual z - X beta)
     double* alpha      # n: the dual point of the certificate
     double* ay         # n: alpha y
     double* ones       # n: cgls weights
@@ -435,6 +341,7 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
     cdef double mu = S.mu0, inv_mu, gam, t, a, f, f_prev = INFINITY, asum, qsum, tmax, sumsq, gb
     cdef double rr, ee, yy, mm, ldiff, pres, dres, fe, bound, phi_prev = INFINITY
     cdef double b_prev = 0.0, Dk
+    cdef Operator A = csr_operator(X, rows, n)        # the w-step's CGLS operator (exact)
     R.n_matvec = 0
     R.cg_iter = 0
     R.dual = -INFINITY
@@ -497,10 +404,9 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
             for k in range(n):
                 W.v[k] = y[k] - W.e[k] - W.lam[k] * inv_mu - b_prev
                 W.r[k] = -W.r[k]                # cgls residual targets - X beta = z - m
-            cg_it = cgls(X, rows, n, W.v, W.ones, inv_mu, beta, W.r, 1, W.q, W.u, W.wa,
-                         W.grad, W.cgs, W.dinv if S.precondition else NULL, S.cg_tol, 0.0,
-                         S.cg_max_iter, &optimal, 0, NULL, 0, NULL, NULL, 1, NULL, 1.0, 0.0, NULL,
-                         W.stop)
+            cg_it = cgls(&A, W.ones, inv_mu, beta, W.r, W.q, W.u, W.wa, W.grad, W.cgs,
+                         W.dinv if S.precondition else NULL, S.cg_tol, 0.0, S.cg_max_iter,
+                         &optimal, W.stop)
             if W.stop.stopped:
                 break
             R.cg_iter += cg_it
@@ -602,10 +508,6 @@ def _n_threads(int n_threads):
     return max_threads() if n_threads <= 0 else n_threads
 
 
-cdef int _kind(double p):
-    return 1 if p == 1.0 else (2 if p == 2.0 else 0)
-
-
 # mu0 <= 0 asks for MU0_SCALE / sum_k ||x_k||^2 (see linsvm/solvers/alm.py)
 cdef double _MU0_SCALE = 10.0
 MU0_SCALE = _MU0_SCALE
@@ -617,15 +519,12 @@ def request_stop():
     stop_request()
 
 
-def alm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
               int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] y,
               const double[::1] c, double[::1] beta, double[::1] lam, double C, double p,
-              bint exact=False, bint free_b=False, bint precondition=True, double mu0=0.0,
-              double mu_max=1e5, int mu_rule=MU_BALANCE, double growth=1.5,
-              int stop=STOP_OBJECTIVE, double tol=1e-4, int max_iter=1000,
-              double cg_tol=1e-3, int cg_max_iter=1000, int refresh=50, double guard=INFINITY,
-              int n_threads=1,
-              object callback=None, bint record_al=False):
+              bint exact, bint free_b, bint precondition, double mu0, double mu_max, int mu_rule,
+              double growth, int stop, double tol, int max_iter, double cg_tol, int cg_max_iter,
+              int refresh, double guard, int n_threads, object callback, bint record_al):
     """Run SVM-ALM (Algorithm 2, or 1 with exact=True) from beta and lam, both
     updated in place.
 
@@ -645,7 +544,7 @@ def alm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
     """
     cdef int64_t n = rows.shape[0], nw = beta.shape[0], k, j
     cdef int T = _n_threads(n_threads)
-    cdef int status, kind = _kind(p)
+    cdef int status, kind = loss_kind(p)
     cdef int64_t npos = 0, nneg = 0
     cdef double tr = 0.0, g0 = 0.0, Dfin
     cdef Settings S
@@ -727,47 +626,3 @@ def alm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
     if record_al:
         out["al_trace"] = al[:it].copy()
     return out
-
-
-def e_step(const double[::1] t, const double[::1] y, const double[::1] gamma, double p):
-    """argmin_e gamma_k (y_k e)_+^p + 1/2 (e - t_k)^2 for each k (eq. 10-13), as the
-    solver computes it (y = +-1, gamma >= 0, p >= 1)."""
-    cdef int64_t n = t.shape[0], k
-    cdef int kind = _kind(p)
-    if y.shape[0] != n or gamma.shape[0] != n or not p >= 1.0:
-        raise ValueError("t, y and gamma must have the same length; p >= 1")
-    out = np.empty(n, dtype=np.float64)
-    cdef double[::1] o = out
-    with nogil:
-        for k in range(n):
-            o[k] = e_update(t[k], y[k], gamma[k], p, kind, 0.0)
-    return out
-
-
-def gradient_step(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                  int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] z,
-                  double[::1] beta, double mu, bint free_b=False, bint precondition=False):
-    """One w-step of Algorithm 2 on G(beta) = 1/mu ||beta||_rho^2 + ||X beta - z||^2
-    (eq. 16-18), updating beta in place; returns (s, d) with beta_new = beta - s d
-    (d = g, or D^-1 g with the Jacobi preconditioner)."""
-    cdef int64_t n = rows.shape[0], nw = beta.shape[0], k
-    cdef int64_t nreg = nw - 1 if free_b else nw
-    if n < 1 or z.shape[0] != n or nw != n_features + (1 if bias > 0 else 0) or not mu > 0.0:
-        raise ValueError("inconsistent arguments")
-    check_rows(rows, indptr.shape[0] - 1)
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
-    vec_n = np.zeros((3, n), dtype=np.float64)
-    vec_w = np.zeros((4, nw), dtype=np.float64)
-    cdef double[:, ::1] VN = vec_n, VW = vec_w
-    cdef double s
-    with nogil:
-        matvec(&X, &rows[0], n, &beta[0], &VN[0, 0])
-        for k in range(n):
-            VN[1, k] = VN[0, k] - z[k]
-            VN[2, k] = 1.0
-        grad_G(&X, &rows[0], n, &beta[0], nreg, &VN[1, 0], 1.0 / mu, &VW[0, 0])
-        col_sq_sums(&X, &rows[0], n, &VN[2, 0], &VW[2, 0])
-        set_precond(&VW[2, 0], nw, nreg, 1.0 / mu, &VW[3, 0])
-        s = step_along(&X, &rows[0], n, &beta[0], nreg, &VN[0, 0], &VW[0, 0], 1.0 / mu,
-                       &VW[3, 0] if precondition else NULL, &VW[1, 0], &VN[1, 0])
-    return s, vec_w[1].copy()

@@ -166,10 +166,10 @@ def request_stop():
     stop_request()
 
 
-def dcd_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
               int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-              const double[::1] c, double C, int loss, double[::1] alpha, double eps=0.1,
-              bint shrinking=True, uint64_t seed=0, int max_iter=1000, object callback=None):
+              const double[::1] c, double C, int loss, double[::1] alpha, double eps,
+              bint shrinking, uint64_t seed, int max_iter, object callback):
     """Solve the binary SVM dual by coordinate descent (paper [9], Algorithms 1 and 3).
 
     Minimizes f(alpha) = 1/2 alpha'(Q + D)alpha - sum alpha over 0 <= alpha <= U

@@ -1,10 +1,11 @@
-# Python entry points to the shared CSR kernels of csr.pxd: thread count
-# discovery and thin wrappers used by tests to check the kernels (serial and
-# parallel) against scipy.
+# Python entry points to the shared CSR kernels of csr.pxd and the one-pass checks
+# production uses before a solve: thread count discovery, X[rows] @ w, the CSR
+# buffer check, label scan, binary targets, finiteness.  (The wrappers that only
+# tests use to check the kernels against scipy are in csrc/_testing.pyx.)
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 import numpy as np
-from csr cimport CSR, make_csr, all_unit, matvec, rmatvec, normal_matvec, linsvm_max_threads
+from csr cimport CSR, make_csr, all_unit, matvec, linsvm_max_threads
 
 
 def max_threads():
@@ -24,27 +25,6 @@ def csr_matvec(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
     cdef double[::1] o = out
     with nogil:
         matvec(&X, &rows[0] if rows.shape[0] else NULL, rows.shape[0], &w[0], &o[0] if rows.shape[0] else NULL)
-    return out
-
-
-def csr_rmatvec(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] u,
-                int n_threads=1, bint pattern=False):
-    """Return X[rows].T @ u (with the bias coordinate last when bias > 0)."""
-    cdef int T = n_threads if n_threads > 0 else 1
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef double* scratch = <double*>malloc(T * nw * sizeof(double)) if T > 1 else NULL
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, scratch)
-    if pattern:
-        X.unit = all_unit(&X)
-    out = np.empty(nw, dtype=np.float64)
-    cdef double[::1] o = out
-    try:
-        with nogil:
-            rmatvec(&X, &rows[0] if rows.shape[0] else NULL, rows.shape[0],
-                    &u[0] if rows.shape[0] else NULL, &o[0])
-    finally:
-        free(scratch)
     return out
 
 
@@ -127,32 +107,6 @@ def scan_labels(const double[::1] y, int max_distinct=64):
         return np.array([seen[j] for j in range(k)], dtype=np.float64), -1
     finally:
         free(seen)
-
-
-def csr_normal_matvec(const int64_t[::1] indptr, const int32_t[::1] indices,
-                      const double[::1] data, int64_t n_features, double bias,
-                      const int64_t[::1] rows, const double[::1] p, const double[::1] c,
-                      int n_threads=1, bint pattern=False):
-    """Return (q, h, q'Cq) with q = X[rows] @ p and h = X[rows].T @ (c * q): the fused
-    pass of the CGLS iterations (csr.pxd normal_matvec); lengths are the caller's."""
-    cdef int T = n_threads if n_threads > 0 else 1
-    cdef int64_t n = rows.shape[0], nw = n_features + (1 if bias > 0 else 0)
-    cdef double* scratch = <double*>malloc(T * nw * sizeof(double)) if T > 1 else NULL
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, scratch)
-    q_arr = np.zeros(max(n, 1))
-    u_arr = np.zeros(max(n, 1))
-    h_arr = np.empty(nw)
-    cdef double[::1] q = q_arr, u = u_arr, h = h_arr
-    cdef double qcq
-    if pattern:
-        X.unit = all_unit(&X)
-    try:
-        with nogil:
-            qcq = normal_matvec(&X, &rows[0] if n else NULL, n, &p[0], &c[0] if n else NULL,
-                                &q[0], &u[0], &h[0])
-    finally:
-        free(scratch)
-    return q_arr[:n], h_arr, qcq
 
 
 def binary_targets(const double[::1] y, double positive):

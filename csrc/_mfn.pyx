@@ -33,8 +33,8 @@
 #      With q = (1/lam) sum_{zone 2} c_j kappa t_j x_j it is the shifted least-squares problem
 #      of eq. 23 in beta~ = beta - q, solved by CGLS seeded at beta - q (residual z = t tm - v
 #      on zone 1, weights a c_j), then beta_bar = beta~ + q.  Binary terms use the shared
-#      cgls.pxd; ordinal terms (eq. 26) the CGLS below (ord_cgls) over the operator
-#      (w, b) -> x_k . w - b_s.  Heuristic 1: at most 10 CGLS iterations in the first step
+#      cgls.pxd over the CSR rows of zone 1; ordinal terms (eq. 26) the same CGLS over the
+#      operator (w, b) -> x_k . w - b_s (ordinal_operator below).  Heuristic 1: at most 10 CGLS iterations in the first step
 #      of a cold start.
 #   5. dv = v(beta_bar) - v(beta) = X d with d = beta_bar - beta.  For binary terms CGLS
 #      accumulates d and X d on zone 1 as it steps (cgls.pxd), so one mat-vec over the
@@ -73,8 +73,11 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport (CSR, make_csr, all_unit, check_rows, matvec, rmatvec, col_sq_sums,
-                 sq_norm_row, dot, axpy_row_sq, linsvm_max_threads)
-from cgls cimport cgls, residual
+                 sq_norm_row, dot, axpy_row_sq)
+from cgls cimport Operator, csr_operator, cgls, residual
+from mfn_shared cimport (KNEE_HI, KNEE_LO, Breakpoint, Loss, Terms, make_loss, zone, loss_value,
+                         loss_slope, mismatch_term, term_at, term_out, exact_line_search,
+                         check_codes, _loss_from, dual_kkt, entry_threads, entry_csr)
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 # Status codes returned to Python.
@@ -83,42 +86,6 @@ cdef enum:
     MAX_ITER = 1
     NO_DESCENT = 2
     GRADIENT = 3                   # stopped by the gradient test (Params.gstop)
-
-cdef double ACTIVE_TOL = 1e-8      # Appendix A, footnote 17
-
-# Knee of a breakpoint (stored in the low bit of Breakpoint.k).
-cdef enum:
-    KNEE_HI = 0
-    KNEE_LO = 1
-
-ctypedef struct Breakpoint:
-    double delta
-    int64_t k                      # 2 * term + knee
-
-
-ctypedef struct Loss:
-    double a                       # curvature of zone 1 (per unit cost)
-    double tm                      # target margin of zone 1
-    double hi                      # zone 0 for o >= hi (+inf: none)
-    double lo                      # zone 2 for o <= lo (-inf: none)
-    double kappa                   # slope of zone 2: a (tm - lo), 0 without zone 2
-    double lin0                    # value of zone 2 at o = lo: a/2 (tm - lo)^2
-    double knee_tol                # zone tolerance of the consistency test
-
-
-ctypedef struct Terms:
-    # The terms of f, seen through the per-example margins (see the block comment).
-    int64_t m                      # examples
-    int64_t nb                     # thresholds; 0 for binary terms
-    int64_t per                    # terms per example: max(nb, 1)
-    const double* t                # binary: label of each example
-    const int32_t* code            # ordinal: rank code 0..nb of each example
-    const double* c                # cost of each example
-    double* y                      # y_k = x_k . w
-    double* dy                     # x_k . d_w (line search, consistency test)
-    const double* b                # ordinal: thresholds (inside beta)
-    const double* db               # ordinal: their step
-
 
 ctypedef struct Work:
     # per example (m)
@@ -134,8 +101,6 @@ ctypedef struct Work:
     double* U                      # ordinal CGLS scratch: summed term weights per example
     double* ytry                   # margins at the line search's point, before accepting it
     double* xd                     # binary: X d on the zone-1 rows, as CGLS accumulated it
-    double* tt                     # binary: CGLS target t tm on zone 1 (cgls.pxd reads it
-                                   # only without z; kept for its signature)
     # per term (m * per)
     double* z                      # CGLS residual t tm - v on zone 1
     double* cc                     # CGLS weight a c on zone 1
@@ -175,116 +140,6 @@ ctypedef struct Params:
     double g0sq                    # ||grad f(0)||^2 if known at entry (a warm start), else -1
     int max_iter
     int cg_max_iter
-
-
-cdef Loss make_loss(double a, double tm, double hi, double lo) noexcept nogil:
-    """The loss (a, tm, hi, lo), C^1 by construction: kappa = a (tm - lo) from the same
-    rounded numbers, so the slope does not jump at lo (a jump down would make l non-convex
-    and break the line search; the smoothed hinge uses tau = 2^-k, for which 1 +- tau,
-    tm - lo = 2 tau, a = 1/(2 tau) and kappa = 1 are all exact).  The zone test of the
-    consistency check tolerates 1e-8 (Appendix A, footnote 17), or a thousandth of
-    zone 1's width if that is smaller."""
-    cdef Loss L
-    L.a = a
-    L.tm = tm
-    L.hi = hi
-    L.lo = lo
-    if lo > -INFINITY:
-        L.kappa = a * (tm - lo)
-        L.lin0 = 0.5 * a * (tm - lo) * (tm - lo)
-    else:
-        L.kappa = 0.0
-        L.lin0 = 0.0
-    L.knee_tol = min(ACTIVE_TOL, 1e-3 * (hi - lo))
-    return L
-
-
-# ------------------------------------------------------------------ the loss
-
-cdef inline int zone(const Loss* L, double o) noexcept nogil:
-    """Zone of margin o: 0 (o >= hi), 2 (o <= lo) or 1 (between)."""
-    if o >= L.hi:
-        return 0
-    if o <= L.lo:
-        return 2
-    return 1
-
-
-cdef inline double loss_value(const Loss* L, double o) noexcept nogil:
-    """l(o) per unit cost."""
-    cdef int zn = zone(L, o)
-    if zn == 0:
-        return 0.0
-    if zn == 1:
-        return 0.5 * L.a * (L.tm - o) * (L.tm - o)
-    return L.kappa * (L.lo - o) + L.lin0
-
-
-cdef inline double loss_slope(const Loss* L, double o) noexcept nogil:
-    """l'(o) per unit cost."""
-    cdef int zn = zone(L, o)
-    if zn == 0:
-        return 0.0
-    if zn == 1:
-        return -L.a * (L.tm - o)
-    return -L.kappa
-
-
-cdef inline double zone_slope(const Loss* L, int zn, double o) noexcept nogil:
-    """Slope at o of the piece of zone zn extended beyond its zone (the Newton model's l')."""
-    if zn == 0:
-        return 0.0
-    if zn == 1:
-        return -L.a * (L.tm - o)
-    return -L.kappa
-
-
-cdef inline double mismatch_term(const Loss* L, int zn, double o) noexcept nogil:
-    """|l'(o) - l'_zn(o)| for a term assumed in zone zn, now at margin o; 0 when o is
-    in zone zn or within L.knee_tol of it.  (Written so that for the L2 loss it is
-    the same arithmetic as the original test, o - 1 or 1 - o.)"""
-    if zn == 1:
-        if o > L.hi + L.knee_tol:
-            return L.a * (o - L.tm)
-        if o < L.lo - L.knee_tol:
-            return L.a * (L.lo - o)
-        return 0.0
-    if zn == 0:
-        if o < L.hi - L.knee_tol:
-            if o > L.lo:
-                return L.a * (L.tm - o)
-            return L.kappa
-        return 0.0
-    if o > L.lo + L.knee_tol:
-        if o < L.hi:
-            return L.a * (o - L.lo)
-        return L.kappa
-    return 0.0
-
-
-# ------------------------------------------------------------------ terms
-
-cdef inline void term_at(const Terms* T, int64_t k, int64_t s, double* v, double* dv,
-                         double* t) noexcept nogil:
-    """Output v, its step dv and orientation t of term (k, s) (s = 0 for binary terms)."""
-    if T.nb == 0:
-        v[0] = T.y[k]
-        dv[0] = T.dy[k]
-        t[0] = T.t[k]
-    else:
-        v[0] = T.y[k] - T.b[s]
-        dv[0] = T.dy[k] - T.db[s]
-        t[0] = 1.0 if T.code[k] > s else -1.0
-
-
-cdef inline void term_out(const Terms* T, int64_t k, int64_t s, double* v, double* t) noexcept nogil:
-    """Output v and orientation t of term (k, s) at beta (no step)."""
-    if T.nb == 0:
-        v[0] = T.y[k]
-        t[0] = T.t[k]
-    else:
-        v[0] = T.y[k] - T.b[s]
-        t[0] = 1.0 if T.code[k] > s else -1.0
 
 
 cdef double primal(const Loss* L, double lam, const double* beta, int64_t nbeta,
@@ -337,201 +192,7 @@ cdef void zone_counts(const Loss* L, const Terms* T, int64_t* counts) noexcept n
             counts[zone(L, t * v)] += 1
 
 
-# ------------------------------------------------------------------ exact line search
-
-cdef inline void _cross(const Loss* L, const Terms* T, const Breakpoint* bp, int64_t a, int64_t b,
-                        double* ls, double* rs) noexcept nogil:
-    """Add to l, r the change of phi''s line from crossing the breakpoints bp[a:b] (eq. 18).
-
-    At a hi knee a term leaves (rising margin) or enters (falling) zone 1; at a lo knee it
-    passes between zones 1 and 2, trading its linear term -c kappa t dv for the quadratic
-    one.  Each update depends only on its own term, so crossings commute.
-    """
-    cdef int64_t j, k, s, term
-    cdef double v, dv, t, e, g, sg
-    for j in range(a, b):
-        term = bp[j].k >> 1
-        if T.nb == 0:
-            k = term
-            s = 0
-        else:
-            k = term // T.nb
-            s = term - k * T.nb
-        term_at(T, k, s, &v, &dv, &t)
-        e = L.a * T.c[k]
-        if (bp[j].k & 1) == KNEE_HI:
-            sg = -e if t * dv > 0.0 else e
-            ls[0] += sg * (v - t * L.tm) * dv
-            rs[0] += sg * (v - t * L.tm + dv) * dv
-        else:
-            g = T.c[k] * L.kappa * t * dv
-            if t * dv > 0.0:             # zone 2 -> 1
-                ls[0] += g + e * (v - t * L.tm) * dv
-                rs[0] += g + e * (v - t * L.tm + dv) * dv
-            else:                        # zone 1 -> 2
-                ls[0] -= g + e * (v - t * L.tm) * dv
-                rs[0] -= g + e * (v - t * L.tm + dv) * dv
-
-
-cdef inline void _add_bp(Breakpoint* bp, int64_t* n_near, int64_t* n_far, int64_t cap,
-                         double delta, int64_t term, int knee) noexcept nogil:
-    """Store a breakpoint: those before delta = 1 from the front of bp, the others from
-    the back (bp holds cap entries)."""
-    cdef int64_t j
-    if delta < 1.0:
-        j = n_near[0]
-        n_near[0] += 1
-    else:
-        n_far[0] += 1
-        j = cap - n_far[0]
-    bp[j].delta = delta
-    bp[j].k = 2 * term + knee
-
-
-cdef inline void _collect_binary_nolo(const Loss* L, const Terms* T, Breakpoint* bp,
-                                     int64_t* n_near, int64_t* n_far, int64_t cap,
-                                     double* ls, double* rs, double* slope1) noexcept nogil:
-    """exact_line_search's pass over the terms for binary terms of a loss without a
-    linear zone (L2, least squares), in margins o = t v and their rates t dv: as t = +-1,
-    each term's contribution equals the general pass's exactly ((v - t tm) dv =
-    (o - tm) rate); only the order of summation differs.  Adds the ends of phi''s
-    first piece and phi'(1), and stores the breakpoints where a margin crosses hi."""
-    cdef int64_t k
-    cdef double o, rate, o1, e, d0, a = L.a, tm = L.tm, hi = L.hi
-    cdef double l = 0.0, r = 0.0, s1 = 0.0
-    cdef int has_hi = hi < INFINITY
-    for k in range(T.m):
-        o = T.t[k] * T.y[k]
-        rate = T.t[k] * T.dy[k]
-        o1 = o + rate
-        if o1 < hi:
-            s1 += T.c[k] * (-a * (tm - o1)) * rate
-        if o < hi:                             # zone 1
-            e = a * T.c[k]
-            d0 = (o - tm) * rate
-            l += e * d0
-            r += e * (o - tm + rate) * rate
-            if rate > 0.0 and has_hi:          # leaves zone 1 upwards
-                _add_bp(bp, n_near, n_far, cap, (hi - o) / rate, k, KNEE_HI)
-        elif rate < 0.0:                       # enters zone 1
-            _add_bp(bp, n_near, n_far, cap, (hi - o) / rate, k, KNEE_HI)
-    ls[0] += l
-    rs[0] += r
-    slope1[0] += s1
-
-
-cdef double exact_line_search(const Loss* L, double lam, const double* beta, const double* d,
-                        int64_t nbeta, const Terms* T, Breakpoint* bp, int64_t cap) noexcept nogil:
-    """Minimize phi(delta) = f(beta + delta d) over delta >= 0 (Sections 4.4, 6, 7).
-
-    Works on the term outputs v and their steps dv (from T: y, dy and, for ordinal
-    terms, the thresholds b and their step db = d[nw:]), dv computed once per
-    Newton step from d itself, not as v(beta_bar) - v(beta): at tight tolerances
-    that difference of O(1) numbers loses the digits the slope lives in.
-    phi' is continuous, increasing and piecewise linear.  On each piece, l and r
-    are the values its line takes at delta = 0 and delta = 1 (eq. 16-17); a term
-    crossing a knee at delta_j = (t_j knee - v_j) / dv_j changes them (eq. 18,
-    _cross).  A term has at most two breakpoints on the ray (hi and lo, in the
-    order its margin meets them).  The paper sorts the breakpoints and walks them
-    from the left; since only the piece holding the root matters, this finds it
-    by selection instead (expected O(#breakpoints), no sort): split the
-    breakpoints around a pivot, cross those left of it, and keep the side where
-    phi' changes sign.  The answer is the walk's.  The same pass also takes
-    phi'(1) directly (a Newton step is mostly taken whole or cut short): when it
-    is >= 0 the root lies in [0, 1] and only the breakpoints before 1 enter the
-    selection; otherwise those are crossed at once and the selection runs over
-    the rest.  bp has room for cap breakpoints (at most 2 per term, 1 when the
-    loss has one knee).  Returns delta* (0 if d is not a descent direction).
-    """
-    cdef int64_t k, s, j, a, b, lt, gt, i, term, n_near = 0, n_far = 0
-    cdef double ls = 0.0, rs = 0.0, pivot, d0, d1, d2, l2, r2, v, dv, t, e, g, rate
-    cdef double slope1
-    cdef int zn
-    cdef int has_hi = L.hi < INFINITY
-    cdef int has_lo = L.lo > -INFINITY
-    cdef Breakpoint tmp
-    for j in range(nbeta):
-        ls += beta[j] * d[j]
-        rs += (beta[j] + d[j]) * d[j]
-    ls *= lam
-    rs *= lam
-    slope1 = rs
-    if T.nb == 0 and not has_lo:              # binary terms, no zone 2 (L2, least squares)
-        _collect_binary_nolo(L, T, bp, &n_near, &n_far, cap, &ls, &rs, &slope1)
-    else:
-        for k in range(T.m):
-            for s in range(T.per):
-                term_at(T, k, s, &v, &dv, &t)
-                term = k * T.per + s
-                zn = zone(L, t * v)
-                rate = t * dv
-                slope1 += T.c[k] * loss_slope(L, t * (v + dv)) * rate
-                if zn == 1:
-                    e = L.a * T.c[k]
-                    ls += e * (v - t * L.tm) * dv
-                    rs += e * (v - t * L.tm + dv) * dv
-                    if rate > 0.0:
-                        if has_hi:                # leaves zone 1 upwards
-                            _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
-                    elif rate < 0.0 and has_lo:   # falls into zone 2
-                        _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
-                elif zn == 0:
-                    if rate < 0.0:                # enters zone 1 (then maybe zone 2)
-                        _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
-                        if has_lo:
-                            _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
-                else:
-                    g = T.c[k] * L.kappa * t * dv
-                    ls -= g
-                    rs -= g
-                    if rate > 0.0:                # rises into zone 1 (then maybe zone 0)
-                        _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
-                        if has_hi:
-                            _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
-    if ls >= 0.0:
-        return 0.0
-    if slope1 >= 0.0:                        # the root is in [0, 1]
-        a = 0
-        b = n_near
-    else:                                    # beyond 1: cross everything before it
-        _cross(L, T, bp, 0, n_near, &ls, &rs)
-        a = cap - n_far
-        b = cap
-    while a < b:
-        # pivot: median of three; 3-way partition of bp[a:b] into < pivot, == pivot, > pivot
-        d0 = bp[a].delta
-        d1 = bp[a + (b - a) // 2].delta
-        d2 = bp[b - 1].delta
-        pivot = max(min(d0, d1), min(max(d0, d1), d2))
-        lt = a
-        i = a
-        gt = b
-        while i < gt:
-            if bp[i].delta < pivot:
-                tmp = bp[i]; bp[i] = bp[lt]; bp[lt] = tmp
-                lt += 1
-                i += 1
-            elif bp[i].delta > pivot:
-                gt -= 1
-                tmp = bp[i]; bp[i] = bp[gt]; bp[gt] = tmp
-            else:
-                i += 1
-        l2 = ls
-        r2 = rs
-        _cross(L, T, bp, a, lt, &l2, &r2)
-        if l2 + pivot * (r2 - l2) >= 0.0:    # phi'(pivot) >= 0: the root is left of the pivot
-            b = lt
-        else:                                # right of it: cross everything up to the pivot
-            ls = l2
-            rs = r2
-            _cross(L, T, bp, lt, gt, &ls, &rs)
-            a = gt
-    if rs - ls <= 0.0:
-        return 0.0
-    return -ls / (rs - ls)
-
-
-# ------------------------------------------------------------------ ordinal CGLS (eq. 26)
+# ------------------------------------------------------------------ ordinal operator (eq. 26)
 
 ctypedef struct OrdAct:
     # The zone-1 terms of an ordinal problem, grouped by example.
@@ -542,98 +203,53 @@ ctypedef struct OrdAct:
     int64_t n_terms
     int64_t nw                     # weights before the thresholds in beta
     int64_t nb
+    double* xw                     # scratch: x_k . p_w per active example (n_ex)
+    double* U                      # scratch: summed term weights per active example (n_ex)
 
 
-cdef inline void ord_apply(const CSR* X, const OrdAct* A, const double* p, double* xw,
-                           double* out) noexcept nogil:
+cdef void ord_apply(const Operator* A, const double* p, double* out) noexcept nogil:
     """out_j = x_k . p_w - p_b[s]  for the active terms j = (k, s): one mat-vec over the
     active examples, whatever their number of terms."""
+    cdef const OrdAct* O = <const OrdAct*>A.ctx
     cdef int64_t e, j
-    matvec(X, A.rows, A.n_ex, p, xw)
-    for e in range(A.n_ex):
-        for j in range(A.ptr[e], A.ptr[e + 1]):
-            out[j] = xw[e] - p[A.nw + A.s[j]]
+    matvec(A.X, O.rows, O.n_ex, p, O.xw)
+    for e in range(O.n_ex):
+        for j in range(O.ptr[e], O.ptr[e + 1]):
+            out[j] = O.xw[e] - p[O.nw + O.s[j]]
 
 
-cdef inline void ord_apply_t(const CSR* X, const OrdAct* A, const double* u, double* U,
-                             double* out) noexcept nogil:
+cdef void ord_apply_t(const Operator* A, const double* u, double* out) noexcept nogil:
     """out = A' u: out_w = sum_k (sum_{j of k} u_j) x_k (one scatter), out_b[s] = -sum_{j: s_j = s} u_j."""
+    cdef const OrdAct* O = <const OrdAct*>A.ctx
     cdef int64_t e, j
     cdef double acc
-    for e in range(A.n_ex):
+    for e in range(O.n_ex):
         acc = 0.0
-        for j in range(A.ptr[e], A.ptr[e + 1]):
+        for j in range(O.ptr[e], O.ptr[e + 1]):
             acc += u[j]
-        U[e] = acc
-    rmatvec(X, A.rows, A.n_ex, U, out)
-    memset(out + A.nw, 0, A.nb * sizeof(double))
-    for j in range(A.n_terms):
-        out[A.nw + A.s[j]] -= u[j]
+        O.U[e] = acc
+    rmatvec(A.X, O.rows, O.n_ex, O.U, out)
+    memset(out + O.nw, 0, O.nb * sizeof(double))
+    for j in range(O.n_terms):
+        out[O.nw + O.s[j]] -= u[j]
 
 
-cdef int ord_cgls(const CSR* X, const OrdAct* A, const double* cc, double lam, double* beta,
-                  int64_t nbeta, double* z, double* q, double* u, double* xw, double* U,
-                  double* r, double* p, double* s, const double* minv, double eps, double eta,
-                  int max_iter, int* optimal, Stop* stop) noexcept nogil:
-    """CGLS for eq. 26: min lam/2 ||beta||^2 + 1/2 sum_j cc_j (A beta - tt)_j^2, A the
-    ordinal operator of OrdAct, from beta (in/out); z holds tt - A beta on entry and
-    the final residual on exit.  The same iteration, preconditioning (minv, or NULL),
-    eq. 13 stopping rule and forcing term as cgls.pxd (see its block comment); only the
-    operator differs: (w, b) -> x_k . w - b_s, applied in O(nnz of the active examples
-    + number of active terms).  Returns the iterations; *optimal is set if eq. 13 holds.
-    Each iteration polls stop (as cgls.pxd does).
-    """
-    cdef int64_t j, n = A.n_terms
-    cdef int it = 0
-    cdef double rho, rho_old, qcq, zcz, gamma, rr, forcing
-    for j in range(n):
-        u[j] = cc[j] * z[j]
-    ord_apply_t(X, A, u, U, r)                  # r = A'Cz - lam beta: the negative gradient
-    for j in range(nbeta):
-        r[j] -= lam * beta[j]
-    if minv != NULL:
-        for j in range(nbeta):
-            s[j] = minv[j] * r[j]
-    else:
-        s = r
-    memcpy(p, s, nbeta * sizeof(double))
-    rho = dot(r, s, nbeta)
-    rr = dot(r, r, nbeta)
-    forcing = eta * eta * rr
-    optimal[0] = 1 if rr == 0.0 else 0
-    while not optimal[0] and it < max_iter:
-        if stop_poll(stop, A.n_ex * stop.per_row + n + nbeta):
-            break
-        it += 1
-        ord_apply(X, A, p, xw, q)               # q = A p
-        qcq = 0.0
-        for j in range(n):
-            qcq += cc[j] * q[j] * q[j]
-        gamma = rho / (qcq + lam * dot(p, p, nbeta))
-        for j in range(nbeta):
-            beta[j] += gamma * p[j]
-        zcz = 0.0
-        for j in range(n):
-            z[j] -= gamma * q[j]
-            u[j] = cc[j] * z[j]
-            zcz += u[j] * z[j]
-        ord_apply_t(X, A, u, U, r)
-        for j in range(nbeta):
-            r[j] -= lam * beta[j]
-        rr = dot(r, r, nbeta)
-        if rr <= eps * eps * zcz:               # eq. 13
-            optimal[0] = 1
-            break
-        if rr <= forcing:
-            break
-        if minv != NULL:
-            for j in range(nbeta):
-                s[j] = minv[j] * r[j]
-        rho_old = rho
-        rho = dot(r, s, nbeta)
-        for j in range(nbeta):
-            p[j] = s[j] + (rho / rho_old) * p[j]
-    return it
+cdef Operator ordinal_operator(const CSR* X, const OrdAct* O) noexcept nogil:
+    """The operator of eq. 26 on the active terms of O, (w, b) -> x_k . w - b_s, for
+    cgls.pxd: applied in O(nnz of the active examples + number of active terms).  It
+    has no fused pass and no built-in Jacobi diagonal (ordinal_step forms minv)."""
+    cdef Operator A
+    A.n = O.n_terms
+    A.nw = O.nw + O.nb
+    A.poll_rows = O.n_ex
+    A.apply = ord_apply
+    A.apply_t = ord_apply_t
+    A.normal = NULL
+    A.apply_t_sq = NULL
+    A.X = X
+    A.rows = O.rows
+    A.ctx = O
+    return A
 
 
 # ------------------------------------------------------------------ Newton steps (step 3)
@@ -658,6 +274,7 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     cdef double o
     cdef int zn, it, keep, jacobi = precondition
     cdef int64_t n_off = 0
+    cdef Operator A
     for k in range(T.m):
         o = T.t[k] * T.y[k]
         zn = zone(L, o)
@@ -667,7 +284,6 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
         if zn == 1:
             W.act_rows[n_act] = rows[k]
             W.act_pos[n_act] = k
-            W.tt[n_act] = T.t[k] * L.tm
             W.cc[n_act] = L.a * T.c[k]
             W.z[n_act] = T.t[k] * L.tm - T.y[k]
             n_act += 1
@@ -699,9 +315,10 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     # with jacobi, cgls builds minv = 1 / (lam + jw diag(X_1' C X_1)) (and W.diag) itself;
     # it also hands back the step d (W.dsum) and X_1 d (W.xd), and leaves the eq. 13
     # check of the true residual to binary_eq13 (called only when the driver may stop)
-    it = cgls(X, W.act_rows, n_act, W.tt, W.cc, lam, W.beta_bar, W.z, 1, W.q, W.u, W.r, W.p,
-              W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, fused, W.h,
-              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.stop)
+    A = csr_operator(X, W.act_rows, n_act)
+    it = cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
+              W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, fused, W.h,
+              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0)
     if n_lin > 0:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
@@ -728,11 +345,12 @@ cdef int binary_eq13(const CSR* X, Work* W, double lam, double eps, double zcz) 
     CGLS (beta~ = beta_bar - shift), whose own test used the fused recurrence."""
     cdef int64_t j, nw = X.n_weights
     cdef const double* bt = W.beta_bar
+    cdef Operator A = csr_operator(X, W.act_rows, W.n_act)
     if W.n_lin > 0:
         for j in range(nw):
             W.sv[j] = W.beta_bar[j] - W.shift[j]
         bt = W.sv
-    residual(X, W.act_rows, W.n_act, W.cc, W.z, lam, bt, W.u, W.r, NULL)
+    residual(&A, W.cc, W.z, lam, bt, W.u, W.r, NULL)
     return dot(W.r, W.r, nw) <= eps * eps * zcz
 
 
@@ -740,11 +358,13 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
                       double lam, const double* beta, int64_t nbeta, Work* W, double eps,
                       double eta, int cg_cap, int precondition, double jw, int64_t* n_act_out,
                       int* optimal) noexcept nogil:
-    """beta_bar = argmin of eq. 26 (the zone-1 terms at beta kept) by ord_cgls, seeded at
-    beta.  Ordinal losses have no zone 2 (checked by the Python entry)."""
+    """beta_bar = argmin of eq. 26 (the zone-1 terms at beta kept) by cgls.pxd over the
+    ordinal operator, seeded at beta.  Ordinal losses have no zone 2 (checked by the
+    Python entry)."""
     cdef int64_t k, s, j, n_act = 0, n_ex = 0, start, nw = X.n_weights
     cdef double v, t, w_sum
-    cdef OrdAct A
+    cdef OrdAct O
+    cdef Operator A
     for k in range(T.m):
         start = n_act
         for s in range(T.nb):
@@ -759,13 +379,16 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
             W.ex_ptr[n_ex] = start
             n_ex += 1
     W.ex_ptr[n_ex] = n_act
-    A.rows = W.act_rows
-    A.ptr = W.ex_ptr
-    A.s = W.act_s
-    A.n_ex = n_ex
-    A.n_terms = n_act
-    A.nw = nw
-    A.nb = T.nb
+    O.rows = W.act_rows
+    O.ptr = W.ex_ptr
+    O.s = W.act_s
+    O.n_ex = n_ex
+    O.n_terms = n_act
+    O.nw = nw
+    O.nb = T.nb
+    O.xw = W.xw
+    O.U = W.U
+    A = ordinal_operator(X, &O)
     memcpy(W.beta_bar, beta, nbeta * sizeof(double))
     if precondition:                              # minv = 1 / (lam + jw diag(A' C A))
         for k in range(n_ex):
@@ -780,8 +403,8 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
         for j in range(nbeta):
             W.minv[j] = 1.0 / (lam + jw * W.minv[j])
     n_act_out[0] = n_act
-    return ord_cgls(X, &A, W.cc, lam, W.beta_bar, nbeta, W.z, W.q, W.u, W.xw, W.U, W.r, W.p,
-                    W.sv, W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop)
+    return cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
+                W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop)
 
 
 # ------------------------------------------------------------------ the Newton driver
@@ -948,30 +571,6 @@ cdef double grad_at_zero_sq(const CSR* X, const int64_t* rows, const Terms* T, c
     return dot(g, g, X.n_weights)
 
 
-cdef int _n_threads(int n_threads):
-    return linsvm_max_threads() if n_threads <= 0 else n_threads
-
-
-cdef Loss _loss_from(object loss) except *:
-    """Check and convert loss = (a, tm, hi, lo)."""
-    cdef double a, tm, hi, lo
-    a, tm, hi, lo = loss
-    if not (a > 0 and isfinite(a) and isfinite(tm) and hi <= INFINITY and lo < hi
-            and (hi == INFINITY or hi == tm) and lo < tm and lo != INFINITY):
-        raise ValueError(f"invalid loss (a, tm, hi, lo) = {tuple(loss)}")
-    return make_loss(a, tm, hi, lo)
-
-
-cdef int check_codes(const int32_t* codes, int64_t m, int64_t nb) except -1:
-    """Raise ValueError unless every rank code lies in [0, nb] (the ordinal kernels
-    index thresholds by code without bounds checks)."""
-    cdef int64_t k
-    for k in range(m):
-        if codes[k] < 0 or codes[k] > nb:
-            raise ValueError(f"rank codes must lie in [0, {nb}]")
-    return 0
-
-
 cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
                    int64_t n_features, double bias, const int64_t[::1] rows, const double* t,
                    int64_t n_t, const int32_t* codes, int64_t n_codes, int64_t nb,
@@ -987,7 +586,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     cdef int64_t nw = n_features + (1 if bias > 0 else 0)
     cdef int64_t per = nb if nb > 0 else 1
     cdef int64_t n_terms = m * per
-    cdef int T_threads = _n_threads(n_threads)
+    cdef int T_threads = entry_threads(n_threads)
     cdef int status, n_iter = 0
     cdef int64_t cg_total = 0
     cdef int64_t counts[3]
@@ -1013,14 +612,14 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     cdef int64_t n_trace = max(max_iter, 1), n_bp = 2 * max(nbp, 1)
     cdef int64_t n_scratch = T_threads * nw if T_threads > 1 else 1
     y_arr = np.empty(m, dtype=np.float64)
-    fbuf = np.empty(6 * me + 4 * mt + max(m, 1) + 9 * mw + n_bp + n_trace + n_scratch,
+    fbuf = np.empty(5 * me + 4 * mt + max(m, 1) + 9 * mw + n_bp + n_trace + n_scratch,
                     dtype=np.float64)
     # act_rows, act_pos, lin_rows, off_rows, off_pos, ex_ptr, in1, chg, act_s
     ibuf = np.empty(8 * me + (mt + 1) // 2, dtype=np.int64)
     cdef double* yv = <double*>cnp.PyArray_DATA(y_arr)
     cdef int64_t* ib = <int64_t*>cnp.PyArray_DATA(ibuf)
-    cdef double* EX = <double*>cnp.PyArray_DATA(fbuf)   # lin_u, xw, U, tt, ytry, xd: 6 x (m + 1)
-    cdef double* TM = EX + 6 * me               # z, cc, q, u: 4 x n_terms
+    cdef double* EX = <double*>cnp.PyArray_DATA(fbuf)   # lin_u, xw, U, ytry, xd: 5 x (m + 1)
+    cdef double* TM = EX + 5 * me               # z, cc, q, u: 4 x n_terms
     cdef double* dyp = TM + 4 * mt
     cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, h, dsum, diag
     cdef double* bpp = WV + 9 * mw              # Breakpoint structs, 16 bytes each
@@ -1054,9 +653,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     W.lin_u = EX
     W.xw = EX + me
     W.U = EX + 2 * me
-    W.tt = EX + 3 * me
-    W.ytry = EX + 4 * me
-    W.xd = EX + 5 * me
+    W.ytry = EX + 3 * me
+    W.xd = EX + 4 * me
     W.act_rows = &ib[0]
     W.act_pos = &ib[me]
     W.lin_rows = &ib[2 * me]
@@ -1126,14 +724,13 @@ def request_stop():
     stop_request()
 
 
-def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                 int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-                 const double[::1] c, double lam, double[::1] beta, loss, double eps=1e-6,
-                 bint warm=False, bint heuristic1=True, bint heuristic2=True,
-                 bint precondition=True, double eta=0.0, int max_iter=50,
-                 int cg_max_iter=5000, int n_threads=0, object callback=None,
-                 bint fused=False, bint pattern=True, bint kkt=False, bint diag_update=True,
-                 double jacobi_weight=1.0, double gstop=0.0):
+def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
+                 const double[::1] data, int64_t n_features, double bias,
+                 const int64_t[::1] rows, const double[::1] t, const double[::1] c, double lam,
+                 double[::1] beta, loss, double eps, bint warm, bint heuristic1, bint heuristic2,
+                 bint precondition, double eta, int max_iter, int cg_max_iter, int n_threads,
+                 object callback, bint fused, bint pattern, bint kkt, bint diag_update,
+                 double jacobi_weight, double gstop):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
@@ -1157,13 +754,12 @@ def newton_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const do
                   fused, pattern, kkt, diag_update, jacobi_weight, gstop)
 
 
-def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                  int64_t n_features, double bias, const int64_t[::1] rows,
-                  const int32_t[::1] codes, int64_t n_thresholds, const double[::1] c,
-                  double lam, double[::1] beta, double eps=1e-6, bint warm=False,
-                  bint heuristic1=True, bint heuristic2=True, bint precondition=True,
-                  double eta=0.0, int max_iter=50, int cg_max_iter=5000, int n_threads=0,
-                  object callback=None, double jacobi_weight=1.0):
+def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
+                  const double[::1] data, int64_t n_features, double bias,
+                  const int64_t[::1] rows, const int32_t[::1] codes, int64_t n_thresholds,
+                  const double[::1] c, double lam, double[::1] beta, double eps, bint warm,
+                  bint heuristic1, bint heuristic2, bint precondition, double eta, int max_iter,
+                  int cg_max_iter, int n_threads, object callback, double jacobi_weight):
     """Minimize eq. 25 with costs, lam/2 ||beta||^2 + 1/2 sum_{k,s} c_k max(0, 1 - t_ks (y_k - b_s))^2,
     beta = (w, b_1..b_nb) updated in place, codes in [0, nb] (Section 7).  Returns the
     dict of newton_solve; y = X[rows] w (without thresholds); n_active counts violating
@@ -1177,41 +773,24 @@ def ordinal_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const d
                   False, True, jacobi_weight)
 
 
-def mfn_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-              int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-              const double[::1] c, double lam, double[::1] beta, double eps=1e-6,
-              bint warm=False, bint heuristic1=True, bint heuristic2=True,
-              bint precondition=True, double eta=0.0, int max_iter=50,
-              int cg_max_iter=5000, int n_threads=0, object callback=None,
-              double jacobi_weight=1.0):
-    """Solve the paper's eq. 2 by L2-SVM-MFN, updating `beta` in place: newton_solve with
-    the L2 loss (a, tm, hi, lo) = (1, 1, 1, -inf).  Same returns."""
-    return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
-                  t.shape[0], NULL, 0, 0, c, lam, beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps,
-                  warm, heuristic1, heuristic2, precondition, eta, max_iter, cg_max_iter,
-                  n_threads, callback, False, True, False, True, jacobi_weight)
-
-
-def gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
              int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-             const double[::1] c, double lam, const double[::1] beta, loss, int n_threads=0):
+             const double[::1] c, double lam, const double[::1] beta, loss, int n_threads):
     """Return (f, grad, dl, y) for the binary objective of newton_solve at beta:
     f = lam/2 ||beta||^2 + sum_k c_k l(o_k), its gradient lam beta + sum_k c_k l'(o_k) t_k x_k,
     dl_k = l'(o_k) per unit cost, and y = X[rows] beta (o_k = t_k y_k)."""
     cdef Loss L = _loss_from(loss)
     cdef int64_t m = rows.shape[0], nw = beta.shape[0], k
-    cdef int T = _n_threads(n_threads)
     cdef double lsum = 0.0
+    cdef CSR X
     if nw != n_features + (1 if bias > 0 else 0) or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
-    check_rows(rows, indptr.shape[0] - 1)
-    scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
+    scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
     g_arr = np.zeros(nw, dtype=np.float64)
     dl_arr = np.zeros(m, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)
     y_arr = np.zeros(m, dtype=np.float64)
-    cdef double[::1] sv = scratch_arr, g = g_arr, dl = dl_arr, u = u_arr, y = y_arr
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
+    cdef double[::1] g = g_arr, dl = dl_arr, u = u_arr, y = y_arr
     with nogil:
         if m > 0:
             matvec(&X, &rows[0], m, &beta[0], &y[0])
@@ -1226,27 +805,25 @@ def gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double
     return f, g_arr, dl_arr, y_arr
 
 
-def ordinal_gradient(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                     int64_t n_features, double bias, const int64_t[::1] rows,
-                     const int32_t[::1] codes, int64_t n_thresholds, const double[::1] c,
-                     double lam, const double[::1] beta, int n_threads=0):
+def ordinal_gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices,
+                     const double[::1] data, int64_t n_features, double bias,
+                     const int64_t[::1] rows, const int32_t[::1] codes, int64_t n_thresholds,
+                     const double[::1] c, double lam, const double[::1] beta, int n_threads):
     """Return (f, grad, y) for eq. 25 with costs at beta = (w, b): f, its gradient with
     respect to (w, b), and y = X[rows] w."""
     cdef Loss L = make_loss(1.0, 1.0, 1.0, -INFINITY)
     cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k, s
     cdef int64_t nw = n_features + (1 if bias > 0 else 0), nb = n_thresholds
-    cdef int T = _n_threads(n_threads)
     cdef double lsum = 0.0, v, tk, sl, acc
+    cdef CSR X
     if nb < 1 or nbeta != nw + nb or codes.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
-    check_rows(rows, indptr.shape[0] - 1)
+    scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
     check_codes(&codes[0] if m else NULL, m, nb)
-    scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
     g_arr = np.zeros(nbeta, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)
     y_arr = np.zeros(m, dtype=np.float64)
-    cdef double[::1] sv = scratch_arr, g = g_arr, u = u_arr, y = y_arr
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
+    cdef double[::1] g = g_arr, u = u_arr, y = y_arr
     with nogil:
         if m > 0:
             matvec(&X, &rows[0], m, &beta[0], &y[0])
@@ -1267,10 +844,10 @@ def ordinal_gradient(const int64_t[::1] indptr, const int32_t[::1] indices, cons
     return f, g_arr, y_arr
 
 
-def hinge_certificate(const int64_t[::1] indptr, const int32_t[::1] indices,
+def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                       const double[::1] data, int64_t n_features, double bias,
-                      const int64_t[::1] rows, const double[::1] t, const double[::1] c, double C,
-                      const double[::1] beta, double tau, int n_threads=0):
+                      const int64_t[::1] rows, const double[::1] t, const double[::1] c,
+                      double C, const double[::1] beta, double tau, int n_threads):
     """Duality-gap certificate of beta for F(w) = 1/2||w||^2 + C sum c_k max(0, xi_k),
     xi_k = 1 - t_k x_k . beta, from the dual point alpha_k = C c_k H_tau'(xi_k) with
     H_tau'(xi) = clip((xi + tau) / (2 tau), 0, 1), feasible for the hinge dual
@@ -1280,19 +857,17 @@ def hinge_certificate(const int64_t[::1] indptr, const int32_t[::1] indices,
     and F - D = gap_grad + gap_smooth exactly (beta . w_alpha = sum alpha_k t_k y_k).
     Returns (F, D, gap_grad, gap_smooth, n_quad = #{|xi_k| < tau}, y = X beta)."""
     cdef int64_t m = rows.shape[0], nw = beta.shape[0], k, n_quad = 0
-    cdef int T = _n_threads(n_threads)
     cdef double hinge = 0.0, smooth = 0.0, asum = 0.0, xi, al, h
+    cdef CSR X
     if nw != n_features + (1 if bias > 0 else 0) or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
     if not (tau > 0 and C > 0):
         raise ValueError("tau and C must be > 0")
-    check_rows(rows, indptr.shape[0] - 1)
-    scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
+    scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
     y_arr = np.zeros(m, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)
     wa_arr = np.zeros(nw, dtype=np.float64)
-    cdef double[::1] sv = scratch_arr, y = y_arr, u = u_arr, wa = wa_arr
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
+    cdef double[::1] y = y_arr, u = u_arr, wa = wa_arr
     with nogil:
         if m > 0:
             matvec(&X, &rows[0], m, &beta[0], &y[0])
@@ -1311,162 +886,3 @@ def hinge_certificate(const int64_t[::1] indptr, const int32_t[::1] indices,
     F = 0.5 * float(np.dot(beta, beta)) + C * hinge
     D = asum - 0.5 * float(wa_arr @ wa_arr)
     return F, D, 0.5 * float(resid @ resid), max(smooth, 0.0), int(n_quad), y_arr
-
-
-cdef double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const double* t,
-                     const double* c, double lam, const double* y, double* at, double* yhat,
-                     double* bh) noexcept nogil:
-    """The maximum dual KKT violation of Section 4.7 (see mfn_dual_kkt); at, yhat (m)
-    and bh (n_weights) are scratch."""
-    cdef int64_t k
-    cdef double viol = 0.0, g, alpha
-    for k in range(m):
-        at[k] = 0.0
-        if t[k] * y[k] < 1.0 and c[k] > 0.0:
-            at[k] = -c[k] * (y[k] - t[k]) / lam          # alpha_k t_k
-    rmatvec(X, rows, m, at, bh)
-    matvec(X, rows, m, bh, yhat)
-    for k in range(m):
-        if c[k] <= 0.0:
-            continue
-        alpha = at[k] * t[k]
-        if alpha > 0.0:
-            g = t[k] * yhat[k] + lam * alpha / c[k] - 1.0
-            viol = max(viol, fabs(g))
-        else:
-            g = t[k] * yhat[k] - 1.0
-            viol = max(viol, -g)
-    return viol
-
-
-def mfn_dual_kkt(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                 int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-                 const double[::1] c, double lam, const double[::1] y, int n_threads=0):
-    """Maximum dual KKT violation of the dual solution recovered from y = X beta (Section 4.7).
-
-    alpha_k = -c_k t_k d_k / lam on I(beta), 0 elsewhere;  beta_hat = sum alpha_k t_k x_k;
-    xi_k = lam alpha_k / c_k;  g_k = t_k (x_k . beta_hat) + xi_k - 1;  the violation is
-    max( max_{alpha_k > 0} |g_k|, max_{alpha_k = 0} max(0, -g_k) ).  Examples with c_k = 0
-    carry no constraint and are skipped.
-    """
-    cdef int64_t m = rows.shape[0], k
-    cdef int T = _n_threads(n_threads)
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    if m == 0:
-        return 0.0
-    if t.shape[0] != m or c.shape[0] != m or y.shape[0] != m:
-        raise ValueError("inconsistent lengths")
-    check_rows(rows, indptr.shape[0] - 1)
-    scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
-    cdef double[::1] sv = scratch_arr
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
-    alpha_t = np.zeros(m, dtype=np.float64)
-    yhat_arr = np.empty(m, dtype=np.float64)
-    beta_hat_arr = np.empty(nw, dtype=np.float64)
-    cdef double[::1] at = alpha_t, yhat = yhat_arr, bh = beta_hat_arr
-    cdef double viol
-    with nogil:
-        viol = dual_kkt(&X, &rows[0], m, &t[0], &c[0], lam, &y[0], &at[0], &yhat[0], &bh[0])
-    return viol
-
-
-# ------------------------------------------------------------------ entries for tests
-
-def loss_eval(loss, const double[::1] o):
-    """(l(o), l'(o)) per unit cost, elementwise, from the kernels' own loss functions."""
-    cdef Loss L = _loss_from(loss)
-    cdef int64_t n = o.shape[0], k
-    val_arr = np.empty(n)
-    der_arr = np.empty(n)
-    cdef double[::1] val = val_arr, der = der_arr
-    for k in range(n):
-        val[k] = loss_value(&L, o[k])
-        der[k] = loss_slope(&L, o[k])
-    return val_arr, der_arr
-
-
-def loss_mismatch(loss, const int32_t[::1] zones, const double[::1] o):
-    """The consistency test's per-term measure |l'(o) - l'_zone(o)| (0 within 1e-8 of the
-    zone), elementwise, for terms assumed in `zones` (0, 1, 2) and now at margin o."""
-    cdef Loss L = _loss_from(loss)
-    cdef int64_t n = o.shape[0], k
-    if zones.shape[0] != n:
-        raise ValueError("inconsistent lengths")
-    if n and (np.asarray(zones).min() < 0 or np.asarray(zones).max() > 2):
-        raise ValueError("zones must be 0, 1 or 2")
-    out_arr = np.empty(n)
-    cdef double[::1] out = out_arr
-    for k in range(n):
-        out[k] = mismatch_term(&L, zones[k], o[k])
-    return out_arr
-
-
-def loss_line_search(double lam, const double[::1] beta, const double[::1] d, const double[::1] y,
-                     const double[::1] dy, const double[::1] t, const double[::1] c, loss):
-    """argmin over delta >= 0 of lam/2 ||beta + delta d||^2 + sum_k c_k l(t_k (y_k + delta dy_k))
-    by the kernels' exact line search (binary terms)."""
-    cdef Loss L = _loss_from(loss)
-    cdef int64_t m = y.shape[0]
-    if d.shape[0] != beta.shape[0] or dy.shape[0] != m or t.shape[0] != m or c.shape[0] != m:
-        raise ValueError("inconsistent lengths")
-    bp_arr = np.empty(4 * m + 2, dtype=np.float64)
-    y_arr = np.array(y, dtype=np.float64)
-    dy_arr = np.array(dy, dtype=np.float64)
-    cdef double[::1] bpv = bp_arr, yv = y_arr, dyv = dy_arr
-    cdef Terms T
-    T.m = m
-    T.nb = 0
-    T.per = 1
-    T.t = &t[0]
-    T.code = NULL
-    T.c = &c[0]
-    T.y = &yv[0]
-    T.dy = &dyv[0]
-    T.b = NULL
-    T.db = NULL
-    return exact_line_search(&L, lam, &beta[0], &d[0], beta.shape[0], &T, <Breakpoint*>&bpv[0],
-                             2 * m + 1)
-
-
-def ordinal_line_search(double lam, const double[::1] beta, const double[::1] d,
-                        const double[::1] y, const double[::1] dy, const int32_t[::1] codes,
-                        const double[::1] c, int64_t n_thresholds):
-    """argmin over delta >= 0 of eq. 25 on the ray beta + delta d, beta = (w, b), given the
-    example scores y = X w and their steps dy = X d_w (the kernels' ordinal line search)."""
-    cdef Loss L = make_loss(1.0, 1.0, 1.0, -INFINITY)
-    cdef int64_t m = y.shape[0], nbeta = beta.shape[0]
-    if (d.shape[0] != nbeta or dy.shape[0] != m or codes.shape[0] != m or c.shape[0] != m
-            or n_thresholds < 1 or nbeta <= n_thresholds):
-        raise ValueError("inconsistent lengths")
-    check_codes(&codes[0] if m else NULL, m, n_thresholds)
-    bp_arr = np.empty(2 * m * n_thresholds + 2, dtype=np.float64)
-    y_arr = np.array(y, dtype=np.float64)
-    dy_arr = np.array(dy, dtype=np.float64)
-    cdef double[::1] bpv = bp_arr, yv = y_arr, dyv = dy_arr
-    cdef int64_t nw = nbeta - n_thresholds
-    cdef Terms T
-    T.m = m
-    T.nb = n_thresholds
-    T.per = n_thresholds
-    T.t = NULL
-    T.code = &codes[0]
-    T.c = &c[0]
-    T.y = &yv[0]
-    T.dy = &dyv[0]
-    T.b = &beta[nw]
-    T.db = &d[nw]
-    return exact_line_search(&L, lam, &beta[0], &d[0], nbeta, &T, <Breakpoint*>&bpv[0],
-                             m * n_thresholds + 1)
-
-
-def line_search(double lam, const double[::1] beta, const double[::1] beta_bar,
-                const double[::1] y, const double[::1] ybar, const double[::1] t,
-                const double[::1] c):
-    """Python entry to the L2-SVM line search (for tests): argmin over delta >= 0 of
-    f(beta + delta (beta_bar - beta)) given the margins y = X beta, ybar = X beta_bar."""
-    cdef int64_t m = y.shape[0]
-    if beta.shape[0] != beta_bar.shape[0] or ybar.shape[0] != m or t.shape[0] != m or c.shape[0] != m:
-        raise ValueError("inconsistent lengths")
-    d = np.asarray(beta_bar) - np.asarray(beta)
-    dy = np.asarray(ybar) - np.asarray(y)
-    return loss_line_search(lam, beta, d, y, dy, t, c, (1.0, 1.0, 1.0, -INFINITY))

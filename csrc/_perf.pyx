@@ -1046,13 +1046,12 @@ def request_stop():
     stop_request()
 
 
-def perf_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+def perf_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
                int64_t n_features, double bias, const int64_t[::1] rows, int kind,
-               const double[::1] t, const double[::1] q, double scale, double Cp, double eps,
-               w0=None, V0=None, G0=None, b0=None, alpha0=None, level=None, perm=None,
-               gptr=None, glevels=None, int64_t max_constraints=1000, int64_t max_iter=10000,
-               int64_t inactive_iters=50, double qp_tol=1e-10, int64_t qp_max_iter=100000,
-               int n_threads=1, object callback=None):
+               const double[::1] t, const double[::1] q, double scale, double Cp, double eps, w0,
+               V0, G0, b0, alpha0, level, perm, gptr, glevels, int64_t max_constraints,
+               int64_t max_iter, int64_t inactive_iters, double qp_tol, int64_t qp_max_iter,
+               int n_threads, object callback):
     """Run Algorithm 1 (kind 0) or 2 (kind 1) from the working set (V0, G0, b0, alpha0).
 
     Buffers must be validated by the caller (see linsvm/solvers/perf.py).

@@ -92,6 +92,7 @@ from libc.math cimport fabs, INFINITY
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
 from csr cimport CSR, make_csr, sq_norm_row
+from sdm_sub cimport FREE, AT_LO, AT_HI, cs_subproblem, ww_subproblem, sub_iter_cap
 from rng cimport shuffle
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
@@ -99,11 +100,6 @@ cdef enum:
     CONVERGED = 0
     MAX_ITER = 1
     NO_MEMORY = 2
-
-cdef enum:
-    FREE = 0
-    AT_LO = 1
-    AT_HI = 2
 
 # trace columns: kind (0 full loop, 1 shrunk phase, 2 measuring pass), eps_cur, max v, dual f, seconds,
 # effective loops so far, loops so far
@@ -118,173 +114,6 @@ cdef inline double _now() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
-# ------------------------------------------------------------------ sub-problems
-
-cdef int cs_subproblem(int64_t n, double A, const double* g, const double* b, double* d,
-                       char* inW, int max_it) noexcept nogil:
-    """Solve (10) over n variables: min 1/2 A ||d||^2 + g.d, d <= b, sum d = 0.
-
-    b >= 0 (b_m = C_i^m - alpha_i^m) and A > 0.  Primal active-set method from
-    d = 0 with the working set given in inW (1: held at its bound; only
-    variables with b = 0 may start there).  On return d is the minimizer and
-    inW[t] = 1 marks the variables held at their bound d_t = b_t exactly.
-    Returns the number of iterations, or -1 if max_it stopped it (d is then
-    feasible and no worse than 0).
-    """
-    cdef int64_t t, nF, block
-    cdef int it = 0
-    cdef double gbar, gref, sbar, sg, sb, step, p, dstar, mu, mu_min, tol, scale = 0.0
-    for t in range(n):
-        d[t] = 0.0
-        if b[t] != 0.0:
-            inW[t] = 0
-        if fabs(g[t]) > scale:
-            scale = fabs(g[t])
-        if A * b[t] > scale:
-            scale = A * b[t]
-    tol = 1e-13 * (1.0 + scale)
-    while True:
-        it += 1
-        if it > max_it:
-            return -1
-        # equality-constrained minimizer on the free set F
-        nF = 0
-        sg = 0.0
-        sb = 0.0
-        gref = 0.0
-        for t in range(n):
-            if inW[t]:
-                sb += b[t]
-            else:
-                if nF == 0:
-                    gref = g[t]          # sums of g - gref: exact for tied gradients
-                nF += 1
-                sg += g[t] - gref
-        if nF == 0:
-            return it
-        # beta = mean_F g - A sum_W b / |F|; d_t = (beta - g_t) / A is computed as
-        # (mean_F g - g_t) / A - sum_W b / |F| so that a tiny A does not magnify the
-        # rounding of beta into the equality constraint
-        gbar = gref + sg / nF
-        sbar = sb / nF
-        # ratio test: the first bound met on the way from d to that minimizer
-        step = 1.0
-        block = -1
-        for t in range(n):
-            if not inW[t]:
-                dstar = (gbar - g[t]) / A - sbar
-                p = dstar - d[t]
-                if p > 0.0 and dstar > b[t]:
-                    if (b[t] - d[t]) / p < step:
-                        step = (b[t] - d[t]) / p
-                        block = t
-        if step < 0.0:
-            step = 0.0
-        for t in range(n):
-            if not inW[t]:
-                d[t] += step * ((gbar - g[t]) / A - sbar - d[t])
-        if block >= 0:
-            d[block] = b[block]
-            inW[block] = 1
-            continue
-        # at the minimizer: multipliers mu_t = beta - g_t - A b_t of the bounds in W
-        block = -1
-        mu_min = -tol
-        for t in range(n):
-            if inW[t]:
-                mu = (gbar - g[t]) - A * (sbar + b[t])
-                if mu < mu_min:
-                    mu_min = mu
-                    block = t
-        if block < 0:
-            return it
-        inW[block] = 0
-
-
-cdef int ww_subproblem(int64_t n, double A, const double* g, const double* lo,
-                       const double* hi, double* d, char* flag, int max_it) noexcept nogil:
-    """Solve (21) restricted to n variables:
-    min 1/2 A ||d||^2 + 1/2 A (sum d)^2 + g.d,  lo <= d <= hi  (lo <= 0 <= hi, A > 0).
-
-    Primal active-set method from d = 0 with the working set given in flag
-    (AT_LO allowed only where lo = 0, AT_HI only where hi = 0, else FREE).  On
-    return flag[t] = AT_LO / AT_HI marks the variables held at that bound
-    exactly, FREE the others.  Returns iterations, or -1 if max_it stopped it.
-    """
-    cdef int64_t t, nF, block
-    cdef int it = 0, side
-    cdef double T, sW, sg, step, p, dstar, grad, viol, worst, tol, scale = 0.0
-    for t in range(n):
-        d[t] = 0.0
-        if (flag[t] == AT_LO and lo[t] != 0.0) or (flag[t] == AT_HI and hi[t] != 0.0) \
-                or flag[t] > AT_HI:
-            flag[t] = FREE
-        if fabs(g[t]) > scale:
-            scale = fabs(g[t])
-        if A * hi[t] > scale:
-            scale = A * hi[t]
-        if -A * lo[t] > scale:
-            scale = -A * lo[t]
-    tol = 1e-13 * (1.0 + scale)
-    while True:
-        it += 1
-        if it > max_it:
-            return -1
-        nF = 0
-        sW = 0.0
-        sg = 0.0
-        for t in range(n):
-            if flag[t] == FREE:
-                nF += 1
-                sg += g[t]
-            else:
-                sW += d[t]
-        # free minimizer: d_t = -g_t / A - T, T = total sum at that point
-        T = (sW - sg / A) / (1.0 + nF)
-        step = 1.0
-        block = -1
-        side = FREE
-        for t in range(n):
-            if flag[t] == FREE:
-                dstar = -g[t] / A - T
-                p = dstar - d[t]
-                if p > 0.0 and dstar > hi[t]:
-                    if (hi[t] - d[t]) / p < step:
-                        step = (hi[t] - d[t]) / p
-                        block = t
-                        side = AT_HI
-                elif p < 0.0 and dstar < lo[t]:
-                    if (lo[t] - d[t]) / p < step:
-                        step = (lo[t] - d[t]) / p
-                        block = t
-                        side = AT_LO
-        if step < 0.0:
-            step = 0.0
-        for t in range(n):
-            if flag[t] == FREE:
-                d[t] += step * (-g[t] / A - T - d[t])
-        if block >= 0:
-            d[block] = hi[block] if side == AT_HI else lo[block]
-            flag[block] = side
-            continue
-        # multipliers: gradient A d_t + A sum(d) + g_t must be >= 0 at lo, <= 0 at hi
-        T = 0.0
-        for t in range(n):
-            T += d[t]
-        block = -1
-        worst = tol
-        for t in range(n):
-            if flag[t] != FREE:
-                grad = A * (d[t] + T) + g[t]
-                viol = -grad if flag[t] == AT_LO else grad
-                if viol > worst:
-                    worst = viol
-                    block = t
-        if block < 0:
-            return it
-        flag[block] = FREE
 
 
 # ------------------------------------------------------------------ sparse alpha pool
@@ -1089,23 +918,18 @@ cdef int sdm_run(SDM* s, int ww, int64_t* idx, int64_t n_idx, int64_t* shr, doub
 
 # ------------------------------------------------------------------ Python entry points
 
-cdef int _max_sub_it(int64_t k):
-    return <int>(10 * k + 50)
-
-
 def request_stop():
     """Make every solve of this module running now, in any thread, stop and raise
     KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
     stop_request()
 
 
-def sdm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+def sdm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
               int64_t n_features, double bias, const int64_t[::1] rows, const int32_t[::1] y,
-              int64_t n_classes, const double[::1] U, bint weston_watkins,
-              double[::1] alpha_y, const int64_t[::1] a_ptr, const int32_t[::1] a_cls,
-              const double[::1] a_val, double eps=0.1, bint shrinking=True, bint cooling=True,
-              double effort_cap=5.0, int max_iter=1000, uint64_t seed=0, bint full_subproblem=False,
-              int dense_ratio=4, object callback=None):
+              int64_t n_classes, const double[::1] U, bint weston_watkins, double[::1] alpha_y,
+              const int64_t[::1] a_ptr, const int32_t[::1] a_cls, const double[::1] a_val,
+              double eps, bint shrinking, bint cooling, double effort_cap, int max_iter,
+              uint64_t seed, bint full_subproblem, int dense_ratio, object callback):
     """Solve the Crammer-Singer dual (4) (weston_watkins False, Algorithm 2.1) or the
     Weston-Watkins dual (16) (True, Algorithm 3.1) by SDM with shrinking and cooling.
 
@@ -1183,7 +1007,7 @@ def sdm_solve(const int64_t[::1] indptr, const int32_t[::1] indices, const doubl
     s.f = 0.0
     s.evals = 0
     s.sub_caps = 0
-    s.max_sub_it = _max_sub_it(k)
+    s.max_sub_it = sub_iter_cap(k)
     s.full_sub = full_subproblem
     s.dense_ratio = dense_ratio
     stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
@@ -1365,48 +1189,3 @@ cdef dict _export_and_objectives(SDM* s, int ww, int64_t[::1] ptr, int32_t[::1] 
         for p in range(nw * k):
             sq += s.W[p] * s.W[p]
     return dict(primal=0.5 * sq + loss, dual=sum_a - 0.5 * sq)
-
-
-def cs_subproblem_solve(double A, const double[::1] g, const double[::1] b, start=None,
-                        int max_it=0):
-    """Solve the Crammer-Singer sub-problem (10) on its own (for tests):
-    min_d 1/2 A ||d||^2 + g.d  s.t.  d <= b, sum(d) = 0, with A > 0, b >= 0.
-    start: optional bool array, the initial working set (honoured where b = 0).
-    Returns (d, at_bound (bool array), iterations or -1)."""
-    cdef int64_t n = g.shape[0]
-    if b.shape[0] != n or n == 0:
-        raise ValueError("g and b must be non-empty and of the same length")
-    if not (A > 0.0) or not np.all(np.asarray(b) >= 0.0):
-        raise ValueError("need A > 0 and b >= 0")
-    d_arr = np.zeros(n, dtype=np.float64)
-    f_arr = np.zeros(n, dtype=np.int8) if start is None else np.array(start, dtype=bool).astype(np.int8)
-    if f_arr.shape[0] != n:
-        raise ValueError("start must have one entry per variable")
-    cdef double[::1] d = d_arr
-    cdef signed char[::1] fl = f_arr
-    cdef int r = cs_subproblem(n, A, &g[0], &b[0], &d[0], <char*>&fl[0],
-                               max_it if max_it > 0 else _max_sub_it(n))
-    return d_arr, f_arr.astype(bool), r
-
-
-def ww_subproblem_solve(double A, const double[::1] g, const double[::1] lo,
-                        const double[::1] hi, start=None, int max_it=0):
-    """Solve the Weston-Watkins sub-problem (21) on its own (for tests):
-    min_d 1/2 A ||d||^2 + 1/2 A (sum d)^2 + g.d  s.t.  lo <= d <= hi, with A > 0,
-    lo <= 0 <= hi.  start: optional int array, the initial working set (0 free,
-    1 at lo where lo = 0, 2 at hi where hi = 0).  Returns (d, flags (0 free,
-    1 at lo, 2 at hi), iterations or -1)."""
-    cdef int64_t n = g.shape[0]
-    if lo.shape[0] != n or hi.shape[0] != n or n == 0:
-        raise ValueError("g, lo and hi must be non-empty and of the same length")
-    if not (A > 0.0) or not (np.all(np.asarray(lo) <= 0.0) and np.all(np.asarray(hi) >= 0.0)):
-        raise ValueError("need A > 0 and lo <= 0 <= hi")
-    d_arr = np.zeros(n, dtype=np.float64)
-    f_arr = np.zeros(n, dtype=np.int8) if start is None else np.array(start, dtype=np.int8)
-    if f_arr.shape[0] != n:
-        raise ValueError("start must have one entry per variable")
-    cdef double[::1] d = d_arr
-    cdef signed char[::1] fl = f_arr
-    cdef int r = ww_subproblem(n, A, &g[0], &lo[0], &hi[0], &d[0], <char*>&fl[0],
-                               max_it if max_it > 0 else _max_sub_it(n))
-    return d_arr, f_arr, r

@@ -1,35 +1,40 @@
-# CGLS for weighted, regularized least squares over a list of CSR rows
-# (csrc/cgls.pxd; shared by every solver that needs a least-squares step).
+# CGLS for weighted, regularized least squares over a linear operator
+# (csrc/cgls.pxd; shared by every solver that needs a least-squares step: mfn's
+# binary steps, mfn-ord's steps of eq. 26, alm-exact's w-step).
 #
-# Problem (Keerthi & DeCoste 2005, eq. 11, with per-example weights c_j >= 0):
+# Problem (Keerthi & DeCoste 2005, eq. 11, with per-term weights c_j >= 0):
 #
-#     min_beta  lam/2 ||beta||^2 + 1/2 sum_j c_j (x_{rows[j]} . beta - tt[j])^2
+#     min_beta  lam/2 ||beta||^2 + 1/2 sum_j c_j ((A beta)_j - tt[j])^2
 #
-# i.e. the normal equations (lam I + X' C X) beta = X' C tt.  This is CGLS in the
-# form of Frommer & Maass (1999, Alg. 3) as written in the paper's Section 4.3 and
-# Appendix A, step 4, seeded from the incoming beta.  Rows are scaled by sqrt(c_j)
+# i.e. the normal equations (lam I + A' C A) beta = A' C tt, where A is an Operator
+# (below): the rows of a CSR matrix (A beta = X[rows] beta, csr_operator) or any
+# other map given by its two products A p and A' u (mfn-ord's (w, b) -> x_k . w - b_s).
+# The caller passes z = tt - A beta, the residual at the start (tt itself is not read).
+# This is CGLS in the form of Frommer & Maass (1999, Alg. 3) as written in the paper's
+# Section 4.3 and Appendix A, step 4, seeded from the incoming beta.  Rows are scaled by sqrt(c_j)
 # implicitly, so with all c_j = 1 it is exactly the paper's algorithm:
 #
-#     z = tt - X beta,  r = X'Cz - lam beta,  p = r,  phi1 = ||r||^2
-#     repeat:  q = X p;  gamma = phi1 / (q'Cq + lam ||p||^2)
-#              beta += gamma p;  z -= gamma q;  r = X'Cz - lam beta
+#     z = tt - A beta,  r = A'Cz - lam beta,  p = r,  phi1 = ||r||^2
+#     repeat:  q = A p;  gamma = phi1 / (q'Cq + lam ||p||^2)
+#              beta += gamma p;  z -= gamma q;  r = A'Cz - lam beta
 #              stop if ||r||^2 <= eps^2 z'Cz          (eq. 13, "optimality")
 #              p = r + (||r||^2 / phi1_old) p
 #
 # With a diagonal preconditioner (minv != NULL: minv_j approximates
-# 1 / (lam + sum_j c_j X_jl^2)) it is preconditioned CG on the same normal
+# 1 / (lam + sum_j c_j A_jl^2)) it is preconditioned CG on the same normal
 # equations, kept in the CGLS arrangement: the residual is recomputed as
-# X'Cz - lam beta from z each iteration (not updated by H p), and the stopping
+# A'Cz - lam beta from z each iteration (not updated by H p), and the stopping
 # rule is eq. 13 on that true residual, so the tolerance keeps its meaning:
 #
 #     s = minv * r,  p = s,  rho = r's
-#     repeat:  q = X p;  gamma = rho / (q'Cq + lam ||p||^2);  beta += gamma p
-#              z -= gamma q;  r = X'Cz - lam beta;  stop if eq. 13 holds
+#     repeat:  q = A p;  gamma = rho / (q'Cq + lam ||p||^2);  beta += gamma p
+#              z -= gamma q;  r = A'Cz - lam beta;  stop if eq. 13 holds
 #              s = minv * r;  p = s + (r's / rho_old) p
 #
 # With minv = NULL this is exactly the unpreconditioned algorithm above.  With
 # jacobi != 0, minv is not an input: cgls fills it, in the pass that forms the
-# start residual, with the damped Jacobi preconditioner of these rows
+# start residual, with the damped Jacobi preconditioner of these rows (an operator
+# with apply_t_sq: CSR rows)
 #
 #     minv = 1 / (lam + jw diag(X'CX)),   0 < jw <= 1,
 #
@@ -44,34 +49,48 @@
 # setting *optimal, once ||r|| <= eta ||r_0||, r_0 the residual at entry (the
 # negative gradient of the outer objective when CGLS computes a Newton step).
 # Eq. 13 alone decides *optimal.
-# Two sparse mat-vecs per iteration and no copy of any row.  Returns the number
+# Two products (A p, A'u) per iteration and no copy of any row.  Returns the number
 # of iterations; *optimal is set when eq. 13 holds.
 #
-# fused != 0 (linsvm's default for the binary MFN family; a measured departure):
+# fused != 0 (linsvm's default for the binary MFN family; a measured departure;
+# operators with `normal`, i.e. CSR rows; ignored for others):
 # one pass over the rows per iteration instead of two.  normal_matvec gives
 # q = X p and h = X'C q together, each row scattered while it is still in cache,
 # and the residual is updated by the recurrence r -= gamma (h + lam p) (CG on
 # the normal equations, as LIBLINEAR's Newton-CG does) instead of being
 # recomputed from z.  Eq. 13 still decides on the true residual: when the
-# recurrence says it holds, r = X'Cz - lam beta is recomputed (one more pass) and
+# recurrence says it holds, r = A'Cz - lam beta is recomputed (one more pass) and
 # the iteration goes on from that r if eq. 13 does not hold for it.  With
 # verify = 0 that check is left to the caller: *optimal then means that eq. 13
 # holds for the recurrence's residual (the MFN driver checks the true residual
 # only when it is about to stop, not after every Newton step).
 #
-# stop_rr > 0: a gradient test at entry (0: none).  The entry residual r_0 = X'Cz - lam beta is the
+# stop_rr > 0: a gradient test at entry (0: none).  The entry residual r_0 = A'Cz - lam beta is the
 # negative gradient of the outer objective when CGLS computes a Newton step; if
 # ||r_0||^2 <= stop_rr the iteration does not start and *optimal is set to 2 (the
 # caller's point is accepted as it is).  rr0 != NULL receives ||r_0||^2.
 #
 # xd != NULL (n doubles) and dsum != NULL (n_weights doubles) receive the step the
 # iteration took and its image on these rows, accumulated as it goes:
-# dsum = sum gamma_k p_k and xd = sum gamma_k q_k = X[rows] dsum, so a caller that
+# dsum = sum gamma_k p_k and xd = sum gamma_k q_k = A dsum, so a caller that
 # needs X d for the step d need not form it again for these rows (nor take d as a
 # difference of two nearby points, which loses its low digits).
 #
 # stop != NULL: each iteration polls it (csrc/interrupt.pxd); once it is stopped the
 # iteration ends at once, *optimal unset, and the caller must leave its own loops.
+
+# The operator.  Its products are called once or twice per iteration through
+# function pointers (never per row: each product is one pass over the rows, in
+# csr.pxd's kernels or the caller's), so one CGLS serves every operator at the cost
+# of an indirect call per product.  An Operator maps nw weights to n terms:
+#     apply(A, p, q)            q = A p                         (n doubles out)
+#     apply_t(A, u, r)          r = A' u                        (nw doubles out)
+#     normal(A, p, c, q, u, h)  q = A p and h = A'C q in one pass; returns q'Cq
+#                               (u: n doubles of scratch; NULL: no fused iterations)
+#     apply_t_sq(A, u, c, r, d) r = A' u and d = diag(A'CA) in one pass
+#                               (NULL: no built-in Jacobi preconditioner)
+# X, rows: the CSR rows of csr_operator; ctx: anything else an operator needs.
+# poll_rows: rows a product reads (stop polling's measure of work).
 
 from libc.stdint cimport int64_t
 from libc.string cimport memset
@@ -79,51 +98,102 @@ from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot
 from interrupt cimport Stop, stop_poll
 
 
-cdef inline void residual(const CSR* X, const int64_t* rows, int64_t n, const double* c,
-                          const double* z, double lam, const double* beta, double* u, double* r,
-                          double* minv, double* diag=NULL, double jw=1.0) noexcept nogil:
-    """r = X'Cz - lam beta (u = C z: n doubles of scratch).  With minv != NULL, also
-    minv = 1 / (lam + jw diag(X'CX)) from the same pass over the rows, and
-    (diag != NULL) diag = diag(X'CX)."""
+cdef struct Operator
+
+ctypedef void (*op_map)(const Operator* A, const double* x, double* out) noexcept nogil
+ctypedef double (*op_normal)(const Operator* A, const double* p, const double* c, double* q,
+                             double* u, double* h) noexcept nogil
+ctypedef void (*op_map_sq)(const Operator* A, const double* u, const double* c, double* r,
+                           double* diag) noexcept nogil
+
+cdef struct Operator:
+    int64_t n                      # terms (rows of A)
+    int64_t nw                     # weights (columns of A)
+    int64_t poll_rows              # CSR rows one product reads
+    op_map apply                   # q = A p
+    op_map apply_t                 # r = A' u
+    op_normal normal               # q = A p, h = A'C q, returns q'Cq; or NULL
+    op_map_sq apply_t_sq           # r = A' u, diag = diag(A'CA); or NULL
+    const CSR* X
+    const int64_t* rows
+    const void* ctx
+
+
+cdef inline void _csr_apply(const Operator* A, const double* p, double* q) noexcept nogil:
+    matvec(A.X, A.rows, A.n, p, q)
+
+
+cdef inline void _csr_apply_t(const Operator* A, const double* u, double* r) noexcept nogil:
+    rmatvec(A.X, A.rows, A.n, u, r)
+
+
+cdef inline double _csr_normal(const Operator* A, const double* p, const double* c, double* q,
+                               double* u, double* h) noexcept nogil:
+    return normal_matvec(A.X, A.rows, A.n, p, c, q, u, h)
+
+
+cdef inline void _csr_apply_t_sq(const Operator* A, const double* u, const double* c, double* r,
+                                 double* diag) noexcept nogil:
+    rmatvec_col_sq(A.X, A.rows, A.n, u, c, r, diag)
+
+
+cdef inline Operator csr_operator(const CSR* X, const int64_t* rows, int64_t n) noexcept nogil:
+    """The operator beta -> X[rows] beta of the n CSR rows `rows` (fused and Jacobi
+    capable)."""
+    cdef Operator A
+    A.n = n
+    A.nw = X.n_weights
+    A.poll_rows = n
+    A.apply = _csr_apply
+    A.apply_t = _csr_apply_t
+    A.normal = _csr_normal
+    A.apply_t_sq = _csr_apply_t_sq
+    A.X = X
+    A.rows = rows
+    A.ctx = NULL
+    return A
+
+
+cdef inline void residual(const Operator* A, const double* c, const double* z, double lam,
+                          const double* beta, double* u, double* r, double* minv,
+                          double* diag=NULL, double jw=1.0) noexcept nogil:
+    """r = A'Cz - lam beta (u = C z: n doubles of scratch).  With minv != NULL (A must
+    have apply_t_sq), also minv = 1 / (lam + jw diag(A'CA)) from the same pass over the
+    rows, and (diag != NULL) diag = diag(A'CA)."""
     cdef int64_t j
-    for j in range(n):
+    for j in range(A.n):
         u[j] = c[j] * z[j]
     if minv != NULL:
         if diag == NULL:
             diag = minv
-        rmatvec_col_sq(X, rows, n, u, c, r, diag)
-        for j in range(X.n_weights):
+        A.apply_t_sq(A, u, c, r, diag)
+        for j in range(A.nw):
             minv[j] = 1.0 / (lam + jw * diag[j])
     else:
-        rmatvec(X, rows, n, u, r)
-    for j in range(X.n_weights):
+        A.apply_t(A, u, r)
+    for j in range(A.nw):
         r[j] -= lam * beta[j]
 
 
-cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double* tt,
-                     const double* c, double lam, double* beta, double* z, int z_given,
+cdef inline int cgls(const Operator* A, const double* c, double lam, double* beta, double* z,
                      double* q, double* u, double* r, double* p, double* s, double* minv,
-                     double eps, double eta, int max_iter, int* optimal, int fused=0,
-                     double* h=NULL, int jacobi=0, double* dsum=NULL, double* xd=NULL,
-                     int verify=1, double* diag=NULL, double jw=1.0, double stop_rr=0.0,
-                     double* rr0=NULL, Stop* stop=NULL) noexcept nogil:
-    """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - X beta on entry
-    if z_given, and the final residual on exit; q, u (n) and r, p, s (n_weights)
-    are scratch (s unused without minv); h (n_weights) is scratch for fused.
-    jacobi: minv (n_weights, not NULL) is an output, the (damped, jw) Jacobi
-    preconditioner, and so is diag(X'CX) if diag != NULL (for a caller that updates
-    it as rows come and go).
+                     double eps, double eta, int max_iter, int* optimal, Stop* stop,
+                     int fused=0, double* h=NULL, int jacobi=0, double* dsum=NULL,
+                     double* xd=NULL, int verify=1, double* diag=NULL, double jw=1.0,
+                     double stop_rr=0.0, double* rr0=NULL) noexcept nogil:
+    """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - A beta on entry
+    and the final residual on exit; q, u (n) and r, p, s (nw) are scratch (s unused
+    without minv); h (nw) is scratch for fused (A.normal needed, else ignored).
+    jacobi (A.apply_t_sq needed): minv (nw, not NULL) is an output, the (damped, jw)
+    Jacobi preconditioner, and so is diag(A'CA) if diag != NULL (for a caller that
+    updates it as rows come and go); without jacobi, minv is an input or NULL.
     dsum, xd (both or neither): the step and its image (block comment); verify: see
     the block comment on fused; stop_rr, rr0: the gradient test at entry (block comment);
     stop: polled once per iteration, or NULL."""
-    cdef int64_t j, nw = X.n_weights
+    cdef int64_t j, n = A.n, nw = A.nw
     cdef int it = 0
     cdef double rho, rho_old, pp, qcq, zcz, gamma, omega, rr, forcing
-    if not z_given:
-        matvec(X, rows, n, beta, z)
-        for j in range(n):
-            z[j] = tt[j] - z[j]
-    residual(X, rows, n, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw)
+    residual(A, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw)
     if minv != NULL:
         for j in range(nw):
             s[j] = minv[j] * r[j]
@@ -140,19 +210,19 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
         return 0
     forcing = eta * eta * rr
     optimal[0] = 1 if rr == 0.0 else 0
-    if h == NULL:
+    if h == NULL or A.normal == NULL:
         fused = 0
     if xd != NULL:
         memset(xd, 0, n * sizeof(double))
         memset(dsum, 0, nw * sizeof(double))
     while not optimal[0] and it < max_iter:
-        if stop != NULL and stop_poll(stop, n * stop.per_row + nw):
+        if stop != NULL and stop_poll(stop, A.poll_rows * stop.per_row + n + nw):
             break
         it += 1
         if fused:
-            qcq = normal_matvec(X, rows, n, p, c, q, u, h)     # q = X p, h = X'C q
+            qcq = A.normal(A, p, c, q, u, h)    # q = A p, h = A'C q
         else:
-            matvec(X, rows, n, p, q)
+            A.apply(A, p, q)
             qcq = 0.0
             for j in range(n):
                 qcq += c[j] * q[j] * q[j]
@@ -169,14 +239,14 @@ cdef inline int cgls(const CSR* X, const int64_t* rows, int64_t n, const double*
             if xd != NULL:                      # and its image on these rows
                 xd[j] += gamma * q[j]
         if fused:
-            for j in range(nw):                 # r = X'Cz - lam beta, by recurrence
+            for j in range(nw):                 # r = A'Cz - lam beta, by recurrence
                 r[j] -= gamma * (h[j] + lam * p[j])
         else:
-            residual(X, rows, n, c, z, lam, beta, u, r, NULL)
+            residual(A, c, z, lam, beta, u, r, NULL)
         rr = dot(r, r, nw)
         if fused and verify and rr <= eps * eps * zcz:
             # eq. 13 decides on the true residual, not the recurrence's
-            residual(X, rows, n, c, z, lam, beta, u, r, NULL)
+            residual(A, c, z, lam, beta, u, r, NULL)
             rr = dot(r, r, nw)
         if rr <= eps * eps * zcz:
             optimal[0] = 1

@@ -71,3 +71,40 @@ else:
         "long", max_examples=int(os.environ.get("LINSVM_FUZZ_EXAMPLES", "100000")), deadline=None,
         suppress_health_check=list(HealthCheck))
     _hyp_settings.load_profile("default")
+
+
+# The compiled entries take keyword-only arguments without defaults (issue 16: the
+# solvers' option registry is the only place a default lives).  Tests that call them
+# directly were written against the settings below, the entries' former defaults; these
+# adapters pass them by name, with the test's own arguments on top.
+NEWTON_SETTINGS = dict(eps=1e-6, warm=False, heuristic1=True, heuristic2=True, precondition=True,
+                       eta=0.0, max_iter=50, cg_max_iter=5000, n_threads=0, callback=None)
+
+
+def newton_solve(indptr, indices, data, n_features, bias, rows, t, c, lam, beta, loss, **kw):
+    """linsvm._mfn.newton_solve with positional data arguments and the former defaults."""
+    from linsvm import _mfn
+    settings = dict(NEWTON_SETTINGS, fused=False, pattern=True, kkt=False, diag_update=True,
+                    jacobi_weight=1.0, gstop=0.0)
+    return _mfn.newton_solve(indptr=indptr, indices=indices, data=data, n_features=n_features,
+                             bias=bias, rows=rows, t=t, c=c, lam=lam, beta=beta, loss=loss,
+                             **{**settings, **kw})
+
+
+def ordinal_solve(indptr, indices, data, n_features, bias, rows, codes, n_thresholds, c, lam,
+                  beta, **kw):
+    """linsvm._mfn.ordinal_solve with positional data arguments and the former defaults."""
+    from linsvm import _mfn
+    settings = dict(NEWTON_SETTINGS, jacobi_weight=1.0)
+    return _mfn.ordinal_solve(indptr=indptr, indices=indices, data=data, n_features=n_features,
+                              bias=bias, rows=rows, codes=codes, n_thresholds=n_thresholds, c=c,
+                              lam=lam, beta=beta, **{**settings, **kw})
+
+
+def binary_gradient(indptr, indices, data, n_features, bias, rows, t, c, lam, beta, loss,
+                    n_threads=0):
+    """linsvm._mfn.gradient with positional arguments (n_threads formerly defaulted to 0)."""
+    from linsvm import _mfn
+    return _mfn.gradient(indptr=indptr, indices=indices, data=data, n_features=n_features,
+                         bias=bias, rows=rows, t=t, c=c, lam=lam, beta=beta, loss=loss,
+                         n_threads=n_threads)

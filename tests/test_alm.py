@@ -13,7 +13,7 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 import linsvm
-from linsvm import _alm
+from linsvm import _alm, _testing
 from linsvm.errors import ParameterError
 from linsvm.problem import CSRBuffers
 
@@ -79,7 +79,7 @@ def test_e_step_matches_brute_force(p):
     t = np.concatenate([rng.normal(0, 2, n - 6), [0.0, 1e-9, -1e-9, 5.0, -5.0, 0.3]])
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     gam = np.concatenate([np.exp(rng.uniform(-6, 4, n - 3)), [0.0, 1e-12, 1e6]])
-    e = _alm.e_step(t, y, gam, p)
+    e = _testing.e_step(t, y, gam, p)
     for k in range(n):
         ref, F = brute_e(t[k], y[k], gam[k], p)
         assert F(e[k]) <= F(ref) + 1e-12 * max(1.0, abs(F(ref))), (k, t[k], y[k], gam[k])
@@ -91,8 +91,8 @@ def test_e_step_closed_forms_of_eq12_and_eq13():
     t = np.array([3.0, 0.5, -2.0, -3.0, -0.5, 2.0, 0.0])
     y = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0, 1.0])
     gam = np.full(7, 1.0)
-    np.testing.assert_allclose(_alm.e_step(t, y, gam, 1.0), [2.0, 0.0, -2.0, -2.0, 0.0, 2.0, 0.0])
-    np.testing.assert_allclose(_alm.e_step(t, y, gam, 2.0), [1.0, 0.5 / 3, -2.0, -1.0, -0.5 / 3, 2.0, 0.0])
+    np.testing.assert_allclose(_testing.e_step(t, y, gam, 1.0), [2.0, 0.0, -2.0, -2.0, 0.0, 2.0, 0.0])
+    np.testing.assert_allclose(_testing.e_step(t, y, gam, 2.0), [1.0, 0.5 / 3, -2.0, -1.0, -0.5 / 3, 2.0, 0.0])
 
 
 # ----------------------------------------------------------------- the w-step (eq. 16-18)
@@ -116,7 +116,7 @@ def test_optimal_step_matches_line_minimization(seed, free_b, precondition):
     G = lambda b: np.sum(rho * b * b) / mu + np.sum((Xa @ b - z) ** 2)      # eq. 14
     g = Xa.T @ (Xa @ beta0 - z) + rho * beta0 / mu                          # eq. 16 (halved)
     beta = beta0.copy()
-    s, d = _alm.gradient_step(*Xb.args(), bias, rows, z, beta, mu, free_b=free_b,
+    s, d = _testing.gradient_step(*Xb.args(), bias, rows, z, beta, mu, free_b=free_b,
                               precondition=precondition)
     if not precondition:
         np.testing.assert_allclose(d, g, rtol=1e-12, atol=1e-12)
@@ -246,9 +246,14 @@ def test_augmented_lagrangian_obeys_eq27_on_real_data(exact, p, mu_rule):
     n = y.size
     beta = np.zeros(Xb.n_features + 1)
     lam = np.zeros(n)
-    st = _alm.alm_solve(*Xb.args(), 1.0, np.arange(n, dtype=np.int64), t, np.ones(n), beta, lam,
-                        1.0, p, exact=exact, mu_rule=mu_rule, growth=1.5, stop=0, tol=0.0,
-                        max_iter=120, record_al=True)
+    indptr, indices, data, n_features = Xb.args()
+    # keyword-only entry: the other settings are its former defaults
+    st = _alm.alm_solve(indptr=indptr, indices=indices, data=data, n_features=n_features,
+                        bias=1.0, rows=np.arange(n, dtype=np.int64), y=t, c=np.ones(n),
+                        beta=beta, lam=lam, C=1.0, p=p, exact=exact, free_b=False,
+                        precondition=True, mu0=0.0, mu_max=1e5, mu_rule=mu_rule, growth=1.5,
+                        stop=0, tol=0.0, max_iter=120, cg_tol=1e-3, cg_max_iter=1000,
+                        refresh=50, guard=np.inf, n_threads=1, callback=None, record_al=True)
     al, mu = st["al_trace"], st["mu_trace"]
     assert al.shape == (120, 4)
     scale = np.abs(al[:, :3]).max()

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from linsvm import _kernels
+from linsvm import _kernels, _testing
 
 
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
@@ -28,7 +28,7 @@ def test_matvec_and_rmatvec_match_scipy(n_threads, bias, shape, density):
     u[::5] = 0.0                          # skipped rows
     args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, n, bias, rows)
     np.testing.assert_allclose(_kernels.csr_matvec(*args, w, n_threads), Xa @ w, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(_kernels.csr_rmatvec(*args, u, n_threads), Xa.T @ u, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_testing.csr_rmatvec(*args, u, n_threads), Xa.T @ u, rtol=1e-12, atol=1e-12)
 
 
 def test_rmatvec_is_reproducible_for_a_thread_count():
@@ -36,7 +36,7 @@ def test_rmatvec_is_reproducible_for_a_thread_count():
     rows = np.arange(20000, dtype=np.int64)
     u = np.random.default_rng(1).standard_normal(20000)
     args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, 50, 1.0, rows, u, 2)
-    assert _kernels.csr_rmatvec(*args).tobytes() == _kernels.csr_rmatvec(*args).tobytes()
+    assert _testing.csr_rmatvec(*args).tobytes() == _testing.csr_rmatvec(*args).tobytes()
 
 
 def test_empty_row_list():
@@ -44,7 +44,7 @@ def test_empty_row_list():
     rows = np.empty(0, dtype=np.int64)
     args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, 4, 1.0, rows)
     assert _kernels.csr_matvec(*args, np.ones(5)).shape == (0,)
-    np.testing.assert_array_equal(_kernels.csr_rmatvec(*args, np.empty(0)), np.zeros(5))
+    np.testing.assert_array_equal(_testing.csr_rmatvec(*args, np.empty(0)), np.zeros(5))
 
 
 def _ragged(n_rows, n_cols, seed, unit):
@@ -73,7 +73,7 @@ def test_normal_matvec_is_x_then_xt_c(n_threads, bias, unit):
     c = rng.uniform(0.0, 2.0, rows.size)
     c[::7] = 0.0                          # rows with no weight scatter nothing
     args = (X.indptr.astype(np.int64), X.indices, X.data, 40, bias, rows, p, c)
-    q, h, qcq = _kernels.csr_normal_matvec(*args, n_threads=n_threads, pattern=unit)
+    q, h, qcq = _testing.csr_normal_matvec(*args, n_threads=n_threads, pattern=unit)
     np.testing.assert_allclose(q, Xa @ p, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(h, Xa.T @ (c * (Xa @ p)), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(qcq, np.sum(c * (Xa @ p) ** 2), rtol=1e-12)
@@ -89,7 +89,7 @@ def test_index_only_kernels_equal_the_general_ones_bit_for_bit(bias):
     w, u = rng.standard_normal(nw), rng.standard_normal(500)
     args = (X.indptr.astype(np.int64), X.indices, X.data, 30, bias, rows)
     assert _kernels.csr_matvec(*args, w, pattern=True).tobytes() == _kernels.csr_matvec(*args, w).tobytes()
-    assert _kernels.csr_rmatvec(*args, u, pattern=True).tobytes() == _kernels.csr_rmatvec(*args, u).tobytes()
+    assert _testing.csr_rmatvec(*args, u, pattern=True).tobytes() == _testing.csr_rmatvec(*args, u).tobytes()
     # one value that is not 1.0 turns the index-only path off for the whole matrix
     X.data[17] = 2.0
     args = (X.indptr.astype(np.int64), X.indices, X.data, 30, bias, rows)

@@ -10,12 +10,12 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 import linsvm
-from linsvm import _mfn
+from linsvm import _testing
 from linsvm.errors import ParameterError
 from linsvm.problem import CSRBuffers
 from linsvm.train import class_order
 
-from conftest import random_problem, shared_file
+from conftest import binary_gradient, newton_solve, random_problem, shared_file
 
 
 def augmented(X, bias):
@@ -104,7 +104,7 @@ def test_exact_line_search_matches_brute_force(seed):
     A = lam * np.eye(n) + X[act].T @ (c[act, None] * X[act])
     beta_bar = np.linalg.solve(A, X[act].T @ (c[act] * t[act])) + 0.2 * rng.standard_normal(n) * (seed % 2)
     y, ybar = X @ beta, X @ beta_bar
-    delta = _mfn.line_search(lam, beta, beta_bar, y, ybar, t, c)
+    delta = _testing.line_search(lam, beta, beta_bar, y, ybar, t, c)
     ref, phi = brute_force_delta(lam, beta, beta_bar, y, ybar, t, c)
     assert phi(delta) <= phi(ref) + 1e-12 * max(1.0, abs(phi(ref)))
     assert delta == pytest.approx(ref, abs=1e-6)
@@ -133,7 +133,7 @@ def test_line_search_selection_with_many_tied_breakpoints(seed):
         d = -d
     beta_bar = beta + d
     y, ybar = X @ beta, X @ beta_bar
-    delta = _mfn.line_search(lam, beta, beta_bar, y, ybar, t, c)
+    delta = _testing.line_search(lam, beta, beta_bar, y, ybar, t, c)
     ref, phi_ref = brute_force_delta(lam, beta, beta_bar, y, ybar, t, c)
     assert delta > 0.0
     assert phi_ref(delta) <= phi_ref(ref) + 1e-12 * max(1.0, abs(phi_ref(ref)))
@@ -251,11 +251,11 @@ def test_fused_cgls_reaches_the_two_pass_solution_and_eq13_on_the_true_residual(
     out = {}
     for fused in (False, True):
         beta = np.zeros(61)
-        st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta,
+        st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta,
                                L2_LOSS, eps=1e-10, fused=fused)
         assert st["status"] == 0
-        f, g, _, _ = _mfn.gradient(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta, L2_LOSS)
-        f0, g0, _, _ = _mfn.gradient(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam,
+        f, g, _, _ = binary_gradient(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta, L2_LOSS)
+        f0, g0, _, _ = binary_gradient(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam,
                                      np.zeros(61), L2_LOSS)
         assert np.linalg.norm(g) <= 1e-8 * np.linalg.norm(g0)
         out[fused] = (f, beta)
@@ -275,10 +275,10 @@ def test_stop_certifies_the_gradient_bound_of_the_block_comment(eps, fused):
     Xb, t, rows, c, lam = _solve_args(X, y, C=8.0)
     c = np.random.default_rng(4).uniform(0.5, 2.0, Xb.n_rows)
     beta = np.zeros(41)
-    st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 40, 1.0, rows, t, c, lam, beta,
+    st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 40, 1.0, rows, t, c, lam, beta,
                            L2_LOSS, eps=eps, fused=fused, eta=0.0, heuristic2=False)
     assert st["status"] == 0
-    _, g, _, _ = _mfn.gradient(Xb.indptr, Xb.indices, Xb.data, 40, 1.0, rows, t, c, lam, beta, L2_LOSS)
+    _, g, _, _ = binary_gradient(Xb.indptr, Xb.indices, Xb.data, 40, 1.0, rows, t, c, lam, beta, L2_LOSS)
     o = t * (X @ beta[:40] + beta[40])
     active = o < 1.0
     z_c = np.sqrt(np.sum(c[active] * (1.0 - o[active]) ** 2))
@@ -295,7 +295,7 @@ def test_index_only_solve_is_bit_identical_on_binary_features():
     runs = []
     for pattern in (False, True):
         beta = np.zeros(81)
-        st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 80, 1.0, rows, t, c, lam, beta,
+        st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 80, 1.0, rows, t, c, lam, beta,
                                L2_LOSS, eps=1e-8, fused=True, pattern=pattern)
         runs.append((beta.tobytes(), st["n_iter"], st["cg_iter"]))
     assert runs[0] == runs[1]
@@ -307,9 +307,9 @@ def test_kkt_from_the_solve_equals_the_separate_computation():
     Xb, t, rows, c, lam = _solve_args(X, y)
     c = np.random.default_rng(1).uniform(0.0, 2.0, Xb.n_rows)
     beta = np.zeros(31)
-    st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, beta,
+    st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, beta,
                            L2_LOSS, eps=1e-3, kkt=True)
-    sep = _mfn.mfn_dual_kkt(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, st["y"])
+    sep = _testing.mfn_dual_kkt(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, st["y"])
     assert st["kkt"] == pytest.approx(sep, rel=1e-12, abs=1e-15) and sep > 0
 
 
@@ -336,7 +336,7 @@ def test_jacobi_diagonal_kept_across_steps_matches_a_fresh_one(unit, jw):
     runs = []
     for update in (False, True):
         beta = np.zeros(61)
-        st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta,
+        st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta,
                                L2_LOSS, eps=1e-9, fused=True, diag_update=update,
                                jacobi_weight=jw)
         assert st["status"] == 0
@@ -373,7 +373,7 @@ def test_jacobi_weight_out_of_range_is_an_error(jw):
     from linsvm.solvers.mfn import L2_LOSS
     Xb, t, rows, c, lam = _solve_args(X, y)
     with pytest.raises(ValueError, match="jacobi_weight"):     # the compiled entry checks too
-        _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, rows, t, c, lam, np.zeros(6),
+        newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, rows, t, c, lam, np.zeros(6),
                           L2_LOSS, jacobi_weight=jw)
 
 
@@ -393,7 +393,7 @@ def test_kept_jacobi_diagonal_carries_the_weight():
     cg = {}
     for jw, update in ((1.0, False), (0.3, False), (0.3, True)):
         beta = np.zeros(k + 1)
-        st = _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, k, 1.0, rows, t, c, lam, beta,
+        st = newton_solve(Xb.indptr, Xb.indices, Xb.data, k, 1.0, rows, t, c, lam, beta,
                                L2_LOSS, eps=1e-9, fused=True, diag_update=update,
                                jacobi_weight=jw)
         assert st["status"] == 0

@@ -16,10 +16,10 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 import linsvm
-from linsvm import _mfn
+from linsvm import _testing
 from linsvm.cli import predict_cmd
 
-from conftest import random_problem, shared_file
+from conftest import newton_solve, ordinal_solve, random_problem, shared_file
 
 INF = np.inf
 
@@ -123,24 +123,24 @@ def test_huber_matches_lbfgs_and_gradient_vanishes(bias, C):
 def test_huber_loss_matches_eq21_and_is_c1_at_the_set_boundaries():
     loss = (1.0, 1.0, 1.0, -1.0)                     # the solver's encoding of eq. 21 in o = 1 - xi
     xi = np.linspace(-3, 5, 8001)
-    val, der = _mfn.loss_eval(loss, 1.0 - xi)
+    val, der = _testing.loss_eval(loss, 1.0 - xi)
     np.testing.assert_allclose(val, huber(xi), rtol=1e-15, atol=1e-15)
     np.testing.assert_allclose(-der, huber_prime(xi), rtol=1e-15, atol=1e-15)   # dl/do = -dL/dxi
     for knee in (0.0, 2.0):                          # I0|I1 and I1|I2
         for h in (1e-4, 1e-7):
-            v, d = _mfn.loss_eval(loss, 1.0 - np.array([knee - h, knee, knee + h]))
+            v, d = _testing.loss_eval(loss, 1.0 - np.array([knee - h, knee, knee + h]))
             assert abs(v[2] - v[0]) <= 2.1 * h * max(1.0, abs(d[1])) + 1e-12       # continuous
             assert abs(d[2] - d[0]) <= 2.1 * h + 1e-12                            # C^1: jumps vanish with h
     # the continuation's smoothed hinge tau/2 L_h(xi/tau + 1): C^1, within [0, tau/4] of max(0, xi)
     for tau in (1.0, 2.0 ** -4, 2.0 ** -10):
         a, tm = 0.5 / tau, 1 + tau
-        val, der = _mfn.loss_eval((a, tm, tm, 1 - tau), 1.0 - xi)
+        val, der = _testing.loss_eval((a, tm, tm, 1 - tau), 1.0 - xi)
         np.testing.assert_allclose(val, 0.5 * tau * huber(xi / tau + 1), rtol=1e-13, atol=1e-15)
         excess = val - np.maximum(0.0, xi)
         assert excess.min() >= -1e-14 and excess.max() <= tau / 4 + 1e-14
         assert np.all(der >= -1.0) and np.all(der <= 0.0)       # slope exactly -1 beyond tau
         for knee in (-tau, tau):
-            v, d = _mfn.loss_eval((a, tm, tm, 1 - tau), 1.0 - np.array([knee - 1e-9, knee + 1e-9]))
+            v, d = _testing.loss_eval((a, tm, tm, 1 - tau), 1.0 - np.array([knee - 1e-9, knee + 1e-9]))
             assert abs(d[1] - d[0]) <= 1e-8 / tau
 
 
@@ -153,7 +153,7 @@ def test_zone_consistency_measure_is_the_gradient_change(loss):
     true = np.where(o >= hi, 0.0, np.where(o <= lo, -a * (tm - lo), -a * (tm - o)))
     piece = {0: np.zeros_like(o), 1: -a * (tm - o), 2: np.full_like(o, -a * (tm - lo))}
     for z in (0, 1, 2) if np.isfinite(lo) else (0, 1):
-        got = _mfn.loss_mismatch(loss, np.full(o.size, z, dtype=np.int32), o)
+        got = _testing.loss_mismatch(loss, np.full(o.size, z, dtype=np.int32), o)
         expected = np.abs(true - piece[z])
         near = np.minimum(np.abs(o - hi), np.abs(o - lo)) <= 1e-8
         np.testing.assert_allclose(got[~near], expected[~near], rtol=1e-12, atol=1e-15)
@@ -192,7 +192,7 @@ def test_huber_line_search_matches_brute_force(seed):
         phi = phi_huber(lam, beta, d, y, dy, t, c, huber)
     o0, o1 = t * y, t * (y + 2 * dy)
     assert np.any(o0 <= -1) and np.any(o0 >= 1)      # the ray starts with examples in I2 and I0
-    delta = _mfn.loss_line_search(lam, beta, d, y, dy, t, c, (1.0, 1.0, 1.0, -1.0))
+    delta = _testing.loss_line_search(lam, beta, d, y, dy, t, c, (1.0, 1.0, 1.0, -1.0))
     ref = brute_force_min(phi)
     assert phi(delta) <= phi(ref) + 1e-12 * max(1.0, abs(phi(ref)))
     assert delta == pytest.approx(ref, abs=1e-6)
@@ -488,7 +488,7 @@ def test_ord_line_search_matches_brute_force(seed):
 
     if phi(1e-7) > phi(0):
         d = -d
-    delta = _mfn.ordinal_line_search(lam, beta, d, X @ beta[:n], X @ d[:n], codes, c, nb)
+    delta = _testing.ordinal_line_search(lam, beta, d, X @ beta[:n], X @ d[:n], codes, c, nb)
     ref = brute_force_min(phi)
     assert phi(delta) <= phi(ref) + 1e-12 * max(1.0, abs(phi(ref)))
     assert delta == pytest.approx(ref, abs=1e-6)
@@ -575,16 +575,16 @@ def test_core_rejects_bad_indices_before_the_kernel():
     Xb = CSRBuffers(X)
     beta = np.zeros(6)
     with pytest.raises(ValueError, match="row numbers"):
-        _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.array([0, 20], dtype=np.int64),
+        newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.array([0, 20], dtype=np.int64),
                           np.ones(2), np.ones(2), 1.0, beta, (1.0, 1.0, 1.0, -INF))
     with pytest.raises(ValueError, match="rank codes"):
-        _mfn.ordinal_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
+        ordinal_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
                            np.full(20, 3, dtype=np.int32), 2, np.ones(20), 1.0, np.zeros(8))
     with pytest.raises(ValueError, match="invalid loss"):
-        _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
+        newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
                           np.ones(20), np.ones(20), 1.0, beta, (1.0, 1.0, 2.0, -INF))
     with pytest.raises(ValueError, match="beta has"):
-        _mfn.newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
+        newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, np.arange(20, dtype=np.int64),
                           np.ones(20), np.ones(20), 1.0, np.zeros(5), (1.0, 1.0, 1.0, -INF))
 
 
@@ -620,7 +620,7 @@ def test_line_search_root_before_and_beyond_one(target, loss, seed):
                               options={"xatol": 1e-12}).x
     d = d * root / target                       # now the minimizer is at delta = target
     dy = X @ d
-    delta = _mfn.loss_line_search(lam, beta, d, y, dy, t, c, loss)
+    delta = _testing.loss_line_search(lam, beta, d, y, dy, t, c, loss)
     knees = [(t * k - y) / dy for k in (hi, lo) if np.isfinite(k)]
     knees = np.concatenate(knees)
     knees = knees[knees > 0]

@@ -14,7 +14,7 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 import linsvm
-from linsvm import _sdm
+from linsvm import _testing
 from linsvm.errors import ParameterError
 
 from conftest import random_problem, shared_file
@@ -127,7 +127,7 @@ def test_cs_subproblem_matches_generic_qp(start):
     for A, g, b in _instances("cs", seed=1 if start == "empty" else 2):
         n = g.size
         init = None if start == "empty" else (b == 0)
-        d, at_bound, it = _sdm.cs_subproblem_solve(A, g, b, start=init)
+        d, at_bound, it = _testing.cs_subproblem_solve(A, g, b, start=init)
         assert it > 0
         # feasibility, and the flagged bounds are met exactly
         # (the equality holds up to the rounding of g magnified by 1/A)
@@ -153,7 +153,7 @@ def test_ww_subproblem_matches_generic_qp(start):
     for A, g, lo, hi in _instances("ww", seed=3 if start == "empty" else 4):
         n = g.size
         init = None if start == "empty" else np.where(lo == 0, 1, np.where(hi == 0, 2, 0))
-        d, flag, it = _sdm.ww_subproblem_solve(A, g, lo, hi, start=init)
+        d, flag, it = _testing.ww_subproblem_solve(A, g, lo, hi, start=init)
         assert it > 0
         assert np.all(d >= lo) and np.all(d <= hi)
         assert np.all(d[flag == 1] == lo[flag == 1]) and np.all(d[flag == 2] == hi[flag == 2])
@@ -170,11 +170,11 @@ def test_ww_subproblem_matches_generic_qp(start):
 
 def test_subproblem_rejects_bad_input():
     with pytest.raises(ValueError):
-        _sdm.cs_subproblem_solve(0.0, np.ones(2), np.zeros(2))
+        _testing.cs_subproblem_solve(0.0, np.ones(2), np.zeros(2))
     with pytest.raises(ValueError):
-        _sdm.cs_subproblem_solve(1.0, np.ones(2), np.array([0.0, -1.0]))
+        _testing.cs_subproblem_solve(1.0, np.ones(2), np.array([0.0, -1.0]))
     with pytest.raises(ValueError):
-        _sdm.ww_subproblem_solve(1.0, np.ones(2), np.array([0.0, 0.5]), np.ones(2))
+        _testing.ww_subproblem_solve(1.0, np.ones(2), np.array([0.0, 0.5]), np.ones(2))
 
 
 # ---------------------------------------------------------------- whole problems vs a generic QP

@@ -142,15 +142,16 @@ def _fit(exact, problem, params, start, state, log):
                     f"dual res {dres:.2e}  gap {gap / abs(f) if f else gap:.2e}")
 
     st = _alm.alm_solve(
-        X.indptr, X.indices, X.data, X.n_features, core_bias, rows, t, cost, beta, lam,
-        float(C), p, exact=exact, free_b=free_b, precondition=bool(opts["precondition"]),
+        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+        bias=core_bias, rows=rows, y=t, c=cost, beta=beta, lam=lam, C=float(C), p=p, exact=exact,
+        free_b=free_b, precondition=bool(opts["precondition"]),
         mu0=mu0, mu_max=float(opts["mu_max"]), mu_rule=mu_rule,
         growth=float(opts["mu_growth"]), stop=stop, tol=float(tol),
         max_iter=int(opts["max_iter"]),
         cg_tol=float(opts["cg_tol"]) if exact else 0.0,         # 0: unused (no CGLS in alm)
         cg_max_iter=int(opts["cg_max_iter"]) if exact else 0, refresh=_REFRESH,
         guard=min(_GUARD, _GUARD_PER_TOL * float(tol)),
-        n_threads=n_threads, callback=callback,
+        n_threads=n_threads, callback=callback, record_al=False,
     )
     f = st["f"]
     rel_gap = st["gap"] / abs(f) if f != 0 else (0.0 if st["gap"] <= 0 else float("inf"))

@@ -127,8 +127,9 @@ def fit_dcd(problem, params, start, state, log):
     # certifies 1% (GAP_GUARD), else the solve continues from its alphas at a smaller eps
     eps, loops, trace = tol, 0, []
     while True:
-        st = _dcd.dcd_solve(X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost, C,
-                            _LOSSES[loss], alpha, eps=eps, shrinking=opts["shrinking"],
+        st = _dcd.dcd_solve(indptr=X.indptr, indices=X.indices, data=X.data,
+                            n_features=X.n_features, bias=bias, rows=rows, t=t, c=cost, C=C,
+                            loss=_LOSSES[loss], alpha=alpha, eps=eps, shrinking=opts["shrinking"],
                             seed=seed & 0xFFFFFFFFFFFFFFFF, max_iter=max_iter - loops,
                             callback=callback)
         loops += int(st["n_iter"])
@@ -146,8 +147,10 @@ def fit_dcd(problem, params, start, state, log):
     if loss == "l2" and opts["primal_fallback"] and n > 0 and (
             st["status"] == 1 or rel_gap > GAP_GUARD):
         alpha, mfn = _finish_with_mfn(problem, C, st["w"], seed, log, loops)
-        st = _dcd.dcd_solve(X.indptr, X.indices, X.data, X.n_features, bias, rows, t, cost, C,
-                            _LOSSES[loss], alpha, eps=eps, shrinking=False, seed=0, max_iter=0)
+        st = _dcd.dcd_solve(indptr=X.indptr, indices=X.indices, data=X.data,
+                            n_features=X.n_features, bias=bias, rows=rows, t=t, c=cost, C=C,
+                            loss=_LOSSES[loss], alpha=alpha, eps=eps, shrinking=False, seed=0,
+                            max_iter=0, callback=None)
         # mfn's point, certified by the dual value of alpha (w(alpha) only approximates it)
         st["w"], st["primal"] = mfn.weights, mfn.stats["objective"]
         rel_gap = relative_gap(st["primal"], st["dual"])

@@ -76,12 +76,14 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
             log(f"{name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
     X = problem.X
     return _mfn.newton_solve(
-        X.indptr, X.indices, X.data, X.n_features, problem.bias, problem.rows, problem.t,
-        problem.cost, lam, beta, loss,
-        eps, warm, opts["heuristic1"], opts["heuristic2"], opts["precondition"],
-        opts["forcing"], opts["max_iter"], opts["cg_max_iter"],
-        resolve_threads(opts["n_threads"], X.data.shape[0]), callback, opts["fused_cg"],
-        True, kkt, True, opts["jacobi_weight"], gstop=gstop,
+        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+        bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, lam=lam, beta=beta,
+        loss=loss, eps=eps, warm=warm, heuristic1=opts["heuristic1"],
+        heuristic2=opts["heuristic2"], precondition=opts["precondition"], eta=opts["forcing"],
+        max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
+        n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]), callback=callback,
+        fused=opts["fused_cg"], pattern=True, kkt=kkt, diag_update=True,
+        jacobi_weight=opts["jacobi_weight"], gstop=gstop,
     )
 
 

@@ -86,8 +86,9 @@ def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, o
     """FitResult with statistics in linsvm's scaling (F = f / lam), with the gradient norm
     at the result, and the iteration cap's warning."""
     X = problem.X
-    f, g, _, _ = _mfn.gradient(X.indptr, X.indices, X.data, X.n_features, problem.bias,
-                               problem.rows, problem.t, problem.cost, lam, beta, loss,
+    f, g, _, _ = _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
+                               n_features=X.n_features, bias=problem.bias, rows=problem.rows,
+                               t=problem.t, c=problem.cost, lam=lam, beta=beta, loss=loss,
                                n_threads=opts["n_threads"])
     stats = {
         "objective": f / lam,
@@ -163,9 +164,10 @@ def hinge_certificate(problem, C, beta, tau, n_threads=1):
     gap = gap_grad + gap_smooth (= F - D), n_quad (|xi_i| < tau), y = X beta.
     """
     X = problem.X
-    F, D, gg, gs, nq, y = _mfn.hinge_certificate(X.indptr, X.indices, X.data, X.n_features,
-                                                 problem.bias, problem.rows, problem.t,
-                                                 problem.cost, C, beta, tau, n_threads=n_threads)
+    F, D, gg, gs, nq, y = _mfn.hinge_certificate(indptr=X.indptr, indices=X.indices, data=X.data,
+                                                 n_features=X.n_features, bias=problem.bias,
+                                                 rows=problem.rows, t=problem.t, c=problem.cost,
+                                                 C=C, beta=beta, tau=tau, n_threads=n_threads)
     return {"F": F, "D": D, "gap_grad": gg, "gap_smooth": gs, "gap": gg + gs, "n_quad": nq, "y": y}
 
 
@@ -348,8 +350,9 @@ def fit_ord(problem, params, start, state, log):
     if log is not None:
         def callback(it, f, n_active, cg_it):
             log(f"mfn-ord iter {it:3d}  objective {f / lam:.10g}  active pairs {n_active}  cg {cg_it}")
-    st = _mfn.ordinal_solve(X.indptr, X.indices, X.data, X.n_features, bias, rows, codes, nb, cost,
-                            lam, beta, eps=tol, warm=warm, heuristic1=opts["heuristic1"],
+    st = _mfn.ordinal_solve(indptr=X.indptr, indices=X.indices, data=X.data,
+                            n_features=X.n_features, bias=bias, rows=rows, codes=codes,
+                            n_thresholds=nb, c=cost, lam=lam, beta=beta, eps=tol, warm=warm, heuristic1=opts["heuristic1"],
                             heuristic2=opts["heuristic2"], precondition=opts["precondition"],
                             eta=opts["forcing"], max_iter=opts["max_iter"],
                             cg_max_iter=opts["cg_max_iter"], n_threads=opts["n_threads"],
@@ -358,8 +361,10 @@ def fit_ord(problem, params, start, state, log):
     inversion = float(max(0.0, np.max(thresholds[:-1] - thresholds[1:]))) if nb > 1 else 0.0
     if inversion > 0:
         beta[nw:] = np.sort(thresholds)        # never increases F (swap argument)
-    f, g, _ = _mfn.ordinal_gradient(X.indptr, X.indices, X.data, X.n_features, bias, rows, codes,
-                                    nb, cost, lam, beta, n_threads=opts["n_threads"])
+    f, g, _ = _mfn.ordinal_gradient(indptr=X.indptr, indices=X.indices, data=X.data,
+                                    n_features=X.n_features, bias=bias, rows=rows, codes=codes,
+                                    n_thresholds=nb, c=cost, lam=lam, beta=beta,
+                                    n_threads=opts["n_threads"])
     stats = {
         "objective": f / lam,
         "n_iter": st["n_iter"],

@@ -115,8 +115,12 @@ def _reuse_state(state, digest, Cp, max_constraints, log, name):
     return V, G, b, alpha
 
 
+# Cap on the working-set QP's iterations per cutting-plane step (not a user option).
+_QP_MAX_ITER = 100000
+
+
 def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, state, digest,
-         log, opts, **ordinal):
+         log, opts, level=None, perm=None, gptr=None, glevels=None):
     """Call the compiled loop and turn its result into (FitResult, the core's result)."""
     n_threads = resolve_threads(opts["n_threads"], X.nnz)
     ws = _reuse_state(state, digest, Cp, opts["max_constraints"], log, name)
@@ -133,10 +137,12 @@ def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, stat
                 f"objective(W) {obj_ws:.10g}")
 
     res = _perf.perf_solve(
-        X.indptr, X.indices, X.data, X.n_features, bias_core, rows, kind, t, q, scale, Cp, tol,
+        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+        bias=bias_core, rows=rows, kind=kind, t=t, q=q, scale=scale, Cp=Cp, eps=tol,
         w0=w0, V0=V0, G0=G0, b0=b0, alpha0=a0, max_constraints=opts["max_constraints"],
         max_iter=opts["max_iter"], inactive_iters=opts["inactive_iters"], qp_tol=opts["qp_tol"],
-        n_threads=n_threads, callback=callback, **ordinal)
+        qp_max_iter=_QP_MAX_ITER, n_threads=n_threads, callback=callback, level=level, perm=perm,
+        gptr=gptr, glevels=glevels)
     w = res["w"]
     assert w.shape[0] == nw_core
     ww = float(w @ w)

@@ -168,11 +168,14 @@ def _fit(kind, problem, params, W0, state, log):
     # certifies 1% (GAP_GUARD); else the solve continues from its alphas at a smaller eps
     eps, loops, trace = tol, 0, []
     while True:
-        st = _sdm.sdm_solve(X.indptr, X.indices, X.data, X.n_features, bias, rows, codes, k, U,
-                            kind == "ww", ay, ptr, cls, val, eps=eps, shrinking=opts["shrinking"],
+        st = _sdm.sdm_solve(indptr=X.indptr, indices=X.indices, data=X.data,
+                            n_features=X.n_features, bias=bias, rows=rows, y=codes, n_classes=k,
+                            U=U, weston_watkins=kind == "ww", alpha_y=ay, a_ptr=ptr, a_cls=cls,
+                            a_val=val, eps=eps, shrinking=opts["shrinking"],
                             cooling=opts["cooling"], effort_cap=opts["effort_cap"],
                             max_iter=opts["max_iter"] - loops, seed=seed & 0xFFFFFFFFFFFFFFFF,
-                            full_subproblem=opts["subproblem"] == "all", callback=callback)
+                            full_subproblem=opts["subproblem"] == "all", dense_ratio=4,
+                            callback=callback)
         loops += int(st["n_full"])
         trace.extend(st["trace"])
         rel_gap = relative_gap(st["primal"], st["dual"])

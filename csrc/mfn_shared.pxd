@@ -1,0 +1,413 @@
+# The pieces of the modified finite Newton family (csrc/_mfn.pyx, whose block
+# comment has the equations) that the driver and the test entries (csrc/_testing.pyx)
+# both use: the loss records and their zones, the terms seen through the margins,
+# the exact line search, the dual KKT measure of Section 4.7, and the checks and
+# setup of the Python entries.  Everything here is inline: this file is cimported,
+# not compiled on its own.
+
+from libc.stdint cimport int32_t, int64_t
+from libc.math cimport fabs, isfinite, INFINITY
+cimport numpy as cnp
+from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, linsvm_max_threads
+
+# Knee of a breakpoint (stored in the low bit of Breakpoint.k).
+cdef enum:
+    KNEE_HI = 0
+    KNEE_LO = 1
+
+ctypedef struct Breakpoint:
+    double delta
+    int64_t k                      # 2 * term + knee
+
+
+ctypedef struct Loss:
+    double a                       # curvature of zone 1 (per unit cost)
+    double tm                      # target margin of zone 1
+    double hi                      # zone 0 for o >= hi (+inf: none)
+    double lo                      # zone 2 for o <= lo (-inf: none)
+    double kappa                   # slope of zone 2: a (tm - lo), 0 without zone 2
+    double lin0                    # value of zone 2 at o = lo: a/2 (tm - lo)^2
+    double knee_tol                # zone tolerance of the consistency test
+
+
+ctypedef struct Terms:
+    # The terms of f, seen through the per-example margins (see the block comment).
+    int64_t m                      # examples
+    int64_t nb                     # thresholds; 0 for binary terms
+    int64_t per                    # terms per example: max(nb, 1)
+    const double* t                # binary: label of each example
+    const int32_t* code            # ordinal: rank code 0..nb of each example
+    const double* c                # cost of each example
+    double* y                      # y_k = x_k . w
+    double* dy                     # x_k . d_w (line search, consistency test)
+    const double* b                # ordinal: thresholds (inside beta)
+    const double* db               # ordinal: their step
+
+
+cdef inline Loss make_loss(double a, double tm, double hi, double lo) noexcept nogil:
+    """The loss (a, tm, hi, lo), C^1 by construction: kappa = a (tm - lo) from the same
+    rounded numbers, so the slope does not jump at lo (a jump down would make l non-convex
+    and break the line search; the smoothed hinge uses tau = 2^-k, for which 1 +- tau,
+    tm - lo = 2 tau, a = 1/(2 tau) and kappa = 1 are all exact).  The zone test of the
+    consistency check tolerates 1e-8 (Appendix A, footnote 17), or a thousandth of
+    zone 1's width if that is smaller."""
+    cdef Loss L
+    L.a = a
+    L.tm = tm
+    L.hi = hi
+    L.lo = lo
+    if lo > -INFINITY:
+        L.kappa = a * (tm - lo)
+        L.lin0 = 0.5 * a * (tm - lo) * (tm - lo)
+    else:
+        L.kappa = 0.0
+        L.lin0 = 0.0
+    L.knee_tol = min(1e-8, 1e-3 * (hi - lo))     # 1e-8: Appendix A, footnote 17
+    return L
+
+
+# ------------------------------------------------------------------ the loss
+
+cdef inline int zone(const Loss* L, double o) noexcept nogil:
+    """Zone of margin o: 0 (o >= hi), 2 (o <= lo) or 1 (between)."""
+    if o >= L.hi:
+        return 0
+    if o <= L.lo:
+        return 2
+    return 1
+
+
+cdef inline double loss_value(const Loss* L, double o) noexcept nogil:
+    """l(o) per unit cost."""
+    cdef int zn = zone(L, o)
+    if zn == 0:
+        return 0.0
+    if zn == 1:
+        return 0.5 * L.a * (L.tm - o) * (L.tm - o)
+    return L.kappa * (L.lo - o) + L.lin0
+
+
+cdef inline double loss_slope(const Loss* L, double o) noexcept nogil:
+    """l'(o) per unit cost."""
+    cdef int zn = zone(L, o)
+    if zn == 0:
+        return 0.0
+    if zn == 1:
+        return -L.a * (L.tm - o)
+    return -L.kappa
+
+
+cdef inline double mismatch_term(const Loss* L, int zn, double o) noexcept nogil:
+    """|l'(o) - l'_zn(o)| for a term assumed in zone zn, now at margin o; 0 when o is
+    in zone zn or within L.knee_tol of it.  (Written so that for the L2 loss it is
+    the same arithmetic as the original test, o - 1 or 1 - o.)"""
+    if zn == 1:
+        if o > L.hi + L.knee_tol:
+            return L.a * (o - L.tm)
+        if o < L.lo - L.knee_tol:
+            return L.a * (L.lo - o)
+        return 0.0
+    if zn == 0:
+        if o < L.hi - L.knee_tol:
+            if o > L.lo:
+                return L.a * (L.tm - o)
+            return L.kappa
+        return 0.0
+    if o > L.lo + L.knee_tol:
+        if o < L.hi:
+            return L.a * (o - L.lo)
+        return L.kappa
+    return 0.0
+
+
+# ------------------------------------------------------------------ terms
+
+cdef inline void term_at(const Terms* T, int64_t k, int64_t s, double* v, double* dv,
+                         double* t) noexcept nogil:
+    """Output v, its step dv and orientation t of term (k, s) (s = 0 for binary terms)."""
+    if T.nb == 0:
+        v[0] = T.y[k]
+        dv[0] = T.dy[k]
+        t[0] = T.t[k]
+    else:
+        v[0] = T.y[k] - T.b[s]
+        dv[0] = T.dy[k] - T.db[s]
+        t[0] = 1.0 if T.code[k] > s else -1.0
+
+
+cdef inline void term_out(const Terms* T, int64_t k, int64_t s, double* v, double* t) noexcept nogil:
+    """Output v and orientation t of term (k, s) at beta (no step)."""
+    if T.nb == 0:
+        v[0] = T.y[k]
+        t[0] = T.t[k]
+    else:
+        v[0] = T.y[k] - T.b[s]
+        t[0] = 1.0 if T.code[k] > s else -1.0
+
+
+# ------------------------------------------------------------------ exact line search
+
+cdef inline void _cross(const Loss* L, const Terms* T, const Breakpoint* bp, int64_t a, int64_t b,
+                        double* ls, double* rs) noexcept nogil:
+    """Add to l, r the change of phi''s line from crossing the breakpoints bp[a:b] (eq. 18).
+
+    At a hi knee a term leaves (rising margin) or enters (falling) zone 1; at a lo knee it
+    passes between zones 1 and 2, trading its linear term -c kappa t dv for the quadratic
+    one.  Each update depends only on its own term, so crossings commute.
+    """
+    cdef int64_t j, k, s, term
+    cdef double v, dv, t, e, g, sg
+    for j in range(a, b):
+        term = bp[j].k >> 1
+        if T.nb == 0:
+            k = term
+            s = 0
+        else:
+            k = term // T.nb
+            s = term - k * T.nb
+        term_at(T, k, s, &v, &dv, &t)
+        e = L.a * T.c[k]
+        if (bp[j].k & 1) == KNEE_HI:
+            sg = -e if t * dv > 0.0 else e
+            ls[0] += sg * (v - t * L.tm) * dv
+            rs[0] += sg * (v - t * L.tm + dv) * dv
+        else:
+            g = T.c[k] * L.kappa * t * dv
+            if t * dv > 0.0:             # zone 2 -> 1
+                ls[0] += g + e * (v - t * L.tm) * dv
+                rs[0] += g + e * (v - t * L.tm + dv) * dv
+            else:                        # zone 1 -> 2
+                ls[0] -= g + e * (v - t * L.tm) * dv
+                rs[0] -= g + e * (v - t * L.tm + dv) * dv
+
+
+cdef inline void _add_bp(Breakpoint* bp, int64_t* n_near, int64_t* n_far, int64_t cap,
+                         double delta, int64_t term, int knee) noexcept nogil:
+    """Store a breakpoint: those before delta = 1 from the front of bp, the others from
+    the back (bp holds cap entries)."""
+    cdef int64_t j
+    if delta < 1.0:
+        j = n_near[0]
+        n_near[0] += 1
+    else:
+        n_far[0] += 1
+        j = cap - n_far[0]
+    bp[j].delta = delta
+    bp[j].k = 2 * term + knee
+
+
+cdef inline void _collect_binary_nolo(const Loss* L, const Terms* T, Breakpoint* bp,
+                                     int64_t* n_near, int64_t* n_far, int64_t cap,
+                                     double* ls, double* rs, double* slope1) noexcept nogil:
+    """exact_line_search's pass over the terms for binary terms of a loss without a
+    linear zone (L2, least squares), in margins o = t v and their rates t dv: as t = +-1,
+    each term's contribution equals the general pass's exactly ((v - t tm) dv =
+    (o - tm) rate); only the order of summation differs.  Adds the ends of phi''s
+    first piece and phi'(1), and stores the breakpoints where a margin crosses hi."""
+    cdef int64_t k
+    cdef double o, rate, o1, e, d0, a = L.a, tm = L.tm, hi = L.hi
+    cdef double l = 0.0, r = 0.0, s1 = 0.0
+    cdef int has_hi = hi < INFINITY
+    for k in range(T.m):
+        o = T.t[k] * T.y[k]
+        rate = T.t[k] * T.dy[k]
+        o1 = o + rate
+        if o1 < hi:
+            s1 += T.c[k] * (-a * (tm - o1)) * rate
+        if o < hi:                             # zone 1
+            e = a * T.c[k]
+            d0 = (o - tm) * rate
+            l += e * d0
+            r += e * (o - tm + rate) * rate
+            if rate > 0.0 and has_hi:          # leaves zone 1 upwards
+                _add_bp(bp, n_near, n_far, cap, (hi - o) / rate, k, KNEE_HI)
+        elif rate < 0.0:                       # enters zone 1
+            _add_bp(bp, n_near, n_far, cap, (hi - o) / rate, k, KNEE_HI)
+    ls[0] += l
+    rs[0] += r
+    slope1[0] += s1
+
+
+cdef inline double exact_line_search(const Loss* L, double lam, const double* beta, const double* d,
+                               int64_t nbeta, const Terms* T, Breakpoint* bp,
+                               int64_t cap) noexcept nogil:
+    """Minimize phi(delta) = f(beta + delta d) over delta >= 0 (Sections 4.4, 6, 7).
+
+    Works on the term outputs v and their steps dv (from T: y, dy and, for ordinal
+    terms, the thresholds b and their step db = d[nw:]), dv computed once per
+    Newton step from d itself, not as v(beta_bar) - v(beta): at tight tolerances
+    that difference of O(1) numbers loses the digits the slope lives in.
+    phi' is continuous, increasing and piecewise linear.  On each piece, l and r
+    are the values its line takes at delta = 0 and delta = 1 (eq. 16-17); a term
+    crossing a knee at delta_j = (t_j knee - v_j) / dv_j changes them (eq. 18,
+    _cross).  A term has at most two breakpoints on the ray (hi and lo, in the
+    order its margin meets them).  The paper sorts the breakpoints and walks them
+    from the left; since only the piece holding the root matters, this finds it
+    by selection instead (expected O(#breakpoints), no sort): split the
+    breakpoints around a pivot, cross those left of it, and keep the side where
+    phi' changes sign.  The answer is the walk's.  The same pass also takes
+    phi'(1) directly (a Newton step is mostly taken whole or cut short): when it
+    is >= 0 the root lies in [0, 1] and only the breakpoints before 1 enter the
+    selection; otherwise those are crossed at once and the selection runs over
+    the rest.  bp has room for cap breakpoints (at most 2 per term, 1 when the
+    loss has one knee).  Returns delta* (0 if d is not a descent direction).
+    """
+    cdef int64_t k, s, j, a, b, lt, gt, i, term, n_near = 0, n_far = 0
+    cdef double ls = 0.0, rs = 0.0, pivot, d0, d1, d2, l2, r2, v, dv, t, e, g, rate
+    cdef double slope1
+    cdef int zn
+    cdef int has_hi = L.hi < INFINITY
+    cdef int has_lo = L.lo > -INFINITY
+    cdef Breakpoint tmp
+    for j in range(nbeta):
+        ls += beta[j] * d[j]
+        rs += (beta[j] + d[j]) * d[j]
+    ls *= lam
+    rs *= lam
+    slope1 = rs
+    if T.nb == 0 and not has_lo:              # binary terms, no zone 2 (L2, least squares)
+        _collect_binary_nolo(L, T, bp, &n_near, &n_far, cap, &ls, &rs, &slope1)
+    else:
+        for k in range(T.m):
+            for s in range(T.per):
+                term_at(T, k, s, &v, &dv, &t)
+                term = k * T.per + s
+                zn = zone(L, t * v)
+                rate = t * dv
+                slope1 += T.c[k] * loss_slope(L, t * (v + dv)) * rate
+                if zn == 1:
+                    e = L.a * T.c[k]
+                    ls += e * (v - t * L.tm) * dv
+                    rs += e * (v - t * L.tm + dv) * dv
+                    if rate > 0.0:
+                        if has_hi:                # leaves zone 1 upwards
+                            _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
+                    elif rate < 0.0 and has_lo:   # falls into zone 2
+                        _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
+                elif zn == 0:
+                    if rate < 0.0:                # enters zone 1 (then maybe zone 2)
+                        _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
+                        if has_lo:
+                            _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
+                else:
+                    g = T.c[k] * L.kappa * t * dv
+                    ls -= g
+                    rs -= g
+                    if rate > 0.0:                # rises into zone 1 (then maybe zone 0)
+                        _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
+                        if has_hi:
+                            _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
+    if ls >= 0.0:
+        return 0.0
+    if slope1 >= 0.0:                        # the root is in [0, 1]
+        a = 0
+        b = n_near
+    else:                                    # beyond 1: cross everything before it
+        _cross(L, T, bp, 0, n_near, &ls, &rs)
+        a = cap - n_far
+        b = cap
+    while a < b:
+        # pivot: median of three; 3-way partition of bp[a:b] into < pivot, == pivot, > pivot
+        d0 = bp[a].delta
+        d1 = bp[a + (b - a) // 2].delta
+        d2 = bp[b - 1].delta
+        pivot = max(min(d0, d1), min(max(d0, d1), d2))
+        lt = a
+        i = a
+        gt = b
+        while i < gt:
+            if bp[i].delta < pivot:
+                tmp = bp[i]; bp[i] = bp[lt]; bp[lt] = tmp
+                lt += 1
+                i += 1
+            elif bp[i].delta > pivot:
+                gt -= 1
+                tmp = bp[i]; bp[i] = bp[gt]; bp[gt] = tmp
+            else:
+                i += 1
+        l2 = ls
+        r2 = rs
+        _cross(L, T, bp, a, lt, &l2, &r2)
+        if l2 + pivot * (r2 - l2) >= 0.0:    # phi'(pivot) >= 0: the root is left of the pivot
+            b = lt
+        else:                                # right of it: cross everything up to the pivot
+            ls = l2
+            rs = r2
+            _cross(L, T, bp, lt, gt, &ls, &rs)
+            a = gt
+    if rs - ls <= 0.0:
+        return 0.0
+    return -ls / (rs - ls)
+
+
+# ------------------------------------------------------------------ checks and the dual KKT measure
+
+cdef inline Loss _loss_from(object loss) except *:
+    """Check and convert loss = (a, tm, hi, lo)."""
+    cdef double a, tm, hi, lo
+    a, tm, hi, lo = loss
+    if not (a > 0 and isfinite(a) and isfinite(tm) and hi <= INFINITY and lo < hi
+            and (hi == INFINITY or hi == tm) and lo < tm and lo != INFINITY):
+        raise ValueError(f"invalid loss (a, tm, hi, lo) = {tuple(loss)}")
+    return make_loss(a, tm, hi, lo)
+
+
+cdef inline int check_codes(const int32_t* codes, int64_t m, int64_t nb) except -1:
+    """Raise ValueError unless every rank code lies in [0, nb] (the ordinal kernels
+    index thresholds by code without bounds checks)."""
+    cdef int64_t k
+    for k in range(m):
+        if codes[k] < 0 or codes[k] > nb:
+            raise ValueError(f"rank codes must lie in [0, {nb}]")
+    return 0
+
+
+cdef inline double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const double* t,
+                            const double* c, double lam, const double* y, double* at,
+                            double* yhat, double* bh) noexcept nogil:
+    """The maximum dual KKT violation of Section 4.7 (see mfn_dual_kkt); at, yhat (m)
+    and bh (n_weights) are scratch."""
+    cdef int64_t k
+    cdef double viol = 0.0, g, alpha
+    for k in range(m):
+        at[k] = 0.0
+        if t[k] * y[k] < 1.0 and c[k] > 0.0:
+            at[k] = -c[k] * (y[k] - t[k]) / lam          # alpha_k t_k
+    rmatvec(X, rows, m, at, bh)
+    matvec(X, rows, m, bh, yhat)
+    for k in range(m):
+        if c[k] <= 0.0:
+            continue
+        alpha = at[k] * t[k]
+        if alpha > 0.0:
+            g = t[k] * yhat[k] + lam * alpha / c[k] - 1.0
+            viol = max(viol, fabs(g))
+        else:
+            g = t[k] * yhat[k] - 1.0
+            viol = max(viol, -g)
+    return viol
+
+
+# ------------------------------------------------------------------ Python entries' setup
+
+cdef inline int entry_threads(int n_threads) noexcept:
+    """Threads of a Python entry's mat-vecs: n_threads, or all OpenMP threads for 0."""
+    return linsvm_max_threads() if n_threads <= 0 else n_threads
+
+
+cdef inline object entry_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
+                             const double[::1] data, int64_t n_features, double bias,
+                             const int64_t[::1] rows, int n_threads, CSR* X):
+    """The check and scratch every Python entry needs before a kernel reads the rows:
+    raise unless rows lie in [0, n_rows), then set X over the CSR buffers with n_threads
+    threads (0: all) and their per-thread scatter scratch.  Returns the scratch array,
+    which the caller keeps while it uses X.  (The module must have called
+    cnp.import_array().)"""
+    cdef int T = entry_threads(n_threads)
+    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
+    cdef cnp.npy_intp dim = T * nw if T > 1 else 1
+    check_rows(rows, indptr.shape[0] - 1)
+    scratch = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_FLOAT64, 0)
+    X[0] = make_csr(indptr, indices, data, n_features, bias, T,
+                    <double*>cnp.PyArray_DATA(scratch) if T > 1 else NULL)
+    return scratch
