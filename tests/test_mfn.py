@@ -47,7 +47,7 @@ def lbfgs_reference(Xa, t, C, cost):
 @pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
 def test_objective_matches_lbfgs_and_gradient_vanishes(bias, C):
     X, y = random_problem(n_samples=80, n_features=15, seed=int(C * 7) + int(bias) + 2)
-    model = linsvm.train(X, y, solver="mfn", C=C, bias=bias)
+    model = linsvm.train(X, y, solver="mfn", C=C, bias=bias, tol=1e-6, gtol=0)   # the paper's rule
     t = binary_targets(model, y)
     Xa = augmented(X, bias)
     w = model.weights[:, 0]
@@ -142,7 +142,7 @@ def test_line_search_selection_with_many_tied_breakpoints(seed):
 
 def test_one_vs_rest_columns_are_the_binary_problems():
     X, y = random_problem(n_samples=90, n_features=8, n_classes=3, seed=5)
-    model = linsvm.train(X, y, solver="mfn", C=2.0)
+    model = linsvm.train(X, y, solver="mfn", C=2.0, tol=1e-6)
     assert model.weights.shape == (9, 3)
     np.testing.assert_array_equal(model.classes_, class_order(y))
     for j, label in enumerate(model.classes_):
@@ -223,7 +223,7 @@ def test_matches_liblinear_s2_on_real_data(C):
     path = shared_file("binary/a9a")
     from sklearn.datasets import load_svmlight_file
     X, y = load_svmlight_file(str(path), n_features=123)
-    model = linsvm.train(X, y, solver="mfn", C=C, bias=1.0)
+    model = linsvm.train(X, y, solver="mfn", C=C, bias=1.0, tol=1e-6)
     ref = liblinear.train(y, X, f"-s 2 -c {C} -B 1 -e 1e-8 -q")
     w_ref = np.array(ref.get_decfun()[0] + [ref.get_decfun()[1]])
     t = binary_targets(model, y)
@@ -415,7 +415,7 @@ def test_gradient_test_stops_at_the_first_iterate_that_passes_it(gtol, warm):
     start = None
     if warm:
         start = 0.5 * linsvm.train(X, y, solver="mfn", C=C, tol=0.5, max_iter=2).weights
-    model = linsvm.train(X, y, solver="mfn", C=C, gtol=gtol, init=start)
+    model = linsvm.train(X, y, solver="mfn", C=C, tol=1e-6, gtol=gtol, init=start)
     t = binary_targets(model, y)
     Xa = augmented(X, 1.0)
     ones = np.ones_like(y)
@@ -429,15 +429,28 @@ def test_gradient_test_stops_at_the_first_iterate_that_passes_it(gtol, warm):
         if j == 0:
             w_j = np.zeros(Xa.shape[1])
         else:
-            w_j = linsvm.train(X, y, solver="mfn", C=C, max_iter=j, init=start).weights[:, 0]
+            w_j = linsvm.train(X, y, solver="mfn", C=C, tol=1e-6, gtol=0, max_iter=j,
+                               init=start).weights[:, 0]
         assert np.linalg.norm(objective_and_grad(w_j, Xa, t, C, ones)[1]) > bound, j
     # the same iterates as the paper's rule: the point is the paper's k-th iterate
-    w_k = linsvm.train(X, y, solver="mfn", C=C, max_iter=k, init=start).weights[:, 0]
+    w_k = linsvm.train(X, y, solver="mfn", C=C, tol=1e-6, gtol=0, max_iter=k,
+                       init=start).weights[:, 0]
     np.testing.assert_array_equal(model.weights[:, 0], w_k)
 
 
-def test_gradient_test_is_off_by_default_and_checked():
-    X, y = random_problem(n_samples=60, n_features=8, seed=3)
-    assert linsvm.train(X, y, solver="mfn").column_stats[0]["status"] == "converged"
+def test_gradient_test_defaults_to_0_3_tol_and_0_turns_it_off():
+    # issue 15: gtol follows -e (0.3 x -e) unless given; gtol = 0 is the paper's rule alone
+    X, y = random_problem(n_samples=300, n_features=40, seed=11)
+    for tol in (0.01, 1e-4):
+        default = linsvm.train(X, y, solver="mfn", C=4.0, tol=tol)
+        explicit = linsvm.train(X, y, solver="mfn", C=4.0, tol=tol, gtol=0.3 * tol)
+        np.testing.assert_array_equal(default.weights, explicit.weights)
+        assert default.column_stats[0]["status"] == "converged (gradient test)"
+        paper = linsvm.train(X, y, solver="mfn", C=4.0, tol=tol, gtol=0)
+        assert paper.n_iter > default.n_iter         # the test fired before the paper's rule
+    assert default.params["gtol"] is None
+    assert linsvm.train(X, y, solver="mfn", C=4.0).params["tol"] == 0.01
+    paper = linsvm.train(X, y, solver="mfn", C=4.0, gtol=0)
+    assert paper.column_stats[0]["status"] == "converged"
     with pytest.raises(ParameterError):
         linsvm.train(X, y, solver="mfn", gtol=1.5)

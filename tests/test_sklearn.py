@@ -211,7 +211,7 @@ def test_estimator_and_command_line_give_the_same_weights(tmp_path):
 
 # ---------------------------------------------------------------- warm start
 
-@pytest.mark.parametrize("solver, tol, options", [("mfn", None, None),
+@pytest.mark.parametrize("solver, tol, options", [("mfn", 1e-6, None),
                                                   ("dcd", 1e-3, {"loss": "l2"})])
 def test_warm_start_reduces_iterations_along_a_c_path(solver, tol, options):
     X, y = binary_data(n=500, d=10, seed=3)

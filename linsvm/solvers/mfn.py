@@ -23,10 +23,17 @@ the solve continues with eps / 10 until it holds.  CGLS is preconditioned by
 1 / (lam + w diag(X_1' C X_1)), w = `jacobi_weight` (0.3; 1 is plain Jacobi), the
 damped Jacobi of Hsia, Chiang & Lin (ACML 2018); README.md gives the measurements.
 
-`gtol` (off by default) adds LIBLINEAR's stopping test to the paper's: the solve also
-ends at the first Newton iterate with ||grad F(w)|| <= gtol min(n+, n-)/n ||grad F(0)||,
-read off the residual each CGLS starts from (csrc/cgls.pxd), so it costs no pass over
-the data on a cold start and one on a warm start.
+Stopping (issue 15, "defaults that beat LIBLINEAR at its own defaults"): the paper's
+rule (the zones settled and eq. 13 at -e) and LIBLINEAR's gradient test, whichever
+comes first: the solve also ends at the first Newton iterate with ||grad F(w)|| <=
+gtol min(n+, n-)/n ||grad F(0)||, read off the residual each CGLS starts from
+(csrc/cgls.pxd), so it costs no pass over the data on a cold start and one on a warm
+start.  gtol is GTOL_PER_TOL x -e unless given (0: the paper's rule alone), so that -e
+stays the one accuracy knob.  The default -e is 0.01 (the paper's 1e-6 stops about
+1e-13 above the optimum, where LIBLINEAR -s 2 at its defaults stops 1e-5..1e-3 above it
+in 1/1.3-1/4.9 of the time).  The pair (0.01, 0.003) was chosen on data outside the
+defaults table (README "At the defaults"): it stops 2e-6..2e-4 above the optimum on
+the shared binary sets, below LIBLINEAR's gap on 20 of 22 rows.
 
 The compiled driver is shared by the whole family (csrc/_mfn.pyx: one Newton
 loop over a piecewise quadratic loss given as (a, tm, hi, lo)); this module
@@ -94,6 +101,10 @@ def subset_seed(problem, lam, beta, eps, warm, opts, log, seed, loss=L2_LOSS, na
     return True, st["n_iter"], st["cg_iter"]
 
 
+# gtol's default as a multiple of -e: 0.003 at the default -e 0.01 (see the module docstring).
+GTOL_PER_TOL = 0.3
+
+
 def gradient_stop(t, gtol):
     """The factor of the gradient test, gtol min(n+, n-) / n for labels t = +-1: the
     scaling of LIBLINEAR's Newton solvers' test ||grad F(w)|| <= eps min(n+, n-) / n
@@ -129,9 +140,10 @@ def fit_mfn(problem, params, start, state, log):
         warm, n_iter, cg_iter = subset_seed(problem, lam, beta, tol, warm, opts, log, params.seed)
 
     eps = tol
-    gstop = gradient_stop(problem.t, opts["gtol"])
     kkt_tol = opts["kkt_tol"]
     while True:
+        gtol = GTOL_PER_TOL * eps if opts["gtol"] is None else opts["gtol"]   # follows eps
+        gstop = gradient_stop(problem.t, gtol)
         st = run_newton(problem, lam, beta, eps, warm, opts, log, kkt=True, gstop=gstop)
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
@@ -176,7 +188,7 @@ MFN_OPTIONS = {
     "subset": Option(float, 0.0, "heuristic 3: first solve on this random fraction of the examples (0 = off)", 0.0, 0.99),
     "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),
     "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step (Appendix A: 5000)", 1),
-    "gtol": Option(float, 0.0, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol min(n+,n-)/n ||grad F(0)|| (the scaling of LIBLINEAR -s 2's test, whose default is 0.01); 0 = off (default): the paper's rule alone, zones settled and eq. 13 at -e", 0.0, 0.99),
+    "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol min(n+,n-)/n ||grad F(0)|| (the scaling of LIBLINEAR -s 2's test); default 0.3 x -e (0.003 at the default -e 0.01); 0 = off: the paper's rule alone, zones settled and eq. 13 at -e", 0.0, 0.99),
     "kkt_tol": Option(float, None, "continue with smaller eps until the dual KKT violation (Sec. 4.7) is below this", 1e-300),
     "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M non-zeros, else 1)", 0, 1024),
 }
@@ -189,8 +201,9 @@ register(SolverInfo(
     name="mfn",
     kind="binary",
     objective="1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i)^2   (L2-SVM, as LIBLINEAR -s 2)",
-    default_tol=1e-6,
-    tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
+    default_tol=0.01,
+    tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13), or the gradient test "
+                "||grad F|| <= 0.3 eps min(n+,n-)/n ||grad F(0)|| (--gtol), whichever comes first",
     paper="Keerthi & DeCoste 2005, Sections 3-4 and Appendix A",
     fit=fit_mfn,
     options=MFN_OPTIONS,
