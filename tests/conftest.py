@@ -108,3 +108,14 @@ def binary_gradient(indptr, indices, data, n_features, bias, rows, t, c, lam, be
     return _mfn.gradient(indptr=indptr, indices=indices, data=data, n_features=n_features,
                          bias=bias, rows=rows, t=t, c=c, lam=lam, beta=beta, loss=loss,
                          n_threads=n_threads)
+
+
+def assert_one_line_error(result, *needles, code=1):
+    """A CliRunner result that failed with `code` and exactly one line on stderr holding
+    every needle, and no traceback."""
+    assert result.exit_code == code, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert "Traceback" not in result.output

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import linsvm
 from linsvm.cli import cli, predict_cmd, train_cmd
 
-from conftest import random_problem
+from conftest import assert_one_line_error, random_problem
 
 
 @pytest.fixture
@@ -23,15 +23,6 @@ def files(tmp_path):
 
 def run(command, args, **kw):
     return CliRunner().invoke(command, [str(a) for a in args], catch_exceptions=False, **kw)
-
-
-def assert_one_line_error(result, *needles, code=1):
-    assert result.exit_code == code, result.output
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    for needle in needles:
-        assert needle in lines[0]
-    assert "Traceback" not in result.output
 
 
 def test_train_then_predict_round_trip(files):

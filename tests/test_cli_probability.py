@@ -10,7 +10,7 @@ from linsvm.errors import ModelError, ParameterError
 from linsvm.model import _loads, load_model
 from linsvm.probability import calibrate, fit_multiclass, fit_sigmoid, out_of_fold_decision_values
 
-from conftest import random_problem
+from conftest import assert_one_line_error, random_problem
 
 
 def run(command, args, **kw):
@@ -18,15 +18,6 @@ def run(command, args, **kw):
 
     command = {"train": train_cmd, "predict": predict_cmd}[command]
     return CliRunner().invoke(command, [str(a) for a in args], catch_exceptions=False, **kw)
-
-
-def assert_one_line_error(result, *needles, code=1):
-    assert result.exit_code == code, result.output
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    assert "Traceback" not in result.output
 
 
 def bits(a):
