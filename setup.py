@@ -79,6 +79,6 @@ extensions = [
 ]
 
 setup(
-    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, include_path=["csrc"]),
+    ext_modules=cythonize(extensions, compiler_directives=DIRECTIVES, include_path=["csrc", "."]),
     cmdclass={"build_ext": BuildExt},
 )

@@ -105,7 +105,56 @@ from libc.math cimport fabs, sqrt, pow, fmin, fmax, INFINITY
 import numpy as np
 from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, col_sq_sums, dot
 from cgls cimport Operator, csr_operator, cgls
-from alm_steps cimport e_update, grad_G, step_along, set_precond, loss_kind
+from alm_steps cimport e_update, loss_kind
+
+
+# ---------------------------------------------------------------- the w-step
+
+cdef void grad_G(const CSR* X, const int64_t* rows, int64_t n, const double* beta,
+                        int64_t nreg, const double* r, double inv_mu, double* g) noexcept nogil:
+    """g = X^T r + 1/mu rho*beta (eq. 16, halved), r = X beta - z."""
+    cdef int64_t j
+    rmatvec(X, rows, n, r, g)
+    for j in range(nreg):
+        g[j] += inv_mu * beta[j]
+
+
+cdef double step_along(const CSR* X, const int64_t* rows, int64_t n, double* beta,
+                              int64_t nreg, double* m, const double* g, double inv_mu,
+                              const double* dinv, double* d, double* q) noexcept nogil:
+    """The optimal step of eq. 17-18 along d = -dinv*g (d = -g if dinv is NULL):
+    s = d.g / (||X d||^2 + 1/mu ||d||_rho^2), beta -= s d, m -= s X d.  Returns
+    s (0, and nothing moves, when d.g <= 0, i.e. g = 0)."""
+    cdef int64_t j, nw = X.n_weights
+    cdef double num, den, s
+    if dinv != NULL:
+        for j in range(nw):
+            d[j] = dinv[j] * g[j]
+    else:
+        memcpy(d, g, nw * sizeof(double))
+    num = dot(d, g, nw)
+    if not (num > 0.0):
+        return 0.0
+    matvec(X, rows, n, d, q)
+    den = dot(q, q, n) + inv_mu * dot(d, d, nreg)
+    if not (den > 0.0):
+        return 0.0
+    s = num / den
+    for j in range(nw):
+        beta[j] -= s * d[j]
+    for j in range(n):
+        m[j] -= s * q[j]
+    return s
+
+
+cdef void set_precond(const double* colsq, int64_t nw, int64_t nreg, double inv_mu,
+                             double* dinv) noexcept nogil:
+    """dinv_j = 1 / diag(X^T X + 1/mu rho)_j (Jacobi); 1 where that is 0."""
+    cdef int64_t j
+    cdef double v
+    for j in range(nw):
+        v = colsq[j] + (inv_mu if j < nreg else 0.0)
+        dinv[j] = 1.0 / v if v > 0.0 else 1.0
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 cdef enum:

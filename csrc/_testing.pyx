@@ -16,8 +16,10 @@ from csr cimport (CSR, make_csr, all_unit, check_rows, matvec, rmatvec, normal_m
 from mfn_shared cimport (Breakpoint, Loss, Terms, make_loss, loss_value, loss_slope,
                          mismatch_term, exact_line_search, check_codes, _loss_from, dual_kkt,
                          entry_csr)
-from sdm_sub cimport cs_subproblem, ww_subproblem, sub_iter_cap
-from alm_steps cimport e_update, grad_G, step_along, set_precond, loss_kind
+from sdm_sub cimport sub_iter_cap
+from linsvm._sdm cimport cs_subproblem, ww_subproblem
+from alm_steps cimport e_update, loss_kind
+from linsvm._alm cimport grad_G, step_along, set_precond
 
 
 # ------------------------------------------------------------------ CSR kernels (csr.pxd)

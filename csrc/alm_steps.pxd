@@ -1,8 +1,9 @@
 # The e-step and the w-step of SVM-ALM (csrc/_alm.pyx, whose block comment has the
 # equations of Nie et al. 2014): the closed forms and root of eq. 10-13, the gradient
 # step of eq. 16-18 and its Jacobi preconditioner.  Shared by the solver and the test
-# entries (csrc/_testing.pyx); everything here is inline (cimported, not compiled on
-# its own).
+# entries (csrc/_testing.pyx); the e-step here is inline; the w-step is compiled in
+# _alm.pyx (out of line, as gcc lays out alm_core best) and exported through
+# linsvm/_alm.pxd.
 
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
@@ -63,52 +64,3 @@ cdef inline double e_update(double t, double y, double gam, double p, int kind,
     if kind == 2:
         return t / (1.0 + 2.0 * gam)
     return y * lp_root(s, p * gam, p, y * e0)
-
-
-# ---------------------------------------------------------------- the w-step
-
-cdef inline void grad_G(const CSR* X, const int64_t* rows, int64_t n, const double* beta,
-                        int64_t nreg, const double* r, double inv_mu, double* g) noexcept nogil:
-    """g = X^T r + 1/mu rho*beta (eq. 16, halved), r = X beta - z."""
-    cdef int64_t j
-    rmatvec(X, rows, n, r, g)
-    for j in range(nreg):
-        g[j] += inv_mu * beta[j]
-
-
-cdef inline double step_along(const CSR* X, const int64_t* rows, int64_t n, double* beta,
-                              int64_t nreg, double* m, const double* g, double inv_mu,
-                              const double* dinv, double* d, double* q) noexcept nogil:
-    """The optimal step of eq. 17-18 along d = -dinv*g (d = -g if dinv is NULL):
-    s = d.g / (||X d||^2 + 1/mu ||d||_rho^2), beta -= s d, m -= s X d.  Returns
-    s (0, and nothing moves, when d.g <= 0, i.e. g = 0)."""
-    cdef int64_t j, nw = X.n_weights
-    cdef double num, den, s
-    if dinv != NULL:
-        for j in range(nw):
-            d[j] = dinv[j] * g[j]
-    else:
-        memcpy(d, g, nw * sizeof(double))
-    num = dot(d, g, nw)
-    if not (num > 0.0):
-        return 0.0
-    matvec(X, rows, n, d, q)
-    den = dot(q, q, n) + inv_mu * dot(d, d, nreg)
-    if not (den > 0.0):
-        return 0.0
-    s = num / den
-    for j in range(nw):
-        beta[j] -= s * d[j]
-    for j in range(n):
-        m[j] -= s * q[j]
-    return s
-
-
-cdef inline void set_precond(const double* colsq, int64_t nw, int64_t nreg, double inv_mu,
-                             double* dinv) noexcept nogil:
-    """dinv_j = 1 / diag(X^T X + 1/mu rho)_j (Jacobi); 1 where that is 0."""
-    cdef int64_t j
-    cdef double v
-    for j in range(nw):
-        v = colsq[j] + (inv_mu if j < nreg else 0.0)
-        dinv[j] = 1.0 / v if v > 0.0 else 1.0
