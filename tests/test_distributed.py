@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import shared_file
 from linsvm import distributed
 from linsvm.data import load_svmlight_buffers
 from linsvm.distributed import byte_ranges, read_svmlight_share
@@ -414,6 +415,25 @@ def test_bad_n_features_is_a_parameter_error(tmp_path):
     for bad in (-1, 2.5, True):
         with pytest.raises(ParameterError):
             read_svmlight_share(path, comm, n_features=bad)
+
+
+@pytest.mark.parametrize("name,n_ranks", [("binary/w8a", 4), ("ordinal/abalone_10bins.train.1", 3),
+                                          ("binary/a9a", 5)])
+def test_shared_data_sets_equal_serial(name, n_ranks):
+    path = str(shared_file(name))
+    assert_same_as_serial(run_threads(path, n_ranks), path)
+
+
+def test_chunked_share_equals_serial(tmp_path, monkeypatch):
+    """Shares longer than one read (here 64 bytes), so the size hint and the
+    reads after the first run."""
+    monkeypatch.setattr(distributed, "_CHUNK_BYTES", 64)
+    text = b"".join(b"%d %d:1 %d:0.5\n" % (k % 3, k % 7 + 1, k % 7 + 9) for k in range(300))
+    path = write(tmp_path, AWKWARD.replace(b"2 12:0.1", b"2 12:0.1\n") + text)
+    for n_ranks in (1, 2, 3, 5):
+        assert_same_as_serial(run_threads(path, n_ranks), path)
+        assert_same_as_serial(run_threads(path, n_ranks, with_qid=False, n_features=30),
+                              path, n_features=30)
 
 
 def test_nothing_in_linsvm_imports_mpi4py():

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import child_env
+from conftest import child_env, shared_file
 from linsvm.data import load_svmlight_buffers
 from linsvm.distributed import byte_ranges
 from linsvm.errors import DataError
@@ -63,10 +63,11 @@ def _mpiexec():
     return exe
 
 
-def _run(tmp_path, text, n_ranks, with_qid=True):
+def _run(tmp_path, text, n_ranks, with_qid=True, path=None):
     exe = _mpiexec()
-    path = tmp_path / "d.svm"
-    path.write_bytes(text)
+    if path is None:
+        path = tmp_path / "d.svm"
+        path.write_bytes(text)
     script = tmp_path / "read_share.py"
     script.write_text(SCRIPT)
     out = tmp_path / f"out{n_ranks}"
@@ -124,3 +125,16 @@ def test_mpiexec_qid_pattern_broken_on_a_later_rank(tmp_path):
         load_svmlight_buffers(path, with_qid=True)
     for r in range(3):
         assert (out / f"err{r}.txt").read_text() == str(ref.value)
+
+
+def test_mpiexec_w8a_three_ranks(tmp_path):
+    path, out, proc = _run(tmp_path, None, 3, with_qid=False, path=shared_file("binary/w8a"))
+    assert proc.returncode == 0, proc.stderr
+    X, y = load_svmlight_buffers(path)
+    ranks = [np.load(out / f"rank{r}.npz") for r in range(3)]
+    assert all(r["y"].shape[0] > 0 for r in ranks)
+    for name, ref in (("indices", X.indices), ("data", X.data), ("y", y)):
+        got = np.concatenate([r[name] for r in ranks])
+        assert np.array_equal(got.view(np.uint8), ref.view(np.uint8)), name
+    assert {tuple(r["meta"].tolist()[1:3]) for r in ranks} == {(X.n_rows, X.n_features)}
+    assert all(r["labels"].tolist() == [-1.0, 1.0] for r in ranks)
