@@ -6,7 +6,6 @@ of a small script reads its share of a file and saves its rows, or its error
 message; the test compares them with the serial reader, as
 tests/test_distributed.py does with simulated ranks.
 """
-import os
 import shutil
 import subprocess
 import sys
