@@ -957,6 +957,17 @@ cdef class Parser:
         """Lines parsed so far in the whole stream."""
         return self.lineno
 
+    @property
+    def qid_mode(self):
+        """With with_qid: -1 before the first row, then 1 if the rows have a
+        qid and 0 if not (the pattern every later row must follow)."""
+        return self.qid_mode
+
+    @property
+    def qid_first_line(self):
+        """Line of the row that set qid_mode (0 while it is -1)."""
+        return self.qid_first_line if self.qid_mode >= 0 else 0
+
     def take(self):
         """Hand over the rows held as NumPy arrays and start afresh.
 
