@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _svmlight
+from .data import _MAGIC
 from .errors import DataError, ParameterError
 from .problem import CSRBuffers
 
@@ -45,7 +46,6 @@ __all__ = ["byte_ranges", "read_svmlight_share", "LocalShare"]
 
 _CHUNK_BYTES = 1 << 20
 _INT32_MAX = 2**31 - 1
-_COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
 _QID_FIRST = re.compile(r"\(first at line \d+\)$")
 
 
@@ -187,7 +187,7 @@ def _parse_share(path, rank, n_ranks, n_features, with_qid, report):
                             "a plain file at byte offsets")
         size = st.st_size
         head = pread(6, 0)
-        for magic, kind in _COMPRESSED:
+        for magic, kind, _ in _MAGIC:      # the formats data.py recognises
             if head.startswith(magic):
                 raise DataError(f"{name}: {kind} compressed; reading on several ranks splits "
                                 "only plain files (decompress it first)")

@@ -165,19 +165,19 @@ def resolve_threads(n_threads, nnz):
     return max_threads() if nnz >= AUTO_THREADS_MIN_NNZ else 1
 
 
-def check_rows_and_costs(X, rows, cost, allow_empty=False):
+def check_rows_and_costs(X, rows, cost):
     """The row list and per-position cost factors every solver core indexes unchecked:
     returns (rows as contiguous int64, cost as contiguous float64) after checking that
     rows is 1-D with every entry in [0, X.n_rows), cost has one finite value >= 0 per
-    row, and (unless allow_empty) there is at least one example."""
+    row, and there is at least one example."""
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     cost = np.ascontiguousarray(cost, dtype=np.float64)
     n = rows.shape[0]
     if rows.ndim != 1 or cost.shape != (n,):
         raise DataError(f"rows and cost factors must be 1-D of one length ({n}, {cost.shape})")
-    if n == 0 and not allow_empty:
+    if n == 0:
         raise DataError("no training examples")
-    if n and (rows.min() < 0 or rows.max() >= X.n_rows):
+    if rows.min() < 0 or rows.max() >= X.n_rows:
         raise DataError(f"row numbers must be in [0, {X.n_rows})")
     if not np.all(np.isfinite(cost)) or np.any(cost < 0):
         raise DataError("cost factors must be finite and >= 0")
@@ -202,8 +202,10 @@ class Problem:
     n_features + (bias > 0).  Binary problems hold t (labels +-1 per position);
     multi-class and ordinal problems codes (int32 per position, in [0, n_classes)) and
     n_classes (classes, or rank levels); ordinal problems may hold qid (int64 query ids
-    per position).  Build them with Problem.binary / .multiclass / .ordinal, which check
-    everything a kernel indexes; the attributes are not to be changed afterwards.
+    per position).  Problem.binary / .multiclass / .ordinal check everything a kernel
+    indexes; train() calls the constructor itself, with inputs it has already checked
+    (row numbers, cost factors) or built in range (labels, codes).  The attributes are
+    not to be changed afterwards.
     """
 
     __slots__ = ("X", "rows", "cost", "bias", "n_weights", "t", "codes", "n_classes", "qid")
@@ -220,15 +222,15 @@ class Problem:
         return int(self.rows.shape[0])
 
     @classmethod
-    def binary(cls, X, rows, t, cost, bias, allow_empty=False):
+    def binary(cls, X, rows, t, cost, bias):
         """A checked binary problem (labels t = +-1 per position)."""
-        rows, cost = check_rows_and_costs(X, rows, cost, allow_empty=allow_empty)
+        rows, cost = check_rows_and_costs(X, rows, cost)
         return cls(X, rows, cost, bias, t=check_binary_targets(t, rows.shape[0]))
 
     @classmethod
-    def multiclass(cls, X, rows, codes, n_classes, cost, bias, allow_empty=False):
+    def multiclass(cls, X, rows, codes, n_classes, cost, bias):
         """A checked multi-class problem (class index codes[k] in [0, n_classes))."""
-        rows, cost = check_rows_and_costs(X, rows, cost, allow_empty=allow_empty)
+        rows, cost = check_rows_and_costs(X, rows, cost)
         if int(n_classes) < 2:
             raise DataError("multi-class training needs at least two classes")
         return cls(X, rows, cost, bias, codes=check_codes(codes, rows.shape[0], n_classes),

@@ -25,7 +25,6 @@ positive class, so decision_function > 0 predicts classes_[1].
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -90,6 +89,45 @@ class _LinsvmEstimator(BaseEstimator):
             model = train(X, y, **kw)
         _reemit(sink)
         return model
+
+    def _fit_inputs(self, X, y, sample_weight):
+        """Validated X (CSR when sparse), the sorted distinct labels of y, each row's
+        index into them, and the sample weights (or None)."""
+        X, y = _validate_data(self, X, y, accept_sparse=_ACCEPT_SPARSE, dtype=np.float64,
+                              order="C")
+        X = _as_csr(X)
+        check_classification_targets(y)
+        classes, index = np.unique(y, return_inverse=True)
+        if classes.shape[0] < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
+                             f"got one class ({classes[0]!r})")
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        return X, classes, index, sample_weight
+
+    def _class_weight_by_code(self, classes, code_of):
+        """self.class_weight with the user's labels replaced by the codes linsvm.train
+        sees (code_of(i) for classes[i]); "balanced" and None pass through."""
+        cw = self.class_weight
+        if isinstance(cw, dict):
+            index = {c: i for i, c in enumerate(classes.tolist())}
+            out = {}
+            for label, weight in cw.items():
+                if label not in index:
+                    raise ValueError(f"class_weight names label {label!r}, which is not in y "
+                                     f"(classes: {classes.tolist()})")
+                out[code_of(index[label])] = weight
+            return out
+        if cw is not None and cw != "balanced":
+            raise ValueError(f"class_weight must be a dict, 'balanced' or None, got {cw!r}")
+        return cw
+
+    def _set_linear(self, model):
+        """model_, coef_ (1, d), intercept_ (1,) and n_iter_ of a one-column model."""
+        self.model_ = model
+        self.coef_ = np.array(model.coef_, dtype=np.float64).reshape(1, -1)
+        self.intercept_ = np.array(model.intercept_, dtype=np.float64).reshape(1)
+        self.n_iter_ = int(model.n_iter or 0)
 
     def _warm_model(self, n_features):
         model = getattr(self, "model_", None)
@@ -172,33 +210,13 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit on X (n_samples, n_features), dense or sparse, labels y, and
         optional per-sample weights; returns self."""
-        X, y = _validate_data(self, X, y, accept_sparse=_ACCEPT_SPARSE, dtype=np.float64,
-                              order="C")
-        X = _as_csr(X)
-        check_classification_targets(y)
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if classes.shape[0] < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"got one class ({classes[0]!r})")
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        X, classes, y_idx, sample_weight = self._fit_inputs(X, y, sample_weight)
         opts = self._train_options()
         binary = classes.shape[0] == 2
         # codes: binary -1 / +1 (linsvm puts +1 first: score > 0 means classes[1]);
         # multi-class 0..k-1 (column order mapped below)
         codes = (2.0 * y_idx - 1.0) if binary else y_idx.astype(np.float64)
-        cw = self.class_weight
-        if isinstance(cw, dict):
-            index = {c: i for i, c in enumerate(classes.tolist())}
-            cw = {}
-            for label, weight in self.class_weight.items():
-                if label not in index:
-                    raise ValueError(f"class_weight names label {label!r}, which is not in y "
-                                     f"(classes: {classes.tolist()})")
-                i = index[label]
-                cw[(2.0 * i - 1.0) if binary else float(i)] = weight
-        elif cw is not None and cw != "balanced":
-            raise ValueError(f"class_weight must be a dict, 'balanced' or None, got {cw!r}")
+        cw = self._class_weight_by_code(classes, (lambda i: 2.0 * i - 1.0) if binary else float)
         init = self._warm_model(X.shape[1])
         if init is not None and not np.array_equal(getattr(self, "classes_", None), classes):
             init = None
@@ -315,34 +333,16 @@ class OrdinalSVM(ClassifierMixin, _LinsvmEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit on X and ordered labels y (any sortable values; their sorted order is
         the rank order); returns self."""
-        X, y = _validate_data(self, X, y, accept_sparse=_ACCEPT_SPARSE, dtype=np.float64,
-                              order="C")
-        X = _as_csr(X)
-        check_classification_targets(y)
-        classes, ranks = np.unique(y, return_inverse=True)
-        if classes.shape[0] < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"got one class ({classes[0]!r})")
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        cw = self.class_weight
-        if isinstance(cw, dict):
-            index = {c: i for i, c in enumerate(classes.tolist())}
-            missing = [k for k in cw if k not in index]
-            if missing:
-                raise ValueError(f"class_weight names label {missing[0]!r}, which is not in y")
-            cw = {float(index[k]): v for k, v in cw.items()}
+        X, classes, ranks, sample_weight = self._fit_inputs(X, y, sample_weight)
+        cw = self._class_weight_by_code(classes, float)
         init = self._warm_model(X.shape[1])
         if init is not None and init.classes_.shape[0] != classes.shape[0]:
             init = None
         model = self._train(X, ranks.astype(np.float64), class_weight=cw,
                             sample_weight=sample_weight, init=init, **self._train_options())
         self.classes_ = classes
-        self.model_ = model
-        self.coef_ = np.array(model.coef_, dtype=np.float64).reshape(1, -1)
-        self.intercept_ = np.array(model.intercept_, dtype=np.float64).reshape(1)
+        self._set_linear(model)
         self.thresholds_ = np.array(model.thresholds_, dtype=np.float64)
-        self.n_iter_ = int(model.n_iter or 0)
         return self
 
     def decision_function(self, X):
@@ -403,10 +403,7 @@ class RankSVM(_LinsvmEstimator):
             init = None
         model = self._train(X, ranks.astype(np.float64), qid=qid, sample_weight=sample_weight,
                             init=init, class_weight=None, **self._train_options())
-        self.model_ = model
-        self.coef_ = np.array(model.coef_, dtype=np.float64).reshape(1, -1)
-        self.intercept_ = np.array(model.intercept_, dtype=np.float64).reshape(1)
-        self.n_iter_ = int(model.n_iter or 0)
+        self._set_linear(model)
         return self
 
     def predict(self, X):

@@ -399,9 +399,9 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     else:
         codes = np.searchsorted(classes, y).astype(np.int32) if info.kind == "ordinal" \
             else _class_codes(y, classes)
-        problem = (Problem.ordinal(Xb, rows, codes, classes.shape[0], base * cw[codes], bias, qid)
-                   if info.kind == "ordinal" else
-                   Problem.multiclass(Xb, rows, codes, classes.shape[0], base * cw[codes], bias))
+        # rows and costs checked above, codes in range by construction: no second scan
+        problem = Problem(Xb, rows, base * cw[codes], bias, codes=codes,
+                          n_classes=classes.shape[0], qid=qid if info.kind == "ordinal" else None)
         start = _start_of(info.kind, init, classes, Xb.n_features, bias)
         res = info.fit(problem, params, start, state, log)
         W = np.asarray(res.weights, dtype=np.float64).reshape(nw, -1)
