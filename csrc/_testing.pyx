@@ -20,6 +20,28 @@ from sdm_sub cimport sub_iter_cap
 from linsvm._sdm cimport cs_subproblem, ww_subproblem
 from alm_steps cimport e_update, loss_kind
 from linsvm._alm cimport grad_G, step_along, set_precond
+from comm cimport Comm, comm_from, comm_sum, comm_max, comm_sum1, comm_allgather
+
+
+# ------------------------------------------------------------------ collectives (comm.pxd)
+
+def comm_roundtrip(coll, double[::1] values):
+    """Through comm.pxd, without the GIL: (sum over the ranks of values, their maximum,
+    the sum of values[0] alone, every rank's values gathered) for the Collective coll
+    (None: serial)."""
+    cdef Comm C = comm_from(coll)
+    cdef int64_t n = values.shape[0]
+    s_arr = np.array(values, dtype=np.float64)
+    m_arr = np.array(values, dtype=np.float64)
+    g_arr = np.zeros(C.size * n, dtype=np.float64)
+    cdef double[::1] s = s_arr, m = m_arr, g = g_arr
+    cdef double one
+    with nogil:
+        comm_sum(&C, &s[0], n)
+        comm_max(&C, &m[0], n)
+        one = comm_sum1(&C, values[0])
+        comm_allgather(&C, &values[0], n, &g[0])
+    return s_arr, m_arr, one, g_arr.reshape(C.size, n)
 
 
 # ------------------------------------------------------------------ CSR kernels (csr.pxd)

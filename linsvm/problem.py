@@ -208,13 +208,16 @@ class Problem:
     not to be changed afterwards.
     """
 
-    __slots__ = ("X", "rows", "cost", "bias", "n_weights", "t", "codes", "n_classes", "qid")
+    __slots__ = ("X", "rows", "cost", "bias", "n_weights", "t", "codes", "n_classes", "qid",
+                 "comm")
 
-    def __init__(self, X, rows, cost, bias, t=None, codes=None, n_classes=2, qid=None):
+    def __init__(self, X, rows, cost, bias, t=None, codes=None, n_classes=2, qid=None,
+                 comm=None):
         self.X, self.rows, self.cost = X, rows, cost
         self.bias = float(bias)
         self.n_weights = n_weights(X.n_features, self.bias)
         self.t, self.codes, self.n_classes, self.qid = t, codes, int(n_classes), qid
+        self.comm = comm
 
     @property
     def n_rows(self):
@@ -251,13 +254,14 @@ class Problem:
     def binary_column(self, t, cost):
         """The same examples with other labels and costs (a one-vs-rest column); t and
         cost must come from checked inputs (train() derives them from its own)."""
-        return Problem(self.X, self.rows, cost, self.bias, t=t)
+        return Problem(self.X, self.rows, cost, self.bias, t=t, comm=self.comm)
 
     def subset(self, pick):
         """The problem on positions `pick` (an index array into rows) only."""
         take = (lambda a: None if a is None else a[pick])
         return Problem(self.X, self.rows[pick], self.cost[pick], self.bias, t=take(self.t),
-                       codes=take(self.codes), n_classes=self.n_classes, qid=take(self.qid))
+                       codes=take(self.codes), n_classes=self.n_classes, qid=take(self.qid),
+                       comm=self.comm)
 
 
 def check_codes(codes, n, n_classes, what="class codes"):

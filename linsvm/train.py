@@ -34,6 +34,7 @@ import numpy as np
 from ._kernels import binary_targets, scan_labels
 from .errors import DataError, ParameterError
 from .errors import warn as _warn
+from .collective import agreed, collective_of
 from .interrupt import run_in_threads
 from .memory import check_solve
 from .model import Model
@@ -90,13 +91,15 @@ def check_class_like(classes, n_rows):
                         "one class per distinct value anyway, allow it (--allow-many-classes)")
 
 
-def balanced_class_weight(y, classes):
+def balanced_class_weight(y, classes, coll=None):
     """scikit-learn's "balanced" rule: weight of class j = n_samples / (n_classes * n_j),
-    n_j its number of examples in y; a dict label -> weight in the order of classes."""
-    labels, counts = np.unique(y, return_counts=True)
-    count = dict(zip(labels.tolist(), counts.tolist()))
-    n, k = y.shape[0], classes.shape[0]
-    return {float(c): n / (k * count[float(c)]) for c in classes.tolist()}
+    n_j its number of examples in y (over every rank's y with a Collective coll); a dict
+    label -> weight in the order of classes."""
+    counts = np.array([np.count_nonzero(y == c) for c in classes.tolist()], dtype=np.float64)
+    if coll is not None:
+        coll.sum(counts)
+    n, k = counts.sum(), classes.shape[0]
+    return {float(c): float(n / (k * m)) for c, m in zip(classes.tolist(), counts.tolist())}
 
 
 def _unit_costs(n):
@@ -306,7 +309,7 @@ def _one_vs_rest(fit_column, classes, W, jobs, log):
 
 def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, sample_weight=None,
           init=None, seed=0, log=None, qid=None, rows=None, allow_many_classes=False,
-          n_jobs=None, **solver_options):
+          n_jobs=None, comm=None, **solver_options):
     """Train a linear SVM and return a `Model`.
 
     X: scipy sparse matrix or 2-D array (n_samples x n_features), or a
@@ -330,7 +333,13 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     classes (integers, and not more than 100 classes with under 10 rows each on
     average; see check_class_like); n_jobs: threads for the columns of a one-vs-rest
     run (None or 0: the free cores, see _resolve_jobs; the weights are the same for
-    every value); solver_options: see `linsvm-train --help`.
+    every value); comm: an MPI communicator (mpi4py's MPI.COMM_WORLD, or a
+    linsvm.collective.Collective) to train on several ranks at once: every rank calls
+    train with the same arguments except X, y (and sample_weight, qid, rows), which
+    are its own block of the examples (possibly none), and every rank gets the same
+    model -- that of the union of the blocks, in rank order (see _agree_inputs); a
+    communicator of one rank, or None, is the serial program; solver_options: see
+    `linsvm-train --help`.
 
     A solve that stops without certifying its stated accuracy (iteration cap,
     stall) emits a linsvm.ConvergenceWarning naming the solver, the measure
@@ -338,6 +347,10 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     linsvm.LinsvmWarning.  The messages are also in model.warnings.
     """
     info = get_solver(solver)
+    coll = collective_of(comm)
+    if coll is not None and info.distributed is None:
+        raise ParameterError(f"solver {info.name} does not run on several MPI ranks; "
+                             f"{info.serial_only or 'use mfn (or run it without mpiexec)'}")
     params = make_params(info, C=C, tol=tol, seed=seed, options=solver_options)
     bias = float(bias)
     if not math.isfinite(bias):
@@ -345,44 +358,26 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     bias = bias if bias > 0 else -1.0
     if n_jobs is not None:
         _resolve_jobs(n_jobs, 1)        # checks it
-    Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
-    if Xb.n_rows == 0:
-        raise DataError("no training examples")
-    y, labels = _check_labels(y, Xb.n_rows)
-    if qid is not None:
-        qid = np.asarray(qid)
-        if qid.shape != (Xb.n_rows,):
-            raise DataError(f"qid has {qid.size} values for {Xb.n_rows} examples")
-        qid = qid.astype(np.int64)
-    if rows is None:
-        rows = np.arange(Xb.n_rows, dtype=np.int64)
-    else:
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
-        if rows.ndim != 1 or rows.size == 0 or rows.min() < 0 or rows.max() >= Xb.n_rows:
-            raise ParameterError(f"rows must be a non-empty list of row numbers in [0, {Xb.n_rows})")
-        if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=np.float64)
-            if sample_weight.shape != (Xb.n_rows,):
-                raise DataError(f"sample_weight has {sample_weight.size} values for {Xb.n_rows} examples")
-            sample_weight = sample_weight[rows]
-        y = y[rows]
-        labels = None                   # those of the full y; the subset may lack some
-        qid = None if qid is None else qid[rows]
+    Xb, y, labels, qid, rows, sample_weight = agreed(
+        coll, _local_inputs, X, y, qid, rows, sample_weight, coll is not None)
+    n_total = Xb.n_rows                 # the rows of X (all ranks': class_like's measure)
+    if coll is not None:
+        labels, n_total = _agree_inputs(coll, Xb, y, labels, info.kind)
     if info.kind == "ordinal":
-        classes = np.unique(y)
+        classes = np.unique(y) if labels is None else np.sort(labels)
         if not np.all(classes == np.round(classes)):
             raise DataError("ordinal labels must be integer ranks")
     else:
         classes = class_order(y, labels)
         if not allow_many_classes:          # on all rows of X: a CV fold decides as the whole set
-            check_class_like(classes, Xb.n_rows)
+            check_class_like(classes, n_total)
     if classes.shape[0] < 2:
         raise DataError(f"only one class (label {classes[0]:g}) in the training data; need at least two")
     balanced = isinstance(class_weight, str)
     if balanced:
         if class_weight != "balanced":
             raise ParameterError(f"class_weight must be a dict or 'balanced', got {class_weight!r}")
-        class_weight = balanced_class_weight(y, classes)
+        class_weight = balanced_class_weight(y, classes, coll)
     unweighted = sample_weight is None and not class_weight
     if unweighted and info.kind == "binary":    # no class-weight table to build
         base, cw = _unit_costs(y.shape[0]), None
@@ -390,18 +385,20 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         base, cw = _cost_factors(y, classes, sample_weight, class_weight)
     state = getattr(init, "solver_state_", None) if getattr(init, "solver", None) == info.name else None
     nw = n_weights(Xb.n_features, bias)
-    check_solve(info, Xb, rows.shape[0], nw, classes.shape[0], params.options, log)   # before allocating
+    agreed(coll, check_solve, info, Xb, rows.shape[0], nw, classes.shape[0], params.options,
+           log)                         # before allocating
     t0 = time.perf_counter()
     if info.kind == "binary":
         W, results = _fit_binary(info, params, Xb, rows, y, classes, base, cw, bias, init, state,
-                                 n_jobs, log)
+                                 n_jobs, log, coll)
         kind = "binary" if W.shape[1] == 1 else "multiclass"
     else:
         codes = np.searchsorted(classes, y).astype(np.int32) if info.kind == "ordinal" \
             else _class_codes(y, classes)
         # rows and costs checked above, codes in range by construction: no second scan
         problem = Problem(Xb, rows, base * cw[codes], bias, codes=codes,
-                          n_classes=classes.shape[0], qid=qid if info.kind == "ordinal" else None)
+                          n_classes=classes.shape[0], qid=qid if info.kind == "ordinal" else None,
+                          comm=coll)
         start = _start_of(info.kind, init, classes, Xb.n_features, bias)
         res = info.fit(problem, params, start, state, log)
         W = np.asarray(res.weights, dtype=np.float64).reshape(nw, -1)
@@ -412,6 +409,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     col_stats = [dict(r.stats, warning=r.warning) if r.warning is not None else r.stats
                  for r in results]
     stats = _merge_stats(col_stats, seconds)
+    if coll is not None:
+        stats.update(coll.stats())
     per_column = _warning_records(results)
     if kind == "multiclass" and info.kind == "binary":       # one-vs-rest
         model_warnings = [f"class {classes[j]:g} vs rest: {msg}"
@@ -437,6 +436,68 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     return model
 
 
+def _local_inputs(X, y, qid, rows, sample_weight, distributed):
+    """train()'s checks of its array arguments: (Xb, y, labels, qid, rows, sample_weight),
+    y checked against X and labels its distinct values in first-appearance order (None
+    when many, or for a subset of rows), rows and the per-row arrays taken to the subset.
+    A distributed rank may hold no rows."""
+    Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
+    if Xb.n_rows == 0 and not distributed:
+        raise DataError("no training examples")
+    y, labels = _check_labels(y, Xb.n_rows)
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.shape != (Xb.n_rows,):
+            raise DataError(f"qid has {qid.size} values for {Xb.n_rows} examples")
+        qid = qid.astype(np.int64)
+    if rows is None:
+        rows = np.arange(Xb.n_rows, dtype=np.int64)
+    else:
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        if rows.ndim != 1 or (rows.size == 0 and not distributed) or \
+                (rows.size and (rows.min() < 0 or rows.max() >= Xb.n_rows)):
+            raise ParameterError(f"rows must be a non-empty list of row numbers in [0, {Xb.n_rows})")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != (Xb.n_rows,):
+                raise DataError(f"sample_weight has {sample_weight.size} values for {Xb.n_rows} examples")
+            sample_weight = sample_weight[rows]
+        y = y[rows]
+        labels = None                   # those of the full y; the subset may lack some
+        qid = None if qid is None else qid[rows]
+    return Xb, y, labels, qid, rows, sample_weight
+
+
+def _agree_inputs(coll, Xb, y, labels, kind):
+    """What the ranks of a distributed train() must agree on, in one allgather: the
+    width of X (the same on every rank, else a DataError on all), some training
+    examples over all ranks, and the distinct labels of the union of the blocks in
+    rank order -- its first-appearance order (the serial order of classes) for
+    classifiers, the sorted union for ordinal solvers.  Returns (labels, total rows
+    of X over the ranks)."""
+    if labels is None:
+        labels = class_order_raw(y)
+    reports = coll.comm.allgather((Xb.n_features, Xb.n_rows, y.shape[0], labels.tolist()))
+    widths = [r[0] for r in reports]
+    if len(set(widths)) > 1:
+        raise DataError("the ranks' X differ in width: " + ", ".join(
+            f"rank {r}: {w} columns" for r, w in enumerate(widths)))
+    if sum(r[2] for r in reports) == 0:
+        raise DataError("no training examples on any MPI rank")
+    merged = {}
+    for r in reports:
+        for v in r[3]:
+            merged.setdefault(v, None)
+    return np.array(list(merged), dtype=np.float64), sum(r[1] for r in reports)
+
+
+def class_order_raw(y):
+    """y's distinct values in order of first appearance (class_order without LIBLINEAR's
+    {-1, +1} rule)."""
+    values, first = np.unique(y, return_index=True)
+    return values[np.argsort(first, kind="stable")]
+
+
 def _class_codes(y, classes):
     """int32 index of each label of y in classes."""
     codes = np.empty(y.shape[0], dtype=np.int32)
@@ -460,7 +521,8 @@ def _start_of(kind, init, classes, n_features, bias):
     return (w0[:, 0], np.asarray(init.thresholds_, dtype=np.float64))
 
 
-def _fit_binary(info, params, Xb, rows, y, classes, base, cw, bias, init, state, n_jobs, log):
+def _fit_binary(info, params, Xb, rows, y, classes, base, cw, bias, init, state, n_jobs, log,
+                coll=None):
     """A binary solver on two classes (one column: classes[0] is t = +1) or one-vs-rest
     on more (column j: class j against the rest, on _one_vs_rest's threads).  Returns
     (W, the FitResults in column order)."""
@@ -470,7 +532,7 @@ def _fit_binary(info, params, Xb, rows, y, classes, base, cw, bias, init, state,
     if n_columns > 1 and "n_threads" in info.options and not params["n_threads"]:
         # one-vs-rest: columns are the parallel unit (_one_vs_rest), one kernel thread each
         params = replace(params, options=MappingProxyType(dict(params.options, n_threads=1)))
-    base_problem = Problem(Xb, rows, base, bias)    # rows and costs checked above (train())
+    base_problem = Problem(Xb, rows, base, bias, comm=coll)   # rows, costs checked (train())
 
     def fit_column(j, log_j):
         t = binary_targets(y, classes[j])
@@ -490,4 +552,6 @@ def _fit_binary(info, params, Xb, rows, y, classes, base, cw, bias, init, state,
         return (W if W.base is None else W.copy()).reshape(nw, 1), [res]
     W = np.empty((nw, n_columns))
     jobs = _resolve_jobs(n_jobs, n_columns, params["n_threads"] if "n_threads" in info.options else 1)
+    if coll is not None:
+        jobs = 1            # every rank must run the columns' collectives in one order
     return W, _one_vs_rest(fit_column, classes, W, jobs, log)

@@ -24,6 +24,11 @@ Every `-s NAME` maps to one `SolverInfo`, whose `fit` is
   process (dual variables for alpha-seeding, constraints for cutting planes), or None.
 * log: a function taking one line of progress, or None.
 
+On several MPI ranks problem.comm is a linsvm.collective.Collective and the problem
+holds this rank's block of the examples; only solvers registered with `distributed`
+set are called so (train() refuses the others, with their `serial_only` note).  They
+return the same weights on every rank.
+
 FitResult carries the weights (binary and ordinal: n_weights values; multiclass: n_weights
 x n_classes), the ordinal thresholds (ascending), stats (objective in linsvm's scaling,
 n_iter, and anything else the solver reports), the solve's warning (with `converged`
@@ -77,6 +82,13 @@ class SolverInfo:
     # (e.g. dcd: {1: {"loss": "l2"}, 3: {"loss": "l1"}}); see liblinear_code().
     liblinear_codes: dict = field(default_factory=dict)
     memory: Callable | None = None    # bytes of one solve's work arrays (module notes)
+    # On several MPI ranks (problem.comm set): "rows" -- the same iterates over row blocks,
+    # one allreduce per inner iteration (the serial objective to rounding); "cocoa" --
+    # CoCoA+ rounds of the local dual solver (the serial objective to the tolerance,
+    # certified by the global duality gap); None -- serial only: train() refuses with
+    # `serial_only`, which names the solver to use instead.
+    distributed: str | None = None
+    serial_only: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,109 @@
+"""P ranks as P threads of this process, for testing distributed code without MPI.
+
+`ThreadComm` has the part of mpi4py's communicator API linsvm uses: the buffer
+collectives (Allreduce with IN_PLACE, Allgather, Bcast) that
+linsvm.collective.Collective calls, the lowercase object collectives
+(allgather, bcast, allreduce) of the distributed reader, Get_rank/Get_size and
+Abort.  Every collective is a barrier-separated exchange through shared slots,
+and the sums add the ranks' buffers in rank order, so every rank gets the same
+bits (as an MPI allreduce gives every rank).  `run_ranks(fn, P)` calls fn(comm)
+on P threads and returns each rank's result or exception; a rank that never
+returns fails the test instead of hanging it.
+"""
+import threading
+
+import numpy as np
+
+IN_PLACE, SUM, MAX = "IN_PLACE", "SUM", "MAX"
+
+
+class Aborted(RuntimeError):
+    """Raised by ThreadComm.Abort (a real MPI job would end every rank)."""
+
+
+class _Group:
+    def __init__(self, n):
+        self.slots = [None] * n
+        self.barrier = threading.Barrier(n, timeout=60)
+
+
+class ThreadComm:
+    """One rank's communicator among the threads of a _Group (module notes)."""
+
+    mpi_constants = (IN_PLACE, SUM, MAX)
+
+    def __init__(self, group, rank):
+        self._g, self.rank, self.size = group, rank, len(group.slots)
+
+    def Get_rank(self):
+        return self.rank
+
+    def Get_size(self):
+        return self.size
+
+    # object collectives (mpi4py's lowercase API)
+    def allgather(self, obj):
+        self._g.slots[self.rank] = obj
+        self._g.barrier.wait()
+        out = list(self._g.slots)
+        self._g.barrier.wait()
+        return out
+
+    def bcast(self, obj, root=0):
+        return self.allgather(obj)[root]
+
+    def allreduce(self, obj, op=None):
+        vals = self.allgather(obj)
+        return sum(vals[1:], vals[0]) if op is None else op(vals)
+
+    def barrier(self):
+        self.allgather(None)
+
+    # buffer collectives (mpi4py's uppercase API)
+    def Allreduce(self, sendbuf, recvbuf=None, op=SUM):
+        assert sendbuf is IN_PLACE, "linsvm reduces in place"
+        buf = np.asarray(recvbuf)
+        parts = self.allgather(buf.copy())
+        if op == SUM:
+            acc = parts[0].copy()
+            for p in parts[1:]:
+                acc += p
+        else:
+            acc = np.maximum.reduce(parts)
+        buf[...] = acc
+
+    def Allgather(self, sendbuf, recvbuf):
+        parts = self.allgather(np.asarray(sendbuf).copy())
+        np.asarray(recvbuf)[...] = np.stack(parts)
+
+    def Bcast(self, buf, root=0):
+        buf = np.asarray(buf)
+        buf[...] = self.allgather(buf.copy())[root]
+
+    def Abort(self, code=1):
+        raise Aborted(f"Abort({code})")
+
+
+def comms(n_ranks):
+    """n_ranks ThreadComms of one group."""
+    group = _Group(n_ranks)
+    return [ThreadComm(group, r) for r in range(n_ranks)]
+
+
+def run_ranks(fn, n_ranks, timeout=120):
+    """fn(comm) on n_ranks threads; the list of each rank's result or exception."""
+    out = [None] * n_ranks
+
+    def work(comm):
+        try:
+            out[comm.rank] = fn(comm)
+        except BaseException as e:      # noqa: BLE001 - the test inspects it
+            out[comm.rank] = e
+
+    threads = [threading.Thread(target=work, args=(c,)) for c in comms(n_ranks)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in threads), "a rank was left waiting"
+    return out
