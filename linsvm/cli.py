@@ -668,7 +668,9 @@ def _train_command(func):
                          help="Train a linear SVM on TRAINING_FILE (SVM-light format; '-' is "
                               "stdin; gzip/bzip2/xz accepted) and write MODEL_FILE (default: "
                               "the training file's name + '.model'; '-' is stdout).  The model "
-                              "path is checked before training.")(_decorate(func, options))
+                              "path is checked before training.  Under `mpiexec -n P` it trains "
+                              "on P ranks, each reading its share; rank 0 prints and writes the "
+                              "model (README: MPI).")(_decorate(func, options))
 
 
 class _Data(NamedTuple):
@@ -805,11 +807,10 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
     job = _open_job(solver, probability)
     console = _Console(quiet, silent=not job.root)
     log = console.log
-    inputs = (instance_weights,) if shards else (training_file, instance_weights)
     if n_folds is None:             # what can fail at saving fails now, not after training
         check_model_format(model_format, solver=solver, probability=bool(probability))
-        job.run(check_output_path, model_file, what="model file", inputs=inputs,
-                stdout_ok=True, root_only=True)
+        job.run(_check_output, model_file, "model file", training_file, instance_weights,
+                shards, stdout_ok=True, root_only=True)
     init = job.run(load_model, init_model) if init_model else None
     t0 = time.perf_counter()
     data = _load_training(training_file, solver, instance_weights, console, job, shards)
@@ -852,6 +853,14 @@ def _train(training_file, model_file, solver, C, tol, bias, class_weights, insta
             f"time = {st['seconds']:.3f}s -> {model_file}")
         if "ranks" in st:
             log(_comm_summary(st))
+
+
+def _check_output(path, what, training_file, instance_weights, shards, stdout_ok=False):
+    """check_output_path for a command's output, the shard files among its inputs."""
+    from .distributed import shard_paths
+
+    data = shard_paths(training_file) if shards else [training_file]
+    check_output_path(path, what=what, inputs=(*data, instance_weights), stdout_ok=stdout_ok)
 
 
 def _comm_summary(st):
@@ -1053,9 +1062,8 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     log = console.log
     echo = click.echo if job.root else (lambda *a, **k: None)    # results: rank 0's
     if output_model is not None:    # checked now, not after the whole grid
-        inputs = (instance_weights,) if shards else (training_file, instance_weights)
-        job.run(check_output_path, output_model, what="output model", inputs=inputs,
-                root_only=True)
+        job.run(_check_output, output_model, "output model", training_file, instance_weights,
+                shards, root_only=True)
     data = _load_training(training_file, solver, instance_weights, console, job, shards)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
     _note_imbalance(console, y, solver, class_weight, job)
@@ -1147,7 +1155,9 @@ def _cv_command(func):
     return click.command("cv", cls=_Command, context_settings=_CONTEXT, epilog=_solver_help(),
                          help="k-fold cross-validation of a solver over a grid of C (and p) on "
                               "TRAINING_FILE: a table of the metric's mean and std per grid "
-                              "point, training time and iterations, and the best point.")(
+                              "point, training time and iterations, and the best point.  Under "
+                              "`mpiexec -n P` every fold trains on P ranks; the folds and results "
+                              "are the serial ones (README: MPI).")(
         _decorate(func, options))
 
 

@@ -330,6 +330,11 @@ def test_cli_shards_serially_equal_the_concatenated_file(tmp_path):
     assert np.array_equal(a.weights, b.weights)
     res = runner.invoke(train_cmd, ["--shards", spec])
     assert res.exit_code == 2 and "MODEL_FILE is required with --shards" in res.stderr
+    shard = str(tmp_path / "shards" / "p0.svm")
+    before = (tmp_path / "shards" / "p0.svm").read_bytes()
+    res = runner.invoke(train_cmd, ["--shards", spec, shard])      # the model over a shard
+    assert_one_line_error(res, "refusing to overwrite")
+    assert (tmp_path / "shards" / "p0.svm").read_bytes() == before
     res = runner.invoke(cv_cmd, ["--shards", "-v", "2", "--format", "tsv",
                                  spec])
     ref = runner.invoke(cv_cmd, ["-v", "2", "--format", "tsv", whole])
