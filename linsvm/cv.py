@@ -89,7 +89,7 @@ def make_folds(y, n_folds, seed=0, qid=None, comm=None):
     fold = np.empty(y.shape[0], dtype=np.int64)
     if qid is not None:
         qid = np.asarray(qid)
-        queries = np.unique(np.concatenate(gather(np.unique(qid).astype(np.int64))))
+        queries = np.unique(np.concatenate(gather(np.unique(qid))))
         if queries.shape[0] < n_folds:
             raise DataError(f"{queries.shape[0]} queries cannot fill {n_folds} folds")
         order = rng.permutation(queries.shape[0])
