@@ -1,6 +1,21 @@
-"""Reading one SVM-light file on several MPI ranks, each rank its own share.
+"""Reading training data on several MPI ranks, each rank its own share.
 
-The first piece of distributed training (issue 18): a plain (uncompressed)
+Three ways, one result -- the rows of the serial reader, each rank holding a
+block of them in rank order, and every rank agreeing on the width, the labels
+in first-appearance order and the row counts (a LocalShare):
+
+* read_svmlight_share: a plain file split into byte ranges (below);
+* read_shards: shard files (any compression) dealt whole to the ranks, in name
+  order, balanced by size;
+* scatter_svmlight: rank 0 reads (standard input, a compressed file) and sends
+  each rank its rows;
+
+read_training_share picks the one the input allows.  mpi_launch and world_comm
+tell, from the launcher's environment variables alone, whether this process is
+one rank of an MPI job (and only then import mpi4py); the command line uses
+them (linsvm.cli).
+
+Splitting a plain file (issue 18's first piece): a plain (uncompressed)
 file is split into P byte ranges (:func:`byte_ranges`) and rank r parses only
 the lines whose first byte lies in its range ``[start_r, end_r)``: a line that
 straddles a boundary belongs to the rank where it starts, so a rank whose
@@ -23,8 +38,9 @@ reader (:func:`linsvm.data.load_svmlight_buffers`) would have found:
 
 The union of the ranks' rows, in rank order, is the serial reader's result
 bit for bit.  The communicator is anything with mpi4py's lowercase API
-(``rank``, ``size``, ``allgather``); mpi4py itself is imported by nobody in
-linsvm, only by the caller who makes the communicator (``pip install
+(``rank``, ``size``, ``allgather``; ``bcast`` and ``scatter`` for shards and
+scattering); mpi4py itself is imported only by world_comm, for a launch of
+several ranks, or by the caller who makes the communicator (``pip install
 ".[mpi]"``; ``mpiexec -n P python ...``).
 """
 from __future__ import annotations
@@ -670,8 +686,9 @@ def scatter_svmlight(source, comm, n_features=None, with_qid=False, labels=True,
     compression; linsvm.data.load_svmlight_buffers) and sends every rank its
     block of rows: rows [n r / P, n (r + 1) / P) to rank r, so that the union in
     rank order is the file.  For input that cannot be split at byte offsets; it
-    costs rank 0 the memory of the whole data set and the others its transfer
-    (a plain file read with read_svmlight_share, or shards, avoid both).
+    costs rank 0 the memory of the whole data set (about twice that while the
+    blocks are being sent) and the others its transfer (a plain file read with
+    read_svmlight_share, or shards, avoid both).
     `progress(rows)` is called on rank 0 while it reads.
 
     Returns a LocalShare (first_line, n_lines 0); a reading error is raised on
