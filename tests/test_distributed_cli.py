@@ -340,3 +340,51 @@ def test_cli_shards_serially_equal_the_concatenated_file(tmp_path):
     ref = runner.invoke(cv_cmd, ["-v", "2", "--format", "tsv", whole])
     assert res.exit_code == 0 and res.stdout.split("\n")[1].split("\t")[2] == \
         ref.stdout.split("\n")[1].split("\t")[2]
+
+
+# ---------------------------------------------------------------------------
+# the command line's error handling on several ranks
+# ---------------------------------------------------------------------------
+
+def test_check_failing_on_one_rank_fails_on_every_rank():
+    """_Job.run: a check that fails on rank 1 only (a file it cannot read) is raised
+    on every rank, with rank 1's message, and no rank goes on alone."""
+    import click
+
+    from linsvm.cli import CommandError, _Job
+
+    def check(rank):
+        if rank == 1:
+            raise DataError("w.txt: cannot open: No such file or directory")
+        return rank
+
+    out = run_ranks(lambda c: _Job(c).run(check, c.rank), 3)
+    assert all(isinstance(e, CommandError) for e in out)
+    assert {e.format_message() for e in out} == \
+        {"MPI rank 1: w.txt: cannot open: No such file or directory"}
+    out = run_ranks(lambda c: _Job(c).run(check, c.rank, root_only=True), 3)
+    assert out == [0, None, None]                      # rank 0 alone ran it
+    def usage(rank):
+        if rank == 0:
+            raise click.UsageError("give either -c or --log2c, not both")
+
+    out = run_ranks(lambda c: _Job(c).run(usage, c.rank), 2)
+    assert all(isinstance(e, click.ClickException) and e.exit_code == 2 for e in out)
+    assert {e.format_message() for e in out} == {"give either -c or --log2c, not both"}
+
+
+def test_unexpected_fault_on_one_rank_aborts_the_job(capsys):
+    """Anything but a one-line error, on one rank of a distributed command, ends every
+    rank (Collective.abort -> comm.Abort) instead of leaving the others waiting."""
+    from fakempi import Aborted, comms
+    from linsvm.cli import _fail_on_errors, _Job
+
+    @_fail_on_errors
+    def command():
+        _Job.active = _Job(comms(2)[1])
+        raise RuntimeError("boom")
+
+    with pytest.raises(Aborted):
+        command()
+    assert "linsvm: error: MPI rank 1: RuntimeError: boom" in capsys.readouterr().err
+    assert _Job.active is None
