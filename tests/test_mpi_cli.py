@@ -34,7 +34,7 @@ TESTS = Path(__file__).resolve().parent
 
 DRIVER = textwrap.dedent("""
     import dataclasses, os, sys
-    sys.path.insert(0, {tests!r})
+    sys.path.insert(0, TESTS_DIR)
     import gathering_solver
     name = gathering_solver.install()
     fail = os.environ.get("LINSVM_TEST_FAIL_RANK")
@@ -49,7 +49,14 @@ DRIVER = textwrap.dedent("""
         SOLVERS[name] = dataclasses.replace(info, fit=failing)
     from linsvm.cli import main
     sys.argv[0] = "linsvm"
-    main()
+    try:
+        main()
+    except SystemExit as e:                 # each rank's exit status, for the test
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        from linsvm.distributed import mpi_launch
+        with open(f"exit-{mpi_launch().rank}.txt", "w") as fh:
+            fh.write(str(code))
+        raise
 """)
 
 
@@ -66,7 +73,7 @@ def launch(tmp_path, n_ranks, *args, stdin=None, env=None):
     """`mpiexec -n n_ranks linsvm ARGS` through the driver; the CompletedProcess."""
     exe = _mpiexec()
     driver = tmp_path / "driver.py"
-    driver.write_text(DRIVER.format(tests=str(TESTS)))
+    driver.write_text(DRIVER.replace("TESTS_DIR", repr(str(TESTS))))
     return subprocess.run([exe, "-n", str(n_ranks), sys.executable, str(driver), *map(str, args)],
                           input=stdin, capture_output=True, timeout=120, cwd=tmp_path,
                           env=child_env(**(env or {})))
@@ -96,6 +103,11 @@ def assert_same_model(model_path, X, y, **options):
     return got
 
 
+def exit_codes(tmp_path, n_ranks):
+    """Each rank's exit status as the driver recorded it."""
+    return [int((tmp_path / f"exit-{r}.txt").read_text()) for r in range(n_ranks)]
+
+
 def stderr_lines(proc):
     return [line for line in proc.stderr.decode().splitlines() if line.strip()]
 
@@ -105,6 +117,7 @@ def test_train_on_a_plain_file_equals_serial(tmp_path):
     path, X, y = data_set(tmp_path)
     proc = launch(tmp_path, 2, "train", "-s", solver_name(), "-c", "0.5", path, "m.model")
     assert proc.returncode == 0, proc.stderr.decode()
+    assert exit_codes(tmp_path, 2) == [0, 0]
     text = path.read_bytes()
     first_4 = text.index(b"\n4 ") + 1
     assert byte_ranges(len(text), 2)[1][0] < first_4       # class 4 is on rank 1 only
@@ -158,6 +171,7 @@ def test_malformed_line_in_the_second_half(tmp_path):
     assert f":{k + 1}: " in str(ref.value)
     proc = launch(tmp_path, 3, "train", "-s", solver_name(), path, "m.model")
     assert proc.returncode != 0
+    assert exit_codes(tmp_path, 3) == [1, 1, 1]
     assert stderr_lines(proc) == [f"linsvm train: error: {ref.value}"]
     assert not (tmp_path / "m.model").exists()
     assert [p.name for p in tmp_path.iterdir() if "model" in p.name] == []
@@ -171,6 +185,7 @@ def test_serial_only_solver_is_refused_once(tmp_path):
     path, _, _ = data_set(tmp_path, n=60)
     proc = launch(tmp_path, 2, "train", "-s", info.name, path, "m.model")
     assert proc.returncode != 0
+    assert exit_codes(tmp_path, 2) == [1, 1]
     lines = stderr_lines(proc)
     assert len(lines) == 1 and f"solver {info.name} does not run on several MPI ranks" in lines[0]
     assert not (tmp_path / "m.model").exists()
