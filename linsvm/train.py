@@ -348,9 +348,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     """
     info = get_solver(solver)
     coll = collective_of(comm)
-    if coll is not None and info.distributed is None:
-        raise ParameterError(f"solver {info.name} does not run on several MPI ranks; "
-                             f"{info.serial_only or 'use mfn (or run it without mpiexec)'}")
+    if coll is not None:
+        refuse_serial_only(info)
     params = make_params(info, C=C, tol=tol, seed=seed, options=solver_options)
     bias = float(bias)
     if not math.isfinite(bias):
@@ -434,6 +433,14 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     model.solver_state_ = states if info.kind == "binary" else states[0]
     _report_warnings(records)
     return model
+
+
+def refuse_serial_only(info):
+    """The one-line ParameterError for a solver that does not run on several MPI ranks
+    (SolverInfo.distributed None), naming what to use; nothing for the others."""
+    if info.distributed is None:
+        raise ParameterError(f"solver {info.name} does not run on several MPI ranks; "
+                             f"{info.serial_only or 'use mfn (or run it without mpiexec)'}")
 
 
 def _local_inputs(X, y, qid, rows, sample_weight, distributed):

@@ -3,7 +3,7 @@
 `ThreadComm` has the part of mpi4py's communicator API linsvm uses: the buffer
 collectives (Allreduce with IN_PLACE, Allgather, Bcast) that
 linsvm.collective.Collective calls, the lowercase object collectives
-(allgather, bcast, allreduce) of the distributed reader, Get_rank/Get_size and
+(allgather, bcast, scatter, allreduce) of the distributed readers, Get_rank/Get_size and
 Abort.  Every collective is a barrier-separated exchange through shared slots,
 and the sums add the ranks' buffers in rank order, so every rank gets the same
 bits (as an MPI allreduce gives every rank).  `run_ranks(fn, P)` calls fn(comm)
@@ -51,6 +51,9 @@ class ThreadComm:
 
     def bcast(self, obj, root=0):
         return self.allgather(obj)[root]
+
+    def scatter(self, objs, root=0):
+        return self.allgather(objs)[root][self.rank]
 
     def allreduce(self, obj, op=None):
         vals = self.allgather(obj)
