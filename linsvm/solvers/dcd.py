@@ -38,6 +38,14 @@ result gives its state and its certificate.  LIBLINEAR -s 1 does the same
 With more than two classes linsvm.train runs it one-vs-rest (one column per
 class, LIBLINEAR's rule for class weights).
 
+On several MPI ranks (problem.comm set) the solve is CoCoA+ (linsvm.solvers.cocoa):
+rounds of `local_epochs` loops of this kernel on each rank's block of the examples
+(its own permutations, seeded by the seed and the rank, and shrinking within a
+pass), one allreduce of the change in w per round; -e then means a relative duality
+gap (P - D) / P <= min(eps, 0.01) over all ranks, max_iter caps the rounds, and
+--loss l2 does not fall back to mfn (use -s mfn, which runs exactly over the ranks,
+for tight l2 solves).  The state holds this rank's alphas.
+
 Warm start (alpha-seeding): the alphas of a previous solve come back as
 `state`; they are scaled by C / C_previous and clipped to the new box
 [0, U_i] (l1; l2 has no upper bound), and w is recomputed from them.  Along

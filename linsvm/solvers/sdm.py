@@ -56,6 +56,14 @@ r = 1), and recomputes W from alpha.  Along C = 2^-4..2^2 on the first 1000
 SECTOR examples (tol 0.01) this took 149 effective loops for CS against 353
 cold (WW 152 against 223).  A weight matrix alone (no state) cannot seed a
 dual method: it is ignored with a warning.
+
+On several MPI ranks (problem.comm set) the solve is CoCoA+ (linsvm.solvers.cocoa):
+rounds of `local_epochs` full loops of sdm_run (with its shrunk loops, without
+cooling) on each rank's block of the examples, one allreduce of the change in W
+(n_weights x n_classes) per round; -e then means a relative duality gap
+(P - D) / P <= min(eps, 0.01) over all ranks (the local passes use eps for their
+shrunk phases), max_iter caps the rounds, and a seeded start is not moved along the
+ray.  The state holds this rank's alphas.
 """
 from __future__ import annotations
 
@@ -286,7 +294,10 @@ class _SdmBlock:
     def run(self, w, eps):
         """One local pass from (w, alpha): cocoa_rounds' contract."""
         self.prev = self.alphas
-        st = self._pass(w, eps, self.epochs)
+        try:
+            st = self._pass(w, eps, self.epochs)
+        except MemoryError as exc:      # reported through the allreduce: every rank stops
+            return self.V, 0.0, 0.0, False, exc, 0
         return self.V, st["loss"], st["dual"], st["status"] == 0, st["stopped"], st["n_full"]
 
     def revert(self):
