@@ -46,12 +46,17 @@ What it costs in rounds (threads as ranks, tests/fakempi.py; rows shuffled first
 blocks of equal size; rounds to the default -e 0.1, i.e. a certified 1% gap, for
 local_epochs H = 1 / 2 / 4 / 8): a1a dcd l1, 2 ranks 139 / 117 / 115 / 110, 3 ranks
 239 / 204 / 186 / 180; w1a dcd l1, 2 ranks 136 / 159 / 189 / 178, 3 ranks 388 / 373
-/ 353 / 351.  Serial dcd needs 158 loops on a1a at -e 0.1 (and certifies 0.09%).
+/ 353 / 351; abalone's 5 ranks as classes, sdm-cs, 2 ranks 4 / 3 / 2 / 1, 3 ranks
+10 / 10 / 9 / 6, sdm-ww 2 ranks 7 / 5 / 4 / 3, 3 ranks 48 / 44 / 34 / 34; on 2000
+rows of SECTOR drawn at random (105 classes, 55197 features), sdm-cs on 2 ranks,
+H = 1: 575 rounds of 46 MB each (a dense W per round: CoCoA+ suits many classes
+poorly).
+Serial dcd needs 158 loops on a1a at -e 0.1 (and certifies 0.09%).
 The rounds are set by the conservative aggregation (sigma' = K) more than by the
 local accuracy, so H beyond 2 buys little; the default is 2.  The dual gains slowly
 near the end: a1a dcd l2 at -e 0.001 (a certified 0.1%) was not reached in 1000
 rounds on 2 ranks (gap 0.10%) for any H, where the primal was already within 1e-4
-of the optimum; mfn (exact over ranks) is the better choice for tight l2 solves.
+(relative) of the optimum; mfn (exact over ranks) is the better choice for tight l2 solves.
 
 Blocks that differ in their classes converge much more slowly: abalone (sorted by
 label) split into two contiguous halves was still at a 4.2% gap after 300 rounds of
@@ -68,6 +73,11 @@ from . import GAP_GUARD, relative_gap
 LOCAL_EPOCHS_DEFAULT = 2
 LOCAL_EPOCHS_HELP = ("distributed (MPI, CoCoA+): full loops of the local solver over each "
                      "rank's block per round, between two allreduces of the change in w")
+
+
+def rank_seed(seed, rank):
+    """The random state of rank `rank`'s local passes: the seed mixed with the rank."""
+    return (int(seed) + 0x9E3779B97F4A7C15 * (int(rank) + 1)) & 0xFFFFFFFFFFFFFFFF
 
 
 def target_gap(tol):

@@ -59,7 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dcd
-from .cocoa import LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP
+from .cocoa import LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, rank_seed
 from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, FitResult, Option, SolverInfo, gap_guard_shrink,
                make_params, register, relative_gap, work_memory)
 
@@ -126,7 +126,9 @@ def fit_dcd(problem, params, start, state, log):
     The weights are beta = (w, w_bias); stats hold objective (primal, linsvm's
     scaling), dual_objective, duality_gap, kkt_violation (max PG - min PG recomputed
     at the returned alphas: [9]'s optimality measure), n_iter (loops), n_sv, n_bound,
-    status and trace; the state is the alphas, for alpha-seeding.
+    status and trace; the state is the alphas, for alpha-seeding.  On several MPI ranks
+    (problem.comm set) it runs CoCoA+ (module notes) and -e is a relative duality gap
+    (P - D) / P <= min(eps, 0.01) over all ranks.
     """
     if problem.comm is not None:
         return _fit_dcd_cocoa(problem, params, start, state, log)
@@ -226,11 +228,6 @@ def _local_w(problem, coef):
     return w
 
 
-def rank_seed(seed, rank):
-    """The random state of rank `rank`'s local passes: the seed mixed with the rank."""
-    return (int(seed) + 0x9E3779B97F4A7C15 * (int(rank) + 1)) & 0xFFFFFFFFFFFFFFFF
-
-
 class _DcdBlock:
     """This rank's dcd local passes (linsvm.solvers.cocoa): its alphas and work arrays."""
 
@@ -272,6 +269,7 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
     result, or the solve warns at the round cap).  Same result and stats as fit_dcd
     (n_iter: rounds; local_loops: this rank's loops), plus rounds, bytes_per_round and
     the state of this rank's alphas."""
+    from .._kernels import csr_matvec
     from .cocoa import cocoa_rounds, target_gap
 
     coll, t, n = problem.comm, problem.t, problem.n_rows
@@ -281,8 +279,6 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
     w, info = cocoa_rounds(coll, block, w0, params.tol, params["max_iter"], log, "dcd")
     alpha = block.alpha
     # the optimality measures at the result, over every block: PG spread, n_sv, n_bound
-    from .._kernels import csr_matvec
-
     X = problem.X
     margins = t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
                              problem.rows, w) if n else np.zeros(0)

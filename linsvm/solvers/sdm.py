@@ -70,7 +70,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _sdm
-from .cocoa import LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP
+from .cocoa import LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, rank_seed
 from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, FitResult, Option, SolverInfo, gap_guard_shrink,
                register, relative_gap, work_memory)
 
@@ -266,8 +266,6 @@ class _SdmBlock:
     """This rank's SDM local passes (linsvm.solvers.cocoa): its alphas and work arrays."""
 
     def __init__(self, kind, problem, params, alphas, sigma):
-        from .dcd import rank_seed
-
         X, opts = problem.X, params.options
         self.sigma, self.epochs = float(sigma), opts["local_epochs"]
         self.args = dict(indptr=X.indptr, indices=X.indices, data=X.data,
@@ -357,7 +355,9 @@ def fit_sdm_cs(problem, params, start, state, log):
     kkt_violation (max v_i of eq. 6 over the last full loop, < tol when
     converged), n_iter (all loops), n_full_loops, effective_loops (g evaluations
     / (k l)), n_nonzero alphas, status and trace; the state is the non-zero
-    alphas, for alpha-seeding.
+    alphas, for alpha-seeding.  On several MPI ranks (problem.comm set) it runs
+    CoCoA+ (module notes) and -e is a relative duality gap (P - D) / P <=
+    min(eps, 0.01) over all ranks.
     """
     return _fit("cs", problem, params, start, state, log)
 
@@ -368,7 +368,7 @@ def fit_sdm_ww(problem, params, start, state, log):
     Minimizes 1/2 sum_m ||w_m||^2 + C sum_i c_i sum_{m != y_i} xi_i^m subject to
     (w_{y_i} - w_m).x_i >= 1 - xi_i^m, xi_i^m >= 0 (eq. 14) through its dual
     (eq. 16).  Same contract and statistics as fit_sdm_cs, with kkt_violation the
-    max v_i^m of eq. 18.
+    max v_i^m of eq. 18; on several MPI ranks the same as fit_sdm_cs's.
     """
     return _fit("ww", problem, params, start, state, log)
 
