@@ -91,10 +91,11 @@ def cocoa_rounds(coll, block, w, tol, max_rounds, log=None, name="cocoa"):
 
     coll: the Collective; w: the replicated W(alpha) of the blocks' current alphas
     (float64 array, any shape; not changed); block: this rank's local solver, with
-    run(w, eps) -> (v, loss, dual, met, stopped): one pass from (w, its alphas) on the
-    subproblem with sigma' = coll.size, v = w + sigma' dw, loss and dual its block's
-    shares of the certificate at the starting point, met whether the local rule held
-    at eps, stopped the exception that stopped the pass (Ctrl-C) or None; and
+    run(w, eps) -> (v, loss, dual, met, stopped, loops): one pass from (w, its alphas)
+    on the subproblem with sigma' = coll.size, v = w + sigma' dw, loss and dual its
+    block's shares of the certificate at the starting point, met whether the local
+    rule held at eps, stopped the exception that stopped the pass (Ctrl-C) or None,
+    loops the loops it ran; and
     revert(): back to the alphas the last pass started from.
 
     Returns (w, info): the certified point's w (every rank the same bits) and a dict
@@ -120,7 +121,7 @@ def cocoa_rounds(coll, block, w, tol, max_rounds, log=None, name="cocoa"):
             block.revert()
             raise stopped if stopped is not None else KeyboardInterrupt()
         sq = float(np.dot(w.reshape(-1), w.reshape(-1)))
-        primal, dual_obj = 0.5 * sq + buf[n], buf[n + 1] - 0.5 * sq
+        primal, dual_obj = 0.5 * sq + float(buf[n]), float(buf[n + 1]) - 0.5 * sq
         rel = relative_gap(primal, dual_obj)
         trace.append({"round": rounds - 1, "primal": primal, "dual": dual_obj, "rel_gap": rel,
                       "eps_local": eps_local, "local_met": int(buf[n + 2])})
