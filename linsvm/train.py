@@ -420,7 +420,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         model_warnings = [msg for msg, _ in records]
     model_params = {"C": params.C, "bias": bias, "tol": params.tol, "seed": params.seed,
                     "loss": info.loss}
-    model_params.update(params.options)
+    model_params.update((k, v) for k, v in params.options.items()
+                        if coll is not None or k not in info.distributed_options)
     if class_weight:
         model_params["class_weight"] = ("balanced " if balanced else "") + \
             " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
