@@ -350,6 +350,7 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     coll = collective_of(comm)
     if coll is not None:
         refuse_serial_only(info)
+        info = replace(info, fit=_ending_the_job_on_error(info.fit, coll, info.name))
     params = make_params(info, C=C, tol=tol, seed=seed, options=solver_options)
     bias = float(bias)
     if not math.isfinite(bias):
@@ -434,6 +435,20 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     model.solver_state_ = states if info.kind == "binary" else states[0]
     _report_warnings(records)
     return model
+
+
+def _ending_the_job_on_error(fit, coll, name):
+    """`fit` for a distributed solve: an exception on this rank (other than Ctrl-C, which
+    the launcher brings to every rank) ends the whole MPI job (Collective.abort), since
+    the other ranks may be waiting for this one in a collective it will never reach."""
+    def fit_or_abort(problem, params, start, state, log):
+        try:
+            return fit(problem, params, start, state, log)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:       # noqa: BLE001 - any fault on one rank ends the job
+            coll.abort(f"{name} failed: {exc}")
+    return fit_or_abort
 
 
 def refuse_serial_only(info):

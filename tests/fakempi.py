@@ -84,6 +84,9 @@ class ThreadComm:
         buf[...] = self.allgather(buf.copy())[root]
 
     def Abort(self, code=1):
+        # as MPI_Abort ends every process, end every rank's wait: the others' next (or
+        # current) collective fails with BrokenBarrierError
+        self._g.barrier.abort()
         raise Aborted(f"Abort({code})")
 
 
