@@ -7,8 +7,10 @@
 
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, isfinite, INFINITY
+from libc.stdlib cimport malloc, free
 cimport numpy as cnp
 from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, linsvm_max_threads
+from comm cimport Comm, comm_active, comm_sum, comm_max, comm_allgather
 
 # Knee of a breakpoint (stored in the low bit of Breakpoint.k).
 cdef enum:
@@ -228,9 +230,131 @@ cdef inline void _collect_binary_nolo(const Loss* L, const Terms* T, Breakpoint*
     slope1[0] += s1
 
 
+cdef inline void _partition3(Breakpoint* bp, int64_t a, int64_t b, double pivot, int64_t* lt_out,
+                             int64_t* gt_out) noexcept nogil:
+    """Reorder bp[a:b] into < pivot, == pivot, > pivot; the two boundaries out."""
+    cdef int64_t lt = a, i = a, gt = b
+    cdef Breakpoint tmp
+    while i < gt:
+        if bp[i].delta < pivot:
+            tmp = bp[i]; bp[i] = bp[lt]; bp[lt] = tmp
+            lt += 1
+            i += 1
+        elif bp[i].delta > pivot:
+            gt -= 1
+            tmp = bp[i]; bp[i] = bp[gt]; bp[gt] = tmp
+        else:
+            i += 1
+    lt_out[0] = lt
+    gt_out[0] = gt
+
+
+cdef inline double _select_delta(Breakpoint* bp, int64_t a, int64_t b, int64_t k) noexcept nogil:
+    """The k-th smallest delta of bp[a:b] (a <= k < b), by quickselect (reorders bp[a:b])."""
+    cdef int64_t lt, gt
+    cdef double d0, d1, d2, pivot
+    while b - a > 1:
+        d0 = bp[a].delta
+        d1 = bp[a + (b - a) // 2].delta
+        d2 = bp[b - 1].delta
+        pivot = max(min(d0, d1), min(max(d0, d1), d2))
+        _partition3(bp, a, b, pivot, &lt, &gt)
+        if k < lt:
+            b = lt
+        elif k >= gt:
+            a = gt
+        else:
+            return pivot
+    return bp[a].delta
+
+
+cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* bp,
+                                     int64_t n_near, int64_t n_far, int64_t cap, double lreg,
+                                     double rreg, double ls, double rs, double slope1,
+                                     const Comm* comm) noexcept nogil:
+    """exact_line_search's selection over the ranks' breakpoints (each rank holds those of
+    its own terms): ls, rs, slope1 are this rank's term sums, lreg, rreg the
+    regularizer's part.  Each round the ranks agree on a pivot, the median of the local
+    medians weighted by the local counts (one allgather of 2 doubles per rank), and sum
+    the change of phi''s line from crossing their breakpoints below the pivot and at it
+    (one allreduce of 4 doubles); every rank then keeps the same side, as the serial
+    selection does, so all find the serial root's piece.  The pivot is a breakpoint of
+    some rank, so each round removes at least one breakpoint; the weighted median keeps
+    at least a quarter of the remaining ones on each side of it, so there are
+    O(log #breakpoints) rounds."""
+    cdef double red[4]
+    cdef double loc[2]
+    cdef double* got
+    cdef double pivot, total, cum, l2, r2
+    cdef int64_t a, b, lt, gt, r, s, size = comm.size
+    red[0] = ls
+    red[1] = rs
+    red[2] = slope1
+    comm_sum(comm, red, 3)
+    ls = lreg + red[0]
+    rs = rreg + red[1]
+    slope1 = rreg + red[2]
+    if ls >= 0.0:
+        return 0.0
+    if slope1 >= 0.0:                        # the root is in [0, 1]
+        a = 0
+        b = n_near
+    else:                                    # beyond 1: cross everything before it
+        red[0] = 0.0
+        red[1] = 0.0
+        _cross(L, T, bp, 0, n_near, &red[0], &red[1])
+        comm_sum(comm, red, 2)
+        ls += red[0]
+        rs += red[1]
+        a = cap - n_far
+        b = cap
+    got = <double*>malloc(2 * size * sizeof(double))
+    while True:
+        loc[0] = <double>(b - a)
+        loc[1] = _select_delta(bp, a, b, a + (b - a - 1) // 2) if b > a else 0.0
+        comm_allgather(comm, loc, 2, got)
+        total = 0.0
+        for r in range(size):
+            total += got[2 * r]
+        if total == 0.0:
+            break
+        # the weighted median of the local medians: the smallest median m such that the
+        # ranks whose median is <= m hold at least half of the breakpoints (O(P^2): P is
+        # small next to the breakpoints)
+        pivot = INFINITY
+        for r in range(size):
+            if got[2 * r] > 0.0 and got[2 * r + 1] < pivot:
+                cum = 0.0
+                for s in range(size):
+                    if got[2 * s] > 0.0 and got[2 * s + 1] <= got[2 * r + 1]:
+                        cum += got[2 * s]
+                if 2.0 * cum >= total:
+                    pivot = got[2 * r + 1]
+        _partition3(bp, a, b, pivot, &lt, &gt)
+        red[0] = 0.0
+        red[1] = 0.0
+        red[2] = 0.0
+        red[3] = 0.0
+        _cross(L, T, bp, a, lt, &red[0], &red[1])
+        _cross(L, T, bp, lt, gt, &red[2], &red[3])
+        comm_sum(comm, red, 4)
+        l2 = ls + red[0]
+        r2 = rs + red[1]
+        if l2 + pivot * (r2 - l2) >= 0.0:    # phi'(pivot) >= 0: the root is left of the pivot
+            b = lt
+        else:                                # right of it: cross everything up to the pivot
+            ls = l2 + red[2]
+            rs = r2 + red[3]
+            a = gt
+    free(got)
+    if rs - ls <= 0.0:
+        return 0.0
+    return -ls / (rs - ls)
+
+
 cdef inline double exact_line_search(const Loss* L, double lam, const double* beta, const double* d,
                                int64_t nbeta, const Terms* T, Breakpoint* bp,
-                               int64_t cap) noexcept nogil:
+                               int64_t cap, const Comm* comm=NULL) noexcept nogil:
     """Minimize phi(delta) = f(beta + delta d) over delta >= 0 (Sections 4.4, 6, 7).
 
     Works on the term outputs v and their steps dv (from T: y, dy and, for ordinal
@@ -251,10 +375,14 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
     selection; otherwise those are crossed at once and the selection runs over
     the rest.  bp has room for cap breakpoints (at most 2 per term, 1 when the
     loss has one knee).  Returns delta* (0 if d is not a descent direction).
+    comm (csrc/comm.pxd): T holds this rank's terms (beta, d replicated); the sums are
+    reduced and the selection runs over every rank's breakpoints (_line_search_dist),
+    so every rank returns the same delta*.
     """
     cdef int64_t k, s, j, a, b, lt, gt, i, term, n_near = 0, n_far = 0
     cdef double ls = 0.0, rs = 0.0, pivot, d0, d1, d2, l2, r2, v, dv, t, e, g, rate
-    cdef double slope1
+    cdef double slope1, lreg = 0.0, rreg = 0.0
+    cdef int dist = comm_active(comm)
     cdef int zn
     cdef int has_hi = L.hi < INFINITY
     cdef int has_lo = L.lo > -INFINITY
@@ -265,6 +393,12 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
     ls *= lam
     rs *= lam
     slope1 = rs
+    if dist:                                  # the terms' sums apart, to be reduced
+        lreg = ls
+        rreg = rs
+        ls = 0.0
+        rs = 0.0
+        slope1 = 0.0
     if T.nb == 0 and not has_lo:              # binary terms, no zone 2 (L2, least squares)
         _collect_binary_nolo(L, T, bp, &n_near, &n_far, cap, &ls, &rs, &slope1)
     else:
@@ -297,6 +431,8 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
                         _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
                         if has_hi:
                             _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
+    if dist:
+        return _line_search_dist(L, T, bp, n_near, n_far, cap, lreg, rreg, ls, rs, slope1, comm)
     if ls >= 0.0:
         return 0.0
     if slope1 >= 0.0:                        # the root is in [0, 1]
@@ -364,9 +500,10 @@ cdef inline int check_codes(const int32_t* codes, int64_t m, int64_t nb) except 
 
 cdef inline double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const double* t,
                             const double* c, double lam, const double* y, double* at,
-                            double* yhat, double* bh) noexcept nogil:
+                            double* yhat, double* bh, const Comm* comm=NULL) noexcept nogil:
     """The maximum dual KKT violation of Section 4.7 (see mfn_dual_kkt); at, yhat (m)
-    and bh (n_weights) are scratch."""
+    and bh (n_weights) are scratch.  comm: this rank's rows; sum_k alpha_k t_k x_k is
+    reduced, and so is the violation (its maximum over the ranks)."""
     cdef int64_t k
     cdef double viol = 0.0, g, alpha
     for k in range(m):
@@ -374,6 +511,7 @@ cdef inline double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const 
         if t[k] * y[k] < 1.0 and c[k] > 0.0:
             at[k] = -c[k] * (y[k] - t[k]) / lam          # alpha_k t_k
     rmatvec(X, rows, m, at, bh)
+    comm_sum(comm, bh, X.n_weights)
     matvec(X, rows, m, bh, yhat)
     for k in range(m):
         if c[k] <= 0.0:
@@ -385,6 +523,7 @@ cdef inline double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const 
         else:
             g = t[k] * yhat[k] - 1.0
             viol = max(viol, -g)
+    comm_max(comm, &viol, 1)
     return viol
 
 
