@@ -7,7 +7,7 @@
 
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, isfinite, INFINITY
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, free, qsort
 cimport numpy as cnp
 from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, linsvm_max_threads
 from comm cimport Comm, comm_active, comm_sum, comm_max, comm_allgather
@@ -149,38 +149,45 @@ cdef inline void term_out(const Terms* T, int64_t k, int64_t s, double* v, doubl
 
 # ------------------------------------------------------------------ exact line search
 
-cdef inline void _cross(const Loss* L, const Terms* T, const Breakpoint* bp, int64_t a, int64_t b,
-                        double* ls, double* rs) noexcept nogil:
-    """Add to l, r the change of phi''s line from crossing the breakpoints bp[a:b] (eq. 18).
+cdef inline void _cross_one(const Loss* L, const Terms* T, const Breakpoint* bp, double* ls,
+                            double* rs) noexcept nogil:
+    """Add to l, r the change of phi''s line from crossing the breakpoint bp (eq. 18).
 
     At a hi knee a term leaves (rising margin) or enters (falling) zone 1; at a lo knee it
     passes between zones 1 and 2, trading its linear term -c kappa t dv for the quadratic
     one.  Each update depends only on its own term, so crossings commute.
     """
-    cdef int64_t j, k, s, term
+    cdef int64_t k, s, term
     cdef double v, dv, t, e, g, sg
+    term = bp.k >> 1
+    if T.nb == 0:
+        k = term
+        s = 0
+    else:
+        k = term // T.nb
+        s = term - k * T.nb
+    term_at(T, k, s, &v, &dv, &t)
+    e = L.a * T.c[k]
+    if (bp.k & 1) == KNEE_HI:
+        sg = -e if t * dv > 0.0 else e
+        ls[0] += sg * (v - t * L.tm) * dv
+        rs[0] += sg * (v - t * L.tm + dv) * dv
+    else:
+        g = T.c[k] * L.kappa * t * dv
+        if t * dv > 0.0:             # zone 2 -> 1
+            ls[0] += g + e * (v - t * L.tm) * dv
+            rs[0] += g + e * (v - t * L.tm + dv) * dv
+        else:                        # zone 1 -> 2
+            ls[0] -= g + e * (v - t * L.tm) * dv
+            rs[0] -= g + e * (v - t * L.tm + dv) * dv
+
+
+cdef inline void _cross(const Loss* L, const Terms* T, const Breakpoint* bp, int64_t a, int64_t b,
+                        double* ls, double* rs) noexcept nogil:
+    """Add to l, r the change of phi''s line from crossing the breakpoints bp[a:b]."""
+    cdef int64_t j
     for j in range(a, b):
-        term = bp[j].k >> 1
-        if T.nb == 0:
-            k = term
-            s = 0
-        else:
-            k = term // T.nb
-            s = term - k * T.nb
-        term_at(T, k, s, &v, &dv, &t)
-        e = L.a * T.c[k]
-        if (bp[j].k & 1) == KNEE_HI:
-            sg = -e if t * dv > 0.0 else e
-            ls[0] += sg * (v - t * L.tm) * dv
-            rs[0] += sg * (v - t * L.tm + dv) * dv
-        else:
-            g = T.c[k] * L.kappa * t * dv
-            if t * dv > 0.0:             # zone 2 -> 1
-                ls[0] += g + e * (v - t * L.tm) * dv
-                rs[0] += g + e * (v - t * L.tm + dv) * dv
-            else:                        # zone 1 -> 2
-                ls[0] -= g + e * (v - t * L.tm) * dv
-                rs[0] -= g + e * (v - t * L.tm + dv) * dv
+        _cross_one(L, T, &bp[j], ls, rs)
 
 
 cdef inline void _add_bp(Breakpoint* bp, int64_t* n_near, int64_t* n_far, int64_t cap,
@@ -230,42 +237,37 @@ cdef inline void _collect_binary_nolo(const Loss* L, const Terms* T, Breakpoint*
     slope1[0] += s1
 
 
-cdef inline void _partition3(Breakpoint* bp, int64_t a, int64_t b, double pivot, int64_t* lt_out,
-                             int64_t* gt_out) noexcept nogil:
-    """Reorder bp[a:b] into < pivot, == pivot, > pivot; the two boundaries out."""
-    cdef int64_t lt = a, i = a, gt = b
-    cdef Breakpoint tmp
-    while i < gt:
-        if bp[i].delta < pivot:
-            tmp = bp[i]; bp[i] = bp[lt]; bp[lt] = tmp
-            lt += 1
-            i += 1
-        elif bp[i].delta > pivot:
-            gt -= 1
-            tmp = bp[i]; bp[i] = bp[gt]; bp[gt] = tmp
-        else:
-            i += 1
-    lt_out[0] = lt
-    gt_out[0] = gt
+# The distributed selection's rounds: each rank samples SEL_S of its candidates, the
+# ranks agree on up to SEL_K pivots, and one allreduce of the crossings per bin
+# between them decides which bin holds the root (_line_search_dist).
+cdef enum:
+    SEL_S = 32
+    SEL_K = 32
 
 
-cdef inline double _select_delta(Breakpoint* bp, int64_t a, int64_t b, int64_t k) noexcept nogil:
-    """The k-th smallest delta of bp[a:b] (a <= k < b), by quickselect (reorders bp[a:b])."""
-    cdef int64_t lt, gt
-    cdef double d0, d1, d2, pivot
-    while b - a > 1:
-        d0 = bp[a].delta
-        d1 = bp[a + (b - a) // 2].delta
-        d2 = bp[b - 1].delta
-        pivot = max(min(d0, d1), min(max(d0, d1), d2))
-        _partition3(bp, a, b, pivot, &lt, &gt)
-        if k < lt:
-            b = lt
-        elif k >= gt:
-            a = gt
+ctypedef struct _Sample:
+    double delta
+    double weight
+
+
+cdef inline int _cmp_sample(const void* x, const void* y) noexcept nogil:
+    cdef double a = (<const _Sample*>x).delta, b = (<const _Sample*>y).delta
+    return -1 if a < b else (1 if a > b else 0)
+
+
+cdef inline int64_t _bin_of(double v, const double* piv, int64_t K) noexcept nogil:
+    """Bin of v among the ascending pivots: 2j for the open interval (piv[j-1], piv[j]),
+    2j + 1 for v == piv[j] (2K: above every pivot)."""
+    cdef int64_t lo = 0, hi = K, mid
+    while lo < hi:                           # lo = number of pivots < v
+        mid = (lo + hi) // 2
+        if piv[mid] < v:
+            lo = mid + 1
         else:
-            return pivot
-    return bp[a].delta
+            hi = mid
+    if lo < K and piv[lo] == v:
+        return 2 * lo + 1
+    return 2 * lo
 
 
 cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* bp,
@@ -274,23 +276,35 @@ cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* 
                                      const Comm* comm) noexcept nogil:
     """exact_line_search's selection over the ranks' breakpoints (each rank holds those of
     its own terms): ls, rs, slope1 are this rank's term sums, lreg, rreg the
-    regularizer's part.  Each round the ranks agree on a pivot, the median of the local
-    medians weighted by the local counts (one allgather of 2 doubles per rank), and sum
-    the change of phi''s line from crossing their breakpoints below the pivot and at it
-    (one allreduce of 4 doubles); every rank then keeps the same side, as the serial
-    selection does, so all find the serial root's piece.  The pivot is a breakpoint of
-    some rank, so each round removes at least one breakpoint; the weighted median keeps
-    at least a quarter of the remaining ones on each side of it, so there are
-    O(log #breakpoints) rounds."""
-    cdef double red[4]
-    cdef double loc[2]
+    regularizer's part.  The first allreduce (5 doubles) completes ls, rs and phi'(1)
+    and the crossings before delta = 1.  Then rounds, each of one allgather and one
+    allreduce: every rank sends SEL_S evenly spaced samples of its candidates (and
+    their count); from the pooled samples, weighted by the count each stands for,
+    all ranks pick the same SEL_K pivots (weighted quantiles); each rank sums the
+    change of phi''s line from crossing its candidates in each of the 2 SEL_K + 1 bins
+    (below, at and between the pivots) and one allreduce adds them; phi' at the pivots
+    then names the bin that holds the root, every rank crosses the bins below it and
+    keeps its candidates in it.  As with the serial selection the answer is the walk's
+    (the piece of phi' that holds its root); a round divides the candidates by about
+    SEL_K, and a bin of equal breakpoints is settled in one round, so the rounds end
+    after O(log_K #breakpoints), when no rank has candidates left."""
+    cdef double red[5]
+    cdef double* buf
     cdef double* got
-    cdef double pivot, total, cum, l2, r2
-    cdef int64_t a, b, lt, gt, r, s, size = comm.size
+    cdef double* piv
+    cdef double* bins
+    cdef _Sample* pool
+    cdef double total, w, acc, step, cl, cr, pl, pr
+    cdef int64_t a, b, j, r, i, n_loc, n_s, n_pool, K, chosen, keep, size = comm.size
+    cdef int64_t width = SEL_S + 2
+    cdef Breakpoint tmp
     red[0] = ls
     red[1] = rs
     red[2] = slope1
-    comm_sum(comm, red, 3)
+    red[3] = 0.0
+    red[4] = 0.0
+    _cross(L, T, bp, 0, n_near, &red[3], &red[4])
+    comm_sum(comm, red, 5)
     ls = lreg + red[0]
     rs = rreg + red[1]
     slope1 = rreg + red[2]
@@ -300,53 +314,81 @@ cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* 
         a = 0
         b = n_near
     else:                                    # beyond 1: cross everything before it
-        red[0] = 0.0
-        red[1] = 0.0
-        _cross(L, T, bp, 0, n_near, &red[0], &red[1])
-        comm_sum(comm, red, 2)
-        ls += red[0]
-        rs += red[1]
+        ls += red[3]
+        rs += red[4]
         a = cap - n_far
         b = cap
-    got = <double*>malloc(2 * size * sizeof(double))
+    buf = <double*>malloc((width * (size + 1) + SEL_K + 2 * (2 * SEL_K + 1)) * sizeof(double)
+                          + size * SEL_S * sizeof(_Sample))
+    got = buf + width
+    piv = got + width * size
+    bins = piv + SEL_K
+    pool = <_Sample*>(bins + 2 * (2 * SEL_K + 1))
     while True:
-        loc[0] = <double>(b - a)
-        loc[1] = _select_delta(bp, a, b, a + (b - a - 1) // 2) if b > a else 0.0
-        comm_allgather(comm, loc, 2, got)
+        n_loc = b - a
+        n_s = min(n_loc, <int64_t>SEL_S)
+        buf[0] = <double>n_loc
+        buf[1] = <double>n_s
+        for i in range(n_s):                 # evenly spaced over the candidates
+            buf[2 + i] = bp[a + (2 * i + 1) * n_loc // (2 * n_s)].delta
+        for i in range(n_s, SEL_S):
+            buf[2 + i] = 0.0
+        comm_allgather(comm, buf, width, got)
         total = 0.0
+        n_pool = 0
         for r in range(size):
-            total += got[2 * r]
+            total += got[width * r]
+            n_s = <int64_t>got[width * r + 1]
+            if n_s > 0:
+                w = got[width * r] / n_s
+                for i in range(n_s):
+                    pool[n_pool].delta = got[width * r + 2 + i]
+                    pool[n_pool].weight = w
+                    n_pool += 1
         if total == 0.0:
             break
-        # the weighted median of the local medians: the smallest median m such that the
-        # ranks whose median is <= m hold at least half of the breakpoints (O(P^2): P is
-        # small next to the breakpoints)
-        pivot = INFINITY
-        for r in range(size):
-            if got[2 * r] > 0.0 and got[2 * r + 1] < pivot:
-                cum = 0.0
-                for s in range(size):
-                    if got[2 * s] > 0.0 and got[2 * s + 1] <= got[2 * r + 1]:
-                        cum += got[2 * s]
-                if 2.0 * cum >= total:
-                    pivot = got[2 * r + 1]
-        _partition3(bp, a, b, pivot, &lt, &gt)
-        red[0] = 0.0
-        red[1] = 0.0
-        red[2] = 0.0
-        red[3] = 0.0
-        _cross(L, T, bp, a, lt, &red[0], &red[1])
-        _cross(L, T, bp, lt, gt, &red[2], &red[3])
-        comm_sum(comm, red, 4)
-        l2 = ls + red[0]
-        r2 = rs + red[1]
-        if l2 + pivot * (r2 - l2) >= 0.0:    # phi'(pivot) >= 0: the root is left of the pivot
-            b = lt
-        else:                                # right of it: cross everything up to the pivot
-            ls = l2 + red[2]
-            rs = r2 + red[3]
-            a = gt
-    free(got)
+        # the pivots: weighted quantiles k / (SEL_K + 1) of the pool, without repeats
+        qsort(pool, n_pool, sizeof(_Sample), _cmp_sample)
+        K = 0
+        acc = 0.0
+        step = total / (SEL_K + 1)
+        j = 1
+        for i in range(n_pool):
+            acc += pool[i].weight
+            if acc >= j * step or i == n_pool - 1:
+                if K == 0 or pool[i].delta > piv[K - 1]:
+                    piv[K] = pool[i].delta
+                    K += 1
+                while j <= SEL_K and acc >= j * step:
+                    j += 1
+                if K == SEL_K:
+                    break
+        for i in range(2 * (2 * K + 1)):
+            bins[i] = 0.0
+        for i in range(a, b):
+            j = _bin_of(bp[i].delta, piv, K)
+            _cross_one(L, T, &bp[i], &bins[2 * j], &bins[2 * j + 1])
+        comm_sum(comm, bins, 2 * (2 * K + 1))
+        cl = ls
+        cr = rs
+        chosen = 2 * K
+        for j in range(K):
+            pl = cl + bins[4 * j]
+            pr = cr + bins[4 * j + 1]
+            if pl + piv[j] * (pr - pl) >= 0.0:   # phi'(pivot) >= 0: the root is left of it
+                chosen = 2 * j
+                break
+            cl = pl + bins[4 * j + 2]            # cross the pivot's own breakpoints too
+            cr = pr + bins[4 * j + 3]
+        ls = cl
+        rs = cr
+        keep = a                                 # this rank's candidates in that bin
+        for i in range(a, b):
+            if _bin_of(bp[i].delta, piv, K) == chosen:
+                tmp = bp[i]; bp[i] = bp[keep]; bp[keep] = tmp
+                keep += 1
+        b = keep
+    free(buf)
     if rs - ls <= 0.0:
         return 0.0
     return -ls / (rs - ls)
