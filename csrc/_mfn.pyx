@@ -60,6 +60,16 @@
 # L2-SVM-MFN did before the family was added (multiplications by a = 1 and t tm = t
 # are exact), so `mfn` keeps its iterates bit for bit.
 #
+# Distributed over row blocks (issue 18; Python entries' `comm`, csrc/comm.pxd): each rank
+# holds its block of the examples (possibly none) and the same beta.  The zones, margins,
+# CGLS residuals and breakpoints stay per rank; every sum over terms is completed by an
+# allreduce before it is used (f, the eq. 23 shift, z'Cz, the zone mismatch, counts, the
+# gradient test's ||grad f(0)||, the Section 4.7 KKT), CGLS takes one allreduce of
+# nw + 3 doubles per iteration (cgls.pxd) and the line search's selection runs over every
+# rank's breakpoints (mfn_shared.pxd), so every decision is taken on the same numbers on
+# every rank and all end with the same beta.  The Jacobi diagonal is then summed afresh
+# at each Newton step (diag_update is a rank-local shortcut).
+#
 # Inputs are addressed through `rows` (training rows, a fold or a random subset);
 # t (binary) or the rank codes (ordinal) and the costs c are per position in rows.
 # Work arrays are allocated once per solve by the Python entries below; nothing in

@@ -157,6 +157,16 @@ def test_huber_weighted_and_warm_start():
     assert models[0].stats["n_linear"] == serial.stats["n_linear"]
 
 
+def test_one_vs_rest_distributed():
+    """Three classes: the columns run one after the other on every rank."""
+    X, y = make_text_classification(n_samples=500, n_features=300, n_classes=3, avg_length=20,
+                                    seed=2)
+    serial = linsvm.train(X[:400], y[:400], solver="mfn", tol=TOL["mfn"])
+    models = _train_ranks(X[:400], y[:400], _cuts(400, 3, "empty"), "mfn", tol=TOL["mfn"])
+    assert models[0].weights.shape == (301, 3)
+    _assert_same_model(serial, models, X[400:])
+
+
 class _Recording(Collective):
     """A Collective that records the length of every sum."""
 

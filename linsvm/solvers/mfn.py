@@ -41,6 +41,17 @@ holds its Python side for binary terms, `run_newton` and `subset_seed`, which
 linsvm/solvers/mfn_family.py (ls, mfn-huber, mfn-l1, mfn-ord) uses too.  mfn
 is the loss L2_LOSS, and its iterates are the same, bit for bit, as before the
 family was added.
+
+Distributed (issue 18; distributed="rows" for the whole family): with problem.comm
+set, each rank holds a block of the rows and the compiled driver completes every sum
+over rows by an allreduce (csrc/_mfn.pyx, newton_core): one allreduce of
+n_weights + 3 doubles per CGLS iteration (csrc/cgls.pxd), a few small ones per Newton
+step (the start residual, f, counts, the exact line search's rounds, which find the
+serial root's piece over every rank's breakpoints: csrc/mfn_shared.pxd).  Every rank
+ends with the same weights, those of the serial solve on the union of the blocks up to
+rounding (the sums add in another order, so a solve stopped at a loose -e can stop a
+little elsewhere, as the serial one does on its rows in another order).  The subset of
+heuristic 3 and the counts of the gradient test are the serial ones.
 """
 from __future__ import annotations
 
