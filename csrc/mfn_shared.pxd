@@ -287,7 +287,9 @@ cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* 
     keeps its candidates in it.  As with the serial selection the answer is the walk's
     (the piece of phi' that holds its root); a round divides the candidates by about
     SEL_K, and a bin of equal breakpoints is settled in one round, so the rounds end
-    after O(log_K #breakpoints), when no rank has candidates left."""
+    after O(log_K #breakpoints), when no rank has candidates left (the allreduce also
+    counts each bin's candidates, so that is known without another round).  Per round:
+    one allgather of SEL_S + 2 doubles per rank, one allreduce of 3 (2 SEL_K + 1)."""
     cdef double red[5]
     cdef double* buf
     cdef double* got
@@ -318,13 +320,13 @@ cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* 
         rs += red[4]
         a = cap - n_far
         b = cap
-    buf = <double*>malloc((width * (size + 1) + SEL_K + 2 * (2 * SEL_K + 1)) * sizeof(double)
+    buf = <double*>malloc((width * (size + 1) + SEL_K + 3 * (2 * SEL_K + 1)) * sizeof(double)
                           + size * SEL_S * sizeof(_Sample))
     got = buf + width
     piv = got + width * size
     bins = piv + SEL_K
-    pool = <_Sample*>(bins + 2 * (2 * SEL_K + 1))
-    while True:
+    pool = <_Sample*>(bins + 3 * (2 * SEL_K + 1))
+    while True:                          # until no rank has candidates left
         n_loc = b - a
         n_s = min(n_loc, <int64_t>SEL_S)
         buf[0] = <double>n_loc
@@ -363,12 +365,13 @@ cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* 
                     j += 1
                 if K == SEL_K:
                     break
-        for i in range(2 * (2 * K + 1)):
+        for i in range(3 * (2 * K + 1)):
             bins[i] = 0.0
-        for i in range(a, b):
-            j = _bin_of(bp[i].delta, piv, K)
+        for i in range(a, b):               # bin j: (l, r) at bins[2j:2j+2], its count at
+            j = _bin_of(bp[i].delta, piv, K)    # bins[2 (2K + 1) + j]
             _cross_one(L, T, &bp[i], &bins[2 * j], &bins[2 * j + 1])
-        comm_sum(comm, bins, 2 * (2 * K + 1))
+            bins[2 * (2 * K + 1) + j] += 1.0
+        comm_sum(comm, bins, 3 * (2 * K + 1))
         cl = ls
         cr = rs
         chosen = 2 * K
@@ -388,6 +391,8 @@ cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* 
                 tmp = bp[i]; bp[i] = bp[keep]; bp[keep] = tmp
                 keep += 1
         b = keep
+        if bins[2 * (2 * K + 1) + chosen] == 0.0:   # no rank has candidates left
+            break
     free(buf)
     if rs - ls <= 0.0:
         return 0.0

@@ -157,6 +157,30 @@ def test_huber_weighted_and_warm_start():
     assert models[0].stats["n_linear"] == serial.stats["n_linear"]
 
 
+@pytest.mark.parametrize("solver", ["mfn", "mfn-ord"])
+def test_progress_on_rank_zero_only(solver):
+    """As the command line runs it: only rank 0 logs (the others pass log=None), and its
+    lines count zone 1 over every rank, as the serial solve's do."""
+    X, y, Xt, _ = _data(solver)
+    lines, ser_lines = [], []
+    serial = linsvm.train(X, y, solver=solver, log=ser_lines.append, tol=1e-6)
+    cuts = _cuts(X.shape[0], 3, "uneven")
+
+    def work(comm):
+        r = comm.Get_rank()
+        return linsvm.train(X[cuts[r]:cuts[r + 1]], y[cuts[r]:cuts[r + 1]], solver=solver,
+                            comm=comm, tol=1e-6, log=lines.append if r == 0 else None)
+
+    models = run_ranks(work, 3)
+    _assert_same_model(serial, models, Xt)
+
+    def active(log):
+        return [ln.split("active")[1].split()[-3 if "pairs" in ln else 0] for ln in log
+                if " iter " in ln]
+
+    assert active(lines) and active(lines) == active(ser_lines)
+
+
 def test_one_vs_rest_distributed():
     """Three classes: the columns run one after the other on every rank."""
     X, y = make_text_classification(n_samples=500, n_features=300, n_classes=3, avg_length=20,
