@@ -32,6 +32,7 @@ import pytest
 import scipy.sparse as sp
 
 import linsvm
+from linsvm import _testing
 from conftest import child_env, shared_file
 from fakempi import run_ranks
 from linsvm.collective import Collective
@@ -223,6 +224,90 @@ def test_one_allreduce_per_cgls_iteration(solver):
         assert rec.sizes.count(nw + 3) == st["cg_iter"]
         assert len(rec.sizes) - st["cg_iter"] <= 60 * max(st["n_iter"], 1)
     assert st["comm_calls"] >= st["cg_iter"]
+
+
+# ------------------------------------------------------------------ the line search alone
+
+class _CountingGathers(Collective):
+    """A Collective that counts its allgathers (one per round of the line search)."""
+
+    def __init__(self, comm):
+        super().__init__(comm)
+        self.gathers = 0
+
+    def allgather(self, local):
+        self.gathers += 1
+        return super().allgather(local)
+
+
+def _slope(lam, beta, d, y, dy, t, c, loss, delta):
+    """phi'(delta) of the binary line search, by numpy (the independent reference)."""
+    a, tm, hi, lo = loss
+    o = t * (y + delta * dy)
+    dl = np.where(o >= hi, 0.0, np.where(o > lo, -a * (tm - o), -a * (tm - lo)))
+    return lam * (beta + delta * d) @ d + np.sum(c * dl * t * dy)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("n_ranks", [2, 3])
+@pytest.mark.parametrize("loss", [(1.0, 1.0, 1.0, -np.inf), (1.0, 1.0, 1.0, -1.0),
+                                  (4.0, 1.125, 1.125, 0.875)], ids=["l2", "huber", "smooth"])
+def test_line_search_over_ranks_finds_the_serial_root(loss, n_ranks, ties):
+    """Thousands of breakpoints spread over uneven blocks (one empty with 3 ranks), with
+    many equal ones (ties): the ranks agree on the serial delta, a root of phi' (numpy),
+    after several rounds of the distributed selection."""
+    rng = np.random.default_rng(11 + n_ranks)
+    m, nw, lam = 4000, 8, 0.05
+    y, dy = 2.0 * rng.standard_normal(m), 3.0 * rng.standard_normal(m)
+    if ties:
+        y, dy = np.round(y, 1), np.round(dy) + 0.5
+    t = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    c = rng.uniform(0.5, 2.0, m)
+    beta, d = rng.standard_normal(nw), rng.standard_normal(nw)
+    if _slope(lam, beta, d, y, dy, t, c, loss, 0.0) > 0:
+        d, dy = -d, -dy
+    serial = _testing.loss_line_search(lam, beta, d, y, dy, t, c, loss)
+    assert serial > 0
+    cuts = [0, m // 3, m] if n_ranks == 2 else [0, m // 4, m // 4, m]
+
+    def work(comm):
+        coll = _CountingGathers(comm)
+        a, b = cuts[comm.Get_rank()], cuts[comm.Get_rank() + 1]
+        return _testing.loss_line_search(lam, beta, d, y[a:b], dy[a:b], t[a:b], c[a:b], loss,
+                                         comm=coll), coll.gathers
+
+    out = run_ranks(work, n_ranks)
+    deltas = {o[0] for o in out}
+    assert len(deltas) == 1
+    delta = deltas.pop()
+    assert abs(delta - serial) <= 1e-12 * max(1.0, serial)
+    scale = lam * abs(d @ d) * delta + np.sum(c * np.abs(dy) * (np.abs(y) + delta * np.abs(dy)))
+    assert abs(_slope(lam, beta, d, y, dy, t, c, loss, delta)) <= 1e-12 * scale
+    assert out[0][1] >= (1 if ties else 2)     # without ties, more than one round
+
+
+@pytest.mark.parametrize("n_ranks", [2, 3])
+def test_ordinal_line_search_over_ranks(n_ranks):
+    rng = np.random.default_rng(3)
+    m, nw, nb, lam = 1500, 6, 3, 0.1
+    codes = rng.integers(0, nb + 1, m).astype(np.int32)
+    y, dy = rng.standard_normal(m), 2.0 * rng.standard_normal(m)
+    c = rng.uniform(0.5, 2.0, m)
+    beta, d = rng.standard_normal(nw + nb), rng.standard_normal(nw + nb)
+    serial = _testing.ordinal_line_search(lam, beta, d, y, dy, codes, c, nb)
+    if serial == 0.0:
+        d, dy = -d, -dy
+        serial = _testing.ordinal_line_search(lam, beta, d, y, dy, codes, c, nb)
+    assert serial > 0
+    cuts = [0, m // 3, m] if n_ranks == 2 else [0, m // 2, m // 2, m]
+
+    def work(comm):
+        a, b = cuts[comm.Get_rank()], cuts[comm.Get_rank() + 1]
+        return _testing.ordinal_line_search(lam, beta, d, y[a:b], dy[a:b], codes[a:b], c[a:b],
+                                            nb, comm=Collective(comm))
+
+    out = run_ranks(work, n_ranks)
+    assert len(set(out)) == 1 and abs(out[0] - serial) <= 1e-12 * max(1.0, serial)
 
 
 # ------------------------------------------------------------------ shared data sets
