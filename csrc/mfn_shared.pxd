@@ -322,6 +322,9 @@ cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* 
         b = cap
     buf = <double*>malloc((width * (size + 1) + SEL_K + 3 * (2 * SEL_K + 1)) * sizeof(double)
                           + size * SEL_S * sizeof(_Sample))
+    if buf == NULL:                          # the other ranks would wait: end the job
+        with gil:
+            (<object>comm.obj).abort("out of memory in the exact line search")
     got = buf + width
     piv = got + width * size
     bins = piv + SEL_K

@@ -147,6 +147,26 @@ def test_mfn_options_distributed(options):
         assert kkt <= 1e-8 and all(m.stats["kkt_violation"] == kkt for m in models)
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_sample_weights_and_balanced_classes(solver):
+    """Per-row weights travel with the rows; "balanced" counts the classes over every rank."""
+    X, y, Xt, _ = _data(solver)
+    sw = np.random.default_rng(0).uniform(0.2, 3.0, X.shape[0])
+    kw = dict({"tol": TOL[solver]} if solver in TOL else {}, sample_weight=sw)
+    if solver != "mfn-ord":
+        kw["class_weight"] = "balanced"
+    serial = linsvm.train(X, y, solver=solver, **kw)
+    cuts = _cuts(X.shape[0], 3, "uneven")
+
+    def work(comm):
+        r = comm.Get_rank()
+        a, b = cuts[r], cuts[r + 1]
+        return linsvm.train(X[a:b], y[a:b], solver=solver, comm=comm,
+                            **dict(kw, sample_weight=sw[a:b]))
+
+    _assert_same_model(serial, run_ranks(work, 3), Xt)
+
+
 def test_huber_weighted_and_warm_start():
     """Class weights and a warm start take the same path as the serial solve."""
     X, y, Xt, _ = _binary_set(seed=6)
