@@ -32,7 +32,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ._kernels import binary_targets, scan_labels
-from .errors import DataError, ParameterError
+from .errors import DataError, LinsvmError, ParameterError
 from .errors import warn as _warn
 from .collective import agreed, collective_of
 from .interrupt import run_in_threads
@@ -447,7 +447,8 @@ def _ending_the_job_on_error(fit, coll, name):
         except KeyboardInterrupt:
             raise
         except Exception as exc:       # noqa: BLE001 - any fault on one rank ends the job
-            coll.abort(f"{name} failed: {exc}")
+            what = str(exc) if isinstance(exc, LinsvmError) else f"{type(exc).__name__}: {exc}"
+            coll.abort(f"{name} failed: {what}")
     return fit_or_abort
 
 

@@ -211,5 +211,5 @@ def test_fault_on_one_rank_ends_the_job(tmp_path):
                   env={"LINSVM_TEST_FAIL_RANK": "1"})
     assert proc.returncode != 0
     err = proc.stderr.decode()
-    assert "linsvm: error: MPI rank 1: RuntimeError: injected fault" in err
+    assert "linsvm: error: MPI rank 1: " in err and "RuntimeError: injected fault" in err
     assert not (tmp_path / "m.model").exists()
