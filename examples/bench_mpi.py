@@ -192,7 +192,8 @@ def vector_seconds_per_double():
     """c: seconds per replicated weight per CGLS iteration: the d-vector work every rank
     repeats in csrc/cgls.pxd's distributed iteration -- two dots, four axpys, a scaled
     product and the copy into the allreduce's buffer -- timed with BLAS on d = 4M doubles
-    (out of cache, as the weight vectors of the large cases are); best of 5."""
+    (out of cache, as the weight vectors of the large cases are); best of 9, measured
+    before any MPI process starts."""
     import numpy as np
     from scipy.linalg import blas
 
@@ -200,7 +201,7 @@ def vector_seconds_per_double():
     rng = np.random.default_rng(0)
     p, beta, r, h, minv, s, pack = (rng.random(d) for _ in range(7))
     best = math.inf
-    for _ in range(5):
+    for _ in range(9):
         t0 = time.perf_counter()
         np.copyto(pack, h)                          # h (and 3 scalars) into the allreduce buffer
         pp = blas.ddot(p, p)
@@ -268,9 +269,9 @@ def main(argv=None):
     generate(path, args.rows, args.features, args.avg_length)
     work = Path(tempfile.mkdtemp(prefix="bench-mpi-"))
     load0 = os.getloadavg()[0]
+    c = vector_seconds_per_double()
     harness.log("allreduce microbenchmark (mpiexec -n 2)")
     points, (alpha2, bw2) = measure_collectives(work)
-    c = vector_seconds_per_double()
     configs = [(1, 1), (2, 1), (1, 2)]
     runs = {cfg: [] for cfg in configs}
     decs = {}
@@ -299,7 +300,7 @@ def main(argv=None):
                f"text); {args.repeats} interleaved rounds, medians; load average {load0:.2f} before, "
                f"{load1:.2f} after; {os.cpu_count()} CPUs.\n")
     out.append("| run | read s | train s | wall s | speed-up (train) | Newton | CGLS | comm s | "
-               "collectives | bytes/rank/CGLS it | objective |")
+               "collectives | bytes per rank per CGLS it. | objective |")
     out.append("|---|---|---|---|---|---|---|---|---|---|---|")
     base = med((1, 1), "train")
     for cfg, name in (((1, 1), "1 rank, 1 thread"), ((2, 1), "2 ranks (mpiexec -n 2)"),
@@ -311,6 +312,10 @@ def main(argv=None):
                    f"{base / med(cfg, 'train'):.2f} | {int(st.get('n_iter', 0))} | {int(st.get('cg_iter', 0))} | "
                    f"{(med(cfg, 'comm_seconds') if calls else 0):.3f} | {int(calls)} | {per_it:,.0f} | "
                    f"{st['objective']:.12g} |")
+    out.append("\nBytes per rank per CGLS iteration: the payload of all the solve's collectives "
+               "(CGLS's allreduce of 8 (d + 3) bytes, and each Newton step's start residual, "
+               "Jacobi diagonal and line search) over its CGLS iterations. Comm s: rank 0's "
+               "time inside collectives, waiting for the other rank included.")
     rel = abs(s2["objective"] - s1["objective"]) / abs(s1["objective"])
     agree = float(np.mean(np.sign(decs[(1, 1)]) == np.sign(decs[(2, 1)])))
     out.append(f"\nP = 2 vs P = 1: relative objective difference {rel:.2e}; the same sign of the "
