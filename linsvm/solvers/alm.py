@@ -151,7 +151,7 @@ def _fit(exact, problem, params, start, state, log):
         cg_tol=float(opts["cg_tol"]) if exact else 0.0,         # 0: unused (no CGLS in alm)
         cg_max_iter=int(opts["cg_max_iter"]) if exact else 0, refresh=_REFRESH,
         guard=min(_GUARD, _GUARD_PER_TOL * float(tol)),
-        n_threads=n_threads, callback=callback, record_al=False,
+        n_threads=n_threads, callback=callback, record_al=False, comm=problem.comm,
     )
     f = st["f"]
     rel_gap = st["gap"] / abs(f) if f != 0 else (0.0 if st["gap"] <= 0 else float("inf"))
@@ -269,6 +269,7 @@ register(SolverInfo(
     options=ALM_OPTIONS,
     loss="lp",
     memory=_MEMORY_ALM,
+    distributed="rows",
 ))
 
 _MEMORY_ALM_EXACT = work_memory(9, 112)
@@ -284,4 +285,5 @@ register(SolverInfo(
     options=ALM_EXACT_OPTIONS,
     loss="lp",
     memory=_MEMORY_ALM_EXACT,
+    serial_only="use alm (alm-exact's CGLS w-step is not distributed)",
 ))
