@@ -67,6 +67,19 @@ p = 1 default run on the shared binary sets is certified within 1% (measured
 true gaps 0.04-0.5%, examples/bench_alm.py); it costs about 1.8-2.6x the
 iterations of the 10% guard on a9a and w8a.  A run that reaches the iteration
 cap first returns with a ConvergenceWarning giving the certified gap.
+
+Distributed (issue 18; `alm` only, registered distributed="rows"): on P MPI ranks
+each rank holds a block of the rows (and their e, multipliers and margins); w is
+replicated.  Every sum over rows is local and then reduced, so every rank runs
+the serial iterates up to the order of those sums and takes every decision (step,
+mu, stop) on the same reduced numbers.  Per iteration: one allreduce of X'r with
+the e-step's dual sums and a stop flag (n_weights + 3 doubles), one of ||X d||^2 (1
+double: the optimal step of eq. 18 needs it before w moves, so it cannot join the
+others) and one allgather of 7 doubles per rank (residual norms, the loss and the
+certificate's minimum, summed in rank order alike on every rank); --stop gradient
+adds an allreduce of n_weights doubles, and --free-intercept's rebalanced
+certificate two allreduces (three for p = 1) when it is formed.  `alm-exact` stays serial: its w-step's CGLS
+(csrc/cgls.pxd) sums q'Cq and z'Cz over local rows only.
 """
 from __future__ import annotations
 

@@ -51,6 +51,21 @@ costs, qids and bias are unchanged (checked by a digest) the constraints are
 reused, valid for any C, with the alphas scaled by C_new / C_old.  Any other
 start vector places only the first cut (Algorithm 1 starts at w = 0).
 `--seed` is accepted and ignored: the algorithm makes no random choice.
+
+Distributed (issue 18, "rows"): on P MPI ranks each rank holds a block of the
+examples; n, m, sum q_k and so Cp are those of the union.  The most violated
+constraint is a sum over examples: each rank forms its part of x_c, b_c and xi'
+and one allreduce of n_weights + 3 doubles (with a stop flag) gives the cut to
+every rank; the working-set QP is then solved on every rank alike (the same input
+gives the same answer), so the ranks hold the same w throughout.  perf-ord needs
+the scores sorted within each query: when every qid lies on one rank (checked
+collectively from the ranks' qid sets once) each rank counts its own queries and
+the cut's allreduce is all; when a query is split across ranks, or without qids
+(one ranking of all examples) on more than one rank, every rank gathers all
+ranks' scores each cut (an allgather of max-block-size doubles per rank: O(n)
+doubles received per rank and iteration) and repeats the O(n log n) count over all
+examples; the codes, costs and qids are gathered once.  The thresholds use all
+ranks' final scores (one gather).  Warm starts compare a digest of all ranks' data.
 """
 from __future__ import annotations
 

@@ -1,0 +1,288 @@
+"""alm, perf and perf-ord over row blocks (issue 18), against the serial solve.
+
+Each rank passes its contiguous block of the rows to linsvm.train(..., comm=comm)
+(ranks simulated as threads, tests/fakempi.py; one real `mpiexec -n 2` / `-n 3`
+launch at the end).  "rows" mode promises the serial iterates up to rounding, so
+the reference is the serial train() on the union of the blocks: the relative
+objective difference must be <= 1e-9 (it is ~1e-15 here: the same number of
+iterations, only the order of the sums over rows differs), the test split gets the
+same predictions, and every rank holds bit for bit the same weights.  A missing or
+doubled reduction anywhere (a gradient, a step length, a loss, a count, the cut)
+moves the objective by far more than 1e-9 or leaves the ranks with different
+weights.  Blocks are uneven, one is empty, and a class (or rank level) lives on one
+rank only; perf-ord runs with qid groups whole on each rank (counted locally) and
+split across ranks (scores gathered every cut), and without qids (one ranking).
+"""
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from conftest import child_env, shared_file
+from fakempi import run_ranks
+import linsvm
+from linsvm.data import load_svmlight
+from linsvm.errors import ParameterError
+
+REL_OBJ = 1e-9
+
+# (P, block boundaries) for 120 training rows: uneven, an empty block, one rank only
+SPLITS_120 = [(2, [0, 37, 120]), (3, [0, 0, 50, 120]), (3, [0, 90, 91, 120])]
+
+
+def _blocks(cuts, *arrays):
+    return [[None if a is None else a[cuts[r]:cuts[r + 1]] for a in arrays]
+            for r in range(len(cuts) - 1)]
+
+
+def _distributed(X, y, cuts, solver, qid=None, **opts):
+    parts = _blocks(cuts, X, y, qid)
+
+    def fn(comm):
+        Xr, yr, qr = parts[comm.rank]
+        kw = {} if qr is None else {"qid": qr}
+        return linsvm.train(Xr, yr, solver=solver, comm=comm, **kw, **opts)
+
+    out = run_ranks(fn, len(cuts) - 1)
+    for res in out:
+        if isinstance(res, BaseException):
+            raise res
+    return out
+
+
+def _check(serial, models, X_test):
+    f0 = serial.stats["objective"]
+    for m in models:
+        np.testing.assert_array_equal(m.weights, models[0].weights)       # every rank alike
+        if serial.kind == "ordinal":
+            np.testing.assert_array_equal(m.thresholds_, models[0].thresholds_)
+    f1 = models[0].stats["objective"]
+    assert abs(f1 - f0) <= REL_OBJ * abs(f0), (f0, f1)
+    assert models[0].stats["ranks"] == len(models)
+    np.testing.assert_array_equal(models[0].predict(X_test), serial.predict(X_test))
+
+
+def _binary(n=160, d=15, seed=0, sort_by_label=False):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.35, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.standard_normal(k))
+    y = np.where(X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    Xt = X[120:]
+    X, y = X[:120], y[:120]
+    if sort_by_label:                  # the -1 rows first
+        order = np.argsort(y, kind="stable")
+        X, y = X[order], y[order]
+    return X, y, Xt
+
+
+ALM_CASES = [{}, {"p": 2.0, "stop": "gradient"}, {"p": 1.5, "mu_rule": "eq29"},
+             {"free_intercept": True, "stop": "gap", "tol": 1e-3}]
+
+
+@pytest.mark.parametrize("opts", ALM_CASES, ids=["p1", "p2-gradient", "p1.5-eq29", "free-b-gap"])
+@pytest.mark.parametrize("P,cuts", SPLITS_120)
+def test_alm_rows_equal_serial(opts, P, cuts):
+    X, y, Xt = _binary()
+    serial = linsvm.train(X, y, solver="alm", **opts)
+    models = _distributed(X, y, cuts, "alm", **opts)
+    _check(serial, models, Xt)
+    # the same iterations: the solver's decisions were taken on the same numbers
+    assert models[0].stats["n_iter"] == serial.stats["n_iter"]
+
+
+@pytest.mark.parametrize("solver", ["alm", "perf"])
+@pytest.mark.parametrize("P", [2, 3])
+def test_class_on_one_rank_only(solver, P):
+    X, y, Xt = _binary(seed=3, sort_by_label=True)
+    last = int(np.sum(y < 0)) - 5                  # the last block: 5 of -1, all of +1
+    cuts = [0, last, 120] if P == 2 else [0, last // 3, last, 120]
+    assert set(y[last:]) == {-1.0, 1.0} and set(y[:last]) == {-1.0}
+    serial = linsvm.train(X, y, solver=solver)
+    models = _distributed(X, y, cuts, solver)
+    _check(serial, models, Xt)
+    np.testing.assert_array_equal(models[0].classes_, serial.classes_)
+
+
+@pytest.mark.parametrize("P,cuts", SPLITS_120)
+def test_perf_rows_equal_serial(P, cuts):
+    X, y, Xt = _binary(seed=1)
+    serial = linsvm.train(X, y, solver="perf", C=4.0, tol=1e-4)
+    models = _distributed(X, y, cuts, "perf", C=4.0, tol=1e-4)
+    _check(serial, models, Xt)
+    assert models[0].stats["n_iter"] == serial.stats["n_iter"]
+    # one allreduce per cut (and one for the row count)
+    assert models[0].stats["comm_calls"] == serial.stats["n_iter"] + 1
+
+
+def test_perf_one_vs_rest_class_on_last_rank():
+    rng = np.random.default_rng(5)
+    X, y, Xt = _binary(seed=5)
+    y = y.copy()
+    y[100:][rng.random(20) < 0.5] = 7.0           # class 7 only in the last block
+    serial = linsvm.train(X, y, solver="perf")
+    models = _distributed(X, y, [0, 50, 100, 120], "perf")
+    assert serial.weights.shape[1] == 3
+    _check(serial, models, Xt)
+
+
+def _ordinal(n=150, d=8, seed=0, n_queries=6):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.5, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.standard_normal(k))
+    s = X @ rng.standard_normal(d) + 0.4 * rng.standard_normal(n)
+    y = np.digitize(s, np.quantile(s, [0.25, 0.5, 0.8])) + 1
+    qid = np.repeat(np.arange(n_queries), n // n_queries)    # 25 rows per query
+    return X[:125], y[:125], qid[:125], X[125:]
+
+
+@pytest.mark.parametrize("P,cuts,whole", [
+    (2, [0, 50, 125], True),              # queries whole on each rank: counted locally
+    (3, [0, 0, 75, 125], True),           # and an empty rank
+    (2, [0, 60, 125], False),             # a query split across ranks: scores gathered
+    (3, [0, 30, 31, 125], False),
+])
+def test_perf_ord_qid_equal_serial(P, cuts, whole):
+    X, y, qid, Xt = _ordinal()
+    serial = linsvm.train(X, y, solver="perf-ord", qid=qid, tol=1e-4)
+    models = _distributed(X, y, cuts, "perf-ord", qid=qid, tol=1e-4)
+    _check(serial, models, Xt)
+    np.testing.assert_allclose(models[0].thresholds_, serial.thresholds_, rtol=0, atol=1e-9)
+    n_iter = models[0].stats["n_iter"]
+    assert n_iter == serial.stats["n_iter"]
+    assert models[0].stats["n_pairs"] == serial.stats["n_pairs"]
+    assert models[0].stats["n_queries"] == serial.stats["n_queries"] == 5
+    calls = models[0].stats["comm_calls"]
+    if whole:       # one allreduce per cut (+ the layout's sums, the final gather is pickled)
+        assert calls == n_iter + 1
+    else:           # each cut also gathers every rank's scores
+        assert calls == 2 * n_iter
+
+
+@pytest.mark.parametrize("P,cuts", [(2, [0, 70, 125]), (3, [0, 10, 10, 125])])
+def test_perf_ord_without_qid_equal_serial(P, cuts):
+    X, y, _, Xt = _ordinal(seed=2)
+    y = y.copy()
+    y[:cuts[1]] = np.minimum(y[:cuts[1]], 3)      # the top level on later ranks only
+    serial = linsvm.train(X, y, solver="perf-ord")
+    models = _distributed(X, y, cuts, "perf-ord")
+    _check(serial, models, Xt)
+
+
+def test_perf_ord_ranks_all_rows_on_one_rank():
+    X, y, _, Xt = _ordinal(seed=4)
+    serial = linsvm.train(X, y, solver="perf-ord")
+    models = _distributed(X, y, [0, 0, 125, 125], "perf-ord")
+    _check(serial, models, Xt)
+    assert models[0].stats["comm_calls"] == models[0].stats["n_iter"] + 1    # local counts
+
+
+def test_alm_exact_refuses_distributed_naming_alm():
+    X, y, _ = _binary()
+    out = run_ranks(lambda c: linsvm.train(X[:60] if c.rank == 0 else X[60:],
+                                           y[:60] if c.rank == 0 else y[60:],
+                                           solver="alm-exact", comm=c), 2)
+    for res in out:
+        assert isinstance(res, ParameterError)
+        assert "use alm" in str(res) and "\n" not in str(res)
+
+
+@pytest.mark.parametrize("solver", ["alm", "perf"])
+def test_error_in_one_ranks_log_stops_every_rank(solver):
+    # the progress callback raises on rank 0 only: the other rank must not be left
+    # waiting in the next allreduce (the stop flag travels in the packed reduction)
+    X, y, _ = _binary(seed=7)
+
+    class Boom(Exception):
+        pass
+
+    def fn(comm):
+        calls = []
+
+        def log(line):
+            calls.append(line)
+            if comm.rank == 0 and len(calls) == 2:
+                raise Boom("log failed")
+
+        lo, hi = (0, 70) if comm.rank == 0 else (70, 120)
+        return linsvm.train(X[lo:hi], y[lo:hi], solver=solver, comm=comm, tol=1e-12,
+                            max_iter=500, log=log)
+
+    out = run_ranks(fn, 2, timeout=60)
+    assert isinstance(out[0], Boom)
+    assert isinstance(out[1], KeyboardInterrupt)
+
+
+# ------------------------------------------------------------------ shared data sets
+
+@pytest.mark.parametrize("solver,opts", [("alm", {}), ("perf", {"tol": 1e-4})])
+def test_heart_scale_three_ranks(solver, opts):
+    X, y = load_svmlight(shared_file("binary/heart_scale"))
+    X, y, Xt = X[:200], y[:200], X[200:]
+    serial = linsvm.train(X, y, solver=solver, **opts)
+    models = _distributed(X, y, [0, 31, 31, 200], solver, **opts)
+    _check(serial, models, Xt)
+
+
+def test_housing_perf_ord_two_ranks():
+    X, y = load_svmlight(shared_file("ordinal/housing_5bins.train.1"))
+    Xt, _ = load_svmlight(shared_file("ordinal/housing_5bins.test.1"), n_features=X.shape[1])
+    serial = linsvm.train(X, y, solver="perf-ord")
+    models = _distributed(X, y, [0, 111, 300], "perf-ord")
+    _check(serial, models, Xt)
+
+
+# ------------------------------------------------------------------ under mpiexec
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import scipy.sparse as sp
+    from mpi4py import MPI
+    import linsvm
+
+    comm = MPI.COMM_WORLD
+    rng = np.random.default_rng(0)
+    n, d = 200, 12
+    X = sp.random(n, d, density=0.4, format="csr", random_state=rng)
+    s = X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n)
+    yb = np.where(s > 0, 1.0, -1.0)
+    yo = np.digitize(s, np.quantile(s, [0.3, 0.7]))
+    qid = np.repeat(np.arange(8), 25)
+    cuts = np.linspace(0, n, comm.size + 1).astype(int) + np.array([0] + [7] * (comm.size - 1) + [0])
+    lo, hi = cuts[comm.rank], cuts[comm.rank + 1]
+    rows = []
+    for solver, y, q in [("alm", yb, None), ("perf", yb, None), ("perf-ord", yo, qid)]:
+        kw = {} if q is None else {"qid": q}
+        ser = linsvm.train(X, y, solver=solver, **kw)
+        if q is not None:
+            kw["qid"] = q[lo:hi]
+        dist = linsvm.train(X[lo:hi], y[lo:hi], solver=solver, comm=comm, **kw)
+        rows.append([ser.stats["objective"], dist.stats["objective"],
+                     float(np.all(ser.predict(X) == dist.predict(X)))] + list(dist.weights.ravel()))
+    np.save(f"{sys.argv[1]}/rank{comm.rank}.npy", np.array(rows))
+""")
+
+
+@pytest.mark.parametrize("n_ranks", [2, 3])
+def test_under_mpiexec(tmp_path, n_ranks):
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[mpi]')")
+    here = Path(sys.executable).parent / "mpiexec"
+    exe = str(here) if here.exists() else shutil.which("mpiexec")
+    if exe is None:
+        pytest.skip("no mpiexec on PATH (pip install '.[mpi]' brings MPICH's)")
+    script = tmp_path / "alm_perf.py"
+    script.write_text(SCRIPT)
+    proc = subprocess.run([exe, "-n", str(n_ranks), sys.executable, str(script), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, env=child_env())
+    assert proc.returncode == 0, proc.stderr
+    res = [np.load(tmp_path / f"rank{r}.npy") for r in range(n_ranks)]
+    for r in res:
+        np.testing.assert_array_equal(r, res[0])                       # every rank alike
+    f_ser, f_dist, same_pred = res[0][:, 0], res[0][:, 1], res[0][:, 2]
+    assert np.all(np.abs(f_dist - f_ser) <= REL_OBJ * np.abs(f_ser)), (f_ser, f_dist)
+    assert np.all(same_pred == 1.0)
