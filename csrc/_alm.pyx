@@ -752,7 +752,7 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     check_rows(rows, indptr.shape[0] - 1)
     vec_n = np.zeros((10, nv), dtype=np.float64)
     vec_w = np.zeros((7, nw), dtype=np.float64)
-    pack = np.zeros(nw + 8 + 8 * CM.size, dtype=np.float64)
+    pack = np.zeros(nw + 8 + 8 * CM.size if dist else 1, dtype=np.float64)   # distributed only
     cap = max(max_iter, 1)
     traces = np.full((3, cap), np.nan)
     al = np.full((cap, 4), np.nan) if record_al else np.zeros((1, 4))
@@ -764,8 +764,8 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     W.m = &VN[0, 0]; W.e = &VN[1, 0]; W.r = &VN[2, 0]; W.q = &VN[3, 0]; W.u = &VN[4, 0]
     W.v = &VN[5, 0]; W.alpha = &VN[6, 0]; W.ay = &VN[7, 0]; W.ones = &VN[8, 0]
     W.lam = &lam[0] if n > 0 else &VN[9, 0]      # (row 9 is free)
-    W.pk = &PK[0]
-    W.gat = &PK[nw + 8]
+    W.pk = &PK[0] if dist else NULL
+    W.gat = &PK[nw + 8] if dist else NULL
     rp = &rows[0] if n > 0 else NULL
     yp = &y[0] if n > 0 else W.ones
     cp = &c[0] if n > 0 else W.ones

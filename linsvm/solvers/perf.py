@@ -375,7 +375,9 @@ def _ordinal_layout(coll, codes, cost, qid, g, gptr, n_levels):
     max-rank-size doubles from each rank, so O(n) doubles received per rank and
     iteration, and the O(n log n) sort of all scores repeated on every rank; glob
     is then the layout of all positions in rank order (_perf.perf_solve) and
-    everyone = (codes, cost) of all positions.  m, n_eff = sum of costs and the
+    everyone = (codes, cost) of all positions.  Memory: every rank then also holds
+    about 100 bytes per example of all ranks (scores, gathered scores, sort items,
+    c+/c-, the layout), so this mode suits rank counts, not data beyond one host.  m, n_eff = sum of costs and the
     number of queries are those of the union of the blocks."""
     n = codes.shape[0]
     local = np.unique(qid) if qid is not None else (np.zeros(min(n, 1), dtype=np.int64))
