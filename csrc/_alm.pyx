@@ -109,6 +109,7 @@ from alm_steps cimport e_update, loss_kind
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1, comm_max, comm_allgather
 
 
+
 # ---------------------------------------------------------------- the w-step
 
 cdef void grad_G(const CSR* X, const int64_t* rows, int64_t n, const double* beta,
@@ -238,11 +239,23 @@ cdef double loss_sum(const double* m, const double* y, const double* c, int64_t 
 
 
 cdef double primal(const double* beta, int64_t nreg, const double* m, const double* y,
-                   const double* c, int64_t n, double C, double p, int kind,
-                   const Comm* cm) noexcept nogil:
-    """P(beta) from the margins m = X beta (eq. 4); the loss summed over the ranks."""
-    cdef double s = comm_sum1(cm, loss_sum(m, y, c, n, p, kind))
+                   const double* c, int64_t n, double C, double p, int kind) noexcept nogil:
+    """P(beta) from the margins m = X beta (eq. 4)."""
+    cdef int64_t k
+    cdef double s = 0.0
+    for k in range(n):
+        if c[k] > 0.0:
+            s += c[k] * loss(1.0 - y[k] * m[k], p, kind)
     return 0.5 * dot(beta, beta, nreg) + C * s
+
+
+cdef double primal_comm(const double* beta, int64_t nreg, const double* m, const double* y,
+                        const double* c, int64_t n, double C, double p, int kind,
+                        const Comm* cm) noexcept nogil:
+    """primal() with the loss summed over the ranks (primal() itself when serial)."""
+    if not comm_active(cm):
+        return primal(beta, nreg, m, y, c, n, C, p, kind)
+    return 0.5 * dot(beta, beta, nreg) + C * comm_sum1(cm, loss_sum(m, y, c, n, p, kind))
 
 
 cdef double aug_lagrangian(const double* beta, int64_t nreg, const double* m, const double* e,
@@ -435,6 +448,60 @@ ctypedef struct Result:
     double grad_norm
 
 
+cdef int dist_grad(const CSR* X, const int64_t* rows, int64_t n, const double* beta,
+                   int64_t nreg, double inv_mu, Work* W, double asum, double qsum,
+                   const Comm* cm) noexcept nogil:
+    """Step 2a of a distributed iteration: W.g = X^T r + 1/mu rho*beta with X^T r, the
+    e-step's dual sums asum, qsum (their sums left in W.pk[nw], W.pk[nw + 1]) and the
+    ranks' stop flags summed in one allreduce of n_weights + 3 doubles.  Returns 1
+    (W.stop set) if any rank stopped."""
+    cdef int64_t j, nw = X.n_weights
+    rmatvec(X, rows, n, W.r, W.pk)
+    W.pk[nw] = asum
+    W.pk[nw + 1] = qsum
+    W.pk[nw + 2] = W.stop.stopped
+    comm_sum(cm, W.pk, nw + 3)
+    if W.pk[nw + 2] > 0.0:
+        W.stop.stopped = 1
+        return 1
+    memcpy(W.g, W.pk, nw * sizeof(double))
+    for j in range(nreg):
+        W.g[j] += inv_mu * beta[j]
+    return 0
+
+
+cdef double dist_scalars(int64_t n, const double* y, const double* c, const Settings* S,
+                         Work* W, double rr, double ee, double yy, double mm, double tmax,
+                         double asum, double qsum, double sumsq, const Comm* cm) noexcept nogil:
+    """Step 3 of a distributed iteration: W.pk[0:7] <- the ranks' sums of rr, ee, yy,
+    mm, the loss at the margins W.m, eq. 29's loss at e (0 unless that rule), and the
+    maximum of -tmax, from one allgather of 7 doubles per rank, added in rank order
+    alike on every rank.  Returns the certificate D of step 2a (scaled_dual), which
+    needs the reduced tmax."""
+    cdef int64_t k
+    cdef int j, rk
+    W.pk[0] = rr
+    W.pk[1] = ee
+    W.pk[2] = yy
+    W.pk[3] = mm
+    W.pk[4] = loss_sum(W.m, y, c, n, S.p, S.kind)
+    W.pk[5] = 0.0
+    if S.mu_rule == MU_EQ29:
+        for k in range(n):
+            if c[k] > 0.0:
+                W.pk[5] += S.C * c[k] * loss(y[k] * W.e[k], S.p, S.kind)
+    W.pk[6] = -tmax
+    comm_allgather(cm, W.pk, 7, W.gat)
+    for j in range(6):
+        W.pk[j] = 0.0
+    W.pk[6] = -INFINITY
+    for rk in range(cm.size):
+        for j in range(6):
+            W.pk[j] += W.gat[7 * rk + j]
+        W.pk[6] = fmax(W.pk[6], W.gat[7 * rk + 6])
+    return scaled_dual(asum, qsum, sumsq, -W.pk[6], S.p, S.kind)
+
+
 cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
                   const double* c, double* beta, const Settings* S, Work* W,
                   double* f_trace, double* mu_trace, double* gap_trace, double* al_trace,
@@ -457,7 +524,7 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
     cdef double mu = S.mu0, inv_mu, gam, t, a, f, f_prev = INFINITY, asum, qsum, tmax, sumsq, gb
     cdef double rr, ee, yy, mm, ldiff, pres, dres, fe, bound, phi_prev = INFINITY
     cdef double b_prev = 0.0, Dk, ls
-    cdef int dist = comm_active(cm), rk
+    cdef int dist = comm_active(cm)
     cdef Operator A = csr_operator(X, rows, n)        # the w-step's CGLS operator (exact)
     R.n_matvec = 0
     R.cg_iter = 0
@@ -465,7 +532,7 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
     R.grad_norm = INFINITY
     R.primal_res = INFINITY
     R.dual_res = INFINITY
-    f = primal(beta, nreg, W.m, y, c, n, S.C, S.p, kind, cm)
+    f = primal_comm(beta, nreg, W.m, y, c, n, S.C, S.p, kind, cm)
     while it < S.max_iter:
         if stop_poll(W.stop, n * W.stop.per_row) and not dist:
             break                               # distributed: at the allreduce below
@@ -495,19 +562,10 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
             al_trace[4 * it + 1] = aug_lagrangian(beta, nreg, W.m, W.e, W.lam, y, c, n, S.C, S.p, kind, mu)
         # 2a. gradient of G at the old beta; certificate D(alpha) and dual residual from it
         if dist:                                # X^T r, asum, qsum, stop: one allreduce
-            rmatvec(X, rows, n, W.r, W.pk)
-            W.pk[nw] = asum
-            W.pk[nw + 1] = qsum
-            W.pk[nw + 2] = W.stop.stopped
-            comm_sum(cm, W.pk, nw + 3)
-            if W.pk[nw + 2] > 0.0:              # some rank was stopped: all leave
-                W.stop.stopped = 1
-                break
-            memcpy(W.g, W.pk, nw * sizeof(double))
+            if dist_grad(X, rows, n, beta, nreg, inv_mu, W, asum, qsum, cm):
+                break                           # some rank was stopped: all leave
             asum = W.pk[nw]
             qsum = W.pk[nw + 1]
-            for j in range(nreg):
-                W.g[j] += inv_mu * beta[j]
         else:
             grad_G(X, rows, n, beta, nreg, W.r, inv_mu, W.g)
         R.n_matvec += 1
@@ -577,39 +635,18 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
             matvec(X, rows, n, beta, W.m)
             R.n_matvec += 1
         if dist:
-            # the residual norms, the loss at the new beta, eq. 29's loss at e and tmax:
-            # one allgather, summed (minimized) in rank order alike on every rank
-            W.pk[0] = rr
-            W.pk[1] = ee
-            W.pk[2] = yy
-            W.pk[3] = mm
-            W.pk[4] = loss_sum(W.m, y, c, n, S.p, kind)
-            W.pk[5] = 0.0
-            if S.mu_rule == MU_EQ29:
-                for k in range(n):
-                    if c[k] > 0.0:
-                        W.pk[5] += S.C * c[k] * loss(y[k] * W.e[k], S.p, kind)
-            W.pk[6] = -tmax
-            comm_allgather(cm, W.pk, 7, W.gat)
-            for j in range(6):
-                W.pk[j] = 0.0
-            W.pk[6] = -INFINITY
-            for rk in range(cm.size):
-                for j in range(6):
-                    W.pk[j] += W.gat[7 * rk + j]
-                W.pk[6] = fmax(W.pk[6], W.gat[7 * rk + 6])
+            Dk = dist_scalars(n, y, c, S, W, rr, ee, yy, mm, tmax, asum, qsum, sumsq, cm)
             rr = W.pk[0]
             ee = W.pk[1]
             yy = W.pk[2]
             mm = W.pk[3]
             f = 0.5 * dot(beta, beta, nreg) + S.C * W.pk[4]
-            Dk = scaled_dual(asum, qsum, sumsq, -W.pk[6], S.p, kind)
             if S.free_b:
                 gb = Dk
             elif Dk > R.dual:
                 R.dual = Dk
         else:
-            f = primal(beta, nreg, W.m, y, c, n, S.C, S.p, kind, cm)
+            f = primal(beta, nreg, W.m, y, c, n, S.C, S.p, kind)
         pres = sqrt(rr) / fmax(fmax(sqrt(mm), sqrt(ee)), fmax(sqrt(yy), 1e-300))
         R.primal_res = pres
         R.dual_res = dres
@@ -809,7 +846,7 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
         # final: margins afresh, P exactly, and the certificate of the last alpha
         if not ST.stopped:
             matvec(&X, rp, n, &beta[0], W.m)
-            R.f = primal(&beta[0], nw - 1 if free_b else nw, W.m, yp, cp, n, C, p, kind, &CM)
+            R.f = primal_comm(&beta[0], nw - 1 if free_b else nw, W.m, yp, cp, n, C, p, kind, &CM)
             R.n_matvec += 2
             if R.n_iter > 0:
                 Dfin = dual_value(&X, rp, n, yp, cp, W.alpha, W.ay, W.wa, C, p, kind,
