@@ -109,7 +109,6 @@ from alm_steps cimport e_update, loss_kind
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1, comm_max, comm_allgather
 
 
-
 # ---------------------------------------------------------------- the w-step
 
 cdef void grad_G(const CSR* X, const int64_t* rows, int64_t n, const double* beta,
@@ -157,6 +156,8 @@ cdef void set_precond(const double* colsq, int64_t nw, int64_t nreg, double inv_
     for j in range(nw):
         v = colsq[j] + (inv_mu if j < nreg else 0.0)
         dinv[j] = 1.0 / v if v > 0.0 else 1.0
+
+
 cdef double step_along_comm(const CSR* X, const int64_t* rows, int64_t n, double* beta,
                             int64_t nreg, double* m, const double* g, double inv_mu,
                             const double* dinv, double* d, double* q,
@@ -183,6 +184,8 @@ cdef double step_along_comm(const CSR* X, const int64_t* rows, int64_t n, double
     for j in range(n):
         m[j] -= s * q[j]
     return s
+
+
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 cdef enum:
@@ -512,8 +515,8 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
     one allreduce of X^T r with the e-step's dual sums and the stop flag (n_weights
     + 3 doubles), one of ||X d||^2 (the step length, 1 double) and one allgather of
     the residual norms, the loss, and the certificate's tmax (7 doubles per rank);
-    the al_trace diagnostics stay local.  Per iteration k: f_trace = P(beta_k), mu_trace = mu_k,
-    gap_trace = P(beta_k) - (best D so far) and, if al_trace is not NULL, four
+    the al_trace diagnostics stay local.  Per iteration k: f_trace = P(beta_k),
+    mu_trace = mu_k, gap_trace = P(beta_k) - (best D so far) and, if al_trace is not NULL, four
     numbers: AL before the e-step, after it, after the w-step (all at
     lam_(k-1), mu_k) and ||lam_k - lam_(k-1)||^2 (eq. 27).  Returns a status.  Once
     W.stop is stopped (Ctrl-C, an exception in the callback, a stop request) it
@@ -523,7 +526,7 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
     cdef int it = 0, status = MAX_ITER, kind = S.kind, cg_it, optimal
     cdef double mu = S.mu0, inv_mu, gam, t, a, f, f_prev = INFINITY, asum, qsum, tmax, sumsq, gb
     cdef double rr, ee, yy, mm, ldiff, pres, dres, fe, bound, phi_prev = INFINITY
-    cdef double b_prev = 0.0, Dk, ls
+    cdef double b_prev = 0.0, Dk
     cdef int dist = comm_active(cm)
     cdef Operator A = csr_operator(X, rows, n)        # the w-step's CGLS operator (exact)
     R.n_matvec = 0
