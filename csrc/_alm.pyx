@@ -158,13 +158,13 @@ cdef void set_precond(const double* colsq, int64_t nw, int64_t nreg, double inv_
         dinv[j] = 1.0 / v if v > 0.0 else 1.0
 
 
-cdef double step_along_comm(const CSR* X, const int64_t* rows, int64_t n, double* beta,
-                            int64_t nreg, double* m, const double* g, double inv_mu,
-                            const double* dinv, double* d, double* q,
-                            const Comm* cm) noexcept nogil:
-    """step_along over row blocks: ||X d||^2 summed over the ranks (one allreduce of
-    one double); g, beta and d are replicated, m and q this rank's rows."""
-    cdef int64_t j, nw = X.n_weights
+cdef double step_along_comm(const Operator* A, double* beta, int64_t nreg, double* m,
+                            const double* g, double inv_mu, const double* dinv, double* d,
+                            double* q, const Comm* cm) noexcept nogil:
+    """step_along over row blocks (A: csr_operator of this rank's rows): ||X d||^2
+    summed over the ranks (one allreduce of one double); g, beta and d are
+    replicated, m and q this rank's rows."""
+    cdef int64_t j, nw = A.nw, n = A.n
     cdef double num, den, s
     if dinv != NULL:
         for j in range(nw):
@@ -174,7 +174,7 @@ cdef double step_along_comm(const CSR* X, const int64_t* rows, int64_t n, double
     num = dot(d, g, nw)
     if not (num > 0.0):
         return 0.0
-    matvec(X, rows, n, d, q)
+    A.apply(A, d, q)                            # X d, through the operator's pointer
     den = comm_sum1(cm, dot(q, q, n)) + inv_mu * dot(d, d, nreg)
     if not (den > 0.0):
         return 0.0
@@ -451,15 +451,16 @@ ctypedef struct Result:
     double grad_norm
 
 
-cdef int dist_grad(const CSR* X, const int64_t* rows, int64_t n, const double* beta,
-                   int64_t nreg, double inv_mu, Work* W, double asum, double qsum,
-                   const Comm* cm) noexcept nogil:
+cdef int dist_grad(const Operator* A, const double* beta, int64_t nreg, double inv_mu,
+                   Work* W, double asum, double qsum, const Comm* cm) noexcept nogil:
     """Step 2a of a distributed iteration: W.g = X^T r + 1/mu rho*beta with X^T r, the
     e-step's dual sums asum, qsum (their sums left in W.pk[nw], W.pk[nw + 1]) and the
     ranks' stop flags summed in one allreduce of n_weights + 3 doubles.  Returns 1
-    (W.stop set) if any rank stopped."""
-    cdef int64_t j, nw = X.n_weights
-    rmatvec(X, rows, n, W.r, W.pk)
+    (W.stop set) if any rank stopped.  (The products go through A's pointers, as
+    cgls's do: no new call sites of the csr kernels, whose inlining into the serial
+    path gcc decides over the whole module.)"""
+    cdef int64_t j, nw = A.nw
+    A.apply_t(A, W.r, W.pk)                     # X^T r
     W.pk[nw] = asum
     W.pk[nw + 1] = qsum
     W.pk[nw + 2] = W.stop.stopped
@@ -528,7 +529,8 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
     cdef double rr, ee, yy, mm, ldiff, pres, dres, fe, bound, phi_prev = INFINITY
     cdef double b_prev = 0.0, Dk
     cdef int dist = comm_active(cm)
-    cdef Operator A = csr_operator(X, rows, n)        # the w-step's CGLS operator (exact)
+    cdef Operator A = csr_operator(X, rows, n)        # the w-step's CGLS operator (exact;
+                                                      # and the distributed products)
     R.n_matvec = 0
     R.cg_iter = 0
     R.dual = -INFINITY
@@ -565,7 +567,7 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
             al_trace[4 * it + 1] = aug_lagrangian(beta, nreg, W.m, W.e, W.lam, y, c, n, S.C, S.p, kind, mu)
         # 2a. gradient of G at the old beta; certificate D(alpha) and dual residual from it
         if dist:                                # X^T r, asum, qsum, stop: one allreduce
-            if dist_grad(X, rows, n, beta, nreg, inv_mu, W, asum, qsum, cm):
+            if dist_grad(&A, beta, nreg, inv_mu, W, asum, qsum, cm):
                 break                           # some rank was stopped: all leave
             asum = W.pk[nw]
             qsum = W.pk[nw + 1]
@@ -610,7 +612,7 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
             if S.free_b:
                 beta[nw - 1] += b_prev
         elif dist:
-            step_along_comm(X, rows, n, beta, nreg, W.m, W.g, inv_mu,
+            step_along_comm(&A, beta, nreg, W.m, W.g, inv_mu,
                             W.dinv if S.precondition else NULL, W.d, W.q, cm)
             R.n_matvec += 1
         else:
