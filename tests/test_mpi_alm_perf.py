@@ -190,6 +190,50 @@ def test_perf_ord_ranks_all_rows_on_one_rank():
     assert models[0].stats["comm_calls"] == models[0].stats["n_iter"] + 1    # local counts
 
 
+@pytest.mark.parametrize("solver", ["perf", "perf-ord", "alm"])
+def test_warm_start_equals_serial_warm_start(solver):
+    # perf reuses its working set only on the same problem: a digest of every rank's
+    # block, so that all ranks reuse it (or none) and the chain matches the serial one
+    X, y, _, Xt = _ordinal(seed=6)
+    if solver != "perf-ord":
+        y = np.where(y > 2, 1.0, -1.0)
+    s1 = linsvm.train(X, y, solver=solver, C=1.0)
+    s2 = linsvm.train(X, y, solver=solver, C=2.0, init=s1)
+    cuts = [0, 40, 40, 125]
+
+    def fn(comm):
+        lo, hi = cuts[comm.rank], cuts[comm.rank + 1]
+        m1 = linsvm.train(X[lo:hi], y[lo:hi], solver=solver, comm=comm, C=1.0)
+        return linsvm.train(X[lo:hi], y[lo:hi], solver=solver, comm=comm, C=2.0, init=m1)
+
+    models = run_ranks(fn, 3)
+    for m in models:
+        assert not isinstance(m, BaseException), m
+    _check(s2, models, Xt)
+    assert models[0].stats["n_iter"] == s2.stats["n_iter"] < s1.stats["n_iter"]
+
+
+def test_perf_warm_start_after_one_rank_changed_its_rows():
+    # only the last rank's labels change: no rank may reuse the old working set
+    # (a rank that did would solve another QP than the others)
+    X, y, Xt = _binary(seed=8)
+    y2 = y.copy()
+    y2[100:] = -y2[100:]
+    s1 = linsvm.train(X, y, solver="perf")
+    s2 = linsvm.train(X, y2, solver="perf", init=s1)
+    cuts = [0, 40, 100, 120]
+
+    def fn(comm):
+        lo, hi = cuts[comm.rank], cuts[comm.rank + 1]
+        m1 = linsvm.train(X[lo:hi], y[lo:hi], solver="perf", comm=comm)
+        return linsvm.train(X[lo:hi], y2[lo:hi], solver="perf", comm=comm, init=m1)
+
+    models = run_ranks(fn, 3)
+    for m in models:
+        assert not isinstance(m, BaseException), m
+    _check(s2, models, Xt)
+
+
 def test_alm_exact_refuses_distributed_naming_alm():
     X, y, _ = _binary()
     out = run_ranks(lambda c: linsvm.train(X[:60] if c.rank == 0 else X[60:],
