@@ -377,8 +377,9 @@ def _ordinal_layout(coll, codes, cost, qid, g, gptr, n_levels):
     is then the layout of all positions in rank order (_perf.perf_solve) and
     everyone = (codes, cost) of all positions.  Memory: every rank then also holds
     about 100 bytes per example of all ranks (scores, gathered scores, sort items,
-    c+/c-, the layout), so this mode suits rank counts, not data beyond one host.  m, n_eff = sum of costs and the
-    number of queries are those of the union of the blocks."""
+    c+/c-, the layout), so this mode needs the per-example arrays of all ranks to
+    fit one host (the rows themselves stay distributed).  m, n_eff = sum of costs
+    and the number of queries are those of the union of the blocks."""
     n = codes.shape[0]
     local = np.unique(qid) if qid is not None else (np.zeros(min(n, 1), dtype=np.int64))
     sets = gather_objects(coll, (qid is not None, local))
@@ -387,7 +388,8 @@ def _ordinal_layout(coll, codes, cost, qid, g, gptr, n_levels):
     seen = np.concatenate([s for _, s in sets])
     if np.unique(seen).shape[0] == seen.shape[0]:           # every query on one rank
         m_local = _weighted_pairs(codes, cost, g, n_levels)
-        m, n_eff, n_queries = coll.sum_scalars(m_local, float(np.sum(cost)), float(gptr.shape[0] - 1))
+        m, n_eff, n_queries = coll.sum_scalars(m_local, float(np.sum(cost)),
+                                               float(gptr.shape[0] - 1))
         return None, m, n_eff, int(n_queries), None
     parts = gather_objects(coll, (codes, cost, qid))
     per_rank = np.array([p[0].shape[0] for p in parts], dtype=np.int64)
