@@ -70,11 +70,14 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
                   const double* Dg, const double* QD, double* alpha, double* w,
                   int64_t* index, int64_t n_total, double eps, int shrinking,
                   uint64_t* rng, int max_iter, double* f, int* n_iter, double* spread_out,
-                  double* trace, void* callback, Stop* stop) noexcept nogil:
+                  double* trace, void* callback, Stop* stop, double sigma) noexcept nogil:
     """Dual coordinate descent with shrinking (see the block comment).
 
     index[0:n_total] holds the positions taking part; w = sum alpha t x on entry.
     f holds the dual objective f(alpha) on entry and is kept up to date.
+    sigma scales each step's move of w (w += sigma d t_k x_k): 1 for the serial
+    solve (exact: the products are unchanged), sigma' of a CoCoA+ local pass
+    (dcd_local_pass, whose QD holds sigma' ||x_k||^2 + D_kk).
     Returns CONVERGED or MAX_ITER; trace gets one row per loop.  Each loop polls stop
     (csrc/interrupt.pxd): once it is stopped the solve returns, the caller raises.
     """
@@ -123,7 +126,7 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
                 d = a_new - a_old
                 if d != 0.0:
                     # w += d t_k x_k;  f changes by d G + d^2 QD / 2
-                    axpy_row(X, rows[k], d * t[k], w)
+                    axpy_row(X, rows[k], d * t[k] * sigma, w)
                     f[0] += d * G + 0.5 * d * d * QD[k]
             s += 1
         it += 1
@@ -242,7 +245,7 @@ def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
         if n_total > 0:
             status = dcd_core(&X, &rows[0], &t[0], &Uv[0], &Dv[0], &QDv[0], &alpha[0], &wv[0],
                               &idx[0], n_total, eps, shrinking, &rng, max_iter, &f, &n_iter,
-                              &spread_loop, &tr[0, 0], cb, &S)
+                              &spread_loop, &tr[0, 0], cb, &S, 1.0)
         # certificate at the returned alpha, primal and dual objectives, from scratch
         sum_alpha = 0.0
         sum_sq = 0.0
@@ -274,3 +277,113 @@ def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
                 pg_spread=float(PGmax - PGmin) if n_total > 0 else 0.0,
                 loop_spread=float(spread_loop), n_sv=n_sv, n_bound=n_bound,
                 trace=trace_arr[:n_iter].copy())
+
+
+# ------------------------------------------------------------------ CoCoA+ local passes
+#
+# A distributed dcd (linsvm/solvers/cocoa.py) keeps the examples of one MPI rank's block
+# here and w replicated.  Each round runs dcd_core on the block's CoCoA+ subproblem
+# (Ma et al. 2015, adding, sigma' = number of ranks): the coordinate step of alpha_k sees
+# v = w + sigma' dw (dw = the change of w this round from this block) in its gradient
+# and sigma' ||x_k||^2 + D_kk as its curvature, so dcd_core runs unchanged on v with
+# QD = sigma' ||x_k||^2 + D_kk and w-steps scaled by sigma'.  With one rank (sigma' = 1)
+# the subproblem is the serial dual.
+
+def dcd_local_setup(*, const int64_t[::1] indptr, const int32_t[::1] indices,
+                    const double[::1] data, int64_t n_features, double bias,
+                    const int64_t[::1] rows, const double[::1] c, double C, int loss,
+                    double sigma, double[::1] alpha, double[::1] U, double[::1] Dg,
+                    double[::1] QD, int64_t[::1] index):
+    """The fixed arrays of this block's local passes: U (box), Dg (D_kk), QD
+    (sigma ||x_k||^2 + D_kk) and the positions taking part in index[0:n]; alpha is
+    clipped to the box, set to 0 where c_k = 0 and to U_k where QD_k = 0 (x_k = 0
+    under l1), as dcd_solve does.  Buffers as dcd_solve's; U, Dg, QD, index and alpha
+    hold len(rows) entries.  Returns n."""
+    cdef int64_t m = rows.shape[0], k, n_total = 0
+    cdef double xx
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
+    if loss not in (1, 2):
+        raise ValueError("loss must be 1 (hinge) or 2 (squared hinge)")
+    if not (U.shape[0] == Dg.shape[0] == QD.shape[0] == index.shape[0] == alpha.shape[0]
+            == c.shape[0] == m):
+        raise ValueError("inconsistent lengths")
+    with nogil:
+        for k in range(m):
+            U[k] = 0.0
+            Dg[k] = 0.0
+            QD[k] = 0.0
+            if c[k] <= 0.0:
+                alpha[k] = 0.0
+                continue
+            xx = sq_norm_row(&X, rows[k])
+            if loss == 1:
+                U[k] = C * c[k]
+            else:
+                U[k] = INFINITY
+                Dg[k] = 0.5 / (C * c[k])
+            QD[k] = sigma * xx + Dg[k]
+            if alpha[k] < 0.0:
+                alpha[k] = 0.0
+            elif alpha[k] > U[k]:
+                alpha[k] = U[k]
+            if QD[k] <= 0.0:
+                alpha[k] = U[k]
+                continue
+            index[n_total] = k
+            n_total += 1
+    return n_total
+
+
+def dcd_local_pass(*, const int64_t[::1] indptr, const int32_t[::1] indices,
+                   const double[::1] data, int64_t n_features, double bias,
+                   const int64_t[::1] rows, const double[::1] t, const double[::1] c, double C,
+                   int loss, const double[::1] U, const double[::1] Dg, const double[::1] QD,
+                   int64_t[::1] index, int64_t n_total, double[::1] alpha,
+                   const double[::1] w, double[::1] v, double sigma, double eps,
+                   bint shrinking, uint64_t[::1] rng, int max_iter):
+    """One CoCoA+ round of this block (see the notes above): first the block's share of
+    the certificate at (w, alpha) as they come in, then up to max_iter loops of
+    dcd_core on the local subproblem (stopping early when the PG spread of a loop over
+    every example of the block is <= eps), moving alpha (in place) and v, which
+    starts as w and ends as w + sigma dw.  U, Dg, QD, index, n_total from
+    dcd_local_setup; rng holds the block's random state (advanced).
+
+    Returns a dict: status (0: the local rule met, 1: the loop cap), n_iter, loss
+    (sum over the block of C c_k loss(t_k w.x_k)), dual (sum alpha_k - 1/2 sum D_kk
+    alpha_k^2: the block's separable dual terms), stopped (the exception that stopped
+    the pass -- Ctrl-C, a stop request -- or None: the caller decides collectively)."""
+    cdef int64_t m = rows.shape[0], k, nw = w.shape[0]
+    cdef int status = CONVERGED, n_iter = 0
+    cdef double loss_sum = 0.0, dual_sum = 0.0, margin, f = 0.0, spread = 0.0
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
+    cdef Stop S
+    if v.shape[0] != nw or nw != n_features + (1 if bias > 0 else 0):
+        raise ValueError("inconsistent weight lengths")
+    if not (U.shape[0] == Dg.shape[0] == QD.shape[0] == index.shape[0] == alpha.shape[0]
+            == c.shape[0] == t.shape[0] == m) or not 0 <= n_total <= m or rng.shape[0] != 1:
+        raise ValueError("inconsistent lengths")
+    trace_arr = np.zeros((max(max_iter, 1), TRACE_COLS), dtype=np.float64)
+    cdef double[:, ::1] tr = trace_arr
+    stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    with nogil:
+        for k in range(m):
+            if c[k] > 0.0:
+                margin = t[k] * dot_row(&X, rows[k], &w[0])
+                if margin < 1.0:
+                    loss_sum += (C * c[k]) * ((1.0 - margin) if loss == 1
+                                              else (1.0 - margin) * (1.0 - margin))
+                dual_sum += alpha[k] - 0.5 * Dg[k] * alpha[k] * alpha[k]
+        for k in range(nw):
+            v[k] = w[k]
+        if n_total > 0 and max_iter > 0:
+            status = dcd_core(&X, &rows[0], &t[0], &U[0], &Dg[0], &QD[0], &alpha[0], &v[0],
+                              &index[0], n_total, eps, shrinking, &rng[0], max_iter, &f,
+                              &n_iter, &spread, &tr[0, 0], NULL, &S, sigma)
+    stopped = None
+    try:
+        if S.stopped:
+            stop_raise(&S)
+    except BaseException as e:          # noqa: kept for the collective decision
+        stopped = e
+    return dict(status=status, n_iter=n_iter, loss=float(loss_sum), dual=float(dual_sum),
+                stopped=stopped)

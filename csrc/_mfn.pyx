@@ -60,6 +60,16 @@
 # L2-SVM-MFN did before the family was added (multiplications by a = 1 and t tm = t
 # are exact), so `mfn` keeps its iterates bit for bit.
 #
+# Distributed over row blocks (issue 18; Python entries' `comm`, csrc/comm.pxd): each rank
+# holds its block of the examples (possibly none) and the same beta.  The zones, margins,
+# CGLS residuals and breakpoints stay per rank; every sum over terms is completed by an
+# allreduce before it is used (f, the eq. 23 shift, z'Cz, the zone mismatch, counts, the
+# gradient test's ||grad f(0)||, the Section 4.7 KKT), CGLS takes one allreduce of
+# nw + 3 doubles per iteration (cgls.pxd) and the line search's selection runs over every
+# rank's breakpoints (mfn_shared.pxd), so every decision is taken on the same numbers on
+# every rank and all end with the same beta.  The Jacobi diagonal is then summed afresh
+# at each Newton step (diag_update is a rank-local shortcut).
+#
 # Inputs are addressed through `rows` (training rows, a fold or a random subset);
 # t (binary) or the rank codes (ordinal) and the costs c are per position in rows.
 # Work arrays are allocated once per solve by the Python entries below; nothing in
@@ -79,6 +89,7 @@ from mfn_shared cimport (KNEE_HI, KNEE_LO, Breakpoint, Loss, Terms, make_loss, z
                          loss_slope, mismatch_term, term_at, term_out, exact_line_search,
                          check_codes, _loss_from, dual_kkt, entry_threads, entry_csr)
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
+from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
 
 # Status codes returned to Python.
 cdef enum:
@@ -122,7 +133,9 @@ ctypedef struct Work:
     int64_t* in1                   # binary: 1 if example k was in that zone 1, else 0
     int64_t* chg                   # binary: examples whose zone-1 membership changed
     int have_diag                  # diag and in1 describe the last step's zone 1
+    int shifted                    # binary: the last step solved for beta~ = beta - shift
     Stop* stop                     # polled by the loops (csrc/interrupt.pxd)
+    const Comm* comm               # the ranks of a distributed solve (csrc/comm.pxd)
 
 
 ctypedef struct Params:
@@ -143,10 +156,12 @@ ctypedef struct Params:
 
 
 cdef double primal(const Loss* L, double lam, const double* beta, int64_t nbeta,
-                   const Terms* T) noexcept nogil:
-    """f(beta) = lam/2 ||beta||^2 + sum_j c_j l(o_j)  (eq. 2, 19, 25), from the margins."""
+                   const Terms* T, const Comm* comm) noexcept nogil:
+    """f(beta) = lam/2 ||beta||^2 + sum_j c_j l(o_j)  (eq. 2, 19, 25), from the margins
+    (comm: this rank's terms, the loss sums reduced)."""
     cdef int64_t k, s
     cdef double q2 = 0.0, lin = 0.0, v, t, o, d, a = L.a, tm = L.tm, hi = L.hi
+    cdef double red[2]
     cdef int zn
     if T.nb == 0 and L.lo == -INFINITY:      # binary terms, no zone 2: the same sums, fewer tests
         for k in range(T.m):
@@ -155,6 +170,8 @@ cdef double primal(const Loss* L, double lam, const double* beta, int64_t nbeta,
             if t * v < hi:
                 d = v - t * tm
                 q2 += a * T.c[k] * d * d
+        if comm_active(comm):
+            q2 = comm_sum1(comm, q2)
         return 0.5 * lam * dot(beta, beta, nbeta) + 0.5 * q2
     for k in range(T.m):
         for s in range(T.per):
@@ -166,23 +183,31 @@ cdef double primal(const Loss* L, double lam, const double* beta, int64_t nbeta,
                 q2 += L.a * T.c[k] * d * d
             elif zn == 2:
                 lin += T.c[k] * (L.kappa * (L.lo - o) + L.lin0)
+    if comm_active(comm):
+        red[0] = q2
+        red[1] = lin
+        comm_sum(comm, red, 2)
+        q2 = red[0]
+        lin = red[1]
     return 0.5 * lam * dot(beta, beta, nbeta) + 0.5 * q2 + lin
 
 
 cdef double _primal_at(const Loss* L, double lam, const double* beta, int64_t nbeta,
-                       const Terms* T, double* y, int64_t nw) noexcept nogil:
+                       const Terms* T, double* y, int64_t nw, const Comm* comm) noexcept nogil:
     """primal() at another point: beta and its margins y (the thresholds inside beta)."""
     cdef Terms T2 = T[0]
     T2.y = y
     if T.nb > 0:
         T2.b = beta + nw
-    return primal(L, lam, beta, nbeta, &T2)
+    return primal(L, lam, beta, nbeta, &T2, comm)
 
 
-cdef void zone_counts(const Loss* L, const Terms* T, int64_t* counts) noexcept nogil:
-    """Number of terms in zones 0, 1, 2 at beta."""
+cdef void zone_counts(const Loss* L, const Terms* T, int64_t* counts,
+                      const Comm* comm) noexcept nogil:
+    """Number of terms in zones 0, 1, 2 at beta (comm: over every rank's terms)."""
     cdef int64_t k, s
     cdef double v, t
+    cdef double red[3]
     counts[0] = 0
     counts[1] = 0
     counts[2] = 0
@@ -190,6 +215,12 @@ cdef void zone_counts(const Loss* L, const Terms* T, int64_t* counts) noexcept n
         for s in range(T.per):
             term_out(T, k, s, &v, &t)
             counts[zone(L, t * v)] += 1
+    if comm_active(comm):
+        for k in range(3):
+            red[k] = <double>counts[k]
+        comm_sum(comm, red, 3)
+        for k in range(3):
+            counts[k] = <int64_t>red[k]
 
 
 # ------------------------------------------------------------------ ordinal operator (eq. 26)
@@ -269,10 +300,15 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     summed again over all of zone 1.  It only preconditions, so rounding in diag
     changes the CGLS path at rounding level and never what eq. 13 accepts.
     stop_rr, rr0: the gradient test of cgls.pxd (*optimal = 2: beta is accepted; CGLS's
-    entry residual is -grad f(beta), zone 2 included through beta~ = beta - q)."""
+    entry residual is -grad f(beta), zone 2 included through beta~ = beta - q).
+    Distributed (W.comm): this rank's examples; the shift q is reduced (and formed by
+    every rank whenever the loss has a zone 2, as another rank may have terms there),
+    the Jacobi diagonal is summed afresh at every step (a rank's update would only know
+    its own rows), and CGLS runs over the ranks (cgls.pxd).  *n_act_out and W.n_act:
+    this rank's zone 1."""
     cdef int64_t k, j, n_act = 0, n_lin = 0, nw = X.n_weights, n_chg = 0
     cdef double o
-    cdef int zn, it, keep, jacobi = precondition
+    cdef int zn, it, keep, jacobi = precondition, dist = comm_active(W.comm)
     cdef int64_t n_off = 0
     cdef Operator A
     for k in range(T.m):
@@ -296,12 +332,14 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
             W.lin_u[n_lin] = T.c[k] * L.kappa * T.t[k] / lam
             n_lin += 1
     memcpy(W.beta_bar, beta, nw * sizeof(double))
-    if n_lin > 0:                                 # eq. 23: solve for beta~ = beta - q
+    W.shifted = n_lin > 0 or (dist and L.lo > -INFINITY)
+    if W.shifted:                                 # eq. 23: solve for beta~ = beta - q
         rmatvec(X, W.lin_rows, n_lin, W.lin_u, W.shift)
+        comm_sum(W.comm, W.shift, nw)
         for j in range(nw):
             W.beta_bar[j] -= W.shift[j]
     if precondition:
-        keep = diag_update and W.have_diag and 4 * n_chg < n_act
+        keep = diag_update and W.have_diag and 4 * n_chg < n_act and not dist
         for j in range(n_chg):                    # rows in and out of zone 1
             k = W.chg[j]
             W.in1[k] = 1 - W.in1[k]
@@ -318,8 +356,8 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     A = csr_operator(X, W.act_rows, n_act)
     it = cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
               W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, fused, W.h,
-              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0)
-    if n_lin > 0:
+              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.comm)
+    if W.shifted:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
     W.n_act = n_act
@@ -342,15 +380,16 @@ cdef void binary_step_image(const CSR* X, const Terms* T, Work* W) noexcept nogi
 
 cdef int binary_eq13(const CSR* X, Work* W, double lam, double eps, double zcz) noexcept nogil:
     """Eq. 13 on the true residual r = X_1'C z - lam beta~ of the last binary_step's
-    CGLS (beta~ = beta_bar - shift), whose own test used the fused recurrence."""
+    CGLS (beta~ = beta_bar - shift), whose own test used the fused recurrence (zcz
+    reduced when distributed; r is, here)."""
     cdef int64_t j, nw = X.n_weights
     cdef const double* bt = W.beta_bar
     cdef Operator A = csr_operator(X, W.act_rows, W.n_act)
-    if W.n_lin > 0:
+    if W.shifted:
         for j in range(nw):
             W.sv[j] = W.beta_bar[j] - W.shift[j]
         bt = W.sv
-    residual(&A, W.cc, W.z, lam, bt, W.u, W.r, NULL)
+    residual(&A, W.cc, W.z, lam, bt, W.u, W.r, NULL, NULL, 1.0, W.comm)
     return dot(W.r, W.r, nw) <= eps * eps * zcz
 
 
@@ -360,7 +399,9 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
                       int* optimal) noexcept nogil:
     """beta_bar = argmin of eq. 26 (the zone-1 terms at beta kept) by cgls.pxd over the
     ordinal operator, seeded at beta.  Ordinal losses have no zone 2 (checked by the
-    Python entry)."""
+    Python entry).  Distributed (W.comm): this rank's examples; the preconditioner's
+    diagonal is reduced and CGLS runs over the ranks (cgls.pxd); *n_act_out counts
+    this rank's zone-1 terms."""
     cdef int64_t k, s, j, n_act = 0, n_ex = 0, start, nw = X.n_weights
     cdef double v, t, w_sum
     cdef OrdAct O
@@ -400,11 +441,13 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
         memset(W.minv + nw, 0, T.nb * sizeof(double))
         for j in range(n_act):
             W.minv[nw + W.act_s[j]] += W.cc[j]
+        comm_sum(W.comm, W.minv, nbeta)
         for j in range(nbeta):
             W.minv[j] = 1.0 / (lam + jw * W.minv[j])
     n_act_out[0] = n_act
     return cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
-                W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop)
+                W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, 0, W.h,
+                0, NULL, NULL, 1, NULL, 1.0, 0.0, NULL, W.comm)
 
 
 # ------------------------------------------------------------------ the Newton driver
@@ -439,12 +482,21 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
     may stop at the first iterate whose gradient satisfies ||grad f|| <= gstop
     ||grad f(0)|| (status GRADIENT; an option, see linsvm/solvers/mfn.py): the
     test of LIBLINEAR's Newton solvers, checked for free on the residual each CGLS
-    starts from, before any iteration of it runs."""
-    cdef int64_t k, j, n_act, nw = X.n_weights
+    starts from, before any iteration of it runs.
+
+    Distributed (W.comm, csrc/comm.pxd): T and rows are this rank's block, beta is
+    replicated.  Every sum over terms (f, the zone mismatch, z'Cz, counts, the line
+    search's) is reduced before it is used, so every rank takes each decision (accept,
+    retry, stop) alike and ends with the same beta; CGLS takes one allreduce per
+    iteration (cgls.pxd).  Only a stop (Ctrl-C, which mpiexec sends to every rank)
+    ends one rank's loop on its own."""
+    cdef int64_t k, j, n_act, n_show, nw = X.n_weights
     cdef int it = 0, cg_it, cg_cap, optimal, status = MAX_ITER, refreshed = 0
     cdef int need_second = P.heuristic2 and P.eps < 1e-2
+    cdef int dist = comm_active(W.comm)
     cdef double eps_cur = 1e-2 if need_second else P.eps
-    cdef double F = primal(L, lam, beta, nbeta, T), delta, mismatch, zcz, Fnew
+    cdef double F = primal(L, lam, beta, nbeta, T, W.comm), delta, mismatch, zcz, Fnew
+    cdef double red[2]
     # the gradient test: stop_rr = gstop^2 ||grad f(0)||^2, known at entry on a warm start,
     # else read off the first step's CGLS (at beta = 0 its entry residual is -grad f(0))
     cdef double rr0 = -1.0, stop_rr = P.gstop * P.gstop * P.g0sq if P.g0sq >= 0.0 else -1.0
@@ -474,6 +526,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         cg_total[0] += cg_it
         if W.stop.stopped:
             break
+        n_show = n_act if not dist else <int64_t>comm_sum1(W.comm, <double>n_act)
         # step 5: outputs at beta_bar (dy = X d_w, d = beta_bar - beta); converged if
         # the zones did not move (and, for binary terms, eq. 13 holds for the true
         # residual: the CGLS recurrence's says so when fused)
@@ -488,17 +541,26 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
             zcz = 0.0
             for j in range(n_act):
                 zcz += W.cc[j] * W.z[j] * W.z[j]
+            if dist:
+                red[0] = mismatch
+                red[1] = zcz
+                comm_sum(W.comm, red, 2)
+                mismatch = red[0]
+                zcz = red[1]
+            # eq. 13 on the true residual: a distributed CGLS, binary or not fused, stops
+            # on its recurrence too (cgls.pxd)
             if mismatch * mismatch <= eps_cur * eps_cur * zcz and (
-                    T.nb > 0 or not P.fused or binary_eq13(X, W, lam, eps_cur, zcz)):
+                    T.nb > 0 or (not P.fused and not dist)
+                    or binary_eq13(X, W, lam, eps_cur, zcz)):
                 memcpy(beta, W.beta_bar, nbeta * sizeof(double))
                 for k in range(T.m):
                     T.y[k] += T.dy[k]
-                F = primal(L, lam, beta, nbeta, T)
+                F = primal(L, lam, beta, nbeta, T, W.comm)
                 trace[it - 1] = F
                 if callback != NULL:
                     with gil:
                         try:
-                            (<object>callback)(it, F, n_act, cg_it)
+                            (<object>callback)(it, F, n_show, cg_it)
                         except BaseException as e:
                             stop_keep(W.stop, e)
                     if W.stop.stopped:
@@ -513,21 +575,21 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         # is taken (Appendix A stops if F grows): with a direction at rounding level
         # (||d|| ~ 1e-13) the slope's pieces are rounding noise and the "exact" step
         # can be absurd (a9a, tau ~ 1e-7: delta = 6e12, F 11434 -> 17687).
-        delta = exact_line_search(L, lam, beta, W.p, nbeta, T, W.bp, W.n_bp)
+        delta = exact_line_search(L, lam, beta, W.p, nbeta, T, W.bp, W.n_bp, W.comm)
         Fnew = F
         if delta > 0.0:
             for j in range(nbeta):
                 W.beta_bar[j] = beta[j] + delta * W.p[j]
             for k in range(T.m):
                 W.ytry[k] = T.y[k] + delta * T.dy[k]
-            Fnew = _primal_at(L, lam, W.beta_bar, nbeta, T, W.ytry, X.n_weights)
+            Fnew = _primal_at(L, lam, W.beta_bar, nbeta, T, W.ytry, X.n_weights, W.comm)
         if delta <= 0.0 or Fnew > F + 1e-12 * fabs(F):
             # y is updated incrementally (step 7); at a tight eps its drift from
             # X w (~1e-14) can exceed the slope of a short step.  Recompute it
             # once and retry before declaring that no descent is left.
             if not refreshed:
                 matvec(X, rows, T.m, beta, T.y)
-                F = primal(L, lam, beta, nbeta, T)
+                F = primal(L, lam, beta, nbeta, T, W.comm)
                 trace[it - 1] = F
                 refreshed = 1
                 continue
@@ -542,7 +604,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         if callback != NULL:
             with gil:
                 try:
-                    (<object>callback)(it, F, n_act, cg_it)
+                    (<object>callback)(it, F, n_show, cg_it)
                 except BaseException as e:
                     stop_keep(W.stop, e)
     n_iter[0] = it
@@ -560,14 +622,15 @@ cdef int all_zero(const double* v, int64_t n) noexcept nogil:
 
 
 cdef double grad_at_zero_sq(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
-                            double* u, double* g) noexcept nogil:
+                            double* u, double* g, const Comm* comm) noexcept nogil:
     """||grad f(0)||^2 for binary terms: grad f(0) = sum_k c_k l'(0) t_k x_k (u: m doubles,
-    g: n_weights doubles of scratch)."""
+    g: n_weights doubles of scratch; comm: the sum over every rank's terms)."""
     cdef int64_t k
     cdef double s = loss_slope(L, 0.0)
     for k in range(T.m):
         u[k] = T.c[k] * s * T.t[k]
     rmatvec(X, rows, T.m, u, g)
+    comm_sum(comm, g, X.n_weights)
     return dot(g, g, X.n_weights)
 
 
@@ -579,9 +642,10 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                    bint heuristic2, bint precondition, double eta, int max_iter, int cg_max_iter,
                    int n_threads, object callback, bint fused=False, bint pattern=True,
                    bint kkt=False, bint diag_update=True, double jacobi_weight=1.0,
-                   double gstop=0.0):
+                   double gstop=0.0, object comm=None):
     """Allocate the work arrays once and run newton_core (binary if nb == 0): t (n_t
-    labels) for binary terms, codes (n_codes ranks) for ordinal ones."""
+    labels) for binary terms, codes (n_codes ranks) for ordinal ones.  comm: None, or
+    the linsvm.collective.Collective of a distributed solve (the rows are this rank's)."""
     cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k
     cdef int64_t nw = n_features + (1 if bias > 0 else 0)
     cdef int64_t per = nb if nb > 0 else 1
@@ -612,7 +676,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     cdef int64_t n_trace = max(max_iter, 1), n_bp = 2 * max(nbp, 1)
     cdef int64_t n_scratch = T_threads * nw if T_threads > 1 else 1
     y_arr = np.empty(m, dtype=np.float64)
-    fbuf = np.empty(5 * me + 4 * mt + max(m, 1) + 9 * mw + n_bp + n_trace + n_scratch,
+    fbuf = np.empty(5 * me + 4 * mt + max(m, 1) + 9 * mw + 3 + n_bp + n_trace + n_scratch,
                     dtype=np.float64)
     # act_rows, act_pos, lin_rows, off_rows, off_pos, ex_ptr, in1, chg, act_s
     ibuf = np.empty(8 * me + (mt + 1) // 2, dtype=np.int64)
@@ -621,12 +685,12 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     cdef double* EX = <double*>cnp.PyArray_DATA(fbuf)   # lin_u, xw, U, ytry, xd: 5 x (m + 1)
     cdef double* TM = EX + 5 * me               # z, cc, q, u: 4 x n_terms
     cdef double* dyp = TM + 4 * mt
-    cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, h, dsum, diag
-    cdef double* bpp = WV + 9 * mw              # Breakpoint structs, 16 bytes each
+    cdef double* WV = dyp + max(m, 1)           # beta_bar, r, p, sv, minv, shift, dsum, diag, h
+    cdef double* bpp = WV + 9 * mw + 3          # Breakpoint structs, 16 bytes each
     cdef int64_t o_trace = (bpp - EX) + n_bp    # where the trace starts in fbuf
     cdef double* tracep = EX + o_trace
     cdef double* svp = tracep + n_trace
-    memset(WV, 0, 9 * mw * sizeof(double))
+    memset(WV, 0, (9 * mw + 3) * sizeof(double))
     memset(&ib[6 * me], 0, me * sizeof(int64_t))       # in1: no example in zone 1 yet
     memset(tracep, 0, n_trace * sizeof(double))
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
@@ -634,12 +698,15 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     cdef double kkt_viol = -1.0
     cdef void* cb = <void*>callback if callback is not None else NULL
     cdef const int64_t* rp = &rows[0] if m > 0 else NULL
+    cdef Comm C = comm_from(comm)
+    cdef int dist = comm_active(&C)
     cdef Terms T
     cdef Work W
     cdef Params P
     cdef Stop S
     stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
     W.stop = &S
+    W.comm = &C
     T.m = m
     T.nb = nb
     T.per = per
@@ -679,9 +746,10 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     W.sv = WV + 3 * mw
     W.minv = WV + 4 * mw
     W.shift = WV + 5 * mw
-    W.h = WV + 6 * mw
-    W.dsum = WV + 7 * mw
-    W.diag = WV + 8 * mw
+    W.dsum = WV + 6 * mw
+    W.diag = WV + 7 * mw
+    W.h = WV + 8 * mw                           # nbeta + 3: a distributed CGLS's pack
+    W.shifted = 0
     P.eps = eps
     P.eta = eta
     P.warm = warm
@@ -700,19 +768,19 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
             X.unit = all_unit(&X)
         if not all_zero(&beta[0], nbeta):
             matvec(&X, rp, m, &beta[0], T.y)
-            if P.gstop > 0.0 and m > 0:       # ||grad f(0)||^2, for the gradient test
-                P.g0sq = grad_at_zero_sq(&X, rp, &T, &L, W.u, W.r)
+            if P.gstop > 0.0 and (m > 0 or dist):     # ||grad f(0)||^2, for the gradient test
+                P.g0sq = grad_at_zero_sq(&X, rp, &T, &L, W.u, W.r, &C)
         else:                                 # a cold start: X w = 0
             memset(T.y, 0, m * sizeof(double))
         status = newton_core(&X, rp, &T, &L, lam, &beta[0], nbeta, &W, &P, &n_iter, &cg_total,
                              tracep, cb)
         if not S.stopped:
-            zone_counts(&L, &T, counts)
-            if kkt and nb == 0 and m > 0:     # Section 4.7, on the scratch Newton is done with
-                kkt_viol = dual_kkt(&X, rp, m, T.t, T.c, lam, T.y, W.q, W.u, W.r)
+            zone_counts(&L, &T, counts, &C)
+            if kkt and nb == 0 and (m > 0 or dist):   # Section 4.7, on the scratch Newton is done with
+                kkt_viol = dual_kkt(&X, rp, m, T.t, T.c, lam, T.y, W.q, W.u, W.r, &C)
     stop_raise(&S)                            # Ctrl-C: the work arrays go as it unwinds
     return dict(status=status, n_iter=n_iter, cg_iter=cg_total,
-                f=float(primal(&L, lam, &beta[0], nbeta, &T)),
+                f=float(primal(&L, lam, &beta[0], nbeta, &T, &C)),
                 n_active=int(counts[1]), n_zone0=int(counts[0]), n_zone2=int(counts[2]),
                 trace=fbuf[o_trace:o_trace + n_iter].copy(), y=y_arr,
                 kkt=kkt_viol if kkt_viol >= 0.0 else None)
@@ -730,7 +798,7 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                  double[::1] beta, loss, double eps, bint warm, bint heuristic1, bint heuristic2,
                  bint precondition, double eta, int max_iter, int cg_max_iter, int n_threads,
                  object callback, bint fused, bint pattern, bint kkt, bint diag_update,
-                 double jacobi_weight, double gstop):
+                 double jacobi_weight, double gstop, object comm=None):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
@@ -742,6 +810,11 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     kkt: also return the Section 4.7 dual KKT violation (as mfn_dual_kkt) as "kkt".
     gstop in [0, 1): also stop at the first iterate with ||grad f|| <= gstop ||grad f(0)||
     (status 3; 0: off, the paper's stopping rule alone).
+    comm: None (serial), or the linsvm.collective.Collective of a distributed solve:
+    rows, t, c are then this rank's block of the examples (possibly none), every rank
+    calls with the same beta and options and gets the same beta back, the model of the
+    union of the blocks (f, n_active, n_zone0/2 and kkt over every rank; y this rank's).
+    diag_update does not apply then (the diagonal is summed afresh at each step).
 
     indices must lie in [0, n_features) (the caller validates the CSR buffers);
     rows, lengths and the loss are checked here.  Returns a dict: status (0 converged,
@@ -751,7 +824,7 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
                   t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1,
                   heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback,
-                  fused, pattern, kkt, diag_update, jacobi_weight, gstop)
+                  fused, pattern, kkt, diag_update, jacobi_weight, gstop, comm)
 
 
 def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
@@ -759,38 +832,44 @@ def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                   const int64_t[::1] rows, const int32_t[::1] codes, int64_t n_thresholds,
                   const double[::1] c, double lam, double[::1] beta, double eps, bint warm,
                   bint heuristic1, bint heuristic2, bint precondition, double eta, int max_iter,
-                  int cg_max_iter, int n_threads, object callback, double jacobi_weight):
+                  int cg_max_iter, int n_threads, object callback, double jacobi_weight,
+                  object comm=None):
     """Minimize eq. 25 with costs, lam/2 ||beta||^2 + 1/2 sum_{k,s} c_k max(0, 1 - t_ks (y_k - b_s))^2,
     beta = (w, b_1..b_nb) updated in place, codes in [0, nb] (Section 7).  Returns the
     dict of newton_solve; y = X[rows] w (without thresholds); n_active counts violating
-    (example, threshold) pairs."""
+    (example, threshold) pairs.  comm: as for newton_solve."""
     if n_thresholds < 1:
         raise ValueError("an ordinal problem needs at least one threshold")
     return _solve(indptr, indices, data, n_features, bias, rows, NULL, 0,
                   &codes[0] if codes.shape[0] else NULL, codes.shape[0], n_thresholds, c, lam,
                   beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm, heuristic1, heuristic2,
                   precondition, eta, max_iter, cg_max_iter, n_threads, callback, False, True,
-                  False, True, jacobi_weight)
+                  False, True, jacobi_weight, 0.0, comm)
 
 
 def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
              int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-             const double[::1] c, double lam, const double[::1] beta, loss, int n_threads):
+             const double[::1] c, double lam, const double[::1] beta, loss, int n_threads,
+             object comm=None):
     """Return (f, grad, dl, y) for the binary objective of newton_solve at beta:
     f = lam/2 ||beta||^2 + sum_k c_k l(o_k), its gradient lam beta + sum_k c_k l'(o_k) t_k x_k,
-    dl_k = l'(o_k) per unit cost, and y = X[rows] beta (o_k = t_k y_k)."""
+    dl_k = l'(o_k) per unit cost, and y = X[rows] beta (o_k = t_k y_k).  comm (as for
+    newton_solve): f and grad over every rank's examples (one allreduce); dl, y this
+    rank's."""
     cdef Loss L = _loss_from(loss)
     cdef int64_t m = rows.shape[0], nw = beta.shape[0], k
     cdef double lsum = 0.0
+    cdef Comm CM = comm_from(comm)
     cdef CSR X
     if nw != n_features + (1 if bias > 0 else 0) or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
     scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
-    g_arr = np.zeros(nw, dtype=np.float64)
+    gl_arr = np.zeros(nw + 1, dtype=np.float64)      # the gradient's sum, then the loss sum
+    g_arr = gl_arr[:nw]
     dl_arr = np.zeros(m, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)
     y_arr = np.zeros(m, dtype=np.float64)
-    cdef double[::1] g = g_arr, dl = dl_arr, u = u_arr, y = y_arr
+    cdef double[::1] g = gl_arr, dl = dl_arr, u = u_arr, y = y_arr
     with nogil:
         if m > 0:
             matvec(&X, &rows[0], m, &beta[0], &y[0])
@@ -799,6 +878,10 @@ def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
                 lsum += c[k] * loss_value(&L, t[k] * y[k])
                 u[k] = c[k] * dl[k] * t[k]
             rmatvec(&X, &rows[0], m, &u[0], &g[0])
+        if comm_active(&CM):
+            g[nw] = lsum
+            comm_sum(&CM, &g[0], nw + 1)
+            lsum = g[nw]
         for k in range(nw):
             g[k] += lam * beta[k]
     f = 0.5 * lam * float(np.dot(beta, beta)) + lsum
@@ -808,9 +891,11 @@ def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
 def ordinal_gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                      const double[::1] data, int64_t n_features, double bias,
                      const int64_t[::1] rows, const int32_t[::1] codes, int64_t n_thresholds,
-                     const double[::1] c, double lam, const double[::1] beta, int n_threads):
+                     const double[::1] c, double lam, const double[::1] beta, int n_threads,
+                     object comm=None):
     """Return (f, grad, y) for eq. 25 with costs at beta = (w, b): f, its gradient with
-    respect to (w, b), and y = X[rows] w."""
+    respect to (w, b), and y = X[rows] w.  comm: as for gradient."""
+    cdef Comm CM = comm_from(comm)
     cdef Loss L = make_loss(1.0, 1.0, 1.0, -INFINITY)
     cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k, s
     cdef int64_t nw = n_features + (1 if bias > 0 else 0), nb = n_thresholds
@@ -820,10 +905,11 @@ def ordinal_gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices,
         raise ValueError("inconsistent lengths")
     scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
     check_codes(&codes[0] if m else NULL, m, nb)
-    g_arr = np.zeros(nbeta, dtype=np.float64)
+    gl_arr = np.zeros(nbeta + 1, dtype=np.float64)   # the gradient's sums, then the loss sum
+    g_arr = gl_arr[:nbeta]
     u_arr = np.zeros(m, dtype=np.float64)
     y_arr = np.zeros(m, dtype=np.float64)
-    cdef double[::1] g = g_arr, u = u_arr, y = y_arr
+    cdef double[::1] g = gl_arr, u = u_arr, y = y_arr
     with nogil:
         if m > 0:
             matvec(&X, &rows[0], m, &beta[0], &y[0])
@@ -838,6 +924,10 @@ def ordinal_gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                     g[nw + s] -= sl
                 u[k] = acc
             rmatvec(&X, &rows[0], m, &u[0], &g[0])
+        if comm_active(&CM):
+            g[nbeta] = lsum
+            comm_sum(&CM, &g[0], nbeta + 1)
+            lsum = g[nbeta]
         for k in range(nbeta):
             g[k] += lam * beta[k]
     f = 0.5 * lam * float(np.dot(beta, beta)) + lsum
@@ -847,7 +937,8 @@ def ordinal_gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices,
 def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                       const double[::1] data, int64_t n_features, double bias,
                       const int64_t[::1] rows, const double[::1] t, const double[::1] c,
-                      double C, const double[::1] beta, double tau, int n_threads):
+                      double C, const double[::1] beta, double tau, int n_threads,
+                      object comm=None):
     """Duality-gap certificate of beta for F(w) = 1/2||w||^2 + C sum c_k max(0, xi_k),
     xi_k = 1 - t_k x_k . beta, from the dual point alpha_k = C c_k H_tau'(xi_k) with
     H_tau'(xi) = clip((xi + tau) / (2 tau), 0, 1), feasible for the hinge dual
@@ -855,9 +946,12 @@ def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
         F = F(beta),  D = sum alpha - 1/2 ||w_alpha||^2 <= F*,
         gap_grad = 1/2 ||beta - w_alpha||^2,  gap_smooth = sum C c_k max(0, xi_k) - alpha_k xi_k >= 0,
     and F - D = gap_grad + gap_smooth exactly (beta . w_alpha = sum alpha_k t_k y_k).
-    Returns (F, D, gap_grad, gap_smooth, n_quad = #{|xi_k| < tau}, y = X beta)."""
+    Returns (F, D, gap_grad, gap_smooth, n_quad = #{|xi_k| < tau}, y = X beta).
+    comm (as for newton_solve): every sum over every rank's examples (one allreduce);
+    y this rank's."""
     cdef int64_t m = rows.shape[0], nw = beta.shape[0], k, n_quad = 0
     cdef double hinge = 0.0, smooth = 0.0, asum = 0.0, xi, al, h
+    cdef Comm CM = comm_from(comm)
     cdef CSR X
     if nw != n_features + (1 if bias > 0 else 0) or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
@@ -866,8 +960,9 @@ def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
     y_arr = np.zeros(m, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)
-    wa_arr = np.zeros(nw, dtype=np.float64)
-    cdef double[::1] y = y_arr, u = u_arr, wa = wa_arr
+    wl_arr = np.zeros(nw + 4, dtype=np.float64)      # w_alpha, then the four sums
+    wa_arr = wl_arr[:nw]
+    cdef double[::1] y = y_arr, u = u_arr, wa = wl_arr
     with nogil:
         if m > 0:
             matvec(&X, &rows[0], m, &beta[0], &y[0])
@@ -882,6 +977,16 @@ def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                 asum += al
                 u[k] = al * t[k]
             rmatvec(&X, &rows[0], m, &u[0], &wa[0])
+        if comm_active(&CM):
+            wa[nw] = hinge
+            wa[nw + 1] = smooth
+            wa[nw + 2] = asum
+            wa[nw + 3] = <double>n_quad
+            comm_sum(&CM, &wa[0], nw + 4)
+            hinge = wa[nw]
+            smooth = wa[nw + 1]
+            asum = wa[nw + 2]
+            n_quad = <int64_t>wa[nw + 3]
     resid = np.asarray(beta) - wa_arr
     F = 0.5 * float(np.dot(beta, beta)) + C * hinge
     D = asum - 0.5 * float(wa_arr @ wa_arr)

@@ -463,6 +463,7 @@ ctypedef struct SDM:
     int full_sub        # full loops: solve (10) / (21) over every class, not the restricted set
     int dense_ratio     # shrunk visits compute all k scores when n_classes * dense_ratio >= k
     Stop* stop          # polled every POLL_EVERY visits (csrc/interrupt.pxd)
+    double sigma        # W-steps scaled by sigma: 1 serial, sigma' in a CoCoA+ local pass
     int64_t polled      # evals at the last poll
 
 
@@ -508,7 +509,8 @@ cdef inline void scores_some(SDM* s, int64_t row, const int32_t* cls, int64_t n,
 
 
 cdef inline void update_w(SDM* s, int64_t row, int64_t nchg) noexcept nogil:
-    """w_{cm[c]} += cd[c] x_row for c < nchg."""
+    """w_{cm[c]} += cd[c] x_row for c < nchg (sigma cd[c] x_row when s.sigma != 1: a
+    CoCoA+ local pass, sdm_local_pass; cd is scaled in place)."""
     cdef const int32_t* ind = s.X.indices
     cdef const double* val = s.X.data
     cdef int64_t p, c, k = s.k, end = s.X.indptr[row + 1]
@@ -516,6 +518,9 @@ cdef inline void update_w(SDM* s, int64_t row, int64_t nchg) noexcept nogil:
     cdef double* wr
     if nchg == 0:
         return
+    if s.sigma != 1.0:
+        for c in range(nchg):
+            s.cd[c] = s.cd[c] * s.sigma
     for p in range(s.X.indptr[row], end):
         xv = val[p]
         wr = s.W + <int64_t>ind[p] * k
@@ -1177,6 +1182,7 @@ def sdm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     s.max_sub_it = sub_iter_cap(k)
     s.full_sub = full_subproblem
     s.dense_ratio = dense_ratio
+    s.sigma = 1.0
     stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
     s.stop = &S
     s.polled = 0
@@ -1356,3 +1362,212 @@ cdef dict _export_and_objectives(SDM* s, int ww, int64_t[::1] ptr, int32_t[::1] 
         for p in range(nw * k):
             sq += s.W[p] * s.W[p]
     return dict(primal=0.5 * sq + loss, dual=sum_a - 0.5 * sq)
+
+
+# ------------------------------------------------------------------ CoCoA+ local passes
+#
+# A distributed sdm-cs / sdm-ww (linsvm/solvers/cocoa.py) keeps the alphas of one MPI
+# rank's block of examples and W replicated.  Each round runs sdm_run on the block's
+# CoCoA+ subproblem (Ma et al. 2015, adding, sigma' = number of ranks): the sub-problem
+# of example i sees the scores of V = W + sigma' dW (dW = the change of W this round
+# from this block) and the curvature sigma' A_i in place of A_i, i.e. the same code with
+# s.A = sigma' ||x_i||^2 and W-steps scaled by sigma' (update_w).  With one rank the
+# subproblem is the serial dual.
+
+cdef double _block_loss(SDM* s, int ww, double* h) noexcept nogil:
+    """sum_i U_i xi_i over the block at s.W: the block's share of (1) / (14)."""
+    cdef int64_t i, m, k = s.k
+    cdef int32_t yi
+    cdef double loss = 0.0, xi, hy, mg
+    for i in range(s.l):
+        if s.U[i] <= 0.0:
+            continue
+        scores_all(s, s.rows[i], h)
+        yi = s.y[i]
+        hy = h[yi]
+        xi = 0.0
+        for m in range(k):
+            if ww:
+                if m != yi:
+                    mg = 1.0 - hy + h[m]
+                    if mg > 0.0:
+                        xi += mg
+            else:
+                mg = (1.0 if m != yi else 0.0) + h[m] - hy
+                if mg > xi:
+                    xi = mg
+        loss += s.U[i] * xi
+    return loss
+
+
+def sdm_local_pass(*, const int64_t[::1] indptr, const int32_t[::1] indices,
+                   const double[::1] data, int64_t n_features, double bias,
+                   const int64_t[::1] rows, const int32_t[::1] y, int64_t n_classes,
+                   const double[::1] U, bint weston_watkins, double[::1] alpha_y,
+                   const int64_t[::1] a_ptr, const int32_t[::1] a_cls,
+                   const double[::1] a_val, const double[:, ::1] W, double[:, ::1] V,
+                   double sigma, double eps, bint shrinking, double effort_cap, int max_iter,
+                   uint64_t[::1] rng, bint full_subproblem, int dense_ratio):
+    """One CoCoA+ round of this block (see the notes above).
+
+    The block's alphas come in as sdm_solve's start point (alpha_y updated in place;
+    feasible, validated by the caller) and W (n_weights x n_classes) is the replicated
+    W(alpha) of every block.  Examples with U_i = 0 or x_i = 0 get their closed-form
+    alphas first (as in sdm_solve; they do not move W).  Then the block's share of the
+    certificate is taken at (W, alpha) -- loss: sum_i U_i xi_i at W; dual: the separable
+    dual terms (CS: sum alpha_i^{y_i}, WW: sum alpha) -- and max_iter full loops of
+    sdm_run (shrinking as given, no cooling, eps for its shrunk phases and its lazy
+    stop) run on the local subproblem, moving alpha and V, which starts as W and ends
+    as W + sigma dW.  rng (one uint64) is the block's random state, advanced.
+
+    Returns a dict: status (0 the local rule met, 1 the loop cap, 2 out of memory),
+    n_full, n_loops, loss, dual, the alphas after the pass (alpha_y, a_ptr, a_cls,
+    a_val, non-zeros only), stopped (the exception that stopped the pass or None: the
+    caller decides collectively)."""
+    cdef int64_t l = rows.shape[0], k = n_classes, i, e, p, m, n_idx = 0, nw, total = 0
+    cdef int64_t n_trace = 0, n_loops = 0
+    cdef int n_full = 0, status = CONVERGED, ww = weston_watkins
+    cdef double vfinal = 0.0, sum_a = 0.0, loss = 0.0, Ai
+    cdef SDM s
+    cdef Stop S
+    nw = n_features + (1 if bias > 0 else 0)
+    if k < 2:
+        raise ValueError("need at least two classes")
+    if alpha_y.shape[0] != l or y.shape[0] != l or U.shape[0] != l or a_ptr.shape[0] != l + 1 \
+            or rng.shape[0] != 1:
+        raise ValueError("inconsistent lengths")
+    if W.shape[0] != nw or W.shape[1] != k or V.shape[0] != nw or V.shape[1] != k:
+        raise ValueError("inconsistent weight shapes")
+    A_arr = np.zeros(max(l, 1), dtype=np.float64)
+    idx_arr = np.empty(max(l, 1), dtype=np.int64)
+    shr_arr = np.empty(max(l, 1), dtype=np.int64)
+    fk = np.zeros((7, k + 1), dtype=np.float64)
+    ik = np.zeros((3, k + 1), dtype=np.int32)
+    ck = np.zeros((2, k + 1), dtype=np.int8)
+    trace_arr = np.zeros((3 * max(max_iter, 1) + 2, TRACE_COLS), dtype=np.float64)
+    cdef double[:, ::1] F = fk, tr = trace_arr
+    cdef double[::1] Av = A_arr
+    cdef int32_t[:, ::1] I = ik
+    cdef signed char[:, ::1] Cm = ck
+    cdef int64_t[::1] idx = idx_arr, shr = shr_arr
+    s.X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
+    s.rows = &rows[0] if l > 0 else NULL
+    s.y = &y[0] if l > 0 else NULL
+    s.U = &U[0] if l > 0 else NULL
+    s.A = &Av[0]
+    s.l = l
+    s.k = k
+    s.W = &V[0, 0] if nw > 0 else NULL
+    s.ay = &alpha_y[0] if l > 0 else NULL
+    s.g = &F[0, 0]
+    s.a = &F[1, 0]
+    s.gs = &F[2, 0]
+    s.lo = &F[3, 0]
+    s.hi = &F[4, 0]
+    s.ds = &F[5, 0]
+    s.cd = &F[6, 0]
+    s.S = &I[0, 0]
+    s.cm = &I[1, 0]
+    s.mark = <char*>&Cm[0, 0]
+    s.flag = <char*>&Cm[1, 0]
+    s.f = 0.0
+    s.evals = 0
+    s.sub_caps = 0
+    s.max_sub_it = sub_iter_cap(k)
+    s.full_sub = full_subproblem
+    s.dense_ratio = dense_ratio
+    s.sigma = sigma
+    stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    s.stop = &S
+    s.polled = 0
+    s.P.cls = NULL
+    s.P.val = NULL
+    s.P.off = NULL
+    s.P.cnt = NULL
+    s.P.cap = NULL
+    try:
+        if pool_init(&s.P, l, <int32_t>(k - 1), a_ptr[l] + l // 4 + 16) != 0:
+            raise MemoryError("SDM: cannot allocate the alpha pool")
+        with nogil:
+            for i in range(nw):
+                for m in range(k):
+                    V[i, m] = W[i, m]
+            for i in range(l):
+                s.P.off[i] = s.P.used
+                s.P.cnt[i] = <int32_t>(a_ptr[i + 1] - a_ptr[i])
+                s.P.cap[i] = s.P.cnt[i]
+                for p in range(a_ptr[i], a_ptr[i + 1]):
+                    s.P.cls[s.P.used] = a_cls[p]
+                    s.P.val[s.P.used] = a_val[p]
+                    s.P.used += 1
+                s.P.live += s.P.cap[i]
+            for i in range(l):
+                Ai = sq_norm_row(&s.X, rows[i])
+                Av[i] = sigma * Ai
+                if U[i] <= 0.0:
+                    s.P.cnt[i] = 0
+                    alpha_y[i] = 0.0
+                elif Ai <= 0.0:
+                    if pool_reserve(&s.P, i, <int32_t>(k - 1)) != 0:
+                        status = NO_MEMORY
+                        break
+                    if ww:
+                        e = 0
+                        for m in range(k):
+                            if m != y[i]:
+                                s.P.cls[s.P.off[i] + e] = <int32_t>m
+                                s.P.val[s.P.off[i] + e] = U[i]
+                                e += 1
+                        s.P.cnt[i] = <int32_t>e
+                    else:
+                        s.P.cls[s.P.off[i]] = 1 if y[i] == 0 else 0
+                        s.P.val[s.P.off[i]] = -U[i]
+                        s.P.cnt[i] = 1
+                        alpha_y[i] = U[i]
+                else:
+                    idx[n_idx] = i
+                    n_idx += 1
+            if status == CONVERGED:
+                for i in range(l):
+                    if ww:
+                        for p in range(s.P.cnt[i]):
+                            sum_a += s.P.val[s.P.off[i] + p]
+                    else:
+                        sum_a += alpha_y[i]
+                loss = _block_loss(&s, ww, s.g)
+                if n_idx > 0 and max_iter > 0:
+                    status = sdm_run(&s, ww, &idx[0], n_idx, &shr[0], eps, shrinking, 0,
+                                     effort_cap, max_iter, &rng[0], &tr[0, 0], &n_trace,
+                                     &n_full, &n_loops, &vfinal, NULL)
+        stopped = None
+        try:
+            if S.stopped:
+                stop_raise(&S)
+        except BaseException as exc:        # kept for the collective decision
+            stopped = exc
+        if status == NO_MEMORY:
+            raise MemoryError("SDM: cannot grow the alpha pool")
+        for i in range(l):
+            total += s.P.cnt[i]
+        ptr_out = np.zeros(l + 1, dtype=np.int64)
+        cls_out = np.empty(total, dtype=np.int32)
+        val_out = np.empty(total, dtype=np.float64)
+        _export_pool(&s, ptr_out, cls_out, val_out)
+        return dict(status=status if stopped is None else MAX_ITER, n_full=n_full,
+                    n_loops=n_loops, loss=float(loss), dual=float(sum_a),
+                    alpha_y=np.asarray(alpha_y), a_ptr=ptr_out, a_cls=cls_out, a_val=val_out,
+                    stopped=stopped)
+    finally:
+        pool_free(&s.P)
+
+
+cdef void _export_pool(SDM* s, int64_t[::1] ptr, int32_t[::1] cls, double[::1] val):
+    """Copy the pool into CSR arrays (non-zeros only, example order)."""
+    cdef int64_t i, p, q = 0
+    for i in range(s.l):
+        ptr[i] = q
+        for p in range(s.P.cnt[i]):
+            cls[q] = s.P.cls[s.P.off[i] + p]
+            val[q] = s.P.val[s.P.off[i] + p]
+            q += 1
+    ptr[s.l] = q

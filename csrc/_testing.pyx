@@ -153,10 +153,13 @@ def loss_mismatch(loss, const int32_t[::1] zones, const double[::1] o):
 
 
 def loss_line_search(double lam, const double[::1] beta, const double[::1] d, const double[::1] y,
-                     const double[::1] dy, const double[::1] t, const double[::1] c, loss):
+                     const double[::1] dy, const double[::1] t, const double[::1] c, loss,
+                     comm=None):
     """argmin over delta >= 0 of lam/2 ||beta + delta d||^2 + sum_k c_k l(t_k (y_k + delta dy_k))
-    by the kernels' exact line search (binary terms)."""
+    by the kernels' exact line search (binary terms; comm: a Collective, the terms being
+    this rank's, or None)."""
     cdef Loss L = _loss_from(loss)
+    cdef Comm C = comm_from(comm)
     cdef int64_t m = y.shape[0]
     if d.shape[0] != beta.shape[0] or dy.shape[0] != m or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
@@ -168,23 +171,25 @@ def loss_line_search(double lam, const double[::1] beta, const double[::1] d, co
     T.m = m
     T.nb = 0
     T.per = 1
-    T.t = &t[0]
+    T.t = &t[0] if m else NULL
     T.code = NULL
-    T.c = &c[0]
-    T.y = &yv[0]
-    T.dy = &dyv[0]
+    T.c = &c[0] if m else NULL
+    T.y = &yv[0] if m else NULL
+    T.dy = &dyv[0] if m else NULL
     T.b = NULL
     T.db = NULL
     return exact_line_search(&L, lam, &beta[0], &d[0], beta.shape[0], &T, <Breakpoint*>&bpv[0],
-                             2 * m + 1)
+                             2 * m + 1, &C)
 
 
 def ordinal_line_search(double lam, const double[::1] beta, const double[::1] d,
                         const double[::1] y, const double[::1] dy, const int32_t[::1] codes,
-                        const double[::1] c, int64_t n_thresholds):
+                        const double[::1] c, int64_t n_thresholds, comm=None):
     """argmin over delta >= 0 of eq. 25 on the ray beta + delta d, beta = (w, b), given the
-    example scores y = X w and their steps dy = X d_w (the kernels' ordinal line search)."""
+    example scores y = X w and their steps dy = X d_w (the kernels' ordinal line search;
+    comm as for loss_line_search)."""
     cdef Loss L = make_loss(1.0, 1.0, 1.0, -INFINITY)
+    cdef Comm C = comm_from(comm)
     cdef int64_t m = y.shape[0], nbeta = beta.shape[0]
     if (d.shape[0] != nbeta or dy.shape[0] != m or codes.shape[0] != m or c.shape[0] != m
             or n_thresholds < 1 or nbeta <= n_thresholds):
@@ -200,14 +205,14 @@ def ordinal_line_search(double lam, const double[::1] beta, const double[::1] d,
     T.nb = n_thresholds
     T.per = n_thresholds
     T.t = NULL
-    T.code = &codes[0]
-    T.c = &c[0]
-    T.y = &yv[0]
-    T.dy = &dyv[0]
+    T.code = &codes[0] if m else NULL
+    T.c = &c[0] if m else NULL
+    T.y = &yv[0] if m else NULL
+    T.dy = &dyv[0] if m else NULL
     T.b = &beta[nw]
     T.db = &d[nw]
     return exact_line_search(&L, lam, &beta[0], &d[0], nbeta, &T, <Breakpoint*>&bpv[0],
-                             m * n_thresholds + 1)
+                             m * n_thresholds + 1, &C)
 
 
 def line_search(double lam, const double[::1] beta, const double[::1] beta_bar,

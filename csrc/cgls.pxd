@@ -78,6 +78,24 @@
 #
 # stop != NULL: each iteration polls it (csrc/interrupt.pxd); once it is stopped the
 # iteration ends at once, *optimal unset, and the caller must leave its own loops.
+#
+# comm (csrc/comm.pxd; NULL or the serial record: the serial iteration above, bit for
+# bit): a distributed solve over row blocks.  The terms (rows of A: z, q, u, c, xd) are
+# this rank's; beta, r, p, s, minv and h are replicated, the same bits on every rank.
+# Every sum over the terms is completed by an allreduce, and every decision (gamma,
+# eq. 13, the forcing term, the gradient test) is taken on reduced numbers, so every
+# rank makes the same ones.  One allreduce per iteration, of nw + 3 doubles: the
+# iteration always runs in the recurrence arrangement (as `fused`), h = A'Cq
+# (A.normal when fused and available, else A.apply then A.apply_t of Cq: two passes,
+# still one allreduce) packed with the local q'Cq, q'Cz and z'Cz (z before the step):
+#
+#     [h | q'Cq | q'Cz | z'Cz]  ->  allreduce  ->  gamma;  z'Cz after the step =
+#     z'Cz - 2 gamma q'Cz + gamma^2 q'Cq  (clipped at 0: the test is then stricter)
+#
+# so h must hold nw + 3 doubles.  The start residual takes one allreduce of r (and one
+# of diag(A'CA) with jacobi); a true-residual check of eq. 13 (verify) one more.  As
+# the recurrence is what stops a distributed iteration, a caller with verify = 0 must
+# check eq. 13 on the true residual itself (as the MFN driver does, binary_eq13).
 
 # The operator.  Its products are called once or twice per iteration through
 # function pointers (never per row: each product is one pass over the rows, in
@@ -94,8 +112,10 @@
 
 from libc.stdint cimport int64_t
 from libc.string cimport memset
+from libc.math cimport fmax
 from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot
 from interrupt cimport Stop, stop_poll
+from comm cimport Comm, comm_active, comm_sum
 
 
 cdef struct Operator
@@ -156,10 +176,11 @@ cdef inline Operator csr_operator(const CSR* X, const int64_t* rows, int64_t n) 
 
 cdef inline void residual(const Operator* A, const double* c, const double* z, double lam,
                           const double* beta, double* u, double* r, double* minv,
-                          double* diag=NULL, double jw=1.0) noexcept nogil:
+                          double* diag=NULL, double jw=1.0, const Comm* comm=NULL) noexcept nogil:
     """r = A'Cz - lam beta (u = C z: n doubles of scratch).  With minv != NULL (A must
     have apply_t_sq), also minv = 1 / (lam + jw diag(A'CA)) from the same pass over the
-    rows, and (diag != NULL) diag = diag(A'CA)."""
+    rows, and (diag != NULL) diag = diag(A'CA).  comm: A'Cz (and diag) summed over the
+    ranks (one allreduce each; nothing when serial)."""
     cdef int64_t j
     for j in range(A.n):
         u[j] = c[j] * z[j]
@@ -167,12 +188,95 @@ cdef inline void residual(const Operator* A, const double* c, const double* z, d
         if diag == NULL:
             diag = minv
         A.apply_t_sq(A, u, c, r, diag)
+        comm_sum(comm, diag, A.nw)
         for j in range(A.nw):
             minv[j] = 1.0 / (lam + jw * diag[j])
     else:
         A.apply_t(A, u, r)
+    comm_sum(comm, r, A.nw)
     for j in range(A.nw):
         r[j] -= lam * beta[j]
+
+
+cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, double* beta,
+                           double* z, double* q, double* u, double* r, double* p, double* s,
+                           double* minv, double eps, double forcing, int max_iter, int* optimal,
+                           Stop* stop, int fused, double* h, double* dsum, double* xd,
+                           int verify, double rho, const Comm* comm) noexcept nogil:
+    """cgls's iterations when distributed (block comment): r, p, s, rho from cgls's start
+    (r reduced); one allreduce of [h | q'Cq | q'Cz | z'Cz] per iteration."""
+    cdef int64_t j, n = A.n, nw = A.nw
+    cdef int it = 0
+    cdef double rho_old, pp, qcq, qcz, zcz, zl = 0.0, gamma, omega, rr
+    for j in range(n):
+        zl += c[j] * z[j] * z[j]
+    if xd != NULL:
+        memset(xd, 0, n * sizeof(double))
+        memset(dsum, 0, nw * sizeof(double))
+    while not optimal[0] and it < max_iter:
+        if stop != NULL and stop_poll(stop, A.poll_rows * stop.per_row + n + nw):
+            break
+        it += 1
+        if fused:
+            qcq = A.normal(A, p, c, q, u, h)    # q = A p, h = A'C q
+        else:
+            A.apply(A, p, q)
+            qcq = 0.0
+            for j in range(n):
+                u[j] = c[j] * q[j]
+                qcq += u[j] * q[j]
+            A.apply_t(A, u, h)
+        qcz = 0.0
+        for j in range(n):
+            qcz += c[j] * q[j] * z[j]
+        h[nw] = qcq
+        h[nw + 1] = qcz
+        h[nw + 2] = zl
+        comm_sum(comm, h, nw + 3)
+        qcq = h[nw]
+        qcz = h[nw + 1]
+        pp = dot(p, p, nw)
+        gamma = rho / (qcq + lam * pp)
+        # z'Cz after the step, from the reduced numbers (block comment)
+        zcz = fmax(h[nw + 2] - 2.0 * gamma * qcz + gamma * gamma * qcq, 0.0)
+        for j in range(nw):
+            beta[j] += gamma * p[j]
+            if xd != NULL:
+                dsum[j] += gamma * p[j]
+        zl = 0.0
+        for j in range(n):
+            z[j] -= gamma * q[j]
+            zl += c[j] * z[j] * z[j]
+            if xd != NULL:
+                xd[j] += gamma * q[j]
+        for j in range(nw):                     # r = A'Cz - lam beta, by recurrence
+            r[j] -= gamma * (h[j] + lam * p[j])
+        rr = dot(r, r, nw)
+        if verify and rr <= eps * eps * zcz:
+            # eq. 13 decides on the true residual (and on the exact z'Cz: one allreduce)
+            for j in range(n):
+                u[j] = c[j] * z[j]
+            A.apply_t(A, u, h)
+            h[nw] = zl
+            comm_sum(comm, h, nw + 1)
+            for j in range(nw):
+                r[j] = h[j] - lam * beta[j]
+            zcz = h[nw]
+            rr = dot(r, r, nw)
+        if rr <= eps * eps * zcz:
+            optimal[0] = 1
+            break
+        if rr <= forcing:
+            break
+        if minv != NULL:
+            for j in range(nw):
+                s[j] = minv[j] * r[j]
+        rho_old = rho
+        rho = dot(r, s, nw)
+        omega = rho / rho_old
+        for j in range(nw):
+            p[j] = s[j] + omega * p[j]
+    return it
 
 
 cdef inline int cgls(const Operator* A, const double* c, double lam, double* beta, double* z,
@@ -180,7 +284,7 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
                      double eps, double eta, int max_iter, int* optimal, Stop* stop,
                      int fused=0, double* h=NULL, int jacobi=0, double* dsum=NULL,
                      double* xd=NULL, int verify=1, double* diag=NULL, double jw=1.0,
-                     double stop_rr=0.0, double* rr0=NULL) noexcept nogil:
+                     double stop_rr=0.0, double* rr0=NULL, const Comm* comm=NULL) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - A beta on entry
     and the final residual on exit; q, u (n) and r, p, s (nw) are scratch (s unused
     without minv); h (nw) is scratch for fused (A.normal needed, else ignored).
@@ -189,11 +293,13 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
     updates it as rows come and go); without jacobi, minv is an input or NULL.
     dsum, xd (both or neither): the step and its image (block comment); verify: see
     the block comment on fused; stop_rr, rr0: the gradient test at entry (block comment);
-    stop: polled once per iteration, or NULL."""
+    stop: polled once per iteration, or NULL.  comm: a distributed solve (block comment;
+    h then holds nw + 3 doubles and is required)."""
     cdef int64_t j, n = A.n, nw = A.nw
     cdef int it = 0
     cdef double rho, rho_old, pp, qcq, zcz, gamma, omega, rr, forcing
-    residual(A, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw)
+    cdef int dist = comm_active(comm)
+    residual(A, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw, comm)
     if minv != NULL:
         for j in range(nw):
             s[j] = minv[j] * r[j]
@@ -212,6 +318,9 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
     optimal[0] = 1 if rr == 0.0 else 0
     if h == NULL or A.normal == NULL:
         fused = 0
+    if dist:
+        return _cgls_dist(A, c, lam, beta, z, q, u, r, p, s, minv, eps, forcing, max_iter,
+                          optimal, stop, fused, h, dsum, xd, verify, rho, comm)
     if xd != NULL:
         memset(xd, 0, n * sizeof(double))
         memset(dsum, 0, nw * sizeof(double))

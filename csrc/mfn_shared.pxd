@@ -7,8 +7,10 @@
 
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, isfinite, INFINITY
+from libc.stdlib cimport malloc, free, qsort
 cimport numpy as cnp
 from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, linsvm_max_threads
+from comm cimport Comm, comm_active, comm_sum, comm_max, comm_allgather
 
 # Knee of a breakpoint (stored in the low bit of Breakpoint.k).
 cdef enum:
@@ -147,38 +149,45 @@ cdef inline void term_out(const Terms* T, int64_t k, int64_t s, double* v, doubl
 
 # ------------------------------------------------------------------ exact line search
 
-cdef inline void _cross(const Loss* L, const Terms* T, const Breakpoint* bp, int64_t a, int64_t b,
-                        double* ls, double* rs) noexcept nogil:
-    """Add to l, r the change of phi''s line from crossing the breakpoints bp[a:b] (eq. 18).
+cdef inline void _cross_one(const Loss* L, const Terms* T, const Breakpoint* bp, double* ls,
+                            double* rs) noexcept nogil:
+    """Add to l, r the change of phi''s line from crossing the breakpoint bp (eq. 18).
 
     At a hi knee a term leaves (rising margin) or enters (falling) zone 1; at a lo knee it
     passes between zones 1 and 2, trading its linear term -c kappa t dv for the quadratic
     one.  Each update depends only on its own term, so crossings commute.
     """
-    cdef int64_t j, k, s, term
+    cdef int64_t k, s, term
     cdef double v, dv, t, e, g, sg
+    term = bp.k >> 1
+    if T.nb == 0:
+        k = term
+        s = 0
+    else:
+        k = term // T.nb
+        s = term - k * T.nb
+    term_at(T, k, s, &v, &dv, &t)
+    e = L.a * T.c[k]
+    if (bp.k & 1) == KNEE_HI:
+        sg = -e if t * dv > 0.0 else e
+        ls[0] += sg * (v - t * L.tm) * dv
+        rs[0] += sg * (v - t * L.tm + dv) * dv
+    else:
+        g = T.c[k] * L.kappa * t * dv
+        if t * dv > 0.0:             # zone 2 -> 1
+            ls[0] += g + e * (v - t * L.tm) * dv
+            rs[0] += g + e * (v - t * L.tm + dv) * dv
+        else:                        # zone 1 -> 2
+            ls[0] -= g + e * (v - t * L.tm) * dv
+            rs[0] -= g + e * (v - t * L.tm + dv) * dv
+
+
+cdef inline void _cross(const Loss* L, const Terms* T, const Breakpoint* bp, int64_t a, int64_t b,
+                        double* ls, double* rs) noexcept nogil:
+    """Add to l, r the change of phi''s line from crossing the breakpoints bp[a:b]."""
+    cdef int64_t j
     for j in range(a, b):
-        term = bp[j].k >> 1
-        if T.nb == 0:
-            k = term
-            s = 0
-        else:
-            k = term // T.nb
-            s = term - k * T.nb
-        term_at(T, k, s, &v, &dv, &t)
-        e = L.a * T.c[k]
-        if (bp[j].k & 1) == KNEE_HI:
-            sg = -e if t * dv > 0.0 else e
-            ls[0] += sg * (v - t * L.tm) * dv
-            rs[0] += sg * (v - t * L.tm + dv) * dv
-        else:
-            g = T.c[k] * L.kappa * t * dv
-            if t * dv > 0.0:             # zone 2 -> 1
-                ls[0] += g + e * (v - t * L.tm) * dv
-                rs[0] += g + e * (v - t * L.tm + dv) * dv
-            else:                        # zone 1 -> 2
-                ls[0] -= g + e * (v - t * L.tm) * dv
-                rs[0] -= g + e * (v - t * L.tm + dv) * dv
+        _cross_one(L, T, &bp[j], ls, rs)
 
 
 cdef inline void _add_bp(Breakpoint* bp, int64_t* n_near, int64_t* n_far, int64_t cap,
@@ -228,9 +237,174 @@ cdef inline void _collect_binary_nolo(const Loss* L, const Terms* T, Breakpoint*
     slope1[0] += s1
 
 
+# The distributed selection's rounds: each rank samples SEL_S of its candidates, the
+# ranks agree on up to SEL_K pivots, and one allreduce of the crossings per bin
+# between them decides which bin holds the root (_line_search_dist).
+cdef enum:
+    SEL_S = 32
+    SEL_K = 32
+
+
+ctypedef struct _Sample:
+    double delta
+    double weight
+
+
+cdef inline int _cmp_sample(const void* x, const void* y) noexcept nogil:
+    cdef double a = (<const _Sample*>x).delta, b = (<const _Sample*>y).delta
+    return -1 if a < b else (1 if a > b else 0)
+
+
+cdef inline int64_t _bin_of(double v, const double* piv, int64_t K) noexcept nogil:
+    """Bin of v among the ascending pivots: 2j for the open interval (piv[j-1], piv[j]),
+    2j + 1 for v == piv[j] (2K: above every pivot)."""
+    cdef int64_t lo = 0, hi = K, mid
+    while lo < hi:                           # lo = number of pivots < v
+        mid = (lo + hi) // 2
+        if piv[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < K and piv[lo] == v:
+        return 2 * lo + 1
+    return 2 * lo
+
+
+cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* bp,
+                                     int64_t n_near, int64_t n_far, int64_t cap, double lreg,
+                                     double rreg, double ls, double rs, double slope1,
+                                     const Comm* comm) noexcept nogil:
+    """exact_line_search's selection over the ranks' breakpoints (each rank holds those of
+    its own terms): ls, rs, slope1 are this rank's term sums, lreg, rreg the
+    regularizer's part.  The first allreduce (5 doubles) completes ls, rs and phi'(1)
+    and the crossings before delta = 1.  Then rounds, each of one allgather and one
+    allreduce: every rank sends SEL_S evenly spaced samples of its candidates (and
+    their count); from the pooled samples, weighted by the count each stands for,
+    all ranks pick the same SEL_K pivots (weighted quantiles); each rank sums the
+    change of phi''s line from crossing its candidates in each of the 2 SEL_K + 1 bins
+    (below, at and between the pivots) and one allreduce adds them; phi' at the pivots
+    then names the bin that holds the root, every rank crosses the bins below it and
+    keeps its candidates in it.  As with the serial selection the answer is the walk's
+    (the piece of phi' that holds its root); a round divides the candidates by about
+    SEL_K, and a bin of equal breakpoints is settled in one round, so the rounds end
+    after O(log_K #breakpoints), when no rank has candidates left (the allreduce also
+    counts each bin's candidates, so that is known without another round).  Per round:
+    one allgather of SEL_S + 2 doubles per rank, one allreduce of 3 (2 SEL_K + 1)."""
+    cdef double red[5]
+    cdef double* buf
+    cdef double* got
+    cdef double* piv
+    cdef double* bins
+    cdef _Sample* pool
+    cdef double total, w, acc, step, cl, cr, pl, pr
+    cdef int64_t a, b, j, r, i, n_loc, n_s, n_pool, K, chosen, keep, size = comm.size
+    cdef int64_t width = SEL_S + 2
+    cdef Breakpoint tmp
+    red[0] = ls
+    red[1] = rs
+    red[2] = slope1
+    red[3] = 0.0
+    red[4] = 0.0
+    _cross(L, T, bp, 0, n_near, &red[3], &red[4])
+    comm_sum(comm, red, 5)
+    ls = lreg + red[0]
+    rs = rreg + red[1]
+    slope1 = rreg + red[2]
+    if ls >= 0.0:
+        return 0.0
+    if slope1 >= 0.0:                        # the root is in [0, 1]
+        a = 0
+        b = n_near
+    else:                                    # beyond 1: cross everything before it
+        ls += red[3]
+        rs += red[4]
+        a = cap - n_far
+        b = cap
+    buf = <double*>malloc((width * (size + 1) + SEL_K + 3 * (2 * SEL_K + 1)) * sizeof(double)
+                          + size * SEL_S * sizeof(_Sample))
+    if buf == NULL:                          # the other ranks would wait: end the job
+        with gil:
+            (<object>comm.obj).abort("out of memory in the exact line search")
+    got = buf + width
+    piv = got + width * size
+    bins = piv + SEL_K
+    pool = <_Sample*>(bins + 3 * (2 * SEL_K + 1))
+    while True:                          # until no rank has candidates left
+        n_loc = b - a
+        n_s = min(n_loc, <int64_t>SEL_S)
+        buf[0] = <double>n_loc
+        buf[1] = <double>n_s
+        for i in range(n_s):                 # evenly spaced over the candidates
+            buf[2 + i] = bp[a + (2 * i + 1) * n_loc // (2 * n_s)].delta
+        for i in range(n_s, SEL_S):
+            buf[2 + i] = 0.0
+        comm_allgather(comm, buf, width, got)
+        total = 0.0
+        n_pool = 0
+        for r in range(size):
+            total += got[width * r]
+            n_s = <int64_t>got[width * r + 1]
+            if n_s > 0:
+                w = got[width * r] / n_s
+                for i in range(n_s):
+                    pool[n_pool].delta = got[width * r + 2 + i]
+                    pool[n_pool].weight = w
+                    n_pool += 1
+        if total == 0.0:
+            break
+        # the pivots: weighted quantiles k / (SEL_K + 1) of the pool, without repeats
+        qsort(pool, n_pool, sizeof(_Sample), _cmp_sample)
+        K = 0
+        acc = 0.0
+        step = total / (SEL_K + 1)
+        j = 1
+        for i in range(n_pool):
+            acc += pool[i].weight
+            if acc >= j * step or i == n_pool - 1:
+                if K == 0 or pool[i].delta > piv[K - 1]:
+                    piv[K] = pool[i].delta
+                    K += 1
+                while j <= SEL_K and acc >= j * step:
+                    j += 1
+                if K == SEL_K:
+                    break
+        for i in range(3 * (2 * K + 1)):
+            bins[i] = 0.0
+        for i in range(a, b):               # bin j: (l, r) at bins[2j:2j+2], its count at
+            j = _bin_of(bp[i].delta, piv, K)    # bins[2 (2K + 1) + j]
+            _cross_one(L, T, &bp[i], &bins[2 * j], &bins[2 * j + 1])
+            bins[2 * (2 * K + 1) + j] += 1.0
+        comm_sum(comm, bins, 3 * (2 * K + 1))
+        cl = ls
+        cr = rs
+        chosen = 2 * K
+        for j in range(K):
+            pl = cl + bins[4 * j]
+            pr = cr + bins[4 * j + 1]
+            if pl + piv[j] * (pr - pl) >= 0.0:   # phi'(pivot) >= 0: the root is left of it
+                chosen = 2 * j
+                break
+            cl = pl + bins[4 * j + 2]            # cross the pivot's own breakpoints too
+            cr = pr + bins[4 * j + 3]
+        ls = cl
+        rs = cr
+        keep = a                                 # this rank's candidates in that bin
+        for i in range(a, b):
+            if _bin_of(bp[i].delta, piv, K) == chosen:
+                tmp = bp[i]; bp[i] = bp[keep]; bp[keep] = tmp
+                keep += 1
+        b = keep
+        if bins[2 * (2 * K + 1) + chosen] == 0.0:   # no rank has candidates left
+            break
+    free(buf)
+    if rs - ls <= 0.0:
+        return 0.0
+    return -ls / (rs - ls)
+
+
 cdef inline double exact_line_search(const Loss* L, double lam, const double* beta, const double* d,
                                int64_t nbeta, const Terms* T, Breakpoint* bp,
-                               int64_t cap) noexcept nogil:
+                               int64_t cap, const Comm* comm=NULL) noexcept nogil:
     """Minimize phi(delta) = f(beta + delta d) over delta >= 0 (Sections 4.4, 6, 7).
 
     Works on the term outputs v and their steps dv (from T: y, dy and, for ordinal
@@ -251,10 +425,14 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
     selection; otherwise those are crossed at once and the selection runs over
     the rest.  bp has room for cap breakpoints (at most 2 per term, 1 when the
     loss has one knee).  Returns delta* (0 if d is not a descent direction).
+    comm (csrc/comm.pxd): T holds this rank's terms (beta, d replicated); the sums are
+    reduced and the selection runs over every rank's breakpoints (_line_search_dist),
+    so every rank returns the same delta*.
     """
     cdef int64_t k, s, j, a, b, lt, gt, i, term, n_near = 0, n_far = 0
     cdef double ls = 0.0, rs = 0.0, pivot, d0, d1, d2, l2, r2, v, dv, t, e, g, rate
-    cdef double slope1
+    cdef double slope1, lreg = 0.0, rreg = 0.0
+    cdef int dist = comm_active(comm)
     cdef int zn
     cdef int has_hi = L.hi < INFINITY
     cdef int has_lo = L.lo > -INFINITY
@@ -265,6 +443,12 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
     ls *= lam
     rs *= lam
     slope1 = rs
+    if dist:                                  # the terms' sums apart, to be reduced
+        lreg = ls
+        rreg = rs
+        ls = 0.0
+        rs = 0.0
+        slope1 = 0.0
     if T.nb == 0 and not has_lo:              # binary terms, no zone 2 (L2, least squares)
         _collect_binary_nolo(L, T, bp, &n_near, &n_far, cap, &ls, &rs, &slope1)
     else:
@@ -297,6 +481,8 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
                         _add_bp(bp, &n_near, &n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
                         if has_hi:
                             _add_bp(bp, &n_near, &n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
+    if dist:
+        return _line_search_dist(L, T, bp, n_near, n_far, cap, lreg, rreg, ls, rs, slope1, comm)
     if ls >= 0.0:
         return 0.0
     if slope1 >= 0.0:                        # the root is in [0, 1]
@@ -364,9 +550,10 @@ cdef inline int check_codes(const int32_t* codes, int64_t m, int64_t nb) except 
 
 cdef inline double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const double* t,
                             const double* c, double lam, const double* y, double* at,
-                            double* yhat, double* bh) noexcept nogil:
+                            double* yhat, double* bh, const Comm* comm=NULL) noexcept nogil:
     """The maximum dual KKT violation of Section 4.7 (see mfn_dual_kkt); at, yhat (m)
-    and bh (n_weights) are scratch."""
+    and bh (n_weights) are scratch.  comm: this rank's rows; sum_k alpha_k t_k x_k is
+    reduced, and so is the violation (its maximum over the ranks)."""
     cdef int64_t k
     cdef double viol = 0.0, g, alpha
     for k in range(m):
@@ -374,6 +561,7 @@ cdef inline double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const 
         if t[k] * y[k] < 1.0 and c[k] > 0.0:
             at[k] = -c[k] * (y[k] - t[k]) / lam          # alpha_k t_k
     rmatvec(X, rows, m, at, bh)
+    comm_sum(comm, bh, X.n_weights)
     matvec(X, rows, m, bh, yhat)
     for k in range(m):
         if c[k] <= 0.0:
@@ -385,6 +573,7 @@ cdef inline double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const 
         else:
             g = t[k] * yhat[k] - 1.0
             viol = max(viol, -g)
+    comm_max(comm, &viol, 1)
     return viol
 
 

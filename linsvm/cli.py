@@ -6,6 +6,20 @@ training linsvm.train's, the file format linsvm.model's.  Every user error
 ends as one line `PROG: error: ...` on stderr and a non-zero exit status
 (1 for bad data/model/files, 2 for bad usage); no traceback reaches the user,
 and a failed command leaves no output file behind.
+
+On MPI (`mpiexec -n P linsvm-train ...`, P > 1; linsvm.distributed.mpi_launch
+states how a launch is recognised, from the environment alone) `train` and `cv`
+run on P ranks (_Job): each reads its share of the data
+(linsvm.distributed.read_training_share) and trains with the others
+(train(comm=...)).  Rank 0 alone prints -- notes, progress, warnings, the
+summary, results -- and writes the model.  An error every rank meets alike
+(options, data, a serial-only solver) is printed once, by rank 0, and every
+rank exits with its status (the others silently: the entry points hide their
+copy).  A check that could differ between ranks (a file one rank cannot read)
+is made collective (_Job.run) before any rank goes on, and anything unexpected
+on one rank ends the whole job at once (linsvm.collective.Collective.abort:
+`linsvm: error: MPI rank R: ...`), so no rank is left waiting.  Without a
+launcher, or with P = 1, nothing imports mpi4py: the serial program.
 """
 from __future__ import annotations
 
@@ -74,7 +88,9 @@ class UsageLineError(CommandError):
 
 
 def _fail_on_errors(func):
-    """Turn LinsvmError / OSError / Ctrl-C inside a command into one-line errors."""
+    """Turn LinsvmError / OSError / Ctrl-C inside a command into one-line errors; on a
+    rank of an MPI job anything but a LinsvmError or Click's error (which every rank
+    meets alike) first ends the whole job (_abort_job)."""
     import functools
 
     @functools.wraps(func)
@@ -83,14 +99,32 @@ def _fail_on_errors(func):
             return func(*args, **kwargs)
         except LinsvmError as exc:
             raise CommandError(_error_text(exc)) from None
+        except click.ClickException:
+            raise
+        except BaseException as exc:
+            _abort_job(exc)             # on MPI: one rank's fault ends every rank
+            raise
+        finally:
+            _Job.active = None
+
+    return _serial_errors(wrapper)
+
+
+def _serial_errors(func):
+    """OSError, MemoryError and Ctrl-C inside a command as one-line errors."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):       # `linsvm-predict ... - | head`
                 try:
                     sys.stdout = open(os.devnull, "w")
                 finally:
                     raise SystemExit(0)
-            where = f" '{exc.filename}'" if getattr(exc, "filename", None) else ""
-            raise CommandError(f"cannot access{where}: {exc.strerror or exc}") from None
+            raise CommandError(_os_error_text(exc)) from None
         except MemoryError as exc:
             detail = f" ({exc})" if str(exc) else ""
             raise CommandError(f"out of memory{detail}; with sparse, large feature indices "
@@ -100,6 +134,114 @@ def _fail_on_errors(func):
             raise SystemExit(130) from None
 
     return wrapper
+
+
+def _os_error_text(exc):
+    where = f" '{exc.filename}'" if getattr(exc, "filename", None) else ""
+    return f"cannot access{where}: {exc.strerror or exc}"
+
+
+def _abort_job(exc):
+    """On a rank of a distributed command: print the fault and end every rank
+    (Collective.abort); nothing for the serial program."""
+    job = _Job.active
+    if job is None or job.coll is None or isinstance(exc, (SystemExit, click.exceptions.Exit)):
+        return
+    if isinstance(exc, KeyboardInterrupt):
+        text = "interrupted"
+    elif isinstance(exc, OSError):
+        text = _os_error_text(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    job.coll.abort(text)
+
+
+# ---------------------------------------------------------------------------- MPI
+
+class _Job:
+    """The ranks a train or cv command runs on: the serial program (comm None) or
+    one rank of an MPI job (module notes).  rank, size; root: rank 0, the one that
+    prints and writes.  `active` is the job of the command running now (one at a
+    time per process), for _fail_on_errors."""
+
+    active = None
+
+    def __init__(self, comm):
+        from .collective import collective_of
+
+        self.comm = comm
+        self.coll = collective_of(comm)
+        self.rank = 0 if comm is None else int(comm.Get_rank())
+        self.size = 1 if comm is None else int(comm.Get_size())
+        self.root = self.rank == 0
+
+    def run(self, fn, *args, root_only=False, **kwargs):
+        """fn(*args, **kwargs) with its errors made collective: a one-line error
+        (LinsvmError, OSError, Click's) on any rank is raised on every rank, the
+        lowest failing rank's (prefixed "MPI rank R: " when R > 0), after one
+        allgather, so no rank goes on alone.  root_only: fn runs on rank 0 only
+        (what rank 0 alone writes).  Returns fn's result (None on the others with
+        root_only)."""
+        if self.comm is None:
+            return fn(*args, **kwargs)
+        out, fault = None, None
+        if self.root or not root_only:
+            try:
+                out = fn(*args, **kwargs)
+            except click.ClickException as exc:
+                fault = (exc.exit_code, exc.format_message())
+            except LinsvmError as exc:
+                fault = (1, _error_text(exc))
+            except OSError as exc:
+                fault = (1, _os_error_text(exc))
+        for rank, f in enumerate(self.comm.allgather(fault)):
+            if f is not None:
+                text = (f"MPI rank {rank}: " if rank else "") + f[1]
+                raise (UsageLineError if f[0] == 2 else CommandError)(text)
+        return out
+
+    def gather(self, obj):
+        """Every rank's picklable obj, in rank order ([obj] when serial)."""
+        return [obj] if self.comm is None else self.comm.allgather(obj)
+
+
+def _open_job(solver=None, probability=0):
+    """The _Job of a train/cv command: the MPI job this process was launched in
+    (linsvm.distributed.world_comm), else the serial program.  On several ranks a
+    serial-only solver and -b 1 are refused here, before any data is read."""
+    from .distributed import world_comm
+    from .train import refuse_serial_only
+
+    job = _Job(world_comm())
+    if job.comm is None:
+        return job
+    _Job.active = job
+    if solver is not None:
+        refuse_serial_only(SOLVERS[solver])
+    if probability:
+        raise UsageLineError("-b 1 does not run on several MPI ranks (the sigmoids are fitted "
+                             "on every fold's decision values at once); train with -b 1 "
+                             "without mpiexec")
+    return job
+
+
+def _launch_rank():
+    """This process's rank in an MPI launch (0 without one), from the environment."""
+    from .distributed import mpi_launch
+
+    launch = mpi_launch()
+    return 0 if launch is None else launch.rank
+
+
+def _refuse_launch(command):
+    """Commands that run on one process only refuse an MPI launch of several ranks
+    (each rank would do the whole work and write the same output)."""
+    from .distributed import mpi_launch
+
+    launch = mpi_launch()
+    if launch is not None and launch.size != 1:
+        raise UsageLineError(f"{command} runs on one process; run it without mpiexec (only "
+                             "train and cv run on several MPI ranks)")
 
 
 def _stderr_is_tty():
@@ -119,8 +261,9 @@ class _Console:
     progress line, redrawn in place with '\\r' on a terminal once the run has lasted
     PROGRESS_DELAY seconds; no progress when quiet or when stderr is not a terminal."""
 
-    def __init__(self, quiet):
-        self.quiet = quiet
+    def __init__(self, quiet, silent=False):
+        quiet = quiet or silent             # silent: an MPI rank other than 0, not even warnings
+        self.quiet, self.silent = quiet, silent
         self.live = not quiet and _stderr_is_tty()
         self.t0 = time.monotonic()
         self.last = -1e9
@@ -139,7 +282,9 @@ class _Console:
             self._log(f"note: {text}")
 
     def warn(self, text):
-        """A warning (shown even with -q)."""
+        """A warning (shown even with -q; not on MPI ranks other than 0)."""
+        if self.silent:
+            return
         with self.lock:
             self._clear()
             click.echo(f"warning: {text}", err=True)
@@ -477,6 +622,11 @@ def _data_options(single_cost):
                           "100 classes with under 10 training examples per class on average."),
         click.option("-q", "--quiet", is_flag=True,
                      help="No progress, notes or summary (warnings still show)."),
+        click.option("--shards", is_flag=True,
+                     help="TRAINING_FILE names shard files: a glob pattern (quoted, so that "
+                          "linsvm expands it, not the shell) or a comma-separated list of names "
+                          "and patterns, plain or compressed, read in sorted name order as one "
+                          "data set.  Under mpiexec each rank reads whole shards, spread by size."),
     ]
 
 
@@ -518,27 +668,74 @@ def _train_command(func):
                          help="Train a linear SVM on TRAINING_FILE (SVM-light format; '-' is "
                               "stdin; gzip/bzip2/xz accepted) and write MODEL_FILE (default: "
                               "the training file's name + '.model'; '-' is stdout).  The model "
-                              "path is checked before training.")(_decorate(func, options))
+                              "path is checked before training.  Under `mpiexec -n P` it trains "
+                              "on P ranks, each reading its share; rank 0 prints and writes the "
+                              "model (README: MPI).")(_decorate(func, options))
 
 
-def _load_training(training_file, solver, instance_weights, console=None):
-    """X (the parser's CSRBuffers, as train() takes it), y, qid (None unless a
-    ranking solver and several qids), sample weights; the rows read so far show
-    on the console's progress line."""
+class _Data(NamedTuple):
+    """The training data a command holds: X, y, qid (None unless a ranking solver and
+    several qids over all the data), sample_weight -- on MPI this rank's rows -- and
+    over all ranks: n_rows, nnz, and the distinct labels in order of first appearance
+    (None when not known)."""
+
+    X: object
+    y: np.ndarray
+    qid: object
+    sample_weight: object
+    n_rows: int
+    nnz: int
+    labels: object
+
+
+def _load_training(training_file, solver, instance_weights, console=None, job=None,
+                   shards=False):
+    """The training data (_Data): the parser's CSRBuffers, as train() takes it, labels,
+    qids and sample weights; the rows read so far show on the console's progress line.
+    On several ranks (job) or with --shards: linsvm.distributed.read_training_share
+    (each rank its share; rank 0 notes when the input had to be scattered)."""
     from .data import load_svmlight_buffers
 
     name = "stdin" if training_file == "-" else training_file
     progress = None if console is None or not console.live else (
         lambda rows: console.progress(f"reading {name}: {rows:,} rows"))
-    if SOLVERS[solver].kind == "ordinal":
-        X, y, qid = load_svmlight_buffers(training_file, with_qid=True, progress=progress)
-        qid = qid if np.unique(qid).size > 1 else None
-    else:
-        (X, y), qid = load_svmlight_buffers(training_file, progress=progress), None
+    ordinal = SOLVERS[solver].kind == "ordinal"
+    distributed = job is not None and job.comm is not None
+    if not distributed and not shards:
+        if ordinal:
+            X, y, qid = load_svmlight_buffers(training_file, with_qid=True, progress=progress)
+            qid = qid if np.unique(qid).size > 1 else None
+        else:
+            (X, y), qid = load_svmlight_buffers(training_file, progress=progress), None
+        if console is not None:
+            console.done()
+        sample_weight = _read_instance_weights(instance_weights, X.n_rows) \
+            if instance_weights else None
+        return _Data(X, y, qid, sample_weight, X.n_rows, X.nnz, None)
+    from .distributed import read_training_share
+
+    share, how = read_training_share(training_file, job.comm if distributed else None,
+                                     shards=shards, with_qid=ordinal, progress=progress)
     if console is not None:
         console.done()
-    sample_weight = _read_instance_weights(instance_weights, X.n_rows) if instance_weights else None
-    return X, y, qid, sample_weight
+        if how == "scatter":
+            console.note(f"{name} was read by rank 0 and its rows sent to the {job.size} "
+                         "ranks; a plain file (every rank reads its own share) or --shards "
+                         "is faster")
+    X, y, qid = share.X, share.y, share.qid
+    sums = (job or _Job(None)).gather((X.nnz, int(qid.min()) if qid is not None and qid.size
+                                       else None, int(qid.max()) if qid is not None
+                                       and qid.size else None))
+    nnz = sum(r[0] for r in sums)
+    if qid is not None:
+        ends = [v for r in sums for v in r[1:] if v is not None]
+        qid = qid if ends and min(ends) != max(ends) else None
+    sample_weight = None
+    if instance_weights:
+        weights = (job or _Job(None)).run(_read_instance_weights, instance_weights,
+                                          share.n_rows_total)
+        sample_weight = weights[share.row_offset:share.row_offset + X.n_rows]
+    return _Data(X, y, qid, sample_weight, share.n_rows_total, nnz, share.labels)
 
 
 IMBALANCE_NOTE = 0.95   # note when one class holds more than this fraction of the training rows
@@ -564,77 +761,113 @@ def _cross_validate(console, unit, X, y, **kwargs):
     return res
 
 
-def _note_imbalance(console, y, solver, class_weight):
+def _note_imbalance(console, y, solver, class_weight, job=None):
     """One line when one class dominates the training data of a classifier and no
-    class weights were given: accuracy then says little, and -w balanced helps."""
-    if class_weight or SOLVERS[solver].kind == "ordinal" or y.shape[0] == 0:
+    class weights were given: accuracy then says little, and -w balanced helps.  On
+    several ranks (job) the counts are those of all ranks (every rank takes part)."""
+    if class_weight or SOLVERS[solver].kind == "ordinal":
         return
     labels, counts = np.unique(y, return_counts=True)
+    if job is not None and job.comm is not None:
+        merged = {}
+        for labs, cnts in job.gather((labels, counts)):
+            for label, count in zip(labs.tolist(), cnts.tolist()):
+                merged[label] = merged.get(label, 0) + count
+        labels = np.array(sorted(merged), dtype=np.float64)
+        counts = np.array([merged[v] for v in labels.tolist()], dtype=np.int64)
+    n = int(counts.sum())
+    if n == 0:
+        return
     top = int(np.argmax(counts))
-    share = counts[top] / y.shape[0]
+    share = counts[top] / n
     if labels.shape[0] >= 2 and share > IMBALANCE_NOTE:
         console.note(f"class {_fmt_number(labels[top])} holds {100 * share:.4g}% of the "
-                     f"{y.shape[0]} training examples (always predicting it scores that "
+                     f"{n} training examples (always predicting it scores that "
                      f"accuracy); consider -w balanced, and judge by F1 or PRBEP "
                      f"(linsvm-cv --metric f1)")
 
 
 def _train(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
            init_model, seed, model_format, quiet, n_folds, allow_many_classes, n_jobs,
-           probability=0, **solver_options):
+           probability=0, shards=False, **solver_options):
     from .model import check_model_format, load_model
     from .train import collecting_warnings, train
 
     if model_file is None and n_folds is None:
         if training_file == "-":
             raise click.UsageError("MODEL_FILE is required when training from stdin")
+        if shards:
+            raise click.UsageError("MODEL_FILE is required with --shards")
         model_file = os.path.basename(training_file) + ".model"
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
     solver = _resolve_solver(solver, solver_options)
-    console = _Console(quiet)
-    log = console.log
     class_weight = _parse_class_weights(class_weights)
     if probability:
         _check_probability_request(solver, n_folds)
+    job = _open_job(solver, probability)
+    console = _Console(quiet, silent=not job.root)
+    log = console.log
     if n_folds is None:             # what can fail at saving fails now, not after training
         check_model_format(model_format, solver=solver, probability=bool(probability))
-        check_output_path(model_file, what="model file", inputs=(training_file, instance_weights),
-                          stdout_ok=True)
-    init = load_model(init_model) if init_model else None
+        job.run(_check_output, model_file, "model file", training_file, instance_weights,
+                shards, stdout_ok=True, root_only=True)
+    init = job.run(load_model, init_model) if init_model else None
     t0 = time.perf_counter()
-    X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights, console)
+    data = _load_training(training_file, solver, instance_weights, console, job, shards)
+    X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
     if n_folds is None:
-        check_model_format(model_format, classes=np.unique(y))
+        check_model_format(model_format, classes=np.unique(y if data.labels is None
+                                                           else data.labels))
     if log:
-        log(f"read {X.n_rows} examples, {X.n_features} features, {X.nnz} non-zeros "
-            f"in {time.perf_counter() - t0:.3f}s")
-    _note_imbalance(console, y, solver, class_weight)
+        ranks = f" on {job.size} MPI ranks" if job.comm is not None else ""
+        log(f"read {data.n_rows} examples, {X.n_features} features, {data.nnz} non-zeros "
+            f"in {time.perf_counter() - t0:.3f}s{ranks}")
+    _note_imbalance(console, y, solver, class_weight, job)
     if n_folds is not None:
         res = _cross_validate(console, "folds", X, y, solver=solver, Cs=[C], n_folds=n_folds,
                               seed=seed, qid=qid, bias=bias, tol=tol, class_weight=class_weight,
                               sample_weight=sample_weight, allow_many_classes=allow_many_classes,
-                              **solver_options)
+                              comm=job.comm, **solver_options)
         pt = res.points[0]
         name = {"accuracy": "Accuracy", "mae": "Mean absolute error"}[res.metric]
         value = f"{100 * pt.mean:g}%" if res.metric == "accuracy" else f"{pt.mean:g}"
-        click.echo(f"Cross Validation {name} = {value}")
+        if job.root:
+            click.echo(f"Cross Validation {name} = {value}")
         return
     with collecting_warnings() as records:     # printed here, not as Python warnings
         model = train(X, y, solver=solver, C=C, bias=bias, tol=tol, class_weight=class_weight,
                       sample_weight=sample_weight, init=init, seed=seed, log=log, qid=qid,
-                      allow_many_classes=allow_many_classes, n_jobs=n_jobs, **solver_options)
+                      allow_many_classes=allow_many_classes, n_jobs=n_jobs, comm=job.comm,
+                      **solver_options)
     _print_warnings(console, records)
     if probability:
         model = _calibrate(console, model, X, y, sample_weight, solver=solver, C=C, bias=bias,
                            tol=tol, class_weight=class_weight, seed=seed,
                            allow_many_classes=allow_many_classes, n_jobs=n_jobs, **solver_options)
-    model.save(model_file, format=model_format)
+    job.run(model.save, model_file, format=model_format, root_only=True)
     if log:
         st = model.stats
         extra = "".join(f", {k} = {_fmt_stat(st[k])}" for k in ("n_active", "cg_iter", "kkt_violation")
                         if k in st)
         log(f"{solver}: objective = {st['objective']:.10g}, iterations = {st['n_iter']}{extra}, "
             f"time = {st['seconds']:.3f}s -> {model_file}")
+        if "ranks" in st:
+            log(_comm_summary(st))
+
+
+def _check_output(path, what, training_file, instance_weights, shards, stdout_ok=False):
+    """check_output_path for a command's output, the shard files among its inputs."""
+    from .distributed import shard_paths
+
+    data = shard_paths(training_file) if shards else [training_file]
+    check_output_path(path, what=what, inputs=(*data, instance_weights), stdout_ok=stdout_ok)
+
+
+def _comm_summary(st):
+    """The summary line of a distributed training: ranks and communication (rank 0's
+    time inside collectives, waiting for slower ranks included)."""
+    return (f"{st['ranks']} MPI ranks: {st['comm_seconds']:.3f}s communicating in "
+            f"{st['comm_calls']} collectives, {st['comm_bytes'] / 1e6:.4g} MB sent per rank")
 
 
 def _check_probability_request(solver, n_folds):
@@ -698,6 +931,7 @@ def predict_cmd(test_file, model_file, output_file, decision_values, chunk_rows,
     from .model import load_model
     from .predict import note_lines, predict_file, report_lines
 
+    _refuse_launch("predict")
     if probability and decision_values:
         raise UsageLineError("-b 1 and --decision-values cannot be used together "
                              "(one writes probabilities, the other decision values)")
@@ -740,6 +974,7 @@ def renumber_cmd(input_file, output_file, map_file, apply_map):
     from .data import (dump_svmlight, load_svmlight, read_feature_map, renumber_features,
                        write_feature_map)
 
+    _refuse_launch("renumber")
     feature_map = read_feature_map(map_file) if apply_map else None
     X, y, qid = load_svmlight(input_file, with_qid=True)
     X, feature_map = renumber_features(X, feature_map)
@@ -774,6 +1009,7 @@ def synth_cmd(train_file, test_file, n_samples, n_features, n_classes, noise, te
     from .data import dump_svmlight
     from .synth import make_text_classification
 
+    _refuse_launch("synth")
     X, y = make_text_classification(n_samples=n_samples, n_features=n_features,
                                     n_classes=n_classes, noise=noise, seed=seed)
     n_test = int(round(test_fraction * n_samples)) if test_file else 0
@@ -804,7 +1040,7 @@ def _edge_warning(res, Cs):
 
 def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, instance_weights, seed,
         quiet, n_folds, n_jobs, metric, fmt, output_model, warm_start, allow_many_classes,
-        **solver_options):
+        shards=False, **solver_options):
     import json
 
     from .cv import PERCENT_METRICS, parse_grid
@@ -821,17 +1057,21 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
     solver = _resolve_solver(solver, solver_options)
     class_weight = _parse_class_weights(class_weights)
-    console = _Console(quiet)
+    job = _open_job(solver)
+    console = _Console(quiet, silent=not job.root)
     log = console.log
+    echo = click.echo if job.root else (lambda *a, **k: None)    # results: rank 0's
     if output_model is not None:    # checked now, not after the whole grid
-        check_output_path(output_model, what="output model", inputs=(training_file, instance_weights))
-    X, y, qid, sample_weight = _load_training(training_file, solver, instance_weights, console)
-    _note_imbalance(console, y, solver, class_weight)
+        job.run(_check_output, output_model, "output model", training_file, instance_weights,
+                shards, root_only=True)
+    data = _load_training(training_file, solver, instance_weights, console, job, shards)
+    X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
+    _note_imbalance(console, y, solver, class_weight, job)
     res = _cross_validate(console, "models", X, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds,
                           seed=seed, n_jobs=n_jobs, warm_start=warm_start, metric=metric, qid=qid,
                           log=log, bias=bias, tol=tol, class_weight=class_weight,
                           sample_weight=sample_weight, allow_many_classes=allow_many_classes,
-                          **solver_options)
+                          comm=job.comm, **solver_options)
     best = res.best
     rows = [{"C": pt.C, "p": pt.p, "mean": pt.mean, "std": pt.std, "seconds": pt.seconds,
              "iterations": pt.n_iter} for pt in res.points]
@@ -841,13 +1081,13 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     if fmt == "json":
         for r in rows:
             r["mean"], r["std"] = machine(r["mean"]), machine(r["std"])
-        click.echo(json.dumps({"metric": res.metric, "folds": n_folds, "points": rows,
+        echo(json.dumps({"metric": res.metric, "folds": n_folds, "points": rows,
                                "best": {"C": best.C, "p": best.p, "mean": machine(best.mean)}},
                               indent=1))
     elif fmt == "tsv":
-        click.echo("\t".join(["C", "p", res.metric, "std", "seconds", "iterations"]))
+        echo("\t".join(["C", "p", res.metric, "std", "seconds", "iterations"]))
         for r in rows:
-            click.echo("\t".join([repr(r["C"]), "" if r["p"] is None else repr(r["p"]),
+            echo("\t".join([repr(r["C"]), "" if r["p"] is None else repr(r["p"]),
                                   *("" if np.isnan(r[k]) else repr(r[k]) for k in ("mean", "std")),
                                   f"{r['seconds']:.6f}",
                                   str(r["iterations"])]))
@@ -860,12 +1100,12 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
             return f"{100 * v:{width - 1}.{digits}g}%" if pct else f"{v:{width}.{digits}g}"
         head = f"{'C':>12s} " + (f"{'p':>6s} " if ps else "") + \
             f"{res.metric:>10s} {'std':>9s} {'train s':>9s} {'iter':>7s}"
-        click.echo(head)
+        echo(head)
         for r in rows:
-            click.echo(f"{r['C']:12.6g} " + (f"{r['p']:6.3g} " if ps else "") +
+            echo(f"{r['C']:12.6g} " + (f"{r['p']:6.3g} " if ps else "") +
                        f"{show(r['mean'], 10, 6)} {show(r['std'], 9, 3)} {r['seconds']:9.3f} "
                        f"{r['iterations']:7d}")
-        click.echo(f"best: C = {best.C:g}" + (f", p = {best.p:g}" if ps else "") +
+        echo(f"best: C = {best.C:g}" + (f", p = {best.p:g}" if ps else "") +
                    f", {res.metric} = {show(best.mean, 0, 6).strip()}")
     edge = _edge_warning(res, Cs)
     if edge:
@@ -877,9 +1117,9 @@ def _cv(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         with collecting_warnings() as records:
             model = train(X, y, solver=solver, C=best.C, bias=bias, tol=tol,
                           class_weight=class_weight, sample_weight=sample_weight, seed=seed,
-                          qid=qid, allow_many_classes=allow_many_classes, **opts)
+                          qid=qid, allow_many_classes=allow_many_classes, comm=job.comm, **opts)
         _print_warnings(console, records)
-        model.save(output_model)
+        job.run(model.save, output_model, root_only=True)
         if log:
             log(f"trained at the best point on all data -> {output_model}")
 
@@ -915,7 +1155,9 @@ def _cv_command(func):
     return click.command("cv", cls=_Command, context_settings=_CONTEXT, epilog=_solver_help(),
                          help="k-fold cross-validation of a solver over a grid of C (and p) on "
                               "TRAINING_FILE: a table of the metric's mean and std per grid "
-                              "point, training time and iterations, and the best point.")(
+                              "point, training time and iterations, and the best point.  Under "
+                              "`mpiexec -n P` every fold trains on P ranks; the folds and results "
+                              "are the serial ones (README: MPI).")(
         _decorate(func, options))
 
 
@@ -938,21 +1180,37 @@ cli.add_command(renumber_cmd)
 cli.add_command(cv_cmd)
 
 
+def _run(command, prog_name):
+    """Run a Click command as a program.  On an MPI rank other than 0 (from the
+    launcher's environment) its errors exit with their status but are not shown:
+    rank 0 shows the same line (module notes)."""
+    if _launch_rank() == 0:
+        command.main(prog_name=prog_name)
+        return
+    try:
+        command.main(prog_name=prog_name, standalone_mode=False)
+    except click.ClickException as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        sys.exit(1)
+    sys.exit(0)
+
+
 def main():
     """Entry point of `linsvm` and `python -m linsvm`."""
-    cli.main(prog_name="linsvm")
+    _run(cli, "linsvm")
 
 
 def train_main():
     """Entry point of `linsvm-train`."""
-    train_cmd.main(prog_name="linsvm-train")
+    _run(train_cmd, "linsvm-train")
 
 
 def predict_main():
     """Entry point of `linsvm-predict`."""
-    predict_cmd.main(prog_name="linsvm-predict")
+    _run(predict_cmd, "linsvm-predict")
 
 
 def cv_main():
     """Entry point of `linsvm-cv`."""
-    cv_cmd.main(prog_name="linsvm-cv")
+    _run(cv_cmd, "linsvm-cv")

@@ -27,6 +27,7 @@ import numpy as np
 
 from . import metrics
 from .errors import DataError, ParameterError
+from .collective import agreed, collective_of
 from .interrupt import Cancelled, run_in_threads
 from .problem import CSRBuffers
 from .solvers import get_solver
@@ -63,22 +64,32 @@ def parse_grid(text, what="C"):
         raise ParameterError(f"bad {what} grid {text!r}: use a,b,c or lo:hi:step") from None
 
 
-def make_folds(y, n_folds, seed=0, qid=None):
+def make_folds(y, n_folds, seed=0, qid=None, comm=None):
     """Fold number (0..n_folds-1) of every example.
 
     Without qid: stratified, each class's examples (in a seeded random order)
     dealt round-robin to the folds, the starting fold rotating between classes
     so fold sizes stay balanced.  With qid: whole queries dealt to folds in a
     seeded random order.
+
+    comm: an MPI communicator (or linsvm.collective.Collective) when y (and qid)
+    are this rank's block of the examples, the union of the blocks in rank order
+    being the data set; the folds returned are this rank's rows' folds in the
+    serial assignment of the union, so they do not depend on the number of ranks.
+    The ranks exchange only per-class counts (or the distinct qids); each draws
+    the same permutation of every class's rows (transient memory of 8 bytes per
+    example of the class, on every rank) and keeps the part for its own rows.
     """
     y = np.asarray(y)
-    n = y.shape[0]
     if n_folds < 2:
         raise ParameterError(f"the number of folds must be >= 2, got {n_folds}")
+    coll = collective_of(comm)
+    gather = (lambda obj: [obj]) if coll is None else coll.comm.allgather
     rng = np.random.default_rng(seed)
-    fold = np.empty(n, dtype=np.int64)
+    fold = np.empty(y.shape[0], dtype=np.int64)
     if qid is not None:
-        queries = np.unique(qid)
+        qid = np.asarray(qid)
+        queries = np.unique(np.concatenate(gather(np.unique(qid))))
         if queries.shape[0] < n_folds:
             raise DataError(f"{queries.shape[0]} queries cannot fill {n_folds} folds")
         order = rng.permutation(queries.shape[0])
@@ -86,14 +97,25 @@ def make_folds(y, n_folds, seed=0, qid=None):
         of_query[order] = np.arange(queries.shape[0]) % n_folds
         fold[:] = of_query[np.searchsorted(queries, qid)]
         return fold
+    local_labels, local_counts = np.unique(y, return_counts=True)
+    reports = gather((local_labels.astype(np.float64), local_counts.astype(np.int64)))
+    labels = np.unique(np.concatenate([lab for lab, _ in reports]))
+    counts = np.zeros((len(reports), labels.shape[0]), dtype=np.int64)   # rank x class
+    for r, (lab, cnt) in enumerate(reports):
+        counts[r, np.searchsorted(labels, lab)] = cnt
+    n = int(counts.sum())
     if n < n_folds:
         raise DataError(f"{n} examples cannot fill {n_folds} folds")
+    rank = 0 if coll is None else coll.rank
     start = 0
-    for label in np.unique(y):
-        idx = np.flatnonzero(y == label)
-        idx = idx[rng.permutation(idx.shape[0])]
-        fold[idx] = (start + np.arange(idx.shape[0])) % n_folds
-        start = (start + idx.shape[0]) % n_folds
+    for j, label in enumerate(labels):
+        n_class = int(counts[:, j].sum())
+        off = int(counts[:rank, j].sum())           # the class's rows on lower ranks
+        idx = np.flatnonzero(y == label)            # its rows here: class positions off + i
+        perm = rng.permutation(n_class)             # the serial deal: position k gets perm[k]
+        mine = np.flatnonzero((perm >= off) & (perm < off + idx.shape[0]))
+        fold[idx[perm[mine] - off]] = (start + mine) % n_folds
+        start = (start + n_class) % n_folds
     return fold
 
 
@@ -133,8 +155,22 @@ class CVResult:
         return min(self.points, key=key)
 
 
-def _score(model, X_test, y_test, metric, qid_test):
-    scores = model.decision_function(X_test)
+def _score(model, X_test, y_test, metric, qid_test, coll=None):
+    """The fold's metric on its test rows; distributed (coll), those are this rank's
+    test rows and the metric is that of all ranks' test rows: accuracy from the
+    summed counts of correct predictions, the others on every rank's scores
+    gathered in rank order (the serial order of the test rows)."""
+    scores = agreed(coll, model.decision_function, X_test)   # an overflow on one rank: all
+    if coll is not None:
+        if metric == "accuracy":
+            pred = model.predict_from_scores(scores)
+            hits = coll.comm.allgather((int(np.count_nonzero(y_test == pred)), y_test.shape[0]))
+            n = sum(t for _, t in hits)
+            return sum(h for h, _ in hits) / n if n else float("nan")
+        parts = coll.comm.allgather((y_test, scores, qid_test))
+        y_test = np.concatenate([p[0] for p in parts])
+        scores = np.concatenate([p[1] for p in parts])
+        qid_test = None if qid_test is None else np.concatenate([p[2] for p in parts])
     pred = model.predict_from_scores(scores)
     if metric == "accuracy":
         return metrics.accuracy(y_test, pred)
@@ -160,29 +196,54 @@ def _merge_fold_warnings(per_fold, C, p):
             for (message, convergence), folds in _group_warnings(per_fold)]
 
 
+def _check_xy(X, y):
+    """X as CSRBuffers and y as float64, one label per row."""
+    Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != (Xb.n_rows,):
+        raise DataError(f"y has {y.size} labels for {Xb.n_rows} examples")
+    return Xb, y
+
+
+def _n_classes(y, coll):
+    """The number of distinct labels of y (over all ranks when distributed)."""
+    if coll is None:
+        return class_order(y).shape[0]
+    return np.unique(np.concatenate(coll.comm.allgather(np.unique(y)))).shape[0]
+
+
 def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_jobs=1,
-                   warm_start=True, metric=None, qid=None, log=None, progress=None,
+                   warm_start=True, metric=None, qid=None, log=None, progress=None, comm=None,
                    **train_options):
     """k-fold cross-validation of `solver` at every C in Cs (and p in ps for solvers
     with a `p` option).  Returns a CVResult; `train_options` go to linsvm.train
     (bias, tol, class_weight, sample_weight, allow_many_classes, solver options).
     Metrics: accuracy, prbep, roc, f1 (binary: of metrics.positive_class), mae, pairwise (ordinal).
     progress(done, total): called (possibly from worker threads) after each
-    trained model, total = folds x grid points."""
+    trained model, total = folds x grid points.
+
+    comm: an MPI communicator (mpi4py's MPI.COMM_WORLD) to cross-validate on several
+    ranks: every rank calls cross_validate with the same arguments except X, y (and
+    qid, sample_weight), its own block of the examples (possibly none), the data set
+    being the union of the blocks in rank order.  Every fold is the serial fold of
+    the union (make_folds: a row's fold does not depend on the number of ranks),
+    each fold's model is trained on all ranks (linsvm.train(comm=comm); the solver
+    must run distributed), its metric is that of all test rows, and every rank
+    returns the same CVResult -- the serial one, for solvers that are exact over row
+    blocks ("rows"); n_jobs is then 1 (the folds' collectives run in one order).
+    None, or one rank: the serial program."""
     info = get_solver(solver)
     kind = info.kind
+    coll = collective_of(comm)
     if ps is not None and "p" not in info.options:
         raise ParameterError(f"solver {solver!r} has no p to search over")
-    Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
-    y = np.asarray(y, dtype=np.float64)
-    if y.shape != (Xb.n_rows,):
-        raise DataError(f"y has {y.size} labels for {Xb.n_rows} examples")
+    Xb, y = agreed(coll, _check_xy, X, y)
     if metric is None:
         metric = "mae" if kind == "ordinal" else "accuracy"
     if metric not in METRICS:
         raise ParameterError(f"unknown metric {metric!r} (choose from {', '.join(METRICS)})")
     kinds, higher = METRICS[metric]
-    is_binary = kind in ("binary", "multiclass") and class_order(y).shape[0] == 2
+    is_binary = kind in ("binary", "multiclass") and _n_classes(y, coll) == 2
     model_kind = "ordinal" if kind == "ordinal" else ("binary" if is_binary else "multiclass")
     if model_kind not in kinds:
         raise ParameterError(f"metric {metric!r} does not apply to {model_kind} models")
@@ -190,7 +251,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     ps_list = [None] if ps is None else sorted(float(p) for p in ps)
     if "n_threads" in info.options and "n_threads" not in train_options:
         train_options["n_threads"] = 1          # identical results for any n_jobs
-    fold_of = make_folds(y, n_folds, seed, qid if kind == "ordinal" else None)
+    fold_of = make_folds(y, n_folds, seed, qid if kind == "ordinal" else None, comm=coll)
     from scipy.sparse import csr_matrix
     Xcsr = csr_matrix((Xb.data, Xb.indices, Xb.indptr), shape=(Xb.n_rows, Xb.n_features))
 
@@ -216,10 +277,11 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
                 t0 = time.perf_counter()
                 with collecting_warnings() as records:   # merged per grid point below
                     model = train(Xb, y, solver=solver, C=C, seed=seed, rows=train_rows, qid=qid,
-                                  init=prev if warm_start else None, n_jobs=column_jobs, **opts)
+                                  init=prev if warm_start else None, n_jobs=column_jobs,
+                                  comm=comm if coll is not None else None, **opts)
                 seconds = time.perf_counter() - t0
                 prev = model
-                out[(C, p)] = (_score(model, X_test, y_test, metric, q_test), seconds,
+                out[(C, p)] = (_score(model, X_test, y_test, metric, q_test, coll), seconds,
                                model.stats.get("n_iter", 0), records)
                 if progress is not None:
                     with lock:
@@ -229,6 +291,8 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
 
     if n_jobs is None or n_jobs < 1:
         raise ParameterError(f"n_jobs must be >= 1, got {n_jobs}")
+    if coll is not None:
+        n_jobs = 1      # every rank must run the folds' collectives in one order
     column_jobs = 1 if n_jobs > 1 else None     # parallel folds: one-vs-rest columns serial
     per_fold = run_in_threads(run_fold, n_folds, n_jobs, cancelled)
     result = CVResult(metric=metric, higher_is_better=higher)

@@ -32,7 +32,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ._kernels import binary_targets, scan_labels
-from .errors import DataError, ParameterError
+from .errors import DataError, LinsvmError, ParameterError
 from .errors import warn as _warn
 from .collective import agreed, collective_of
 from .interrupt import run_in_threads
@@ -348,9 +348,9 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     """
     info = get_solver(solver)
     coll = collective_of(comm)
-    if coll is not None and info.distributed is None:
-        raise ParameterError(f"solver {info.name} does not run on several MPI ranks; "
-                             f"{info.serial_only or 'use mfn (or run it without mpiexec)'}")
+    if coll is not None:
+        refuse_serial_only(info)
+        info = replace(info, fit=_ending_the_job_on_error(info.fit, coll, info.name))
     params = make_params(info, C=C, tol=tol, seed=seed, options=solver_options)
     bias = float(bias)
     if not math.isfinite(bias):
@@ -421,7 +421,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         model_warnings = [msg for msg, _ in records]
     model_params = {"C": params.C, "bias": bias, "tol": params.tol, "seed": params.seed,
                     "loss": info.loss}
-    model_params.update(params.options)
+    model_params.update((k, v) for k, v in params.options.items()
+                        if coll is not None or k not in info.distributed_options)
     if class_weight:
         model_params["class_weight"] = ("balanced " if balanced else "") + \
             " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
@@ -434,6 +435,29 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     model.solver_state_ = states if info.kind == "binary" else states[0]
     _report_warnings(records)
     return model
+
+
+def _ending_the_job_on_error(fit, coll, name):
+    """`fit` for a distributed solve: an exception on this rank (other than Ctrl-C, which
+    the launcher brings to every rank) ends the whole MPI job (Collective.abort), since
+    the other ranks may be waiting for this one in a collective it will never reach."""
+    def fit_or_abort(problem, params, start, state, log):
+        try:
+            return fit(problem, params, start, state, log)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:       # noqa: BLE001 - any fault on one rank ends the job
+            what = str(exc) if isinstance(exc, LinsvmError) else f"{type(exc).__name__}: {exc}"
+            coll.abort(f"{name} failed: {what}")
+    return fit_or_abort
+
+
+def refuse_serial_only(info):
+    """The one-line ParameterError for a solver that does not run on several MPI ranks
+    (SolverInfo.distributed None), naming what to use; nothing for the others."""
+    if info.distributed is None:
+        raise ParameterError(f"solver {info.name} does not run on several MPI ranks; "
+                             f"{info.serial_only or 'use mfn (or run it without mpiexec)'}")
 
 
 def _local_inputs(X, y, qid, rows, sample_weight, distributed):

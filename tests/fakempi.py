@@ -3,7 +3,7 @@
 `ThreadComm` has the part of mpi4py's communicator API linsvm uses: the buffer
 collectives (Allreduce with IN_PLACE, Allgather, Bcast) that
 linsvm.collective.Collective calls, the lowercase object collectives
-(allgather, bcast, allreduce) of the distributed reader, Get_rank/Get_size and
+(allgather, bcast, scatter, allreduce) of the distributed readers, Get_rank/Get_size and
 Abort.  Every collective is a barrier-separated exchange through shared slots,
 and the sums add the ranks' buffers in rank order, so every rank gets the same
 bits (as an MPI allreduce gives every rank).  `run_ranks(fn, P)` calls fn(comm)
@@ -52,6 +52,9 @@ class ThreadComm:
     def bcast(self, obj, root=0):
         return self.allgather(obj)[root]
 
+    def scatter(self, objs, root=0):
+        return self.allgather(objs)[root][self.rank]
+
     def allreduce(self, obj, op=None):
         vals = self.allgather(obj)
         return sum(vals[1:], vals[0]) if op is None else op(vals)
@@ -81,6 +84,9 @@ class ThreadComm:
         buf[...] = self.allgather(buf.copy())[root]
 
     def Abort(self, code=1):
+        # as MPI_Abort ends every process, end every rank's wait: the others' next (or
+        # current) collective fails with BrokenBarrierError
+        self._g.barrier.abort()
         raise Aborted(f"Abort({code})")
 
 

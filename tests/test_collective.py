@@ -101,3 +101,34 @@ def test_failed_collective_aborts_the_job(capsys):
         Collective(Broken()).sum(np.ones(3))
     assert "linsvm: error: MPI rank 0: allreduce of 3 values failed: connection reset" \
         in capsys.readouterr().err
+
+
+def test_a_solver_fault_on_one_rank_ends_the_job(monkeypatch, capsys):
+    # a distributed fit that fails on rank 1 only must not leave rank 0 waiting in its
+    # next collective: train() ends the job (Collective.abort -> comm.Abort)
+    import scipy.sparse as sp
+    from dataclasses import replace
+
+    import linsvm
+    from linsvm.solvers import SOLVERS
+
+    info = SOLVERS["dcd"]
+
+    def fit(problem, params, start, state, log):
+        if problem.comm.rank == 1:
+            raise DataError("something only rank 1 sees")
+        problem.comm.sum(np.ones(3))        # rank 0 goes on into a collective
+        return info.fit(problem, params, start, state, log)
+
+    monkeypatch.setitem(SOLVERS, "dcd", replace(info, fit=fit))
+    X = sp.random(12, 4, density=0.5, random_state=0, format="csr")
+    y = np.array([1.0, -1.0] * 6)
+
+    def work(c):
+        lo, hi = 6 * c.rank, 6 * c.rank + 6
+        return linsvm.train(X[lo:hi], y[lo:hi], solver="dcd", comm=c)
+
+    out = run_ranks(work, 2, timeout=60)
+    assert isinstance(out[1], Aborted)
+    assert "linsvm: error: MPI rank 1: dcd failed: something only rank 1 sees" \
+        in capsys.readouterr().err

@@ -55,3 +55,16 @@ def test_every_file_is_written_through_linsvm_atomic():
                 offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {ast.unparse(node)}")
     assert offenders == []
     assert "Umask" in (PACKAGE / "atomic.py").read_text()      # the creation mode is read there
+
+
+def test_readme_second_command_is_what_ci_runs():
+    """The README's second command (install with the test and mpi extras, the quick
+    reproductions, the suite) is .ci/run's: a change to one must reach the other."""
+    import re
+
+    root = pathlib.Path(__file__).resolve().parent.parent    # the checkout, not site-packages
+    blocks = re.findall(r"```sh\n(.*?)\n```", (root / "README.md").read_text(), re.S)
+    install, suite = blocks[1].rsplit(" && ", 1)
+    ci = (root / ".ci" / "run").read_text().splitlines()
+    assert install in ci, install
+    assert suite in ci and install.startswith('python3 -m pip install ".[test,mpi]"')

@@ -89,6 +89,9 @@ class SolverInfo:
     # `serial_only`, which names the solver to use instead.
     distributed: str | None = None
     serial_only: str = ""
+    # options that act only on several MPI ranks (e.g. CoCoA+'s local_epochs): a serial
+    # model's params leave them out
+    distributed_options: tuple = ()
 
 
 @dataclass(frozen=True)

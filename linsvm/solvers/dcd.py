@@ -38,6 +38,14 @@ result gives its state and its certificate.  LIBLINEAR -s 1 does the same
 With more than two classes linsvm.train runs it one-vs-rest (one column per
 class, LIBLINEAR's rule for class weights).
 
+On several MPI ranks (problem.comm set) the solve is CoCoA+ (linsvm.solvers.cocoa):
+rounds of `local_epochs` loops of this kernel on each rank's block of the examples
+(its own permutations, seeded by the seed and the rank, and shrinking within a
+pass), one allreduce of the change in w per round; -e then means a relative duality
+gap (P - D) / P <= min(eps, 0.01) over all ranks, max_iter caps the rounds, and
+--loss l2 does not fall back to mfn (use -s mfn, which runs exactly over the ranks,
+for tight l2 solves).  The state holds this rank's alphas.
+
 Warm start (alpha-seeding): the alphas of a previous solve come back as
 `state`; they are scaled by C / C_previous and clipped to the new box
 [0, U_i] (l1; l2 has no upper bound), and w is recomputed from them.  Along
@@ -51,6 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dcd
+from .cocoa import LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, rank_seed
 from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, FitResult, Option, SolverInfo, gap_guard_shrink,
                make_params, register, relative_gap, work_memory)
 
@@ -82,20 +91,10 @@ def _finish_with_mfn(problem, C, w, seed, log, loops):
     return 2.0 * C * problem.cost * np.maximum(0.0, 1.0 - margins), res
 
 
-def fit_dcd(problem, params, start, state, log):
-    """Train a binary linear SVM by dual coordinate descent ([9], Algorithms 1 and 3).
-
-    See linsvm.solvers for the contract and the module docstring for the objective.
-    The weights are beta = (w, w_bias); stats hold objective (primal, linsvm's
-    scaling), dual_objective, duality_gap, kkt_violation (max PG - min PG recomputed
-    at the returned alphas: [9]'s optimality measure), n_iter (loops), n_sv, n_bound,
-    status and trace; the state is the alphas, for alpha-seeding.
-    """
-    X, rows, t, cost, bias = problem.X, problem.rows, problem.t, problem.cost, problem.bias
-    C, tol, seed, opts = params.C, params.tol, params.seed, params.options
-    loss, max_iter = opts["loss"], opts["max_iter"]
-    n = problem.n_rows
-
+def _seed_alpha(problem, params, start, state):
+    """The start alphas of a solve (alpha-seeding from `state`, see the module notes):
+    (alpha, warm-start note, warning or None)."""
+    t, cost, n, C, loss = problem.t, problem.cost, problem.n_rows, params.C, params["loss"]
     warning = None
     alpha = np.zeros(n)
     warm = "none"
@@ -117,6 +116,27 @@ def fit_dcd(problem, params, start, state, log):
         warning = ("dcd is a dual method and cannot start from weights alone (no dual state: the "
                    "model was loaded from a file or trained by another solver); starting from alpha = 0")
         warm = "weights ignored"
+    return alpha, warm, warning
+
+
+def fit_dcd(problem, params, start, state, log):
+    """Train a binary linear SVM by dual coordinate descent ([9], Algorithms 1 and 3).
+
+    See linsvm.solvers for the contract and the module docstring for the objective.
+    The weights are beta = (w, w_bias); stats hold objective (primal, linsvm's
+    scaling), dual_objective, duality_gap, kkt_violation (max PG - min PG recomputed
+    at the returned alphas: [9]'s optimality measure), n_iter (loops), n_sv, n_bound,
+    status and trace; the state is the alphas, for alpha-seeding.  On several MPI ranks
+    (problem.comm set) it runs CoCoA+ (module notes) and -e is a relative duality gap
+    (P - D) / P <= min(eps, 0.01) over all ranks.
+    """
+    if problem.comm is not None:
+        return _fit_dcd_cocoa(problem, params, start, state, log)
+    X, rows, t, cost, bias = problem.X, problem.rows, problem.t, problem.cost, problem.bias
+    C, tol, seed, opts = params.C, params.tol, params.seed, params.options
+    loss, max_iter = opts["loss"], opts["max_iter"]
+    n = problem.n_rows
+    alpha, warm, warning = _seed_alpha(problem, params, start, state)
 
     callback = None
     if log is not None:
@@ -194,6 +214,114 @@ def fit_dcd(problem, params, start, state, log):
                      state={"kind": "dcd", "alpha": alpha, "t": t.copy(), "loss": loss, "C": C})
 
 
+def _local_w(problem, coef):
+    """sum over this block of coef_k x_k (the bias feature included): n_weights values."""
+    import scipy.sparse as sp
+
+    X, rows = problem.X, problem.rows
+    w = np.zeros(problem.n_weights)
+    if rows.shape[0] and np.any(coef != 0):
+        Xs = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.n_rows, X.n_features))
+        w[:X.n_features] = Xs[rows].T @ coef
+        if problem.bias > 0:
+            w[X.n_features] = problem.bias * coef.sum()
+    return w
+
+
+class _DcdBlock:
+    """This rank's dcd local passes (linsvm.solvers.cocoa): its alphas and work arrays."""
+
+    def __init__(self, problem, params, alpha, sigma):
+        X = problem.X
+        self.p, self.params, self.sigma = problem, params, float(sigma)
+        self.args = dict(indptr=X.indptr, indices=X.indices, data=X.data,
+                         n_features=X.n_features, bias=problem.bias, rows=problem.rows,
+                         c=problem.cost, C=params.C, loss=_LOSSES[params["loss"]])
+        n = problem.n_rows
+        self.U, self.Dg, self.QD = np.empty(n), np.empty(n), np.empty(n)
+        self.index = np.empty(n, dtype=np.int64)
+        self.alpha = alpha
+        self.n_total = _dcd.dcd_local_setup(**self.args, sigma=self.sigma, alpha=alpha, U=self.U,
+                                            Dg=self.Dg, QD=self.QD, index=self.index)
+        self.prev = alpha.copy()
+        self.v = np.empty(problem.n_weights)
+        self.rng = np.array([rank_seed(params.seed, problem.comm.rank)], dtype=np.uint64)
+
+    def run(self, w, eps):
+        """One local pass from (w, alpha): cocoa_rounds' contract."""
+        self.prev[:] = self.alpha
+        st = _dcd.dcd_local_pass(**self.args, t=self.p.t, U=self.U, Dg=self.Dg, QD=self.QD,
+                                 index=self.index, n_total=self.n_total, alpha=self.alpha, w=w,
+                                 v=self.v, sigma=self.sigma, eps=eps,
+                                 shrinking=self.params["shrinking"], rng=self.rng,
+                                 max_iter=self.params["local_epochs"])
+        return self.v, st["loss"], st["dual"], st["status"] == 0, st["stopped"], st["n_iter"]
+
+    def revert(self):
+        """Back to the alphas the last pass started from."""
+        self.alpha[:] = self.prev
+
+
+def _fit_dcd_cocoa(problem, params, start, state, log):
+    """fit_dcd on several MPI ranks: CoCoA+ rounds of dcd's local passes on this rank's
+    block (linsvm.solvers.cocoa), stopping on the global duality gap (P - D) / P <=
+    min(-e, 0.01).  --loss l2 does not fall back to mfn here (the gap certifies the
+    result, or the solve warns at the round cap).  Same result and stats as fit_dcd
+    (n_iter: rounds; local_loops: this rank's loops), plus rounds, bytes_per_round and
+    the state of this rank's alphas."""
+    from .._kernels import csr_matvec
+    from .cocoa import cocoa_rounds, target_gap
+
+    coll, t, n = problem.comm, problem.t, problem.n_rows
+    alpha, warm, warning = _seed_alpha(problem, params, start, state)
+    block = _DcdBlock(problem, params, alpha, coll.size)
+    w0 = coll.sum(_local_w(problem, alpha * t))
+    w, info = cocoa_rounds(coll, block, w0, params.tol, params["max_iter"], log, "dcd")
+    alpha = block.alpha
+    # the optimality measures at the result, over every block: PG spread, n_sv, n_bound
+    X = problem.X
+    margins = t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
+                             problem.rows, w) if n else np.zeros(0)
+    act = block.index[:block.n_total]
+    G = margins[act] - 1.0 + block.Dg[act] * alpha[act]
+    PG = np.where(alpha[act] <= 0, np.minimum(G, 0), np.where(alpha[act] >= block.U[act],
+                                                               np.maximum(G, 0), G))
+    ext = coll.max(np.array([PG.max() if PG.size else -np.inf, -PG.min() if PG.size else -np.inf]))
+    pos = problem.cost > 0
+    counts = coll.sum(np.array([np.count_nonzero(alpha[pos] > 0),
+                                np.count_nonzero((alpha > 0) & (alpha >= block.U) & pos)],
+                               dtype=np.float64))
+    spread = float(ext[0] + ext[1]) if np.isfinite(ext[0]) else 0.0
+    target = target_gap(params.tol)
+    converged = info["converged"]
+    if not converged:
+        warning = (f"dcd (CoCoA+ on {coll.size} MPI ranks) stopped at the round cap "
+                   f"(max_iter={params['max_iter']}) with a relative duality gap of "
+                   f"{info['rel_gap']:.3g} > {target:g}: raise --max-iter or --local-epochs, "
+                   "loosen -e" + (", or use -s mfn (the same objective, exact over ranks)"
+                                  if params["loss"] == "l2" else ""))
+    stats = {
+        "objective": info["primal"],
+        "dual_objective": info["dual"],
+        "duality_gap": info["primal"] - info["dual"],
+        "kkt_violation": spread,
+        "n_iter": int(info["rounds"]),
+        "rounds": int(info["rounds"]),
+        "local_loops": int(info["local_loops"]),
+        "bytes_per_round": int(info["bytes_per_round"]),
+        "n_sv": int(counts[0]),
+        "n_bound": int(counts[1]),
+        "status": "converged" if converged else "round cap",
+        "warm_start": warm,
+        "finished_by": "dcd (CoCoA+)",
+        "final_eps": info["final_eps"],
+        "trace": info["trace"],
+    }
+    return FitResult(w, stats, warning=warning, converged=converged,
+                     state={"kind": "dcd", "alpha": alpha, "t": t.copy(),
+                            "loss": params["loss"], "C": params.C})
+
+
 # Work arrays: w, the start copy and the returned weights; per row: alpha, U, D, QD, index.
 _MEMORY_DCD = work_memory(3, 48)
 
@@ -204,7 +332,8 @@ register(SolverInfo(
               "square (--loss l2, LIBLINEAR -s 1)",
     default_tol=0.1,
     tol_meaning="max PG - min PG <= eps over a loop of all examples (Hsieh et al. 2008), and a "
-                "duality gap <= 1% of the objective (else a smaller eps)",
+                "duality gap <= 1% of the objective (else a smaller eps); on several MPI ranks "
+                "(CoCoA+): a relative duality gap (P - D) / P <= min(eps, 0.01)",
     paper="Hsieh et al. 2008 (ref. [9] of Keerthi et al. 2008), Algorithms 1 and 3",
     fit=fit_dcd,
     options={
@@ -212,11 +341,16 @@ register(SolverInfo(
                        choices=("l1", "l2")),
         "shrinking": Option(bool, True, "shrinking: leave out variables stuck at a bound "
                                         "(Sec. 2.1 / Hsieh et al. Alg. 3)"),
-        "max_iter": Option(int, 1000, "cap on loops over the examples", 1),
+        "max_iter": Option(int, 1000, "cap on loops over the examples (on several MPI ranks: "
+                                      "on CoCoA+ rounds)", 1),
         "primal_fallback": Option(bool, True, "--loss l2: a solve that reaches the loop cap "
                                   "without a certified 1% finishes with mfn from its w (as "
-                                  "LIBLINEAR -s 1 switches to -s 2); off: stop there and warn"),
+                                  "LIBLINEAR -s 1 switches to -s 2); off: stop there and warn "
+                                  "(not on several MPI ranks, where the gap certifies)"),
+        "local_epochs": Option(int, LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, 1, 1_000_000),
     },
+    distributed="cocoa",
+    distributed_options=("local_epochs",),
     loss="l1",
     liblinear_codes={1: {"loss": "l2"}, 3: {"loss": "l1"}},
     memory=_MEMORY_DCD,

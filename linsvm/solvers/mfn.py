@@ -41,6 +41,17 @@ holds its Python side for binary terms, `run_newton` and `subset_seed`, which
 linsvm/solvers/mfn_family.py (ls, mfn-huber, mfn-l1, mfn-ord) uses too.  mfn
 is the loss L2_LOSS, and its iterates are the same, bit for bit, as before the
 family was added.
+
+Distributed (issue 18; distributed="rows" for the whole family): with problem.comm
+set, each rank holds a block of the rows and the compiled driver completes every sum
+over rows by an allreduce (csrc/_mfn.pyx, newton_core): one allreduce of
+n_weights + 3 doubles per CGLS iteration (csrc/cgls.pxd), a few small ones per Newton
+step (the start residual, f, counts, the exact line search's rounds, which find the
+serial root's piece over every rank's breakpoints: csrc/mfn_shared.pxd).  Every rank
+ends with the same weights, those of the serial solve on the union of the blocks up to
+rounding (the sums add in another order, so a solve stopped at a loose -e can stop a
+little elsewhere, as the serial one does on its rows in another order).  The subset of
+heuristic 3 and the counts of the gradient test are the serial ones.
 """
 from __future__ import annotations
 
@@ -83,20 +94,27 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
         max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
         n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]), callback=callback,
         fused=opts["fused_cg"], pattern=True, kkt=kkt, diag_update=True,
-        jacobi_weight=opts["jacobi_weight"], gstop=gstop,
+        jacobi_weight=opts["jacobi_weight"], gstop=gstop, comm=problem.comm,
     )
 
 
 def subset_seed(problem, lam, beta, eps, warm, opts, log, seed, loss=L2_LOSS, name="mfn"):
     """Heuristic 3 (Section 4.6): solve on a random fraction opts["subset"] of the
-    examples to seed the full solve.  Updates beta; returns (warm, n_iter, cg_iter)."""
+    examples to seed the full solve.  Updates beta; returns (warm, n_iter, cg_iter).
+    Distributed, the subset is the serial one: drawn over the union of the blocks in
+    rank order, each rank keeping the picks in its own block."""
     frac = opts["subset"]
-    n = problem.n_rows
+    n, first = problem.n_rows, 0
+    if problem.comm is not None:
+        counts = problem.comm.allgather(np.array([n], dtype=np.float64))[:, 0].astype(np.int64)
+        first, n = int(counts[:problem.comm.rank].sum()), int(counts.sum())
     if not (0.0 < frac < 1.0 and n > 1):
         return warm, 0, 0
     rng = np.random.default_rng(seed)
     size = max(1, int(math.ceil(frac * n)))
     pick = np.sort(rng.choice(n, size=size, replace=False))
+    if problem.comm is not None:
+        pick = pick[(pick >= first) & (pick < first + problem.n_rows)] - first
     st = run_newton(problem.subset(pick), lam, beta, eps, warm, opts, log, loss, name)
     return True, st["n_iter"], st["cg_iter"]
 
@@ -105,14 +123,17 @@ def subset_seed(problem, lam, beta, eps, warm, opts, log, seed, loss=L2_LOSS, na
 GTOL_PER_TOL = 0.3
 
 
-def gradient_stop(t, gtol):
+def gradient_stop(t, gtol, comm=None):
     """The factor of the gradient test, gtol min(n+, n-) / n for labels t = +-1: the
     scaling of LIBLINEAR's Newton solvers' test ||grad F(w)|| <= eps min(n+, n-) / n
-    ||grad F(0)|| (train -s 2, default eps 0.01), which asks for more on unbalanced data."""
+    ||grad F(0)|| (train -s 2, default eps 0.01), which asks for more on unbalanced data.
+    comm: t is this rank's block; n and n+ are counted over every rank."""
     if not gtol:
         return 0.0
     n = t.shape[0]
     n_pos = int(np.count_nonzero(t > 0))
+    if comm is not None:
+        n, n_pos = (int(v) for v in comm.sum_scalars(n, n_pos))
     return gtol * min(n_pos, n - n_pos) / n if n else 0.0
 
 
@@ -143,7 +164,7 @@ def fit_mfn(problem, params, start, state, log):
     kkt_tol = opts["kkt_tol"]
     while True:
         gtol = GTOL_PER_TOL * eps if opts["gtol"] is None else opts["gtol"]   # follows eps
-        gstop = gradient_stop(problem.t, gtol)
+        gstop = gradient_stop(problem.t, gtol, problem.comm)
         st = run_newton(problem, lam, beta, eps, warm, opts, log, kkt=True, gstop=gstop)
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
@@ -210,4 +231,5 @@ register(SolverInfo(
     loss="l2",
     liblinear_codes={2: {}},
     memory=_MEMORY_MFN,
+    distributed="rows",
 ))

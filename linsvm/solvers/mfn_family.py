@@ -89,7 +89,7 @@ def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, o
     f, g, _, _ = _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
                                n_features=X.n_features, bias=problem.bias, rows=problem.rows,
                                t=problem.t, c=problem.cost, lam=lam, beta=beta, loss=loss,
-                               n_threads=opts["n_threads"])
+                               n_threads=opts["n_threads"], comm=problem.comm)
     stats = {
         "objective": f / lam,
         "n_iter": n_iter,
@@ -167,7 +167,8 @@ def hinge_certificate(problem, C, beta, tau, n_threads=1):
     F, D, gg, gs, nq, y = _mfn.hinge_certificate(indptr=X.indptr, indices=X.indices, data=X.data,
                                                  n_features=X.n_features, bias=problem.bias,
                                                  rows=problem.rows, t=problem.t, c=problem.cost,
-                                                 C=C, beta=beta, tau=tau, n_threads=n_threads)
+                                                 C=C, beta=beta, tau=tau, n_threads=n_threads,
+                                                 comm=problem.comm)
     return {"F": F, "D": D, "gap_grad": gg, "gap_smooth": gs, "gap": gg + gs, "n_quad": nq, "y": y}
 
 
@@ -356,7 +357,8 @@ def fit_ord(problem, params, start, state, log):
                             heuristic2=opts["heuristic2"], precondition=opts["precondition"],
                             eta=opts["forcing"], max_iter=opts["max_iter"],
                             cg_max_iter=opts["cg_max_iter"], n_threads=opts["n_threads"],
-                            callback=callback, jacobi_weight=opts["jacobi_weight"])
+                            callback=callback, jacobi_weight=opts["jacobi_weight"],
+                            comm=problem.comm)
     thresholds = beta[nw:].copy()
     inversion = float(max(0.0, np.max(thresholds[:-1] - thresholds[1:]))) if nb > 1 else 0.0
     if inversion > 0:
@@ -364,7 +366,7 @@ def fit_ord(problem, params, start, state, log):
     f, g, _ = _mfn.ordinal_gradient(indptr=X.indptr, indices=X.indices, data=X.data,
                                     n_features=X.n_features, bias=bias, rows=rows, codes=codes,
                                     n_thresholds=nb, c=cost, lam=lam, beta=beta,
-                                    n_threads=opts["n_threads"])
+                                    n_threads=opts["n_threads"], comm=problem.comm)
     stats = {
         "objective": f / lam,
         "n_iter": st["n_iter"],
@@ -406,6 +408,7 @@ register(SolverInfo(
                   "n_threads"),
     loss="ls",
     memory=_MEMORY_LS,
+    distributed="rows",
 ))
 
 _MEMORY_MFN_HUBER = work_memory(12, 176)
@@ -422,6 +425,7 @@ register(SolverInfo(
                   "forcing", "subset", "max_iter", "cg_max_iter", "n_threads"),
     loss="huber",
     memory=_MEMORY_MFN_HUBER,
+    distributed="rows",
 ))
 
 _MEMORY_MFN_L1 = work_memory(12, 176)
@@ -447,6 +451,7 @@ register(SolverInfo(
     ),
     loss="l1",
     memory=_MEMORY_MFN_L1,
+    distributed="rows",
 ))
 
 _MEMORY_MFN_ORD = work_memory(12, 176)
@@ -464,4 +469,5 @@ register(SolverInfo(
                   "max_iter", "cg_max_iter", "n_threads"),
     loss="l2",
     memory=_MEMORY_MFN_ORD,
+    distributed="rows",
 ))

@@ -56,12 +56,21 @@ r = 1), and recomputes W from alpha.  Along C = 2^-4..2^2 on the first 1000
 SECTOR examples (tol 0.01) this took 149 effective loops for CS against 353
 cold (WW 152 against 223).  A weight matrix alone (no state) cannot seed a
 dual method: it is ignored with a warning.
+
+On several MPI ranks (problem.comm set) the solve is CoCoA+ (linsvm.solvers.cocoa):
+rounds of `local_epochs` full loops of sdm_run (with its shrunk loops, without
+cooling) on each rank's block of the examples, one allreduce of the change in W
+(n_weights x n_classes) per round; -e then means a relative duality gap
+(P - D) / P <= min(eps, 0.01) over all ranks (the local passes use eps for their
+shrunk phases), max_iter caps the rounds, and a seeded start is not moved along the
+ray.  The state holds this rank's alphas.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import _sdm
+from .cocoa import LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, rank_seed
 from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, FitResult, Option, SolverInfo, gap_guard_shrink,
                register, relative_gap, work_memory)
 
@@ -155,6 +164,8 @@ def _fit(kind, problem, params, W0, state, log):
                        "state: the model was loaded from a file or trained by another solver); "
                        "starting from alpha = 0")
             warm = "weights ignored"
+    if problem.comm is not None:
+        return _fit_cocoa(kind, problem, params, start, warm, warning, log)
     ay, ptr, cls, val = start
 
     callback = None
@@ -226,6 +237,114 @@ def _fit(kind, problem, params, W0, state, log):
                             "a_ptr": st["a_ptr"], "a_cls": st["a_cls"], "a_val": st["a_val"]})
 
 
+def _local_W(kind, problem, alphas):
+    """W(alpha) of this block's alphas (eq. 3 for CS, eq. 15 for WW): n_weights x k."""
+    import scipy.sparse as sp
+
+    ay, ptr, cls, val = alphas
+    X, rows, codes, k = problem.X, problem.rows, problem.codes, problem.n_classes
+    n = rows.shape[0]
+    W = np.zeros((problem.n_weights, k))
+    if n == 0 or (not np.any(val) and not np.any(ay)):
+        return W
+    row_of = np.repeat(np.arange(n), np.diff(ptr))
+    if kind == "cs":
+        coef = (np.concatenate([val, ay]), np.concatenate([row_of, np.arange(n)]),
+                np.concatenate([cls, codes]))
+    else:
+        coef = (np.concatenate([-val, np.bincount(row_of, weights=val, minlength=n)]),
+                np.concatenate([row_of, np.arange(n)]), np.concatenate([cls, codes]))
+    B = sp.csr_matrix((coef[0], (coef[1], coef[2])), shape=(n, k))   # duplicates add up
+    Xs = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.n_rows, X.n_features))
+    W[:X.n_features] = (Xs[rows].T @ B).toarray()
+    if problem.bias > 0:
+        W[X.n_features] = problem.bias * np.asarray(B.sum(axis=0)).ravel()
+    return W
+
+
+class _SdmBlock:
+    """This rank's SDM local passes (linsvm.solvers.cocoa): its alphas and work arrays."""
+
+    def __init__(self, kind, problem, params, alphas, sigma):
+        X, opts = problem.X, params.options
+        self.sigma, self.epochs = float(sigma), opts["local_epochs"]
+        self.args = dict(indptr=X.indptr, indices=X.indices, data=X.data,
+                         n_features=X.n_features, bias=problem.bias, rows=problem.rows,
+                         y=problem.codes, n_classes=problem.n_classes,
+                         U=params.C * problem.cost, weston_watkins=kind == "ww",
+                         shrinking=opts["shrinking"], effort_cap=opts["effort_cap"],
+                         full_subproblem=opts["subproblem"] == "all", dense_ratio=4)
+        self.rng = np.array([rank_seed(params.seed, problem.comm.rank)], dtype=np.uint64)
+        self.V = np.zeros((problem.n_weights, problem.n_classes))
+        self.alphas = alphas
+        # the closed-form alphas (U_i = 0, x_i = 0) once: a pass without loops
+        self._pass(self.V, 1.0, 0)
+        self.prev = self.alphas
+
+    def _pass(self, W, eps, loops):
+        ay, ptr, cls, val = self.alphas
+        st = _sdm.sdm_local_pass(**self.args, alpha_y=ay.copy(), a_ptr=ptr, a_cls=cls, a_val=val,
+                                 W=W, V=self.V, sigma=self.sigma, eps=eps, max_iter=loops,
+                                 rng=self.rng)
+        self.alphas = (st["alpha_y"], st["a_ptr"], st["a_cls"], st["a_val"])
+        return st
+
+    def run(self, w, eps):
+        """One local pass from (w, alpha): cocoa_rounds' contract."""
+        self.prev = self.alphas
+        try:
+            st = self._pass(w, eps, self.epochs)
+        except MemoryError as exc:      # reported through the allreduce: every rank stops
+            return self.V, 0.0, 0.0, False, exc, 0
+        return self.V, st["loss"], st["dual"], st["status"] == 0, st["stopped"], st["n_full"]
+
+    def revert(self):
+        """Back to the alphas the last pass started from."""
+        self.alphas = self.prev
+
+
+def _fit_cocoa(kind, problem, params, start, warm, warning, log):
+    """_fit on several MPI ranks: CoCoA+ rounds of SDM's local passes on this rank's block
+    (linsvm.solvers.cocoa), stopping on the global duality gap (P - D) / P <= min(-e,
+    0.01).  A seeded start is not moved along the ray (the serial kernel's step).  Stats
+    as the serial solve's (n_iter: rounds; n_full_loops: this rank's local full loops),
+    plus rounds and bytes_per_round; the state holds this rank's alphas."""
+    from .cocoa import cocoa_rounds, target_gap
+
+    name, coll, k = "sdm-" + kind, problem.comm, problem.n_classes
+    block = _SdmBlock(kind, problem, params, start, coll.size)
+    W0 = coll.sum(_local_W(kind, problem, block.alphas))
+    W, info = cocoa_rounds(coll, block, W0, params.tol, params["max_iter"], log, name)
+    ay, ptr, cls, val = block.alphas
+    n_nonzero = coll.sum(np.array([float(cls.shape[0] + (np.count_nonzero(ay) if kind == "cs"
+                                                         else 0))]))[0]
+    converged = info["converged"]
+    if not converged:
+        warning = (f"{name} (CoCoA+ on {coll.size} MPI ranks) stopped at the round cap "
+                   f"(max_iter={params['max_iter']}) with a relative duality gap of "
+                   f"{info['rel_gap']:.3g} > {target_gap(params.tol):g}: raise --max-iter or "
+                   "--local-epochs, or loosen -e")
+    stats = {
+        "objective": info["primal"],
+        "dual_objective": info["dual"],
+        "duality_gap": info["primal"] - info["dual"],
+        "n_iter": int(info["rounds"]),
+        "rounds": int(info["rounds"]),
+        "n_full_loops": int(info["local_loops"]),
+        "bytes_per_round": int(info["bytes_per_round"]),
+        "n_nonzero": int(n_nonzero),
+        "status": "converged" if converged else "round cap",
+        "warm_start": warm,
+        "final_eps": info["final_eps"],
+        "trace": info["trace"],
+    }
+    n = problem.n_rows
+    return FitResult(W, stats, warning=warning, converged=converged,
+                     state={"kind": kind, "n_classes": k, "codes": problem.codes.copy(),
+                            "C": params.C, "alpha_y": ay.copy() if kind == "cs" else np.zeros(n),
+                            "a_ptr": ptr, "a_cls": cls, "a_val": val})
+
+
 def fit_sdm_cs(problem, params, start, state, log):
     """Train a Crammer-Singer multi-class SVM by SDM (paper Section 2, Algorithm 2.1).
 
@@ -236,7 +355,9 @@ def fit_sdm_cs(problem, params, start, state, log):
     kkt_violation (max v_i of eq. 6 over the last full loop, < tol when
     converged), n_iter (all loops), n_full_loops, effective_loops (g evaluations
     / (k l)), n_nonzero alphas, status and trace; the state is the non-zero
-    alphas, for alpha-seeding.
+    alphas, for alpha-seeding.  On several MPI ranks (problem.comm set) it runs
+    CoCoA+ (module notes) and -e is a relative duality gap (P - D) / P <=
+    min(eps, 0.01) over all ranks.
     """
     return _fit("cs", problem, params, start, state, log)
 
@@ -247,7 +368,7 @@ def fit_sdm_ww(problem, params, start, state, log):
     Minimizes 1/2 sum_m ||w_m||^2 + C sum_i c_i sum_{m != y_i} xi_i^m subject to
     (w_{y_i} - w_m).x_i >= 1 - xi_i^m, xi_i^m >= 0 (eq. 14) through its dual
     (eq. 16).  Same contract and statistics as fit_sdm_cs, with kkt_violation the
-    max v_i^m of eq. 18.
+    max v_i^m of eq. 18; on several MPI ranks the same as fit_sdm_cs's.
     """
     return _fit("ww", problem, params, start, state, log)
 
@@ -258,12 +379,14 @@ SDM_OPTIONS = {
     "cooling": Option(bool, True, "cooling: reach eps = 1, 0.1, ... in turn down to -e (Sec. 2.1)"),
     "effort_cap": Option(float, 5.0, "end a run of shrunk loops after this many effective loops "
                                      "of gradient evaluations (Sec. 2.1 footnote: 5)", 1e-3, 1e6),
-    "max_iter": Option(int, 1000, "cap on full loops over the examples", 1),
+    "max_iter": Option(int, 1000, "cap on full loops over the examples (on several MPI ranks: "
+                                  "on CoCoA+ rounds)", 1),
     "subproblem": Option(str, "all", "sdm: classes of the per-example sub-problem in full loops: "
                                      "'all' (eq. 10 / 21 exactly, by the active-set method started "
                                      "from the paper's set) or 'restricted' (the paper's: M_i and "
                                      "the alphas off their bound, Sec. 2 / 3)",
                          choices=("all", "restricted")),
+    "local_epochs": Option(int, LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, 1, 1_000_000),
 }
 
 # Work arrays: W, one weight column per class; per row: the alphas' sparse lists.
@@ -276,11 +399,14 @@ register(SolverInfo(
               "(Crammer-Singer, as LIBLINEAR -s 4)",
     default_tol=0.1,
     tol_meaning="max_m g_i^m - min_{m: alpha_i^m < C_i^m} g_i^m < eps for every i (eq. 9), and a "
-                "duality gap <= 1% of the objective (else a smaller eps)",
+                "duality gap <= 1% of the objective (else a smaller eps); on several MPI ranks "
+                "(CoCoA+): a relative duality gap (P - D) / P <= min(eps, 0.01)",
     paper="Keerthi et al. 2008, Section 2, Algorithm 2.1",
     fit=fit_sdm_cs,
     options=SDM_OPTIONS,
     loss="l1",
+    distributed="cocoa",
+    distributed_options=("local_epochs",),
     liblinear_codes={4: {}},
     memory=_MEMORY_SDM_CS,
 ))
@@ -294,10 +420,13 @@ register(SolverInfo(
               "(Weston-Watkins)",
     default_tol=0.1,
     tol_meaning="v_i^m < eps for every i and m != y_i (eq. 20), and a duality gap <= 1% of the "
-                "objective (else a smaller eps)",
+                "objective (else a smaller eps); on several MPI ranks (CoCoA+): a relative "
+                "duality gap (P - D) / P <= min(eps, 0.01)",
     paper="Keerthi et al. 2008, Section 3, Algorithm 3.1",
     fit=fit_sdm_ww,
     options=SDM_OPTIONS,
     loss="l1",
+    distributed="cocoa",
+    distributed_options=("local_epochs",),
     memory=_MEMORY_SDM_WW,
 ))

@@ -1,0 +1,215 @@
+"""The command line under a real MPI launcher: `mpiexec -n 2` and `-n 3`.
+
+Needs the `mpi` extra (mpi4py and an MPI; `pip install ".[mpi]"` brings MPICH's
+wheel with its mpiexec); skipped with a reason without it.  Each test is one
+launch (about a second each) of `linsvm train|cv` through a small driver that
+first makes sure a binary solver runs distributed (tests/gathering_solver.py:
+the real one once a solver declares it, else a stand-in for mfn that gathers the
+rows, so that what is tested here is the plumbing: reading shares, rank 0
+printing and writing, errors).  The reference is the serial program on the same
+data: the same classes and predictions, the objective within 1e-9 (relative),
+the same error message.
+"""
+import gzip
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gathering_solver
+from conftest import child_env, random_problem
+from linsvm import train
+from linsvm.cv import cross_validate
+from linsvm.data import dump_svmlight, load_svmlight
+from linsvm.distributed import byte_ranges
+from linsvm.errors import DataError
+from linsvm.model import load_model
+from linsvm.solvers import SOLVERS
+
+TESTS = Path(__file__).resolve().parent
+
+DRIVER = textwrap.dedent("""
+    import dataclasses, os, sys
+    sys.path.insert(0, TESTS_DIR)
+    import gathering_solver
+    name = gathering_solver.install()
+    fail = os.environ.get("LINSVM_TEST_FAIL_RANK")
+    if fail is not None:                    # a fault on one rank, after training started
+        from linsvm.solvers import SOLVERS
+        info = SOLVERS[name]
+
+        def failing(problem, params, start, state, log):
+            if problem.comm is not None and problem.comm.rank == int(fail):
+                raise RuntimeError("injected fault")
+            return info.fit(problem, params, start, state, log)
+        SOLVERS[name] = dataclasses.replace(info, fit=failing)
+    from linsvm.cli import main
+    sys.argv[0] = "linsvm"
+    try:
+        main()
+    except SystemExit as e:                 # each rank's exit status, for the test
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        from linsvm.distributed import mpi_launch
+        with open(f"exit-{mpi_launch().rank}.txt", "w") as fh:
+            fh.write(str(code))
+        raise
+""")
+
+
+def _mpiexec():
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[mpi]')")
+    here = Path(sys.executable).parent / "mpiexec"
+    exe = str(here) if here.exists() else shutil.which("mpiexec")
+    if exe is None:
+        pytest.skip("no mpiexec on PATH (pip install '.[mpi]' brings MPICH's)")
+    return exe
+
+
+def launch(tmp_path, n_ranks, *args, stdin=None, env=None):
+    """`mpiexec -n n_ranks linsvm ARGS` through the driver; the CompletedProcess."""
+    exe = _mpiexec()
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER.replace("TESTS_DIR", repr(str(TESTS))))
+    return subprocess.run([exe, "-n", str(n_ranks), sys.executable, str(driver), *map(str, args)],
+                          input=stdin, capture_output=True, timeout=120, cwd=tmp_path,
+                          env=child_env(**(env or {})))
+
+
+def solver_name():
+    return gathering_solver.distributed_binary_solver() or "mfn"
+
+
+def data_set(tmp_path, n=240, seed=3):
+    """A three-class file whose last rows hold a fourth class (on the last rank only)."""
+    X, y = random_problem(n_samples=n, n_features=20, n_classes=3, seed=seed)
+    y[-n // 10:] = 4.0
+    path = tmp_path / "train.svm"
+    dump_svmlight(X, y, str(path))
+    return path, X, y
+
+
+def assert_same_model(model_path, X, y, **options):
+    """The model file written under mpiexec is the serial model on (X, y)."""
+    got = load_model(str(model_path))
+    ref = train(X, y, solver=solver_name(), **options)
+    assert np.array_equal(got.classes_, ref.classes_)
+    assert np.array_equal(got.predict(X), ref.predict(X))
+    f, f_ref = got.stats["objective"], ref.stats["objective"]
+    assert abs(f - f_ref) <= 1e-9 * abs(f_ref)
+    return got
+
+
+def exit_codes(tmp_path, n_ranks):
+    """Each rank's exit status as the driver recorded it."""
+    return [int((tmp_path / f"exit-{r}.txt").read_text()) for r in range(n_ranks)]
+
+
+def stderr_lines(proc):
+    return [line for line in proc.stderr.decode().splitlines() if line.strip()]
+
+
+def test_train_on_a_plain_file_equals_serial(tmp_path):
+    """Each of 2 ranks reads its byte range; class 4 lives on rank 1 only."""
+    path, X, y = data_set(tmp_path)
+    proc = launch(tmp_path, 2, "train", "-s", solver_name(), "-c", "0.5", path, "m.model")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert exit_codes(tmp_path, 2) == [0, 0]
+    text = path.read_bytes()
+    first_4 = text.index(b"\n4 ") + 1
+    assert byte_ranges(len(text), 2)[1][0] < first_4       # class 4 is on rank 1 only
+    got = assert_same_model(tmp_path / "m.model", X, y, C=0.5)
+    assert 4.0 in got.classes_.tolist()
+    lines = stderr_lines(proc)
+    assert sum("on 2 MPI ranks" in line for line in lines) == 1          # rank 0 alone
+    summary = [line for line in lines if line.startswith("2 MPI ranks:")]
+    assert len(summary) == 1 and "communicating" in summary[0]
+    assert got.stats["ranks"] == 2
+
+
+def test_train_on_shards_with_an_empty_and_a_gzip_shard(tmp_path):
+    path, X, y = data_set(tmp_path, n=150, seed=4)
+    lines = path.read_bytes().splitlines(keepends=True)
+    d = tmp_path / "parts"
+    d.mkdir()
+    (d / "part-0.svm").write_bytes(b"".join(lines[:40]))
+    (d / "part-1.svm").write_bytes(b"# nothing here\n")
+    (d / "part-2.svm.gz").write_bytes(gzip.compress(b"".join(lines[40:100])))
+    (d / "part-3.svm").write_bytes(b"".join(lines[100:]))
+    proc = launch(tmp_path, 3, "train", "-q", "-s", solver_name(), "--shards",
+                  f"{d}/part-*", "m.model")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert stderr_lines(proc) == []
+    assert_same_model(tmp_path / "m.model", X, y)
+
+
+def test_train_from_stdin_is_scattered_by_rank_0(tmp_path):
+    """MPICH's mpiexec forwards standard input to rank 0 only, and only while it
+    keeps up: a small input (large ones are better given as files)."""
+    path, X, y = data_set(tmp_path, n=60, seed=5)
+    proc = launch(tmp_path, 3, "train", "-s", solver_name(), "-", "m.model",
+                  stdin=path.read_bytes())
+    assert proc.returncode == 0, proc.stderr.decode()
+    notes = [line for line in stderr_lines(proc) if line.startswith("note:")]
+    assert len(notes) == 1 and "read by rank 0" in notes[0]
+    assert_same_model(tmp_path / "m.model", X, y)
+
+
+def test_malformed_line_in_the_second_half(tmp_path):
+    """Every rank exits non-zero; one message naming the file and the global line;
+    no model written."""
+    path, X, y = data_set(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    k = int(len(lines) * 0.8)
+    lines[k] = lines[k].rstrip(b"\n") + b" 1:1\n"                  # indices not increasing
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(DataError) as ref:
+        load_svmlight(str(path))
+    assert f":{k + 1}: " in str(ref.value)
+    proc = launch(tmp_path, 3, "train", "-s", solver_name(), path, "m.model")
+    assert proc.returncode != 0
+    assert exit_codes(tmp_path, 3) == [1, 1, 1]
+    assert stderr_lines(proc) == [f"linsvm train: error: {ref.value}"]
+    assert not (tmp_path / "m.model").exists()
+    assert [p.name for p in tmp_path.iterdir() if "model" in p.name] == []
+
+
+def test_serial_only_solver_is_refused_once(tmp_path):
+    serial_only = [info for info in SOLVERS.values() if info.distributed is None]
+    if not serial_only:
+        pytest.skip("every solver runs distributed")
+    info = serial_only[0]
+    path, _, _ = data_set(tmp_path, n=60)
+    proc = launch(tmp_path, 2, "train", "-s", info.name, path, "m.model")
+    assert proc.returncode != 0
+    assert exit_codes(tmp_path, 2) == [1, 1]
+    lines = stderr_lines(proc)
+    assert len(lines) == 1 and f"solver {info.name} does not run on several MPI ranks" in lines[0]
+    assert not (tmp_path / "m.model").exists()
+
+
+def test_cv_equals_serial_cv(tmp_path):
+    path, X, y = data_set(tmp_path, n=200, seed=6)
+    proc = launch(tmp_path, 3, "cv", "-q", "-s", solver_name(), "-c", "0.25,1", "-v", "4",
+                  "--format", "tsv", path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    rows = [line.split("\t") for line in proc.stdout.decode().splitlines()]
+    assert rows[0][:3] == ["C", "p", "accuracy"] and len(rows) == 3        # rank 0 alone
+    ref = cross_validate(X, y, solver=solver_name(), Cs=[0.25, 1.0], n_folds=4)
+    for row, pt in zip(rows[1:], ref.points):
+        assert float(row[0]) == pt.C
+        assert float(row[2]) == pytest.approx(pt.mean, abs=1e-12)
+        assert float(row[3]) == pytest.approx(pt.std, abs=1e-12)
+
+
+def test_fault_on_one_rank_ends_the_job(tmp_path):
+    path, _, _ = data_set(tmp_path, n=60)
+    proc = launch(tmp_path, 2, "train", "-s", solver_name(), path, "m.model",
+                  env={"LINSVM_TEST_FAIL_RANK": "1"})
+    assert proc.returncode != 0
+    err = proc.stderr.decode()
+    assert "linsvm: error: MPI rank 1: " in err and "RuntimeError: injected fault" in err
+    assert not (tmp_path / "m.model").exists()
