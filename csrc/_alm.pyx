@@ -511,12 +511,15 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
                   double* f_trace, double* mu_trace, double* gap_trace, double* al_trace,
                   Result* R, void* callback, const Comm* cm) noexcept nogil:
     """Algorithm 2 (or 1 if S.exact) from beta (in/out) with W.m = X beta, W.lam
-    and W.e given.  Distributed (cm active; Algorithm 2 only): the rows are this
+    and W.e given.  Distributed (cm active): the rows are this
     rank's block and every sum over rows is reduced over the ranks -- per iteration
     one allreduce of X^T r with the e-step's dual sums and the stop flag (n_weights
     + 3 doubles), one of ||X d||^2 (the step length, 1 double) and one allgather of
     the residual norms, the loss, and the certificate's tmax (7 doubles per rank);
-    the al_trace diagnostics stay local.  Per iteration k: f_trace = P(beta_k),
+    the al_trace diagnostics stay local.  Algorithm 1 (S.exact) replaces the step
+    length's allreduce by cgls's (csrc/cgls.pxd, distributed there: one allreduce of
+    n_weights + 3 doubles per CGLS iteration, one for the start residual and one
+    for each true-residual check).  Per iteration k: f_trace = P(beta_k),
     mu_trace = mu_k, gap_trace = P(beta_k) - (best D so far) and, if al_trace is not NULL, four
     numbers: AL before the e-step, after it, after the w-step (all at
     lam_(k-1), mu_k) and ||lam_k - lam_(k-1)||^2 (eq. 27).  Returns a status.  Once
@@ -600,10 +603,14 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
             for k in range(n):
                 W.v[k] = y[k] - W.e[k] - W.lam[k] * inv_mu - b_prev
                 W.r[k] = -W.r[k]                # cgls residual targets - X beta = z - m
+            # distributed: cgls over the row blocks (csrc/cgls.pxd: one allreduce of
+            # nw + 3 doubles per CGLS iteration, in W.pk); it polls no stop record there
+            # (a rank must not leave alone): the stop flag travels with step 2a's allreduce
             cg_it = cgls(&A, W.ones, inv_mu, beta, W.r, W.q, W.u, W.wa, W.grad, W.cgs,
                          W.dinv if S.precondition else NULL, S.cg_tol, 0.0, S.cg_max_iter,
-                         &optimal, W.stop)
-            if W.stop.stopped:
+                         &optimal, NULL if dist else W.stop, 0, W.pk if dist else NULL,
+                         0, NULL, NULL, 1, NULL, 1.0, 0.0, NULL, cm)
+            if W.stop.stopped and not dist:
                 break
             R.cg_iter += cg_it
             R.n_matvec += 2 * cg_it + 1
@@ -761,8 +768,7 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     comm: None (serial) or a linsvm.collective.Collective: then rows, y, c and lam
     are this rank's block (possibly empty), beta is replicated and returned the
     same on every rank, and every sum over rows is reduced over the ranks (see
-    alm_core; Algorithm 2 only: exact=True is refused).  alpha and margins are
-    this rank's rows.
+    alm_core).  alpha and margins are this rank's rows.
     """
     cdef int64_t n = rows.shape[0], nw = beta.shape[0], k, j
     cdef int T = _n_threads(n_threads)
@@ -783,8 +789,6 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     W.stop = &ST
     if (n < 1 and not dist) or y.shape[0] != n or c.shape[0] != n or lam.shape[0] != n:
         raise ValueError("rows, y, c and lam must have the same length >= 1")
-    if dist and exact:
-        raise ValueError("the exact SVM-ALM (CGLS w-step) does not run distributed")
     if nw != n_features + (1 if bias > 0 else 0) or (free_b and not bias > 0):
         raise ValueError("beta has the wrong length for n_features and bias")
     if not (p >= 1.0 and C > 0.0 and growth >= 1.0 and max_iter >= 0 and tol >= 0.0):

@@ -68,25 +68,27 @@ true gaps 0.04-0.5%, examples/bench_alm.py); it costs about 1.8-2.6x the
 iterations of the 10% guard on a9a and w8a.  A run that reaches the iteration
 cap first returns with a ConvergenceWarning giving the certified gap.
 
-Distributed (issue 18; `alm` only, registered distributed="rows"): on P MPI ranks
-each rank holds a block of the rows (and their e, multipliers and margins); w is
+Distributed (issue 18; both registered distributed="rows"): on P MPI ranks each
+rank holds a block of the rows (and their e, multipliers and margins); w is
 replicated.  Every sum over rows is local and then reduced, so every rank runs
 the serial iterates up to the order of those sums and takes every decision (step,
-mu, stop) on the same reduced numbers.  Per iteration: one allreduce of X'r with
-the e-step's dual sums and a stop flag (n_weights + 3 doubles), one of ||X d||^2 (1
-double: the optimal step of eq. 18 needs it before w moves, so it cannot join the
-others) and one allgather of 7 doubles per rank (residual norms, the loss and the
-certificate's minimum, summed in rank order alike on every rank); --stop gradient
-adds an allreduce of n_weights doubles, and --free-intercept's rebalanced
-certificate two allreduces (three for p = 1) when it is formed.  Three
-collectives, not one, because each needs the last: the step length needs ||X d||^2
-before w moves, and the residuals and loss at the new w decide mu and the stop
-before the next e-step.  The ranks sum in another order than the serial loop, and
-with p = 1 the iteration amplifies such rounding (the serial solve on the same rows
-in another order drifts likewise: 1e-10 relative by iteration 80 on a9a, 1e-4 at
-the default stop on a1a), so the two answers agree within their certified gaps,
-and to 1e-9 when the gap asked for (--stop gap -e) is that small.  `alm-exact` stays serial: its w-step's CGLS
-(csrc/cgls.pxd) sums q'Cq and z'Cz over local rows only.
+mu, stop) on the same reduced numbers.  Per `alm` iteration: one allreduce of X'r
+with the e-step's dual sums and a stop flag (n_weights + 3 doubles), one of
+||X d||^2 (1 double) and one allgather of 7 doubles per rank (residual norms, the
+loss and the certificate's minimum, summed in rank order alike on every rank).
+Three collectives, not one, because each needs the last: the step length needs
+||X d||^2 before w moves, and the residuals and loss at the new w decide mu and
+the stop before the next e-step.  `alm-exact` has the first and the last; its
+CGLS w-step runs distributed in csrc/cgls.pxd (the recurrence arrangement, one
+allreduce of n_weights + 3 doubles per CGLS iteration, one more for the start
+residual and one per true-residual check of its stop).  --stop gradient adds an
+allreduce of n_weights doubles, and --free-intercept's rebalanced certificate two
+allreduces (three for p = 1) when it is formed.  The ranks sum in another order
+than the serial loop, and with p = 1 the iteration amplifies such rounding (the
+serial solve on the same rows in another order drifts likewise: 1e-10 relative by
+iteration 80 on a9a, 1e-4 at the default stop on a1a), so the two answers agree
+within their certified gaps, and to 1e-9 when the gap asked for (--stop gap -e) is
+that small.
 """
 from __future__ import annotations
 
@@ -305,5 +307,5 @@ register(SolverInfo(
     options=ALM_EXACT_OPTIONS,
     loss="lp",
     memory=_MEMORY_ALM_EXACT,
-    serial_only="use alm (alm-exact's CGLS w-step is not distributed)",
+    distributed="rows",
 ))
