@@ -33,7 +33,7 @@ import pytest
 import scipy.sparse as sp
 
 from conftest import child_env, shared_file
-from fakempi import Aborted, run_ranks
+from fakempi import run_ranks
 import linsvm
 from linsvm.data import load_svmlight
 
@@ -247,13 +247,13 @@ def test_alm_exact_rows_equal_serial(opts, P, cuts):
 
 
 @pytest.mark.parametrize("solver", ["alm", "alm-exact", "perf"])
-def test_error_in_one_ranks_log_stops_every_rank(solver):
-    # the progress callback raises on rank 0 only: the other rank must not be left
-    # waiting in the next collective (the stop flag travels in the packed allreduce)
+def test_interrupt_on_one_rank_stops_every_rank(solver):
+    # Ctrl-C reaching one rank only (here: its progress callback raises
+    # KeyboardInterrupt, which train() does not turn into an abort of the job): that
+    # rank must not leave its loop alone while the others wait in the next collective
+    # -- the stop flag travels in the packed allreduce and every rank leaves at the same
+    # iteration, raising KeyboardInterrupt
     X, y, _ = _binary(seed=7)
-
-    class Boom(Exception):
-        pass
 
     def fn(comm):
         calls = []
@@ -261,18 +261,14 @@ def test_error_in_one_ranks_log_stops_every_rank(solver):
         def log(line):
             calls.append(line)
             if comm.rank == 0 and len(calls) == 2:
-                raise Boom("log failed")
+                raise KeyboardInterrupt
 
         lo, hi = (0, 70) if comm.rank == 0 else (70, 120)
         return linsvm.train(X[lo:hi], y[lo:hi], solver=solver, comm=comm, tol=1e-12,
                             max_iter=500, log=log)
 
     out = run_ranks(fn, 2, timeout=60)
-    # rank 0's fault ends the job (train() aborts it: fakempi's Aborted); rank 1 left its
-    # loop at the same iteration through the stop flag, so it raises KeyboardInterrupt
-    # (without the flag it would wait in the next collective until the abort broke it)
-    assert isinstance(out[0], Aborted)
-    assert isinstance(out[1], KeyboardInterrupt)
+    assert isinstance(out[0], KeyboardInterrupt) and isinstance(out[1], KeyboardInterrupt), out
 
 
 # ------------------------------------------------------------------ shared data sets
@@ -286,11 +282,18 @@ def test_heart_scale_three_ranks(solver, opts):
     _check(serial, models, Xt)
 
 
-def test_alm_a1a_within_certified_gap():
+@pytest.mark.parametrize("solver", ["alm", "alm-exact"])
+def test_alm_a1a_within_certified_gap(solver):
+    # alm-exact's CGLS w-steps stop at cg_tol, and the distributed CGLS (recurrence
+    # arrangement) may stop an iteration earlier or later than the serial one: on a1a
+    # the answers differ by ~4e-7 (relative), inside the certified gaps
     X, y = load_svmlight(shared_file("binary/a1a"))
-    for opts, bound in [({}, None), ({"stop": "gap", "tol": 1e-9, "max_iter": 20000}, REL_OBJ)]:
-        serial = linsvm.train(X, y, solver="alm", **opts)
-        models = _distributed(X, y, [0, 500, 1100, X.shape[0]], "alm", **opts)
+    runs = [({}, None)]
+    if solver == "alm":
+        runs.append(({"stop": "gap", "tol": 1e-9, "max_iter": 20000}, REL_OBJ))
+    for opts, bound in runs:
+        serial = linsvm.train(X, y, solver=solver, **opts)
+        models = _distributed(X, y, [0, 500, 1100, X.shape[0]], solver, **opts)
         for m in models:
             np.testing.assert_array_equal(m.weights, models[0].weights)
         f0, f1 = serial.stats["objective"], models[0].stats["objective"]
