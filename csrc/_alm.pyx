@@ -106,6 +106,7 @@ import numpy as np
 from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, col_sq_sums, dot
 from cgls cimport Operator, csr_operator, cgls
 from alm_steps cimport e_update, loss_kind
+from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1, comm_max, comm_allgather
 
 
 # ---------------------------------------------------------------- the w-step
@@ -155,6 +156,36 @@ cdef void set_precond(const double* colsq, int64_t nw, int64_t nreg, double inv_
     for j in range(nw):
         v = colsq[j] + (inv_mu if j < nreg else 0.0)
         dinv[j] = 1.0 / v if v > 0.0 else 1.0
+
+
+cdef double step_along_comm(const Operator* A, double* beta, int64_t nreg, double* m,
+                            const double* g, double inv_mu, const double* dinv, double* d,
+                            double* q, const Comm* cm) noexcept nogil:
+    """step_along over row blocks (A: csr_operator of this rank's rows): ||X d||^2
+    summed over the ranks (one allreduce of one double); g, beta and d are
+    replicated, m and q this rank's rows."""
+    cdef int64_t j, nw = A.nw, n = A.n
+    cdef double num, den, s
+    if dinv != NULL:
+        for j in range(nw):
+            d[j] = dinv[j] * g[j]
+    else:
+        memcpy(d, g, nw * sizeof(double))
+    num = dot(d, g, nw)
+    if not (num > 0.0):
+        return 0.0
+    A.apply(A, d, q)                            # X d, through the operator's pointer
+    den = comm_sum1(cm, dot(q, q, n)) + inv_mu * dot(d, d, nreg)
+    if not (den > 0.0):
+        return 0.0
+    s = num / den
+    for j in range(nw):
+        beta[j] -= s * d[j]
+    for j in range(n):
+        m[j] -= s * q[j]
+    return s
+
+
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 cdef enum:
@@ -199,6 +230,17 @@ cdef inline double conj(double a, double Cc, double p, int kind) noexcept nogil:
     return (p - 1.0) * Cc * pow(a / (p * Cc), p / (p - 1.0))
 
 
+cdef double loss_sum(const double* m, const double* y, const double* c, int64_t n, double p,
+                     int kind) noexcept nogil:
+    """sum_k c_k (1 - y_k m_k)_+^p over this rank's rows."""
+    cdef int64_t k
+    cdef double s = 0.0
+    for k in range(n):
+        if c[k] > 0.0:
+            s += c[k] * loss(1.0 - y[k] * m[k], p, kind)
+    return s
+
+
 cdef double primal(const double* beta, int64_t nreg, const double* m, const double* y,
                    const double* c, int64_t n, double C, double p, int kind) noexcept nogil:
     """P(beta) from the margins m = X beta (eq. 4)."""
@@ -208,6 +250,15 @@ cdef double primal(const double* beta, int64_t nreg, const double* m, const doub
         if c[k] > 0.0:
             s += c[k] * loss(1.0 - y[k] * m[k], p, kind)
     return 0.5 * dot(beta, beta, nreg) + C * s
+
+
+cdef double primal_comm(const double* beta, int64_t nreg, const double* m, const double* y,
+                        const double* c, int64_t n, double C, double p, int kind,
+                        const Comm* cm) noexcept nogil:
+    """primal() with the loss summed over the ranks (primal() itself when serial)."""
+    if not comm_active(cm):
+        return primal(beta, nreg, m, y, c, n, C, p, kind)
+    return 0.5 * dot(beta, beta, nreg) + C * comm_sum1(cm, loss_sum(m, y, c, n, p, kind))
 
 
 cdef double aug_lagrangian(const double* beta, int64_t nreg, const double* m, const double* e,
@@ -268,10 +319,14 @@ cdef double scaled_dual(double S, double Q, double ww, double tmax, double p,
 
 cdef double dual_value(const CSR* X, const int64_t* rows, int64_t n, const double* y,
                        const double* c, const double* alpha, double* ay, double* wa,
-                       double C, double p, int kind, int free_b) noexcept nogil:
+                       double C, double p, int kind, int free_b, const Comm* cm,
+                       double* pk) noexcept nogil:
     """max_t D(t alpha) (see scaled_dual), with one mat-vec for X^T(alpha y).  With
     a free intercept alpha is first scaled down on the heavier class so that
-    sum alpha y = 0 (still dual feasible), which the bound needs."""
+    sum alpha y = 0 (still dual feasible), which the bound needs.  Distributed (cm
+    active; pk: n_weights + 2 doubles of scratch): the class sums, X^T(alpha y), S
+    and Q summed over the ranks and tmax minimized, in 2 allreduces (3 with a free
+    intercept)."""
     cdef int64_t k, nw = X.n_weights
     cdef double sp = 0.0, sn = 0.0, fp = 1.0, fn = 1.0, a, S = 0.0, Q = 0.0, tmax = INFINITY
     if free_b:
@@ -280,6 +335,12 @@ cdef double dual_value(const CSR* X, const int64_t* rows, int64_t n, const doubl
                 sp += alpha[k]
             else:
                 sn += alpha[k]
+        if comm_active(cm):
+            pk[0] = sp
+            pk[1] = sn
+            comm_sum(cm, pk, 2)
+            sp = pk[0]
+            sn = pk[1]
         if sp > sn:
             fp = sn / sp
         elif sn > sp:
@@ -293,13 +354,27 @@ cdef double dual_value(const CSR* X, const int64_t* rows, int64_t n, const doubl
             if kind == 1:
                 tmax = fmin(tmax, C * c[k] / a)
     rmatvec(X, rows, n, ay, wa)
+    if comm_active(cm):
+        memcpy(pk, wa, nw * sizeof(double))
+        pk[nw] = S
+        pk[nw + 1] = Q
+        comm_sum(cm, pk, nw + 2)
+        memcpy(wa, pk, nw * sizeof(double))
+        S = pk[nw]
+        Q = pk[nw + 1]
+        if kind == 1:
+            pk[0] = -tmax
+            comm_max(cm, pk, 1)
+            tmax = -pk[0]
     return scaled_dual(S, Q, dot(wa, wa, nw - 1 if free_b else nw), tmax, p, kind)
 
 
 cdef void primal_gradient(const CSR* X, const int64_t* rows, int64_t n, const double* beta,
                           int64_t nreg, const double* m, const double* y, const double* c,
-                          double C, double p, double* u, double* grad) noexcept nogil:
-    """grad P(beta) = rho*beta - C p X^T(c y (1 - y m)_+^(p-1))  (p > 1)."""
+                          double C, double p, double* u, double* grad,
+                          const Comm* cm) noexcept nogil:
+    """grad P(beta) = rho*beta - C p X^T(c y (1 - y m)_+^(p-1))  (p > 1; the X^T
+    product summed over the ranks)."""
     cdef int64_t k, j
     cdef double v
     for k in range(n):
@@ -309,6 +384,7 @@ cdef void primal_gradient(const CSR* X, const int64_t* rows, int64_t n, const do
         else:
             u[k] = 0.0
     rmatvec(X, rows, n, u, grad)
+    comm_sum(cm, grad, X.n_weights)
     for j in range(nreg):
         grad[j] += beta[j]
 
@@ -337,6 +413,8 @@ ctypedef struct Work:
     double* cgs        # nw: cgls scratch
     double* colsq      # nw: diag(X^T X)
     double* dinv       # nw: preconditioner
+    double* pk         # nw + 8: the packed allreduce of a distributed solve
+    double* gat        # 8 per rank: the gathered scalars of a distributed solve
     Stop* stop         # polled each iteration and by cgls (csrc/interrupt.pxd)
 
 
@@ -373,13 +451,76 @@ ctypedef struct Result:
     double grad_norm
 
 
+cdef int dist_grad(const Operator* A, const double* beta, int64_t nreg, double inv_mu,
+                   Work* W, double asum, double qsum, const Comm* cm) noexcept nogil:
+    """Step 2a of a distributed iteration: W.g = X^T r + 1/mu rho*beta with X^T r, the
+    e-step's dual sums asum, qsum (their sums left in W.pk[nw], W.pk[nw + 1]) and the
+    ranks' stop flags summed in one allreduce of n_weights + 3 doubles.  Returns 1
+    (W.stop set) if any rank stopped.  (The products go through A's pointers, as
+    cgls's do: no new call sites of the csr kernels, whose inlining into the serial
+    path gcc decides over the whole module.)"""
+    cdef int64_t j, nw = A.nw
+    A.apply_t(A, W.r, W.pk)                     # X^T r
+    W.pk[nw] = asum
+    W.pk[nw + 1] = qsum
+    W.pk[nw + 2] = W.stop.stopped
+    comm_sum(cm, W.pk, nw + 3)
+    if W.pk[nw + 2] > 0.0:
+        W.stop.stopped = 1
+        return 1
+    memcpy(W.g, W.pk, nw * sizeof(double))
+    for j in range(nreg):
+        W.g[j] += inv_mu * beta[j]
+    return 0
+
+
+cdef double dist_scalars(int64_t n, const double* y, const double* c, const Settings* S,
+                         Work* W, double rr, double ee, double yy, double mm, double tmax,
+                         double asum, double qsum, double sumsq, const Comm* cm) noexcept nogil:
+    """Step 3 of a distributed iteration: W.pk[0:7] <- the ranks' sums of rr, ee, yy,
+    mm, the loss at the margins W.m, eq. 29's loss at e (0 unless that rule), and the
+    maximum of -tmax, from one allgather of 7 doubles per rank, added in rank order
+    alike on every rank.  Returns the certificate D of step 2a (scaled_dual), which
+    needs the reduced tmax."""
+    cdef int64_t k
+    cdef int j, rk
+    W.pk[0] = rr
+    W.pk[1] = ee
+    W.pk[2] = yy
+    W.pk[3] = mm
+    W.pk[4] = loss_sum(W.m, y, c, n, S.p, S.kind)
+    W.pk[5] = 0.0
+    if S.mu_rule == MU_EQ29:
+        for k in range(n):
+            if c[k] > 0.0:
+                W.pk[5] += S.C * c[k] * loss(y[k] * W.e[k], S.p, S.kind)
+    W.pk[6] = -tmax
+    comm_allgather(cm, W.pk, 7, W.gat)
+    for j in range(6):
+        W.pk[j] = 0.0
+    W.pk[6] = -INFINITY
+    for rk in range(cm.size):
+        for j in range(6):
+            W.pk[j] += W.gat[7 * rk + j]
+        W.pk[6] = fmax(W.pk[6], W.gat[7 * rk + 6])
+    return scaled_dual(asum, qsum, sumsq, -W.pk[6], S.p, S.kind)
+
+
 cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
                   const double* c, double* beta, const Settings* S, Work* W,
                   double* f_trace, double* mu_trace, double* gap_trace, double* al_trace,
-                  Result* R, void* callback) noexcept nogil:
+                  Result* R, void* callback, const Comm* cm) noexcept nogil:
     """Algorithm 2 (or 1 if S.exact) from beta (in/out) with W.m = X beta, W.lam
-    and W.e given.  Per iteration k: f_trace = P(beta_k), mu_trace = mu_k,
-    gap_trace = P(beta_k) - (best D so far) and, if al_trace is not NULL, four
+    and W.e given.  Distributed (cm active): the rows are this
+    rank's block and every sum over rows is reduced over the ranks -- per iteration
+    one allreduce of X^T r with the e-step's dual sums and the stop flag (n_weights
+    + 3 doubles), one of ||X d||^2 (the step length, 1 double) and one allgather of
+    the residual norms, the loss, and the certificate's tmax (7 doubles per rank);
+    the al_trace diagnostics stay local.  Algorithm 1 (S.exact) replaces the step
+    length's allreduce by cgls's (csrc/cgls.pxd, distributed there: one allreduce of
+    n_weights + 3 doubles per CGLS iteration, one for the start residual and one
+    for each true-residual check).  Per iteration k: f_trace = P(beta_k),
+    mu_trace = mu_k, gap_trace = P(beta_k) - (best D so far) and, if al_trace is not NULL, four
     numbers: AL before the e-step, after it, after the w-step (all at
     lam_(k-1), mu_k) and ||lam_k - lam_(k-1)||^2 (eq. 27).  Returns a status.  Once
     W.stop is stopped (Ctrl-C, an exception in the callback, a stop request) it
@@ -390,17 +531,19 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
     cdef double mu = S.mu0, inv_mu, gam, t, a, f, f_prev = INFINITY, asum, qsum, tmax, sumsq, gb
     cdef double rr, ee, yy, mm, ldiff, pres, dres, fe, bound, phi_prev = INFINITY
     cdef double b_prev = 0.0, Dk
-    cdef Operator A = csr_operator(X, rows, n)        # the w-step's CGLS operator (exact)
+    cdef int dist = comm_active(cm)
+    cdef Operator A = csr_operator(X, rows, n)        # the w-step's CGLS operator (exact;
+                                                      # and the distributed products)
     R.n_matvec = 0
     R.cg_iter = 0
     R.dual = -INFINITY
     R.grad_norm = INFINITY
     R.primal_res = INFINITY
     R.dual_res = INFINITY
-    f = primal(beta, nreg, W.m, y, c, n, S.C, S.p, kind)
+    f = primal_comm(beta, nreg, W.m, y, c, n, S.C, S.p, kind, cm)
     while it < S.max_iter:
-        if stop_poll(W.stop, n * W.stop.per_row):
-            break
+        if stop_poll(W.stop, n * W.stop.per_row) and not dist:
+            break                               # distributed: at the allreduce below
         inv_mu = 1.0 / mu
         if al_trace != NULL:
             al_trace[4 * it] = aug_lagrangian(beta, nreg, W.m, W.e, W.lam, y, c, n, S.C, S.p, kind, mu)
@@ -426,18 +569,25 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
         if al_trace != NULL:
             al_trace[4 * it + 1] = aug_lagrangian(beta, nreg, W.m, W.e, W.lam, y, c, n, S.C, S.p, kind, mu)
         # 2a. gradient of G at the old beta; certificate D(alpha) and dual residual from it
-        grad_G(X, rows, n, beta, nreg, W.r, inv_mu, W.g)
+        if dist:                                # X^T r, asum, qsum, stop: one allreduce
+            if dist_grad(&A, beta, nreg, inv_mu, W, asum, qsum, cm):
+                break                           # some rank was stopped: all leave
+            asum = W.pk[nw]
+            qsum = W.pk[nw + 1]
+        else:
+            grad_G(X, rows, n, beta, nreg, W.r, inv_mu, W.g)
         R.n_matvec += 1
         sumsq = 0.0
         for j in range(nreg):                   # X^T(alpha y) = rho*beta - mu g
             a = beta[j] - mu * W.g[j]
             sumsq += a * a
         dres = mu * nrm(W.g, nw) / fmax(fmax(nrm(beta, nreg), sqrt(sumsq)), 1e-300)
-        Dk = scaled_dual(asum, qsum, sumsq, tmax, S.p, kind)
-        if S.free_b:
-            gb = Dk          # not a bound (sum alpha y = -mu g_b need not vanish): see step 4
-        elif Dk > R.dual:
-            R.dual = Dk
+        if not dist:                            # distributed: after step 3 (tmax reduced)
+            Dk = scaled_dual(asum, qsum, sumsq, tmax, S.p, kind)
+            if S.free_b:
+                gb = Dk      # not a bound (sum alpha y = -mu g_b need not vanish): see step 4
+            elif Dk > R.dual:
+                R.dual = Dk
         # 2b. w-step
         if S.precondition:
             if S.exact:                         # cgls: minv = 1 / diag(1/mu I + X^T X)
@@ -453,10 +603,14 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
             for k in range(n):
                 W.v[k] = y[k] - W.e[k] - W.lam[k] * inv_mu - b_prev
                 W.r[k] = -W.r[k]                # cgls residual targets - X beta = z - m
+            # distributed: cgls over the row blocks (csrc/cgls.pxd: one allreduce of
+            # nw + 3 doubles per CGLS iteration, in W.pk); it polls no stop record there
+            # (a rank must not leave alone): the stop flag travels with step 2a's allreduce
             cg_it = cgls(&A, W.ones, inv_mu, beta, W.r, W.q, W.u, W.wa, W.grad, W.cgs,
                          W.dinv if S.precondition else NULL, S.cg_tol, 0.0, S.cg_max_iter,
-                         &optimal, W.stop)
-            if W.stop.stopped:
+                         &optimal, NULL if dist else W.stop, 0, W.pk if dist else NULL,
+                         0, NULL, NULL, 1, NULL, 1.0, 0.0, NULL, cm)
+            if W.stop.stopped and not dist:
                 break
             R.cg_iter += cg_it
             R.n_matvec += 2 * cg_it + 1
@@ -464,6 +618,10 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
                 W.m[k] = W.v[k] - W.r[k] + b_prev
             if S.free_b:
                 beta[nw - 1] += b_prev
+        elif dist:
+            step_along_comm(&A, beta, nreg, W.m, W.g, inv_mu,
+                            W.dinv if S.precondition else NULL, W.d, W.q, cm)
+            R.n_matvec += 1
         else:
             step_along(X, rows, n, beta, nreg, W.m, W.g, inv_mu,
                        W.dinv if S.precondition else NULL, W.d, W.q)
@@ -488,7 +646,19 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
         if S.refresh > 0 and it % S.refresh == 0:
             matvec(X, rows, n, beta, W.m)
             R.n_matvec += 1
-        f = primal(beta, nreg, W.m, y, c, n, S.C, S.p, kind)
+        if dist:
+            Dk = dist_scalars(n, y, c, S, W, rr, ee, yy, mm, tmax, asum, qsum, sumsq, cm)
+            rr = W.pk[0]
+            ee = W.pk[1]
+            yy = W.pk[2]
+            mm = W.pk[3]
+            f = 0.5 * dot(beta, beta, nreg) + S.C * W.pk[4]
+            if S.free_b:
+                gb = Dk
+            elif Dk > R.dual:
+                R.dual = Dk
+        else:
+            f = primal(beta, nreg, W.m, y, c, n, S.C, S.p, kind)
         pres = sqrt(rr) / fmax(fmax(sqrt(mm), sqrt(ee)), fmax(sqrt(yy), 1e-300))
         R.primal_res = pres
         R.dual_res = dres
@@ -503,7 +673,7 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
                 and fabs(f - f_prev) <= S.tol * fabs(f))):
             # the free intercept's dual needs sum alpha y = 0: rebalance alpha
             # (one mat-vec), only when the unbalanced value says a test could pass
-            Dk = dual_value(X, rows, n, y, c, W.alpha, W.ay, W.wa, S.C, S.p, kind, 1)
+            Dk = dual_value(X, rows, n, y, c, W.alpha, W.ay, W.wa, S.C, S.p, kind, 1, cm, W.pk)
             R.n_matvec += 1
             if Dk > R.dual:
                 R.dual = Dk
@@ -515,7 +685,7 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
             if fabs(f - f_prev) <= S.tol * fabs(f) and f - R.dual <= S.guard * fabs(f):
                 status = CONVERGED
         elif S.stop == STOP_GRADIENT:
-            primal_gradient(X, rows, n, beta, nreg, W.m, y, c, S.C, S.p, W.u, W.grad)
+            primal_gradient(X, rows, n, beta, nreg, W.m, y, c, S.C, S.p, W.u, W.grad, cm)
             R.n_matvec += 1
             R.grad_norm = nrm(W.grad, nw)
             if R.grad_norm <= S.grad_stop:
@@ -536,9 +706,12 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
             mu = fmin(S.growth * mu, S.mu_max)
         elif S.mu_rule == MU_EQ29:
             fe = 0.5 * dot(beta, beta, nreg)
-            for k in range(n):
-                if c[k] > 0.0:
-                    fe += S.C * c[k] * loss(y[k] * W.e[k], S.p, kind)
+            if dist:
+                fe += W.pk[5]                   # summed over the ranks in step 3
+            else:
+                for k in range(n):
+                    if c[k] > 0.0:
+                        fe += S.C * c[k] * loss(y[k] * W.e[k], S.p, kind)
             bound = 2.0 * (phi_prev - fe) / rr if rr > 0.0 else INFINITY
             phi_prev = fe + 0.5 * mu * rr
             mu = fmax(mu, fmin(fmin(S.growth * mu, S.mu_max), bound))
@@ -573,7 +746,8 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
               const double[::1] c, double[::1] beta, double[::1] lam, double C, double p,
               bint exact, bint free_b, bint precondition, double mu0, double mu_max, int mu_rule,
               double growth, int stop, double tol, int max_iter, double cg_tol, int cg_max_iter,
-              int refresh, double guard, int n_threads, object callback, bint record_al):
+              int refresh, double guard, int n_threads, object callback, bint record_al,
+              object comm=None):
     """Run SVM-ALM (Algorithm 2, or 1 with exact=True) from beta and lam, both
     updated in place.
 
@@ -590,6 +764,11 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     gap = f - dual, mu0, mu (final), primal_res, dual_res, grad_norm, alpha (the
     dual point of the last iteration), traces f_trace, mu_trace, gap_trace and,
     with record_al, al_trace (n_iter x 4; see alm_core).
+
+    comm: None (serial) or a linsvm.collective.Collective: then rows, y, c and lam
+    are this rank's block (possibly empty), beta is replicated and returned the
+    same on every rank, and every sum over rows is reduced over the ranks (see
+    alm_core).  alpha and margins are this rank's rows.
     """
     cdef int64_t n = rows.shape[0], nw = beta.shape[0], k, j
     cdef int T = _n_threads(n_threads)
@@ -600,9 +779,15 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     cdef Work W
     cdef Result R
     cdef Stop ST
+    cdef Comm CM = comm_from(comm)
+    cdef int dist = comm_active(&CM)
+    cdef int64_t nv = max(n, 1)
+    cdef const int64_t* rp
+    cdef const double* yp
+    cdef const double* cp
     stop_init(&ST, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
     W.stop = &ST
-    if n < 1 or y.shape[0] != n or c.shape[0] != n or lam.shape[0] != n:
+    if (n < 1 and not dist) or y.shape[0] != n or c.shape[0] != n or lam.shape[0] != n:
         raise ValueError("rows, y, c and lam must have the same length >= 1")
     if nw != n_features + (1 if bias > 0 else 0) or (free_b and not bias > 0):
         raise ValueError("beta has the wrong length for n_features and bias")
@@ -611,19 +796,25 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     if stop == STOP_GRADIENT and kind == 1:
         raise ValueError("the gradient stopping rule needs p > 1")
     check_rows(rows, indptr.shape[0] - 1)
-    vec_n = np.zeros((10, n), dtype=np.float64)
+    vec_n = np.zeros((10, nv), dtype=np.float64)
     vec_w = np.zeros((7, nw), dtype=np.float64)
+    pack = np.zeros(nw + 8 + 8 * CM.size if dist else 1, dtype=np.float64)   # distributed only
     cap = max(max_iter, 1)
     traces = np.full((3, cap), np.nan)
     al = np.full((cap, 4), np.nan) if record_al else np.zeros((1, 4))
     scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
     cdef double[:, ::1] VN = vec_n, VW = vec_w, TR = traces, AL = al
-    cdef double[::1] sv = scratch_arr
+    cdef double[::1] sv = scratch_arr, PK = pack
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
     cdef void* cb = <void*>callback if callback is not None else NULL
     W.m = &VN[0, 0]; W.e = &VN[1, 0]; W.r = &VN[2, 0]; W.q = &VN[3, 0]; W.u = &VN[4, 0]
     W.v = &VN[5, 0]; W.alpha = &VN[6, 0]; W.ay = &VN[7, 0]; W.ones = &VN[8, 0]
-    W.lam = &lam[0]
+    W.lam = &lam[0] if n > 0 else &VN[9, 0]      # (row 9 is free)
+    W.pk = &PK[0] if dist else NULL
+    W.gat = &PK[nw + 8] if dist else NULL
+    rp = &rows[0] if n > 0 else NULL
+    yp = &y[0] if n > 0 else W.ones
+    cp = &c[0] if n > 0 else W.ones
     W.g = &VW[0, 0]; W.d = &VW[1, 0]; W.wa = &VW[2, 0]; W.grad = &VW[3, 0]; W.cgs = &VW[4, 0]
     W.colsq = &VW[5, 0]; W.dinv = &VW[6, 0]
     S.C = C; S.p = p; S.kind = kind; S.exact = exact; S.free_b = free_b
@@ -637,30 +828,38 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
                 npos += 1
             else:
                 nneg += 1
-        col_sq_sums(&X, &rows[0], n, W.ones, W.colsq)
+        col_sq_sums(&X, rp, n, W.ones, W.colsq)
+        if dist:                                # diag(X^T X) and the counts: one allreduce
+            memcpy(W.pk, W.colsq, nw * sizeof(double))
+            W.pk[nw] = npos
+            W.pk[nw + 1] = nneg
+            comm_sum(&CM, W.pk, nw + 2)
+            memcpy(W.colsq, W.pk, nw * sizeof(double))
+            npos = <int64_t>W.pk[nw]
+            nneg = <int64_t>W.pk[nw + 1]
         for j in range(nw):
             tr += W.colsq[j]
         S.mu0 = mu0 if mu0 > 0.0 else (_MU0_SCALE / tr if tr > 0.0 else 1.0)
         if S.mu0 > S.mu_max:
             S.mu0 = S.mu_max
         if stop == STOP_GRADIENT:              # ||grad P(0)||, LIBLINEAR's relative form
-            primal_gradient(&X, &rows[0], n, W.grad, 0, W.m, &y[0], &c[0], C, p, W.u, W.wa)
+            primal_gradient(&X, rp, n, W.grad, 0, W.m, yp, cp, C, p, W.u, W.wa, &CM)
             g0 = nrm(W.wa, nw)
-            S.grad_stop = tol * (<double>max(min(npos, nneg), 1)) / n * g0
-        matvec(&X, &rows[0], n, &beta[0], W.m)
+            S.grad_stop = tol * (<double>max(min(npos, nneg), 1)) / (npos + nneg) * g0
+        matvec(&X, rp, n, &beta[0], W.m)
         for k in range(n):
             W.e[k] = y[k] - W.m[k]             # feasible start for e (used by the AL trace)
-        status = alm_core(&X, &rows[0], n, &y[0], &c[0], &beta[0], &S, &W,
+        status = alm_core(&X, rp, n, yp, cp, &beta[0], &S, &W,
                           &TR[0, 0], &TR[1, 0], &TR[2, 0], &AL[0, 0] if record_al else NULL,
-                          &R, cb)
+                          &R, cb, &CM)
         # final: margins afresh, P exactly, and the certificate of the last alpha
         if not ST.stopped:
-            matvec(&X, &rows[0], n, &beta[0], W.m)
-            R.f = primal(&beta[0], nw - 1 if free_b else nw, W.m, &y[0], &c[0], n, C, p, kind)
+            matvec(&X, rp, n, &beta[0], W.m)
+            R.f = primal_comm(&beta[0], nw - 1 if free_b else nw, W.m, yp, cp, n, C, p, kind, &CM)
             R.n_matvec += 2
             if R.n_iter > 0:
-                Dfin = dual_value(&X, &rows[0], n, &y[0], &c[0], W.alpha, W.ay, W.wa, C, p, kind,
-                                  free_b)
+                Dfin = dual_value(&X, rp, n, yp, cp, W.alpha, W.ay, W.wa, C, p, kind,
+                                  free_b, &CM, W.pk)
                 if Dfin > R.dual:
                     R.dual = Dfin
     stop_raise(&ST)                             # Ctrl-C: the work arrays go as it unwinds
@@ -669,7 +868,7 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
                f=float(R.f), dual=float(R.dual), gap=float(R.f - R.dual), mu0=float(S.mu0),
                mu=float(R.mu), primal_res=float(R.primal_res), dual_res=float(R.dual_res),
                grad_norm=float(R.grad_norm), grad_stop=float(S.grad_stop),
-               alpha=vec_n[6].copy(), margins=vec_n[0].copy(),
+               alpha=vec_n[6, :n].copy(), margins=vec_n[0, :n].copy(),
                f_trace=traces[0, :it].copy(), mu_trace=traces[1, :it].copy(),
                gap_trace=traces[2, :it].copy())
     if record_al:

@@ -54,6 +54,7 @@ from libc.float cimport DBL_EPSILON
 import numpy as np
 from csr cimport CSR, make_csr, matvec, rmatvec, dot_row, axpy_row, dot
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
+from comm cimport Comm, comm_from, comm_active, comm_sum, comm_allgather
 
 # Status codes returned to Python.
 cdef enum:
@@ -90,6 +91,16 @@ ctypedef struct Oracle:
     double* cminus            # ORDINAL: c- per position (output)
     double* s                 # scores w.x_k per position (output)
     double* u                 # coefficients of x_k in x_c per position (output)
+    # distributed (csrc/comm.pxd): the rows are this rank's block
+    const Comm* comm          # NULL or the serial record: a serial solve
+    double* pk                # n_weights + 3 doubles: the packed allreduce
+    double flag               # in: this rank's stop flag; out: the ranks' sum
+    Oracle* glob              # ORDINAL, groups split over ranks: the oracle of all
+                              # positions (every rank's, in rank order), or NULL
+    int64_t offset            # glob: this rank's first position among all
+    int64_t pad               # glob: max positions on one rank (the gather's width)
+    const int64_t* per_rank   # glob: positions on each rank
+    double* gat               # glob: size * pad gathered scores
 
 
 # --------------------------------------------------------------------------- #
@@ -133,8 +144,25 @@ cdef double oracle_binary(const CSR* X, Oracle* O, const double* w, double* xc,
                 xi += O.q[k] * (1.0 - O.t[k] * s)
             else:
                 O.u[k] = 0.0
+    if comm_active(O.comm):
+        reduce_cut(X, O, xc, &r, &xi)
     rhs[0] = r * sc
     return xi * sc
+
+
+cdef void reduce_cut(const CSR* X, Oracle* O, double* xc, double* a, double* b) noexcept nogil:
+    """Distributed: xc, a, b and the stop flag summed over the ranks, one allreduce
+    of n_weights + 3 doubles (the cut's only communication besides glob's gather)."""
+    cdef int64_t nw = X.n_weights
+    memcpy(O.pk, xc, nw * sizeof(double))
+    O.pk[nw] = a[0]
+    O.pk[nw + 1] = b[0]
+    O.pk[nw + 2] = O.flag
+    comm_sum(O.comm, O.pk, nw + 3)
+    memcpy(xc, O.pk, nw * sizeof(double))
+    a[0] = O.pk[nw]
+    b[0] = O.pk[nw + 1]
+    O.flag = O.pk[nw + 2]
 
 
 cdef enum:
@@ -286,15 +314,32 @@ cdef double oracle_ordinal(const CSR* X, Oracle* O, const double* w, double* xc,
     u_k = (c+_k - c-_k) / m, xc = sum_k u_k x_k, rhs = (1/(2m)) sum_k (c+_k + c-_k).
     Returns xi' = b_c - w.x_c = (1/m) sum_P v_ij max(0, 1 - (s_i - s_j)).
     """
-    cdef int64_t k, n = O.n
+    cdef int64_t k, n = O.n, rk, i, at
     cdef double r = 0.0, ws = 0.0, sc = O.scale
+    cdef Oracle* G = O.glob
     matvec(X, O.rows, n, w, O.s)
-    ordinal_counts(O)
+    if G != NULL:
+        # groups split over the ranks: every rank gathers all scores (pad doubles per
+        # rank) and counts the same (c+, c-) of all positions; it keeps its own
+        comm_allgather(O.comm, O.s, O.pad, O.gat)
+        at = 0
+        for rk in range(O.comm.size):
+            for i in range(O.per_rank[rk]):
+                G.s[at] = O.gat[rk * O.pad + i]
+                at += 1
+        ordinal_counts(G)
+        for k in range(n):
+            O.cplus[k] = G.cplus[O.offset + k]
+            O.cminus[k] = G.cminus[O.offset + k]
+    else:
+        ordinal_counts(O)
     for k in range(n):
         O.u[k] = (O.cplus[k] - O.cminus[k]) * sc
         r += O.cplus[k] + O.cminus[k]
         ws += O.u[k] * O.s[k]
     rmatvec(X, O.rows, n, O.u, xc)
+    if comm_active(O.comm):
+        reduce_cut(X, O, xc, &r, &ws)
     rhs[0] = 0.5 * r * sc
     return rhs[0] - ws
 
@@ -792,6 +837,43 @@ cdef inline void solve_qp(Cuts* W, QPWork* Q, double Cp, double qp_tol, int64_t 
         W.age[j] = 0 if W.alpha[j] > 0.0 else W.age[j] + 1
 
 
+cdef int _distribute(_OracleData od, object comm, int64_t nw, object glob) except -1:
+    """Make od's oracle distributed over comm (a Collective): the packed allreduce
+    buffer and, for glob = (q, level, perm, gptr, glevels, per_rank) of all ranks'
+    positions in rank order, the gathered oracle of ordinal_counts (perf_solve)."""
+    cdef _OracleData god
+    cdef double[::1] pkv, gatv
+    cdef const int64_t[::1] prv
+    cdef int64_t rk
+    od.C = comm_from(comm)
+    od.O.comm = &od.C
+    pk = np.zeros(nw + 3)
+    pkv = pk
+    od.O.pk = &pkv[0]
+    od.keep.append(pk)
+    if glob is None:
+        return 0
+    q_all, level_all, perm_all, gptr_all, glevels_all, per_rank = glob
+    per_rank = np.ascontiguousarray(per_rank, dtype=np.int64)
+    if per_rank.shape[0] != od.C.size or per_rank[od.C.rank] != od.O.n:
+        raise ValueError("per_rank must hold every rank's number of positions")
+    n_all = int(per_rank.sum())
+    god = _make_oracle(ORDINAL, np.zeros(n_all, dtype=np.int64), np.zeros(1), q_all, od.O.scale,
+                       level_all, perm_all, gptr_all, glevels_all)
+    prv = per_rank
+    od.O.pad = max(int(per_rank.max()), 1)
+    od.O.offset = 0
+    for rk in range(od.C.rank):
+        od.O.offset += prv[rk]
+    od.O.per_rank = &prv[0]
+    gat = np.zeros(od.C.size * od.O.pad)
+    gatv = gat
+    od.O.gat = &gatv[0]
+    od.O.glob = &god.O
+    od.keep.extend([god, per_rank, gat])
+    return 0
+
+
 cdef int perf_core(const CSR* X, Oracle* O, Cuts* W, QPWork* Q, double Cp, double eps,
                    double* w, const double* w0, double* xc,
                    double qp_tol, int64_t qp_max_iter, int64_t max_iter,
@@ -837,6 +919,9 @@ cdef int perf_core(const CSR* X, Oracle* O, Cuts* W, QPWork* Q, double Cp, doubl
             status = NEED_ROOM
             break
         # lines 5-7: the most violated constraint at w
+        if comm_active(O.comm):                 # distributed: stop together (reduce_cut)
+            stop_poll(stop, O.n * stop.per_row + W.k * nw)
+            O.flag = stop.stopped
         xi_p = oracle(X, O, w, xc, &rhs)
         res.n_iter += 1
         res.xi = xi_w
@@ -849,7 +934,12 @@ cdef int perf_core(const CSR* X, Oracle* O, Cuts* W, QPWork* Q, double Cp, doubl
                                        res.dual)
                 except BaseException as e:
                     stop_keep(stop, e)
-        if stop_poll(stop, O.n * stop.per_row + W.k * nw):
+        if comm_active(O.comm):
+            if O.flag > 0.0:
+                stop.stopped = 1
+                status = MAX_ITER
+                break
+        elif stop_poll(stop, O.n * stop.per_row + W.k * nw):
             status = MAX_ITER
             break
         # line 9
@@ -890,6 +980,7 @@ def _n_threads(int n_threads):
 cdef class _OracleData:
     """Owns the numpy buffers behind an Oracle struct."""
     cdef Oracle O
+    cdef Comm C
     cdef object keep
     cdef public object s, u, cplus, cminus
 
@@ -899,7 +990,8 @@ cdef class _OracleData:
 
 cdef _OracleData _make_oracle(int kind, const int64_t[::1] rows, const double[::1] t,
                               const double[::1] q, double scale, object level, object perm,
-                              object gptr, object glevels):
+                              object gptr, object glevels, int64_t n_scores=0):
+    """The Oracle over positions `rows` (score buffer: max(n, n_scores) doubles)."""
     cdef _OracleData od = _OracleData()
     cdef int64_t n = rows.shape[0], n_groups = 0, maxR = 1, g
     cdef const int32_t[::1] lv
@@ -907,7 +999,7 @@ cdef _OracleData _make_oracle(int kind, const int64_t[::1] rows, const double[::
     cdef const int32_t[::1] glv
     cdef double[::1] sv, uv, cpv, cmv, fv, itv
     cdef int64_t[::1] ctv
-    od.s = np.zeros(max(n, 1))
+    od.s = np.zeros(max(n, n_scores, 1))
     od.u = np.zeros(max(n, 1))
     sv = od.s
     uv = od.u
@@ -919,6 +1011,14 @@ cdef _OracleData _make_oracle(int kind, const int64_t[::1] rows, const double[::
     od.O.scale = scale
     od.O.s = &sv[0]
     od.O.u = &uv[0]
+    od.O.comm = NULL
+    od.O.pk = NULL
+    od.O.flag = 0.0
+    od.O.glob = NULL
+    od.O.offset = 0
+    od.O.pad = 0
+    od.O.per_rank = NULL
+    od.O.gat = NULL
     od.keep.extend([rows, t, q])
     if kind == ORDINAL:
         lv = level
@@ -1051,10 +1151,17 @@ def perf_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const d
                const double[::1] t, const double[::1] q, double scale, double Cp, double eps, w0,
                V0, G0, b0, alpha0, level, perm, gptr, glevels, int64_t max_constraints,
                int64_t max_iter, int64_t inactive_iters, double qp_tol, int64_t qp_max_iter,
-               int n_threads, object callback):
+               int n_threads, object callback, object comm=None, object glob=None):
     """Run Algorithm 1 (kind 0) or 2 (kind 1) from the working set (V0, G0, b0, alpha0).
 
     Buffers must be validated by the caller (see linsvm/solvers/perf.py).
+    comm: None (serial) or a linsvm.collective.Collective: rows, t, q (and the query
+    layout) are then this rank's block, possibly empty, scale and Cp global, the
+    working set replicated; each cut is one allreduce of n_weights + 3 doubles
+    (x_c, b_c, xi' and a stop flag) and the working-set QP is solved alike on every
+    rank.  glob (kind 1, queries split over ranks): (q, level, perm, gptr, glevels,
+    per_rank) of all positions in rank order; each cut then also gathers every
+    rank's scores (see _distribute).  The scores returned are this rank's.
     Returns a dict: status (0 converged, 1 iteration cap), w, n_iter, qp_iter,
     qp_smo_steps, xi, xi_prime, qp_violation, dual, scores (at w), the
     working set V, G, b, alpha (k rows), n_removed, n_dropped, n_merges.
@@ -1068,7 +1175,10 @@ def perf_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const d
     scratch = np.zeros(T * nw if T > 1 else 1)
     cdef double[::1] scv = scratch
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &scv[0] if T > 1 else NULL)
-    cdef _OracleData od = _make_oracle(kind, rows, t, q, scale, level, perm, gptr, glevels)
+    cdef _OracleData od = _make_oracle(kind, rows, t, q, scale, level, perm, gptr, glevels,
+                                       0 if glob is None else max(np.max(glob[5]), 1))
+    if comm is not None:
+        _distribute(od, comm, nw, glob)
     if V0 is not None:
         k0 = np.shape(b0)[0]
     if k0 > max_constraints:

@@ -67,6 +67,28 @@ p = 1 default run on the shared binary sets is certified within 1% (measured
 true gaps 0.04-0.5%, examples/bench_alm.py); it costs about 1.8-2.6x the
 iterations of the 10% guard on a9a and w8a.  A run that reaches the iteration
 cap first returns with a ConvergenceWarning giving the certified gap.
+
+Distributed (issue 18; both registered distributed="rows"): on P MPI ranks each
+rank holds a block of the rows (and their e, multipliers and margins); w is
+replicated.  Every sum over rows is local and then reduced, so every rank runs
+the serial iterates up to the order of those sums and takes every decision (step,
+mu, stop) on the same reduced numbers.  Per `alm` iteration: one allreduce of X'r
+with the e-step's dual sums and a stop flag (n_weights + 3 doubles), one of
+||X d||^2 (1 double) and one allgather of 7 doubles per rank (residual norms, the
+loss and the certificate's minimum, summed in rank order alike on every rank).
+Three collectives, not one, because each needs the last: the step length needs
+||X d||^2 before w moves, and the residuals and loss at the new w decide mu and
+the stop before the next e-step.  `alm-exact` has the first and the last; its
+CGLS w-step runs distributed in csrc/cgls.pxd (the recurrence arrangement, one
+allreduce of n_weights + 3 doubles per CGLS iteration, one more for the start
+residual and one per true-residual check of its stop).  --stop gradient adds an
+allreduce of n_weights doubles, and --free-intercept's rebalanced certificate two
+allreduces (three for p = 1) when it is formed.  The ranks sum in another order
+than the serial loop, and with p = 1 the iteration amplifies such rounding (the
+serial solve on the same rows in another order drifts likewise: 1e-10 relative by
+iteration 80 on a9a, 1e-4 at the default stop on a1a), so the two answers agree
+within their certified gaps, and to 1e-9 when the gap asked for (--stop gap -e) is
+that small.
 """
 from __future__ import annotations
 
@@ -151,7 +173,7 @@ def _fit(exact, problem, params, start, state, log):
         cg_tol=float(opts["cg_tol"]) if exact else 0.0,         # 0: unused (no CGLS in alm)
         cg_max_iter=int(opts["cg_max_iter"]) if exact else 0, refresh=_REFRESH,
         guard=min(_GUARD, _GUARD_PER_TOL * float(tol)),
-        n_threads=n_threads, callback=callback, record_al=False,
+        n_threads=n_threads, callback=callback, record_al=False, comm=problem.comm,
     )
     f = st["f"]
     rel_gap = st["gap"] / abs(f) if f != 0 else (0.0 if st["gap"] <= 0 else float("inf"))
@@ -269,6 +291,7 @@ register(SolverInfo(
     options=ALM_OPTIONS,
     loss="lp",
     memory=_MEMORY_ALM,
+    distributed="rows",
 ))
 
 _MEMORY_ALM_EXACT = work_memory(9, 112)
@@ -284,4 +307,5 @@ register(SolverInfo(
     options=ALM_EXACT_OPTIONS,
     loss="lp",
     memory=_MEMORY_ALM_EXACT,
+    distributed="rows",
 ))

@@ -51,6 +51,21 @@ costs, qids and bias are unchanged (checked by a digest) the constraints are
 reused, valid for any C, with the alphas scaled by C_new / C_old.  Any other
 start vector places only the first cut (Algorithm 1 starts at w = 0).
 `--seed` is accepted and ignored: the algorithm makes no random choice.
+
+Distributed (issue 18, "rows"): on P MPI ranks each rank holds a block of the
+examples; n, m, sum q_k and so Cp are those of the union.  The most violated
+constraint is a sum over examples: each rank forms its part of x_c, b_c and xi'
+and one allreduce of n_weights + 3 doubles (with a stop flag) gives the cut to
+every rank; the working-set QP is then solved on every rank alike (the same input
+gives the same answer), so the ranks hold the same w throughout.  perf-ord needs
+the scores sorted within each query: when every qid lies on one rank (checked
+collectively from the ranks' qid sets once) each rank counts its own queries and
+the cut's allreduce is all; when a query is split across ranks, or without qids
+(one ranking of all examples) on more than one rank, every rank gathers all
+ranks' scores each cut (an allgather of max-block-size doubles per rank: O(n)
+doubles received per rank and iteration) and repeats the O(n log n) count over all
+examples; the codes, costs and qids are gathered once.  The thresholds use all
+ranks' final scores (one gather).  Warm starts compare a digest of all ranks' data.
 """
 from __future__ import annotations
 
@@ -59,6 +74,7 @@ import hashlib
 import numpy as np
 
 from .. import _perf
+from ..collective import gather_objects
 from ..errors import DataError, ParameterError
 from ..problem import resolve_threads
 from . import FitResult, Option, SolverInfo, register, work_memory
@@ -88,6 +104,12 @@ def _start_vector(w0, nw):
     if w0.shape[0] != nw or not np.all(np.isfinite(w0)):
         raise ParameterError(f"the start vector must be finite with {nw} entries")
     return w0 if np.any(w0 != 0.0) else None
+
+
+def _global_digest(coll, digest):
+    """The digest of the whole distributed problem: every rank's own, in rank order
+    (the same on every rank, so that all ranks take a warm start or none)."""
+    return digest if coll is None else _digest(*gather_objects(coll, digest))
 
 
 def _reuse_state(state, digest, Cp, max_constraints, log, name):
@@ -120,8 +142,9 @@ _QP_MAX_ITER = 100000
 
 
 def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, state, digest,
-         log, opts, level=None, perm=None, gptr=None, glevels=None):
-    """Call the compiled loop and turn its result into (FitResult, the core's result)."""
+         log, opts, level=None, perm=None, gptr=None, glevels=None, comm=None, glob=None):
+    """Call the compiled loop and turn its result into (FitResult, the core's result).
+    comm, glob: see _perf.perf_solve (a distributed solve)."""
     n_threads = resolve_threads(opts["n_threads"], X.nnz)
     ws = _reuse_state(state, digest, Cp, opts["max_constraints"], log, name)
     V0 = G0 = b0 = a0 = None
@@ -142,7 +165,7 @@ def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, stat
         w0=w0, V0=V0, G0=G0, b0=b0, alpha0=a0, max_constraints=opts["max_constraints"],
         max_iter=opts["max_iter"], inactive_iters=opts["inactive_iters"], qp_tol=opts["qp_tol"],
         qp_max_iter=_QP_MAX_ITER, n_threads=n_threads, callback=callback, level=level, perm=perm,
-        gptr=gptr, glevels=glevels)
+        gptr=gptr, glevels=glevels, comm=comm, glob=glob)
     w = res["w"]
     assert w.shape[0] == nw_core
     ww = float(w @ w)
@@ -203,13 +226,16 @@ def fit_perf(problem, params, start, state, log):
     status and trace; the state is the working set, for warm starts.
     """
     X, rows, t, cost, bias = problem.X, problem.rows, problem.t, problem.cost, problem.bias
+    coll = problem.comm
     n = problem.n_rows
+    if coll is not None:                        # the examples of all ranks
+        n = int(coll.sum_scalars(float(n))[0])
     nw = problem.n_weights
     w0 = _start_vector(start, nw)
     Cp = params.C * n
     digest = _digest("perf", X.indptr, X.indices, X.data, X.n_features, float(bias), rows, t, cost)
     result, _ = _run("perf", X, rows, 0, t, cost, 1.0 / n, Cp, params.tol, nw, bias, w0, state,
-                     digest, log, params.options)
+                     _global_digest(coll, digest), log, params.options, comm=coll)
     return result
 
 
@@ -222,6 +248,9 @@ def _query_layout(codes, qid, n):
     else:
         _, g = np.unique(qid, return_inverse=True)
         g = g.astype(np.int64).reshape(-1)
+    if n == 0:                                  # a distributed rank without examples
+        return (np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), g)
     n_groups = int(g.max()) + 1
     perm = np.argsort(g, kind="stable").astype(np.int64)
     gptr = np.zeros(n_groups + 1, dtype=np.int64)
@@ -238,6 +267,8 @@ def _query_layout(codes, qid, n):
 def _weighted_pairs(codes, cost, g, n_levels):
     """m = sum over pairs (same group, different level) of cost_i cost_j, exactly
     for integer costs: sum_r W_r * (sum_{r' < r} W_r') per group."""
+    if g.shape[0] == 0:
+        return 0.0
     n_groups = int(g.max()) + 1
     Wgr = np.zeros((n_groups, n_levels))
     np.add.at(Wgr, (g, codes), cost)
@@ -289,13 +320,20 @@ def fit_perf_ord(problem, params, start, state, log):
     """
     X, rows, codes, cost, bias = problem.X, problem.rows, problem.codes, problem.cost, problem.bias
     n, n_levels, qid = problem.n_rows, problem.n_classes, problem.qid
+    coll = problem.comm
     perm, gptr, glevels, level, g = _query_layout(codes, qid, n)
-    m = _weighted_pairs(codes, cost, g, n_levels)
+    glob = None
+    if coll is None:
+        m = _weighted_pairs(codes, cost, g, n_levels)
+        n_eff = float(np.sum(cost))
+        n_queries = int(gptr.shape[0] - 1)
+    else:
+        glob, m, n_eff, n_queries, everyone = _ordinal_layout(coll, codes, cost, qid, g, gptr,
+                                                              n_levels)
     if not m > 0:
         raise DataError("no pair of examples with different ranks"
                         + (" within a query" if qid is not None else "")
                         + " (and positive weight): nothing to rank")
-    n_eff = float(np.sum(cost))
     Cp = params.C * n_eff
     nw = problem.n_weights
     nf = X.n_features
@@ -309,14 +347,62 @@ def fit_perf_ord(problem, params, start, state, log):
                      qid if qid is not None else "noqid")
     dummy_t = np.zeros(1)
     result, res = _run("perf-ord", X, rows, 1, dummy_t, cost, 1.0 / m, Cp, params.tol, nf, -1.0,
-                       w0, state, digest, log, params.options, level=level, perm=perm, gptr=gptr,
-                       glevels=glevels)
-    result.thresholds = thresholds_from_scores(res["scores"], codes, cost, n_levels)
+                       w0, state, _global_digest(coll, digest), log, params.options, level=level,
+                       perm=perm, gptr=gptr, glevels=glevels, comm=coll, glob=glob)
+    if coll is None:
+        result.thresholds = thresholds_from_scores(res["scores"], codes, cost, n_levels)
+    else:                                       # on all training scores, in rank order
+        scores = np.concatenate(gather_objects(coll, res["scores"]))
+        if everyone is None:
+            everyone = [np.concatenate(a) for a in zip(*gather_objects(coll, (codes, cost)))]
+        result.thresholds = thresholds_from_scores(scores, everyone[0], everyone[1], n_levels)
     result.stats["n_pairs"] = m
-    result.stats["n_queries"] = int(gptr.shape[0] - 1)
+    result.stats["n_queries"] = n_queries
     if bias > 0:
         result.weights = np.concatenate([result.weights, [0.0]])
     return result
+
+
+def _ordinal_layout(coll, codes, cost, qid, g, gptr, n_levels):
+    """How a distributed perf-ord finds its cuts: (glob, m, n_eff, n_queries, everyone).
+
+    When every query lies whole on one rank (checked collectively from each rank's
+    set of qids; without qids, when at most one rank holds examples) each rank counts
+    its own queries' pairs: glob is None and the only per-cut communication is the
+    allreduce of the cut.  Otherwise (a query split over ranks, or no qids: one
+    global ranking) every rank gathers the codes, costs and qids of all ranks once
+    (O(n) values) and, per cut, every rank's scores -- an allgather of
+    max-rank-size doubles from each rank, so O(n) doubles received per rank and
+    iteration, and the O(n log n) sort of all scores repeated on every rank; glob
+    is then the layout of all positions in rank order (_perf.perf_solve) and
+    everyone = (codes, cost) of all positions.  Memory: every rank then also holds
+    about 100 bytes per example of all ranks (scores, gathered scores, sort items,
+    c+/c-, the layout), so this mode needs the per-example arrays of all ranks to
+    fit one host (the rows themselves stay distributed).  m, n_eff = sum of costs
+    and the number of queries are those of the union of the blocks."""
+    n = codes.shape[0]
+    local = np.unique(qid) if qid is not None else (np.zeros(min(n, 1), dtype=np.int64))
+    sets = gather_objects(coll, (qid is not None, local))
+    if len({has for has, s in sets if s.shape[0]}) > 1:        # ranks with examples
+        raise DataError("some MPI ranks have qids and others not")
+    seen = np.concatenate([s for _, s in sets])
+    if np.unique(seen).shape[0] == seen.shape[0]:           # every query on one rank
+        m_local = _weighted_pairs(codes, cost, g, n_levels)
+        m, n_eff, n_queries = coll.sum_scalars(m_local, float(np.sum(cost)),
+                                               float(gptr.shape[0] - 1))
+        return None, m, n_eff, int(n_queries), None
+    parts = gather_objects(coll, (codes, cost, qid))
+    per_rank = np.array([p[0].shape[0] for p in parts], dtype=np.int64)
+    codes_all = np.concatenate([p[0] for p in parts])
+    cost_all = np.ascontiguousarray(np.concatenate([p[1] for p in parts]), dtype=np.float64)
+    qid_all = None
+    if any(p[2] is not None for p in parts):
+        qid_all = np.concatenate([np.zeros(0, dtype=np.int64) if p[2] is None else p[2]
+                                  for p in parts])
+    perm_a, gptr_a, glevels_a, level_a, g_a = _query_layout(codes_all, qid_all, codes_all.shape[0])
+    m = _weighted_pairs(codes_all, cost_all, g_a, n_levels)
+    glob = (cost_all, level_a, perm_a, gptr_a, glevels_a, per_rank)
+    return glob, m, float(np.sum(cost_all)), int(gptr_a.shape[0] - 1), (codes_all, cost_all)
 
 
 PERF_OPTIONS = {
@@ -349,6 +435,7 @@ register(SolverInfo(
     options=PERF_OPTIONS,
     loss="l1",
     memory=_MEMORY_PERF,
+    distributed="rows",
 ))
 
 _MEMORY_PERF_ORD = work_memory(22, 64)
@@ -366,4 +453,5 @@ register(SolverInfo(
     options=PERF_OPTIONS,
     loss="l1",
     memory=_MEMORY_PERF_ORD,
+    distributed="rows",
 ))
