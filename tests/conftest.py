@@ -25,6 +25,21 @@ def child_env(**extra):
                 PYTHONPATH=root + (os.pathsep + rest if rest else ""), **extra)
 
 
+def mpiexec():
+    """The mpiexec to launch MPI tests with (the one beside this Python, as the mpich
+    wheel installs it, else the first on PATH); skips the test without mpi4py or an
+    mpiexec (the `mpi` extra: pip install ".[mpi]")."""
+    import shutil
+    import sys
+
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[mpi]')")
+    here = Path(sys.executable).parent / "mpiexec"
+    exe = str(here) if here.exists() else shutil.which("mpiexec")
+    if exe is None:
+        pytest.skip("no mpiexec on PATH (pip install '.[mpi]' brings MPICH's)")
+    return exe
+
+
 def data_dir():
     """Where the shared data sets live: $LINSVM_DATA, default <repo>/../shared/datasets."""
     return Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))

@@ -9,14 +9,13 @@ load_svmlight_buffers: the union of the ranks' rows must equal its result bit
 for bit, and every rank's error its error message.  tests/test_mpi.py runs the
 same under mpiexec.
 """
-import threading
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import shared_file
+from fakempi import comms, run_ranks
 from linsvm import distributed
 from linsvm.data import load_svmlight_buffers
 from linsvm.distributed import byte_ranges, read_svmlight_share
@@ -28,51 +27,10 @@ from linsvm.train import class_order
 # helpers
 # ---------------------------------------------------------------------------
 
-class _Group:
-    def __init__(self, n):
-        self.slots = [None] * n
-        self.barrier = threading.Barrier(n, timeout=30)
-
-
-class ThreadComm:
-    """A communicator for P threads of one process (mpi4py's lowercase API)."""
-
-    def __init__(self, group, rank):
-        self._g, self.rank, self.size = group, rank, len(group.slots)
-
-    def allgather(self, obj):
-        self._g.slots[self.rank] = obj
-        self._g.barrier.wait()
-        out = list(self._g.slots)
-        self._g.barrier.wait()
-        return out
-
-    def bcast(self, obj, root=0):
-        return self.allgather(obj)[root]
-
-    def allreduce(self, obj, op=None):
-        vals = self.allgather(obj)
-        return sum(vals[1:], vals[0]) if op is None else op(vals)
-
-
 def run_threads(path, n_ranks, **kw):
-    """read_svmlight_share on n_ranks threads; each rank's LocalShare or exception."""
-    group = _Group(n_ranks)
-    out = [None] * n_ranks
-
-    def work(r):
-        try:
-            out[r] = read_svmlight_share(path, ThreadComm(group, r), **kw)
-        except Exception as e:      # noqa: BLE001 - the test inspects it
-            out[r] = e
-
-    threads = [threading.Thread(target=work, args=(r,)) for r in range(n_ranks)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads), "a rank was left waiting"
-    return out
+    """read_svmlight_share on n_ranks threads (tests/fakempi.py); each rank's LocalShare
+    or exception."""
+    return run_ranks(lambda comm: read_svmlight_share(path, comm, **kw), n_ranks, timeout=60)
 
 
 def run_sequential(path, n_ranks, n_features=None, with_qid=False, labels=True):
@@ -411,7 +369,7 @@ def test_fault_on_one_rank_leaves_no_rank_waiting(tmp_path, monkeypatch):
 
 def test_bad_n_features_is_a_parameter_error(tmp_path):
     path = write(tmp_path, AWKWARD)
-    comm = ThreadComm(_Group(1), 0)
+    comm = comms(1)[0]
     for bad in (-1, 2.5, True):
         with pytest.raises(ParameterError):
             read_svmlight_share(path, comm, n_features=bad)

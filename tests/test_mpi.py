@@ -6,16 +6,14 @@ of a small script reads its share of a file and saves its rows, or its error
 message; the test compares them with the serial reader, as
 tests/test_distributed.py does with simulated ranks.
 """
-import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import child_env, shared_file
+from conftest import child_env, mpiexec, shared_file
 from linsvm.data import load_svmlight_buffers
 from linsvm.distributed import byte_ranges
 from linsvm.errors import DataError
@@ -53,17 +51,10 @@ TEXT = (b"# comment\n"
         b"5 qid:3 12:0.1")
 
 
-def _mpiexec():
-    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[mpi]')")
-    here = Path(sys.executable).parent / "mpiexec"
-    exe = str(here) if here.exists() else shutil.which("mpiexec")
-    if exe is None:
-        pytest.skip("no mpiexec on PATH (pip install '.[mpi]' brings MPICH's)")
-    return exe
 
 
 def _run(tmp_path, text, n_ranks, with_qid=True, path=None):
-    exe = _mpiexec()
+    exe = mpiexec()
     if path is None:
         path = tmp_path / "d.svm"
         path.write_bytes(text)

@@ -11,7 +11,6 @@ data: the same classes and predictions, the objective within 1e-9 (relative),
 the same error message.
 """
 import gzip
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -21,7 +20,7 @@ import numpy as np
 import pytest
 
 import gathering_solver
-from conftest import child_env, random_problem
+from conftest import child_env, mpiexec, random_problem
 from linsvm import train
 from linsvm.cv import cross_validate
 from linsvm.data import dump_svmlight, load_svmlight
@@ -65,18 +64,11 @@ DRIVER = textwrap.dedent("""
 """)
 
 
-def _mpiexec():
-    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[mpi]')")
-    here = Path(sys.executable).parent / "mpiexec"
-    exe = str(here) if here.exists() else shutil.which("mpiexec")
-    if exe is None:
-        pytest.skip("no mpiexec on PATH (pip install '.[mpi]' brings MPICH's)")
-    return exe
 
 
 def launch(tmp_path, n_ranks, *args, stdin=None, env=None):
     """`mpiexec -n n_ranks linsvm ARGS` through the driver; the CompletedProcess."""
-    exe = _mpiexec()
+    exe = mpiexec()
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER.replace("TESTS_DIR", repr(str(TESTS))))
     return subprocess.run([exe, "-n", str(n_ranks), sys.executable, str(driver), *map(str, args)],

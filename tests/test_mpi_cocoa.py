@@ -10,7 +10,6 @@ by the strong convexity of the primal (P(w) - P* >= ||w - w*||^2 / 2), weights w
 sqrt(2 gap_dist) + sqrt(2 gap_serial) of the serial ones, so that predictions on a test
 split differ only where the serial margin is within ||x|| times that bound of a tie.
 """
-import os
 import subprocess
 import sys
 import textwrap
@@ -20,7 +19,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import child_env, shared_file
+from conftest import child_env, mpiexec, shared_file
 from fakempi import run_ranks
 import linsvm
 from linsvm.data import load_svmlight
@@ -394,13 +393,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_cocoa_under_mpiexec(tmp_path):
-    import shutil
-
-    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[mpi]')")
-    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    exe = here if os.path.exists(here) else shutil.which("mpiexec")
-    if exe is None:
-        pytest.skip("no mpiexec on PATH (pip install '.[mpi]' brings MPICH's)")
+    exe = mpiexec()
     script = tmp_path / "cocoa.py"
     script.write_text(SCRIPT)
     proc = subprocess.run([exe, "-n", "3", sys.executable, str(script), str(tmp_path)],

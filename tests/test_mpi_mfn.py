@@ -21,11 +21,9 @@ mfn-l1 at 1e-5 (ls, mfn-huber and mfn-ord default to 1e-6); there serial and
 distributed agree to ~1e-12.
 """
 import json
-import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,7 +31,7 @@ import scipy.sparse as sp
 
 import linsvm
 from linsvm import _testing
-from conftest import child_env, shared_file
+from conftest import child_env, mpiexec, shared_file
 from fakempi import run_ranks
 from linsvm.collective import Collective
 from linsvm.data import load_svmlight
@@ -406,18 +404,11 @@ MPI_SCRIPT = textwrap.dedent("""
 """)
 
 
-def _mpiexec():
-    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[mpi]')")
-    here = Path(sys.executable).parent / "mpiexec"
-    exe = str(here) if here.exists() else shutil.which("mpiexec")
-    if exe is None:
-        pytest.skip("no mpiexec on PATH (pip install '.[mpi]' brings MPICH's)")
-    return exe
 
 
 @pytest.mark.parametrize("n_ranks", [2, 3])
 def test_mpiexec_family_equals_serial(tmp_path, n_ranks):
-    exe = _mpiexec()
+    exe = mpiexec()
     script = tmp_path / "family.py"
     script.write_text(MPI_SCRIPT)
     proc = subprocess.run([exe, "-n", str(n_ranks), sys.executable, str(script), str(tmp_path)],
