@@ -1090,6 +1090,102 @@ cdef int sdm_run(SDM* s, int ww, int64_t* idx, int64_t n_idx, int64_t* shr, doub
 
 # ------------------------------------------------------------------ Python entry points
 
+cdef void _init_sdm(SDM* s, Stop* S, const int64_t[::1] indptr, const int32_t[::1] indices,
+                    const double[::1] data, int64_t n_features, double bias,
+                    const int64_t[::1] rows, const int32_t[::1] y, const double[::1] U, double* A,
+                    double* W, double[::1] alpha_y, double[:, ::1] F, int32_t[:, ::1] I,
+                    signed char[:, ::1] Cm, int64_t k, bint full_subproblem, int dense_ratio,
+                    double sigma):
+    """Point the SDM record of sdm_solve / sdm_local_pass at its inputs and the entry's
+    work arrays (A: l, W: n_weights x k, F: 7 x (k + 1), I: 3 x (k + 1), Cm: 2 x (k + 1)),
+    with the curvature scale sigma (1: the serial problem), the stop record S, and an
+    empty alpha pool (pool_init fills it)."""
+    cdef int64_t l = rows.shape[0]
+    s.X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
+    s.rows = &rows[0] if l > 0 else NULL
+    s.y = &y[0] if l > 0 else NULL
+    s.U = &U[0] if l > 0 else NULL
+    s.A = A
+    s.l = l
+    s.k = k
+    s.W = W
+    s.ay = &alpha_y[0] if l > 0 else NULL
+    s.g = &F[0, 0]
+    s.a = &F[1, 0]
+    s.gs = &F[2, 0]
+    s.lo = &F[3, 0]
+    s.hi = &F[4, 0]
+    s.ds = &F[5, 0]
+    s.cd = &F[6, 0]
+    s.S = &I[0, 0]
+    s.cm = &I[1, 0]
+    s.mark = <char*>&Cm[0, 0]
+    s.flag = <char*>&Cm[1, 0]
+    s.f = 0.0
+    s.evals = 0
+    s.sub_caps = 0
+    s.max_sub_it = sub_iter_cap(k)
+    s.full_sub = full_subproblem
+    s.dense_ratio = dense_ratio
+    s.sigma = sigma
+    stop_init(S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    s.stop = S
+    s.polled = 0
+    s.P.cls = NULL
+    s.P.val = NULL
+    s.P.off = NULL
+    s.P.cnt = NULL
+    s.P.cap = NULL
+
+
+cdef int _load_start(SDM* s, int ww, const int64_t* a_ptr, const int32_t* a_cls,
+                     const double* a_val, double sigma, double* A, int64_t* idx,
+                     int64_t* n_idx) noexcept nogil:
+    """Load the start point (a_ptr, a_cls, a_val: the non-zero alpha_i^m, m != y_i, of
+    each example) into the pool, blocks packed in example order; set A_i = sigma
+    ||x_i||^2 (A: the array s.A reads); give the examples with U_i = 0 or x_i = 0 their closed-form alphas and
+    list the others, the examples of the loops, in idx[0:n_idx].  Returns CONVERGED, or
+    NO_MEMORY when the pool cannot grow."""
+    cdef int64_t i, p, e, m, l = s.l, k = s.k
+    cdef double Ai
+    n_idx[0] = 0
+    for i in range(l):
+        s.P.off[i] = s.P.used
+        s.P.cnt[i] = <int32_t>(a_ptr[i + 1] - a_ptr[i])
+        s.P.cap[i] = s.P.cnt[i]
+        for p in range(a_ptr[i], a_ptr[i + 1]):
+            s.P.cls[s.P.used] = a_cls[p]
+            s.P.val[s.P.used] = a_val[p]
+            s.P.used += 1
+        s.P.live += s.P.cap[i]
+    for i in range(l):
+        Ai = sq_norm_row(&s.X, s.rows[i])
+        A[i] = sigma * Ai
+        if s.U[i] <= 0.0:
+            s.P.cnt[i] = 0
+            s.ay[i] = 0.0
+        elif Ai <= 0.0:
+            if pool_reserve(&s.P, i, <int32_t>(k - 1)) != 0:
+                return NO_MEMORY
+            if ww:
+                e = 0
+                for m in range(k):
+                    if m != s.y[i]:
+                        s.P.cls[s.P.off[i] + e] = <int32_t>m
+                        s.P.val[s.P.off[i] + e] = s.U[i]
+                        e += 1
+                s.P.cnt[i] = <int32_t>e
+            else:
+                s.P.cls[s.P.off[i]] = 1 if s.y[i] == 0 else 0
+                s.P.val[s.P.off[i]] = -s.U[i]
+                s.P.cnt[i] = 1
+                s.ay[i] = s.U[i]
+        else:
+            idx[n_idx[0]] = i
+            n_idx[0] += 1
+    return CONVERGED
+
+
 def request_stop():
     """Make every solve of this module running now, in any thread, stop and raise
     KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
@@ -1131,7 +1227,7 @@ def sdm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     cdef int64_t n_trace = 0, n_loops = 0, total = 0
     cdef int n_full = 0, status = CONVERGED, ww = weston_watkins
     cdef uint64_t rng = seed
-    cdef double vfinal = 0.0, sq = 0.0, sum_a = 0.0, primal = 0.0, hy, xi, Ai
+    cdef double vfinal = 0.0, sq = 0.0, sum_a = 0.0, primal = 0.0, hy, xi
     cdef double s_loop, r, r_max, seed_scale = 1.0
     cdef int64_t j
     cdef SDM s
@@ -1156,82 +1252,16 @@ def sdm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     cdef signed char[:, ::1] Cm = ck
     cdef int64_t[::1] idx = idx_arr, shr = shr_arr
     cdef void* cb = <void*>callback if callback is not None else NULL
-    s.X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
-    s.rows = &rows[0] if l > 0 else NULL
-    s.y = &y[0] if l > 0 else NULL
-    s.U = &U[0] if l > 0 else NULL
-    s.A = &Av[0]
-    s.l = l
-    s.k = k
-    s.W = &Wv[0, 0] if nw > 0 else NULL
-    s.ay = &alpha_y[0] if l > 0 else NULL
-    s.g = &F[0, 0]
-    s.a = &F[1, 0]
-    s.gs = &F[2, 0]
-    s.lo = &F[3, 0]
-    s.hi = &F[4, 0]
-    s.ds = &F[5, 0]
-    s.cd = &F[6, 0]
-    s.S = &I[0, 0]
-    s.cm = &I[1, 0]
-    s.mark = <char*>&Cm[0, 0]
-    s.flag = <char*>&Cm[1, 0]
-    s.f = 0.0
-    s.evals = 0
-    s.sub_caps = 0
-    s.max_sub_it = sub_iter_cap(k)
-    s.full_sub = full_subproblem
-    s.dense_ratio = dense_ratio
-    s.sigma = 1.0
-    stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
-    s.stop = &S
-    s.polled = 0
-    s.P.cls = NULL
-    s.P.val = NULL
-    s.P.off = NULL
-    s.P.cnt = NULL
-    s.P.cap = NULL
+    _init_sdm(&s, &S, indptr, indices, data, n_features, bias, rows, y, U, &Av[0],
+              &Wv[0, 0] if nw > 0 else NULL, alpha_y, F, I, Cm, k, full_subproblem, dense_ratio,
+              1.0)
     try:
         if pool_init(&s.P, l, <int32_t>(k - 1), a_ptr[l] + l // 4 + 16) != 0:
             raise MemoryError("SDM: cannot allocate the alpha pool")
         with nogil:
-            # load the start point into the pool; blocks packed in example order
-            for i in range(l):
-                s.P.off[i] = s.P.used
-                s.P.cnt[i] = <int32_t>(a_ptr[i + 1] - a_ptr[i])
-                s.P.cap[i] = s.P.cnt[i]
-                for p in range(a_ptr[i], a_ptr[i + 1]):
-                    s.P.cls[s.P.used] = a_cls[p]
-                    s.P.val[s.P.used] = a_val[p]
-                    s.P.used += 1
-                s.P.live += s.P.cap[i]
-            # examples in the loops; the others get their closed-form alphas
-            for i in range(l):
-                Ai = sq_norm_row(&s.X, rows[i])
-                Av[i] = Ai
-                if U[i] <= 0.0:
-                    s.P.cnt[i] = 0
-                    alpha_y[i] = 0.0
-                elif Ai <= 0.0:
-                    if pool_reserve(&s.P, i, <int32_t>(k - 1)) != 0:
-                        status = NO_MEMORY
-                        break
-                    if ww:
-                        e = 0
-                        for m in range(k):
-                            if m != y[i]:
-                                s.P.cls[s.P.off[i] + e] = <int32_t>m
-                                s.P.val[s.P.off[i] + e] = U[i]
-                                e += 1
-                        s.P.cnt[i] = <int32_t>e
-                    else:
-                        s.P.cls[s.P.off[i]] = 1 if y[i] == 0 else 0
-                        s.P.val[s.P.off[i]] = -U[i]
-                        s.P.cnt[i] = 1
-                        alpha_y[i] = U[i]
-                else:
-                    idx[n_idx] = i
-                    n_idx += 1
+            status = _load_start(&s, ww, &a_ptr[0], &a_cls[0] if a_cls.shape[0] else NULL,
+                                 &a_val[0] if a_val.shape[0] else NULL, 1.0, &Av[0], &idx[0],
+                                 &n_idx)
             if status == CONVERGED:
                 # W from alpha: (3) for CS, (15) for WW
                 for i in range(l):
@@ -1427,7 +1457,7 @@ def sdm_local_pass(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef int64_t l = rows.shape[0], k = n_classes, i, e, p, m, n_idx = 0, nw, total = 0
     cdef int64_t n_trace = 0, n_loops = 0
     cdef int n_full = 0, status = CONVERGED, ww = weston_watkins
-    cdef double vfinal = 0.0, sum_a = 0.0, loss = 0.0, Ai
+    cdef double vfinal = 0.0, sum_a = 0.0, loss = 0.0
     cdef SDM s
     cdef Stop S
     nw = n_features + (1 if bias > 0 else 0)
@@ -1450,41 +1480,9 @@ def sdm_local_pass(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef int32_t[:, ::1] I = ik
     cdef signed char[:, ::1] Cm = ck
     cdef int64_t[::1] idx = idx_arr, shr = shr_arr
-    s.X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
-    s.rows = &rows[0] if l > 0 else NULL
-    s.y = &y[0] if l > 0 else NULL
-    s.U = &U[0] if l > 0 else NULL
-    s.A = &Av[0]
-    s.l = l
-    s.k = k
-    s.W = &V[0, 0] if nw > 0 else NULL
-    s.ay = &alpha_y[0] if l > 0 else NULL
-    s.g = &F[0, 0]
-    s.a = &F[1, 0]
-    s.gs = &F[2, 0]
-    s.lo = &F[3, 0]
-    s.hi = &F[4, 0]
-    s.ds = &F[5, 0]
-    s.cd = &F[6, 0]
-    s.S = &I[0, 0]
-    s.cm = &I[1, 0]
-    s.mark = <char*>&Cm[0, 0]
-    s.flag = <char*>&Cm[1, 0]
-    s.f = 0.0
-    s.evals = 0
-    s.sub_caps = 0
-    s.max_sub_it = sub_iter_cap(k)
-    s.full_sub = full_subproblem
-    s.dense_ratio = dense_ratio
-    s.sigma = sigma
-    stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
-    s.stop = &S
-    s.polled = 0
-    s.P.cls = NULL
-    s.P.val = NULL
-    s.P.off = NULL
-    s.P.cnt = NULL
-    s.P.cap = NULL
+    _init_sdm(&s, &S, indptr, indices, data, n_features, bias, rows, y, U, &Av[0],
+              &V[0, 0] if nw > 0 else NULL, alpha_y, F, I, Cm, k, full_subproblem, dense_ratio,
+              sigma)
     try:
         if pool_init(&s.P, l, <int32_t>(k - 1), a_ptr[l] + l // 4 + 16) != 0:
             raise MemoryError("SDM: cannot allocate the alpha pool")
@@ -1492,41 +1490,9 @@ def sdm_local_pass(*, const int64_t[::1] indptr, const int32_t[::1] indices,
             for i in range(nw):
                 for m in range(k):
                     V[i, m] = W[i, m]
-            for i in range(l):
-                s.P.off[i] = s.P.used
-                s.P.cnt[i] = <int32_t>(a_ptr[i + 1] - a_ptr[i])
-                s.P.cap[i] = s.P.cnt[i]
-                for p in range(a_ptr[i], a_ptr[i + 1]):
-                    s.P.cls[s.P.used] = a_cls[p]
-                    s.P.val[s.P.used] = a_val[p]
-                    s.P.used += 1
-                s.P.live += s.P.cap[i]
-            for i in range(l):
-                Ai = sq_norm_row(&s.X, rows[i])
-                Av[i] = sigma * Ai
-                if U[i] <= 0.0:
-                    s.P.cnt[i] = 0
-                    alpha_y[i] = 0.0
-                elif Ai <= 0.0:
-                    if pool_reserve(&s.P, i, <int32_t>(k - 1)) != 0:
-                        status = NO_MEMORY
-                        break
-                    if ww:
-                        e = 0
-                        for m in range(k):
-                            if m != y[i]:
-                                s.P.cls[s.P.off[i] + e] = <int32_t>m
-                                s.P.val[s.P.off[i] + e] = U[i]
-                                e += 1
-                        s.P.cnt[i] = <int32_t>e
-                    else:
-                        s.P.cls[s.P.off[i]] = 1 if y[i] == 0 else 0
-                        s.P.val[s.P.off[i]] = -U[i]
-                        s.P.cnt[i] = 1
-                        alpha_y[i] = U[i]
-                else:
-                    idx[n_idx] = i
-                    n_idx += 1
+            status = _load_start(&s, ww, &a_ptr[0], &a_cls[0] if a_cls.shape[0] else NULL,
+                                 &a_val[0] if a_val.shape[0] else NULL, sigma, &Av[0], &idx[0],
+                                 &n_idx)
             if status == CONVERGED:
                 for i in range(l):
                     if ww:
