@@ -279,6 +279,18 @@ def _first_line_start(pread, start, size):
 # the agreement: every rank computes the same from everyone's reports
 # ---------------------------------------------------------------------------
 
+def _rows_and_width(reports, n_features):
+    """From every rank's report: the ranks' row counts, their first global rows, and the
+    agreed width (the largest index read, or the given n_features), which the cores'
+    int32 column indices must be able to address."""
+    n_rows = [rep["n_rows"] for rep in reports]
+    row_offsets = np.concatenate([[0], np.cumsum(n_rows[:-1], dtype=np.int64)]).tolist()
+    width = max(rep["max_index"] for rep in reports) if n_features is None else n_features
+    if width > _INT32_MAX:
+        raise DataError(f"X has {width} columns, more than int32 indices allow")
+    return n_rows, row_offsets, width
+
+
 def _first_error(name, reports, line_offsets, with_qid):
     """The error the serial reader would raise, as (message) or None.
 
@@ -326,11 +338,7 @@ def _agree(path, local, reports, rank, n_features, with_qid, want_labels, fault=
         if fault is not None and message == reports[rank]["error"]:
             raise fault
         raise DataError(message)
-    n_rows = [rep["n_rows"] for rep in reports]
-    row_offsets = np.concatenate([[0], np.cumsum(n_rows[:-1], dtype=np.int64)]).tolist()
-    width = max(rep["max_index"] for rep in reports) if n_features is None else n_features
-    if width > _INT32_MAX:
-        raise DataError(f"X has {width} columns, more than int32 indices allow")
+    n_rows, row_offsets, width = _rows_and_width(reports, n_features)
     labels = None
     if want_labels:
         values, rows = [], []
@@ -631,11 +639,7 @@ def read_shards(spec, comm, n_features=None, with_qid=False, labels=True):
         if fault is not None and message == report["error"][2]:
             raise fault
         raise DataError(message)
-    n_rows = [rep["n_rows"] for rep in reports]
-    row_offsets = np.concatenate([[0], np.cumsum(n_rows[:-1], dtype=np.int64)]).tolist()
-    width = max(rep["max_index"] for rep in reports) if n_features is None else n_features
-    if width > _INT32_MAX:
-        raise DataError(f"X has {width} columns, more than int32 indices allow")
+    n_rows, row_offsets, width = _rows_and_width(reports, n_features)
     indptr, indices, data, y, qid, max_index = local
     X = CSRBuffers.trusted(indptr, indices, data, width, max_index)
     return LocalShare(X=X, y=y, qid=qid if with_qid else None, row_offset=row_offsets[rank],
