@@ -198,6 +198,22 @@ cdef inline void residual(const Operator* A, const double* c, const double* z, d
         r[j] -= lam * beta[j]
 
 
+cdef inline double _next_direction(const double* r, double* s, double* p, const double* minv,
+                                  double rho, int64_t nw) noexcept nogil:
+    """The next search direction of (preconditioned) CG: s = minv * r (s is r itself
+    without a preconditioner), p = s + (r's / rho) p; returns the new rho = r's."""
+    cdef int64_t j
+    cdef double rho_new, omega
+    if minv != NULL:
+        for j in range(nw):
+            s[j] = minv[j] * r[j]
+    rho_new = dot(r, s, nw)
+    omega = rho_new / rho
+    for j in range(nw):
+        p[j] = s[j] + omega * p[j]
+    return rho_new
+
+
 cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, double* beta,
                            double* z, double* q, double* u, double* r, double* p, double* s,
                            double* minv, double eps, double forcing, int max_iter, int* optimal,
@@ -207,7 +223,7 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
     (r reduced); one allreduce of [h | q'Cq | q'Cz | z'Cz] per iteration."""
     cdef int64_t j, n = A.n, nw = A.nw
     cdef int it = 0
-    cdef double rho_old, pp, qcq, qcz, zcz, zl = 0.0, gamma, omega, rr
+    cdef double pp, qcq, qcz, zcz, zl = 0.0, gamma, rr
     for j in range(n):
         zl += c[j] * z[j] * z[j]
     if xd != NULL:
@@ -268,14 +284,7 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
             break
         if rr <= forcing:
             break
-        if minv != NULL:
-            for j in range(nw):
-                s[j] = minv[j] * r[j]
-        rho_old = rho
-        rho = dot(r, s, nw)
-        omega = rho / rho_old
-        for j in range(nw):
-            p[j] = s[j] + omega * p[j]
+        rho = _next_direction(r, s, p, minv, rho, nw)
     return it
 
 
@@ -297,7 +306,7 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
     h then holds nw + 3 doubles and is required)."""
     cdef int64_t j, n = A.n, nw = A.nw
     cdef int it = 0
-    cdef double rho, rho_old, pp, qcq, zcz, gamma, omega, rr, forcing
+    cdef double rho, pp, qcq, zcz, gamma, rr, forcing
     cdef int dist = comm_active(comm)
     residual(A, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw, comm)
     if minv != NULL:
@@ -362,12 +371,5 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
             break
         if rr <= forcing:
             break
-        if minv != NULL:
-            for j in range(nw):
-                s[j] = minv[j] * r[j]
-        rho_old = rho
-        rho = dot(r, s, nw)
-        omega = rho / rho_old
-        for j in range(nw):
-            p[j] = s[j] + omega * p[j]
+        rho = _next_direction(r, s, p, minv, rho, nw)
     return it
