@@ -35,6 +35,8 @@ import numpy as np
 
 __all__ = ["Collective", "collective_of", "agreed", "gather_objects"]
 
+ABORT_GRACE = 0.25          # seconds between the error line and MPI_Abort (Collective.abort)
+
 
 def _constants(comm):
     """(IN_PLACE, SUM, MAX) of the communicator's MPI binding: mpi4py's, or those a
@@ -122,6 +124,10 @@ class Collective:
         print(f"linsvm: error: MPI rank {self.rank}: {message}", file=sys.stderr, flush=True)
         abort = getattr(self.comm, "Abort", None)
         if abort is not None:
+            # the launcher forwards a rank's stderr through its own processes, which
+            # MPI_Abort tears down: give the line a moment to get out first (without
+            # it, one CI run under MPICH's mpiexec showed every line but this one)
+            time.sleep(ABORT_GRACE)
             abort(1)
         raise SystemExit(1)
 
