@@ -122,10 +122,13 @@ cdef void grad_G(const CSR* X, const int64_t* rows, int64_t n, const double* bet
 
 cdef double step_along(const CSR* X, const int64_t* rows, int64_t n, double* beta,
                               int64_t nreg, double* m, const double* g, double inv_mu,
-                              const double* dinv, double* d, double* q) noexcept nogil:
+                              const double* dinv, double* d, double* q,
+                              const Comm* cm=NULL) noexcept nogil:
     """The optimal step of eq. 17-18 along d = -dinv*g (d = -g if dinv is NULL):
     s = d.g / (||X d||^2 + 1/mu ||d||_rho^2), beta -= s d, m -= s X d.  Returns
-    s (0, and nothing moves, when d.g <= 0, i.e. g = 0)."""
+    s (0, and nothing moves, when d.g <= 0, i.e. g = 0).  Over row blocks (cm a
+    distributed Comm) ||X d||^2 is summed over the ranks (one allreduce of one
+    double); g, beta and d are replicated, m and q this rank's rows."""
     cdef int64_t j, nw = X.n_weights
     cdef double num, den, s
     if dinv != NULL:
@@ -137,7 +140,7 @@ cdef double step_along(const CSR* X, const int64_t* rows, int64_t n, double* bet
     if not (num > 0.0):
         return 0.0
     matvec(X, rows, n, d, q)
-    den = dot(q, q, n) + inv_mu * dot(d, d, nreg)
+    den = comm_sum1(cm, dot(q, q, n)) + inv_mu * dot(d, d, nreg)
     if not (den > 0.0):
         return 0.0
     s = num / den
@@ -156,34 +159,6 @@ cdef void set_precond(const double* colsq, int64_t nw, int64_t nreg, double inv_
     for j in range(nw):
         v = colsq[j] + (inv_mu if j < nreg else 0.0)
         dinv[j] = 1.0 / v if v > 0.0 else 1.0
-
-
-cdef double step_along_comm(const Operator* A, double* beta, int64_t nreg, double* m,
-                            const double* g, double inv_mu, const double* dinv, double* d,
-                            double* q, const Comm* cm) noexcept nogil:
-    """step_along over row blocks (A: csr_operator of this rank's rows): ||X d||^2
-    summed over the ranks (one allreduce of one double); g, beta and d are
-    replicated, m and q this rank's rows."""
-    cdef int64_t j, nw = A.nw, n = A.n
-    cdef double num, den, s
-    if dinv != NULL:
-        for j in range(nw):
-            d[j] = dinv[j] * g[j]
-    else:
-        memcpy(d, g, nw * sizeof(double))
-    num = dot(d, g, nw)
-    if not (num > 0.0):
-        return 0.0
-    A.apply(A, d, q)                            # X d, through the operator's pointer
-    den = comm_sum1(cm, dot(q, q, n)) + inv_mu * dot(d, d, nreg)
-    if not (den > 0.0):
-        return 0.0
-    s = num / den
-    for j in range(nw):
-        beta[j] -= s * d[j]
-    for j in range(n):
-        m[j] -= s * q[j]
-    return s
 
 
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
@@ -618,13 +593,9 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
                 W.m[k] = W.v[k] - W.r[k] + b_prev
             if S.free_b:
                 beta[nw - 1] += b_prev
-        elif dist:
-            step_along_comm(&A, beta, nreg, W.m, W.g, inv_mu,
-                            W.dinv if S.precondition else NULL, W.d, W.q, cm)
-            R.n_matvec += 1
         else:
             step_along(X, rows, n, beta, nreg, W.m, W.g, inv_mu,
-                       W.dinv if S.precondition else NULL, W.d, W.q)
+                       W.dinv if S.precondition else NULL, W.d, W.q, cm)
             R.n_matvec += 1
         if al_trace != NULL:
             al_trace[4 * it + 2] = aug_lagrangian(beta, nreg, W.m, W.e, W.lam, y, c, n, S.C, S.p, kind, mu)

@@ -49,8 +49,7 @@ def class_order(y, labels=None):
     if classes is None and isinstance(y, np.ndarray) and y.dtype == np.float64 and y.ndim == 1:
         classes, _ = scan_labels(np.ascontiguousarray(y))   # one pass; None: many labels
     if classes is None:
-        labels, first = np.unique(y, return_index=True)
-        classes = labels[np.argsort(first, kind="stable")]
+        classes = class_order_raw(y)
     if classes.shape[0] == 2 and set(classes.tolist()) == {-1.0, 1.0}:
         classes = np.array([1.0, -1.0])
     return classes
@@ -95,7 +94,9 @@ def balanced_class_weight(y, classes, coll=None):
     """scikit-learn's "balanced" rule: weight of class j = n_samples / (n_classes * n_j),
     n_j its number of examples in y (over every rank's y with a Collective coll); a dict
     label -> weight in the order of classes."""
-    counts = np.array([np.count_nonzero(y == c) for c in classes.tolist()], dtype=np.float64)
+    labels, n_of = np.unique(y, return_counts=True)
+    count = dict(zip(labels.tolist(), n_of.tolist()))     # a rank may lack some classes
+    counts = np.array([count.get(c, 0) for c in classes.tolist()], dtype=np.float64)
     if coll is not None:
         coll.sum(counts)
     n, k = counts.sum(), classes.shape[0]
