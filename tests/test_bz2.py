@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from linsvm import data as data_mod
-from linsvm.data import dump_svmlight, load_svmlight, iter_svmlight
+from linsvm.io import compressed as data_mod
+from linsvm.io.svmlight import dump_svmlight, load_svmlight, iter_svmlight
 from linsvm.errors import DataError
 
 from conftest import shared_file

@@ -18,13 +18,13 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 from linsvm import _kernels, _svmlight, cli as cli_mod
-from linsvm import data as data_mod
-from linsvm import problem as problem_mod
-from linsvm.data import load_svmlight, load_svmlight_buffers
+from linsvm.io import svmlight as data_mod
+from linsvm.problem import csr as problem_mod
+from linsvm.io.svmlight import load_svmlight, load_svmlight_buffers
 from linsvm.errors import DataError
 from linsvm.model import load_model
 from linsvm.problem import CSRBuffers
-from linsvm.train import train
+from linsvm import train
 
 TEXT = b"1 1:0.5 3:2\n-1 2:1e-3 7:-4.25\n# comment\n\n+1\n-1 qid:3 1:1e300 2:-0\n"
 COMPRESS = {"plain": lambda b: b, "gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress}

@@ -26,8 +26,8 @@ pytest.importorskip("hypothesis")       # in the test extra; skip cleanly withou
 from hypothesis import assume, example, given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from linsvm import data as data_mod
-from linsvm.data import iter_svmlight, load_svmlight
+from linsvm.io import compressed as data_mod
+from linsvm.io.svmlight import iter_svmlight, load_svmlight
 from linsvm.errors import DataError
 
 # ---------------------------------------------------------------------------
@@ -276,7 +276,7 @@ _FORMATS = {
 
 def read_decompressed(source):
     """All decompressed bytes of a source, through linsvm's input layer."""
-    with data_mod._Input(source) as src:
+    with data_mod.Input(source) as src:
         return b"".join(bytes(buf[:n]) for buf, n in src.chunks())
 
 

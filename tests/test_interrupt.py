@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 
 import linsvm
-from linsvm.data import dump_svmlight
-from linsvm.interrupt import stop_running_solves
-from linsvm.synth import make_text_classification
+from linsvm.io.svmlight import dump_svmlight
+from linsvm.runtime.interrupt import stop_running_solves
+from linsvm.io.synth import make_text_classification
 
 OLD_MODEL = b"the previous model, which an interrupted run must leave as it is\n"
 ENDLESS = ["-c", "10000", "-e", "1e-15", "--max-iter", "100000"]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from linsvm import metrics
+from linsvm.problem import kinds, metrics
 
 
 def brute_pairwise(levels, scores):
@@ -73,7 +73,7 @@ def test_ordinal_report_mae_uses_rank_positions():
     classes = np.array([1.0, 5.0, 10.0])
     y = np.array([1.0, 5.0, 10.0, 10.0])
     pred = np.array([5.0, 5.0, 1.0, 10.0])
-    r = metrics.report("ordinal", classes, y, pred, np.array([0.0, 1.0, 2.0, 3.0]))
+    r = kinds.report("ordinal", classes, y, pred, np.array([0.0, 1.0, 2.0, 3.0]))
     assert r["mae"] == pytest.approx((1 + 0 + 2 + 0) / 4)
     assert r["accuracy"] == pytest.approx(0.5)
 
@@ -125,7 +125,7 @@ def test_binary_report_is_about_class_1_for_01_models_with_class_0_first():
     y = (rng.random(100) < 0.3).astype(float)
     scores = rng.standard_normal(100) - y            # the model's column scores class 0
     pred = np.where(scores > 0, 0.0, 1.0)
-    r = metrics.report("binary", np.array([0.0, 1.0]), y, pred, scores)
+    r = kinds.report("binary", np.array([0.0, 1.0]), y, pred, scores)
     assert r["positive"] == 1.0
     assert r["f1"] == pytest.approx(f1_score(y == 1, pred == 1))
     assert r["roc_area"] == pytest.approx(roc_auc_score(y == 1, -scores))

@@ -9,8 +9,8 @@ import pytest
 import scipy.sparse as sp
 
 from linsvm.errors import DataError, ModelError, ParameterError
-from linsvm.model import Model, _loads, load_model
-from linsvm.synth import make_text_classification
+from linsvm.model.model import Model, _loads, load_model
+from linsvm.io.synth import make_text_classification
 
 try:
     from liblinear import liblinearutil
@@ -199,7 +199,7 @@ def test_save_failure_at_rename_or_fsync_leaves_old_file(models, tmp_path, monke
     def boom(*args, **kwargs):
         raise exc("interrupted")
 
-    monkeypatch.setattr("linsvm.model.os.replace" if exc is OSError else "linsvm.model.os.fsync", boom)
+    monkeypatch.setattr("linsvm.model.model.os.replace" if exc is OSError else "linsvm.model.model.os.fsync", boom)
     with pytest.raises(exc):
         models["binary-bias"].save(target)
     assert target.read_text() == "old contents\n"
@@ -850,7 +850,7 @@ def test_both_linsvm_weight_forms_round_trip_bit_for_bit(models, tmp_path, name,
 
 
 def test_binary_weights_are_the_default_above_the_threshold(models, tmp_path, monkeypatch):
-    import linsvm.model_linsvm as model_mod
+    import linsvm.model.format_linsvm as model_mod
     m = models["multi3-bias"]                         # 18 weights
     monkeypatch.setattr(model_mod, "BINARY_MIN_ENTRIES", 18)
     assert b"binary" not in native_text(m, tmp_path)
@@ -928,7 +928,7 @@ def test_loading_streams_into_the_weight_array(tmp_path, format):
 
 
 def test_loading_with_a_tiny_read_buffer_gives_the_same_model(models, tmp_path, monkeypatch):
-    import linsvm.model_io as model_mod
+    import linsvm.model.tokens as model_mod
     monkeypatch.setattr(model_mod, "_READ_BYTES", 7)
     for name in MODEL_NAMES:
         for format in ("linsvm-text", "linsvm-binary"):

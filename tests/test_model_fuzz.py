@@ -19,7 +19,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, strategies as st  # noqa: E402
 
 from linsvm.errors import ModelError  # noqa: E402
-from linsvm.model import Model, _loads  # noqa: E402
+from linsvm.model.model import Model, _loads  # noqa: E402
 
 
 def _models():

@@ -1,4 +1,4 @@
-"""linsvm.model_liblinear: LIBLINEAR's solver_type names, and the type a model is
+"""linsvm.model.format_liblinear: LIBLINEAR's solver_type names, and the type a model is
 exported with, derived from the solver registry (issue 16)."""
 import dataclasses
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from linsvm import model_liblinear
+from linsvm.model import format_liblinear as model_liblinear
 from linsvm.model import Model
-from linsvm.model_liblinear import SOLVER_TYPES
+from linsvm.model.format_liblinear import SOLVER_TYPES
 from linsvm.solvers import SOLVERS
 
 try:

@@ -1,4 +1,4 @@
-"""linsvm.predict: streaming prediction of a file as a library function (issue 16), checked
+"""linsvm.model.predict: streaming prediction of a file as a library function (issue 16), checked
 against whole-file prediction, scikit-learn's measures and the command line."""
 import io
 
@@ -10,8 +10,8 @@ import linsvm
 from linsvm.cli import predict_cmd
 from linsvm.errors import DataError
 from linsvm.model import Model
-from linsvm.predict import default_chunk_rows, note_lines, predict_file, report_lines
-from linsvm.synth import make_text_classification
+from linsvm.model.predict import default_chunk_rows, note_lines, predict_file, report_lines
+from linsvm.io.synth import make_text_classification
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,116 @@
+"""`linsvm-train` once its options are parsed: read, train (or cross-validate with -v),
+calibrate probabilities (-b 1), write the model, print the summary."""
+from __future__ import annotations
+
+import os
+import time
+
+import click
+import numpy as np
+
+from ..fit.calibration import calibrate
+from ..fit.reporting import collecting_warnings
+from ..fit.training import train
+from ..model.model import check_model_format, load_model
+from ..problem.catalog import SOLVERS
+from ..problem.kinds import KINDS
+from .console import Console, fmt_stat, print_warnings
+from .job import open_job
+from .messages import UsageLineError
+from .runs import check_output, cross_validate_on_console, load_training, note_imbalance
+from .solver_options import parse_class_weights, resolve_solver
+
+__all__ = ["run"]
+
+
+def run(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
+        init_model, seed, model_format, quiet, n_folds, allow_many_classes, n_jobs,
+        probability=0, shards=False, **solver_options):
+    """The train command (module notes); its arguments are the command line's options."""
+    if model_file is None and n_folds is None:
+        if training_file == "-":
+            raise click.UsageError("MODEL_FILE is required when training from stdin")
+        if shards:
+            raise click.UsageError("MODEL_FILE is required with --shards")
+        model_file = os.path.basename(training_file) + ".model"
+    solver_options = {k: v for k, v in solver_options.items() if v is not None}
+    solver = resolve_solver(solver, solver_options)
+    class_weight = parse_class_weights(class_weights)
+    if probability:
+        check_probability_request(solver, n_folds)
+    job = open_job(solver, probability)
+    console = Console(quiet, silent=not job.root)
+    log = console.log
+    if n_folds is None:             # what can fail at saving fails now, not after training
+        check_model_format(model_format, solver=solver, probability=bool(probability))
+        job.run(check_output, model_file, "model file", training_file, instance_weights,
+                shards, stdout_ok=True, root_only=True)
+    init = job.run(load_model, init_model) if init_model else None
+    t0 = time.perf_counter()
+    data = load_training(training_file, solver, instance_weights, console, job, shards)
+    X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
+    if n_folds is None:
+        check_model_format(model_format, classes=np.unique(y if data.labels is None
+                                                           else data.labels))
+    if log:
+        ranks = f" on {job.size} MPI ranks" if job.comm is not None else ""
+        log(f"read {data.n_rows} examples, {X.n_features} features, {data.nnz} non-zeros "
+            f"in {time.perf_counter() - t0:.3f}s{ranks}")
+    note_imbalance(console, y, solver, class_weight, job)
+    options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
+                   allow_many_classes=allow_many_classes, **solver_options)
+    if n_folds is not None:
+        res = cross_validate_on_console(console, "folds", X, y, Cs=[C], n_folds=n_folds, qid=qid,
+                                        sample_weight=sample_weight, comm=job.comm, **options)
+        pt = res.points[0]
+        name = {"accuracy": "Accuracy", "mae": "Mean absolute error"}[res.metric]
+        value = f"{100 * pt.mean:g}%" if res.metric == "accuracy" else f"{pt.mean:g}"
+        if job.root:
+            click.echo(f"Cross Validation {name} = {value}")
+        return
+    with collecting_warnings() as records:     # printed here, not as Python warnings
+        model = train(X, y, C=C, sample_weight=sample_weight, init=init, log=log, qid=qid,
+                      n_jobs=n_jobs, comm=job.comm, **options)
+    print_warnings(console, records)
+    if probability:
+        model = _calibrate(console, model, X, y, sample_weight, C=C, n_jobs=n_jobs, **options)
+    job.run(model.save, model_file, format=model_format, root_only=True)
+    if log:
+        st = model.stats
+        extra = "".join(f", {k} = {fmt_stat(st[k])}" for k in ("n_active", "cg_iter", "kkt_violation")
+                        if k in st)
+        log(f"{solver}: objective = {st['objective']:.10g}, iterations = {st['n_iter']}{extra}, "
+            f"time = {st['seconds']:.3f}s -> {model_file}")
+        if "ranks" in st:
+            log(_comm_summary(st))
+
+
+def _comm_summary(st):
+    """The summary line of a distributed training: ranks and communication (rank 0's
+    time inside collectives, waiting for slower ranks included)."""
+    return (f"{st['ranks']} MPI ranks: {st['comm_seconds']:.3f}s communicating in "
+            f"{st['comm_calls']} collectives, {st['comm_bytes'] / 1e6:.4g} MB sent per rank")
+
+
+def check_probability_request(solver, n_folds):
+    """-b 1 is refused, before any reading or training, where it has no meaning."""
+    kind = KINDS[SOLVERS[solver].kind]
+    if not kind.classifier:
+        raise UsageLineError(f"-b 1: {solver} is an {kind.name} solver; its models have no class "
+                             "probabilities")
+    if n_folds is not None:
+        raise UsageLineError("-b 1 with -v: cross-validation writes no model to store "
+                             "probability sigmoids in")
+
+
+def _calibrate(console, model, X, y, sample_weight, **options):
+    """linsvm.fit.calibration.calibrate (5 folds), its progress and warnings on the console."""
+    console.progress("probability: fitting sigmoids on 5-fold out-of-fold decision values")
+    t0 = time.perf_counter()
+    with collecting_warnings() as records:
+        model = calibrate(model, X, y, n_folds=5, sample_weight=sample_weight, **options)
+    console.done()
+    print_warnings(console, [("probability folds: " + m, c) for m, c in records])
+    if console.log:
+        console.log(f"probability sigmoids fitted in {time.perf_counter() - t0:.3f}s")
+    return model

@@ -1,0 +1,108 @@
+"""Checks and conversions of a model's pieces: params and stats values, probability
+sigmoids, float arrays, and the error for a decision value that overflows."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..errors import DataError, ModelError
+from ..problem.kinds import get_kind
+from .tokens import NAME_RE
+
+__all__ = ["clean_values", "check_probability", "as_float_array", "ScoreOverflowError",
+           "overflow_error"]
+
+# Value types stored as they are (exact types: a numpy scalar is converted below).
+_PLAIN_TYPES = frozenset((type(None), bool, int, float, str))
+# Names already checked against NAME_RE (a training run checks the same few dozen).
+_CHECKED_NAMES: set = set()
+
+
+def clean_values(values, what: str) -> dict:
+    """Copy a params/stats mapping, normalizing numpy scalars to Python types.
+
+    Allowed values: None, bool, int, float, str; names must match
+    ``[A-Za-z_][A-Za-z0-9_.-]*`` (one token in the file).
+    """
+    if values is None:
+        return {}
+    if not hasattr(values, "items"):
+        raise ModelError(f"{what} must be a dict, got {type(values).__name__}")
+    out = {}
+    for name, v in values.items():
+        if name not in _CHECKED_NAMES or type(name) is not str:
+            if not isinstance(name, str) or not NAME_RE.match(name):
+                raise ModelError(f"bad {what} name {name!r} (expected letters, digits, '_', '.', '-')")
+            if len(_CHECKED_NAMES) < 4096:
+                _CHECKED_NAMES.add(name)
+        if type(v) in _PLAIN_TYPES or isinstance(v, (bool, str)):
+            pass
+        elif isinstance(v, np.bool_):
+            v = bool(v)
+        elif isinstance(v, numbers.Integral):
+            v = int(v)
+        elif isinstance(v, numbers.Real):
+            v = float(v)
+        else:
+            raise ModelError(f"{what} {name!r} has unsupported type {type(v).__name__} "
+                             "(allowed: str, int, float, bool, None)")
+        out[name] = v
+    return out
+
+
+
+
+def check_probability(probability, kind, k):
+    """Platt sigmoids as a fresh (n_sigmoids, 2) float64 array (1 row for 2 classes,
+    k rows for k > 2), or None; ModelError when they do not fit the model."""
+    if probability is None:
+        return None
+    if not get_kind(kind).classifier:
+        raise ModelError(f"{get_kind(kind).noun} has no class probabilities (no probability sigmoids)")
+    P = as_float_array(probability, "probability")
+    if k < 2:
+        raise ModelError(f"a model with {k} class has no class probabilities (no probability sigmoids)")
+    n = 1 if k == 2 else k
+    if P.shape != (n, 2):
+        raise ModelError(f"probability must have shape ({n}, 2) for a model with {k} classes, "
+                         f"got {P.shape}")
+    if not np.isfinite(P).all():
+        raise ModelError("probability sigmoids must be finite")
+    return P
+
+
+def as_float_array(values, what) -> np.ndarray:
+    """A fresh C-contiguous float64 copy of `values`, or ModelError."""
+    if values is None:
+        raise ModelError(f"{what} missing")
+    try:
+        return np.array(values, dtype=np.float64, order="C")
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"{what} must be numbers: {exc}") from None
+
+
+class ScoreOverflowError(DataError):
+    """A decision value is not finite; `row` (0-based) and `column` locate the first one."""
+
+    def __init__(self, row, column, detail):
+        super().__init__(f"row {row}: {detail}")
+        self.row = row
+        self.column = column
+        self.detail = detail
+
+
+def overflow_error(scores, X) -> ScoreOverflowError:
+    """The error for the first non-finite entry of `scores` (rows of X)."""
+    S = scores.reshape(scores.shape[0], -1)
+    row, col = (int(v) for v in np.argwhere(~np.isfinite(S))[0])
+    try:
+        xrow = X[row].toarray() if hasattr(X, "toarray") else np.asarray(X[row], dtype=np.float64)
+        x_finite = bool(np.isfinite(xrow).all())
+    except (TypeError, ValueError):
+        x_finite = True
+    what = "" if S.shape[1] == 1 else f" of column {col + 1}"
+    cause = ("the products of the model's weights and the example's features overflow the largest "
+             "double (weights too large)" if x_finite else "the example has a non-finite feature value")
+    return ScoreOverflowError(row, col, f"the decision value{what} is {float(S[row, col])!r}, "
+                                        f"not finite: {cause}")
