@@ -168,3 +168,25 @@ def test_command_pages_name_every_option(command, page):
     missing = sorted(opt for opt in _long_options(command)
                      if not re.search(re.escape(opt) + r"(?![\w-])", text))
     assert missing == []
+
+
+def _design_steps():
+    """The file paths the 'Adding a solver / Adding a kind' steps of docs/design.md name
+    (in backticks; templates with NAME or MODULE left out)."""
+    text = (DOCS / "design.md").read_text(encoding="utf-8")
+    steps = re.findall(r"^## Adding a (?:solver|kind)\n(.*?)(?=^## )", text, re.M | re.S)
+    paths = set()
+    for block in steps:
+        for token in re.findall(r"`([^`\s]+)`", block):
+            if "/" in token and "NAME" not in token and "MODULE" not in token \
+                    and re.search(r"\.(py|pyx|pxd|md)$|/$", token):
+                paths.add(token)
+    return sorted(paths)
+
+
+def test_design_steps_name_files_that_exist():
+    """docs/design.md's steps for adding a solver or a kind name files of the repository."""
+    paths = _design_steps()
+    assert len(paths) >= 8, paths
+    missing = [p for p in paths if not (list(ROOT.glob(p)) if "*" in p else (ROOT / p).exists())]
+    assert missing == []
