@@ -97,7 +97,10 @@ def overflow_error(scores, X) -> ScoreOverflowError:
     S = scores.reshape(scores.shape[0], -1)
     row, col = (int(v) for v in np.argwhere(~np.isfinite(S))[0])
     try:
-        xrow = X[row].toarray() if hasattr(X, "toarray") else np.asarray(X[row], dtype=np.float64)
+        if hasattr(X, "indptr") and not hasattr(X, "toarray"):        # CSRBuffers
+            xrow = X.data[X.indptr[row]:X.indptr[row + 1]]
+        else:
+            xrow = X[row].toarray() if hasattr(X, "toarray") else np.asarray(X[row], dtype=np.float64)
         x_finite = bool(np.isfinite(xrow).all())
     except (TypeError, ValueError):
         x_finite = True
