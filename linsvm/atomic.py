@@ -46,7 +46,7 @@ import zlib
 
 from .errors import ParameterError
 
-__all__ = ["atomic_output", "check_output_path", "is_special_file"]
+__all__ = ["atomic_output", "check_output_path", "is_special_file", "scratch_file"]
 
 # O_TMPFILE files are named through /proc/self/fd (linkat): both are needed.
 _O_TMPFILE = getattr(os, "O_TMPFILE", 0) if os.path.isdir("/proc/self/fd") else 0
@@ -368,3 +368,13 @@ def check_output_path(path, *, what: str = "output file", inputs=(), stdout_ok: 
         raise ParameterError(f"{where}: {exc.strerror or exc}") from None
     tmp.discard()
     os.close(tmp.fd)
+
+
+def scratch_file():
+    """An anonymous temporary file (binary, read/write) in the system's temporary
+    directory (``TMPDIR``), removed when closed or when the process ends: scratch
+    space such as a copy of standard input read twice (``linsvm scale``), never
+    an output file."""
+    import tempfile
+
+    return tempfile.TemporaryFile()

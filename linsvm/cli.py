@@ -35,6 +35,7 @@ import numpy as np
 
 from . import __version__
 from .atomic import check_output_path
+from .cli_scale import scale_cmd
 from .errors import LinsvmError, ParameterError
 from .model import MODEL_FORMATS
 from .predict import format_label
@@ -1178,6 +1179,7 @@ cli.add_command(predict_cmd)
 cli.add_command(synth_cmd)
 cli.add_command(renumber_cmd)
 cli.add_command(cv_cmd)
+cli.add_command(scale_cmd)
 
 
 def _run(command, prog_name):
