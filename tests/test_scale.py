@@ -223,7 +223,7 @@ _limits = st.one_of(st.none(), st.tuples(st.integers(-4, 4), st.integers(1, 5)).
 
 
 @needs_svm_scale
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=sparse_files(), xl=_limits, yl=_limits)
 def test_random_sparse_files_match_svm_scale(tmp_path, text, xl, yl):
@@ -286,7 +286,7 @@ def moderate_files(draw):
     return "".join(rows)
 
 
-@settings(max_examples=200, deadline=None,
+@settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=moderate_files(), xl=_limits, yl=_limits)
 def test_random_files_match_the_reference(tmp_path, text, xl, yl):
