@@ -348,6 +348,10 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     linsvm.LinsvmWarning.  The messages are also in model.warnings.
     """
     info = get_solver(solver)
+    if info.kind not in ("binary", "multiclass", "ordinal"):
+        raise ParameterError(f"solver {info.name!r} ({info.kind}) is not yet available from "
+                             f"train() or the command line; call linsvm.solvers.get_solver("
+                             f"{info.name!r}).fit on a Problem")
     coll = collective_of(comm)
     if coll is not None:
         refuse_serial_only(info)

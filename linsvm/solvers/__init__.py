@@ -263,14 +263,6 @@ LIBLINEAR_UNSUPPORTED = {
         "linsvm trains L2-regularized SVMs only: -s mfn (L2-loss SVM, -s 2)"),
     7: ("L2-regularized logistic regression (dual)",
         "linsvm trains SVMs only: -s dcd (L2-regularized SVM dual, -s 1 / -s 3) or -s mfn"),
-    11: ("L2-regularized L2-loss support vector regression (primal)",
-         "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
-    12: ("L2-regularized L2-loss support vector regression (dual)",
-         "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
-    13: ("L2-regularized L1-loss support vector regression (dual)",
-         "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
-    21: ("one-class support vector machine (dual)",
-         "linsvm has no outlier-detection solver; it trains two-class, multi-class and ordinal SVMs"),
 }
 
 

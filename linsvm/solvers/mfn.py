@@ -95,6 +95,7 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
         n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]), callback=callback,
         fused=opts["fused_cg"], pattern=True, kkt=kkt, diag_update=True,
         jacobi_weight=opts["jacobi_weight"], gstop=gstop, comm=problem.comm,
+        regularize_bias=opts.get("regularize_bias", True),
     )
 
 
@@ -169,8 +170,8 @@ def fit_mfn(problem, params, start, state, log):
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
         traces.append(st["trace"] / lam)
-        kkt = st["kkt"]
-        if kkt_tol is None or kkt <= kkt_tol or eps <= 1e-15 or st["status"] == 1:
+        kkt = st["kkt"]                # None with a free bias (no Section 4.7 measure)
+        if kkt_tol is None or kkt is None or kkt <= kkt_tol or eps <= 1e-15 or st["status"] == 1:
             break
         if log is not None:
             log(f"mfn dual KKT violation {kkt:.3g} > {kkt_tol:g}: continuing with eps {eps / 10:g}")
@@ -191,10 +192,10 @@ def fit_mfn(problem, params, start, state, log):
     if st["status"] == 1:
         warning = (
             f"mfn stopped at the iteration cap (max_iter={opts['max_iter']}) before the "
-            f"active set settled (dual KKT violation {kkt:.3g}, -e {tol:g}); the model may be "
+            f"active set settled (dual KKT violation {kkt if kkt is not None else float('nan'):.3g}, -e {tol:g}); the model may be "
             "inaccurate: raise --max-iter or loosen -e"
         )
-    elif kkt_tol is not None and kkt > kkt_tol:
+    elif kkt_tol is not None and kkt is not None and kkt > kkt_tol:
         warning = f"mfn could not bring the dual KKT violation {kkt:.3g} below --kkt-tol {kkt_tol:g}"
     return FitResult(beta, stats, warning=warning, converged=warning is None)
 
@@ -212,6 +213,7 @@ MFN_OPTIONS = {
     "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol min(n+,n-)/n ||grad F(0)|| (the scaling of LIBLINEAR -s 2's test); default 0.3 x -e (0.003 at the default -e 0.01); 0 = off: the paper's rule alone, zones settled and eq. 13 at -e", 0.0, 0.99),
     "kkt_tol": Option(float, None, "continue with smaller eps until the dual KKT violation (Sec. 4.7) is below this", 1e-300),
     "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M non-zeros, else 1)", 0, 1024),
+    "regularize_bias": Option(bool, True, "regularize the bias weight like the others (LIBLINEAR's default); off: a free intercept (LIBLINEAR's -R; needs -B > 0; no Section 4.7 KKT measure then)"),
 }
 
 # Work arrays: beta, its gradient and CG/line-search vectors (9 in one block), the
