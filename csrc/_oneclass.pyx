@@ -226,7 +226,8 @@ def oneclass_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     sum a = nu n; checked).  Returns a dict: w (= w_a, nu n times the primal w), rho
     (likewise scaled), status (0 converged, 1 cap), n_iter, violation (M_up - m_low),
     primal, dual (P and D of the block comment, unscaled nu-form), n_sv (a > 0),
-    n_bound (a = 1), n_outliers (w.x_k < rho), G (w_a.x_k per position)."""
+    n_bound (a = 1), n_outliers (w.x_k < rho - violation: closer than the final violation
+    the solve cannot tell a tie from an outlier), G (w_a.x_k per position)."""
     cdef int64_t n = rows.shape[0], k, nfl, n_sv = 0, n_bound = 0, n_out = 0, n_free = 0
     cdef int64_t nw = n_features
     cdef int status = CONVERGED, n_iter = 0
@@ -300,8 +301,9 @@ def oneclass_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
             if a[k] >= 1.0:
                 n_bound += 1
         if G[k] < rho:
-            n_out += 1
             hinge += rho - G[k]
+            if G[k] < rho - (viol if viol > 0.0 else 0.0):
+                n_out += 1
     ww = float(w_arr @ w_arr)
     # P and D in the nu-form (w = w_a / (nu n), rho' = rho / (nu n))
     primal = (0.5 * ww - scale * rho + hinge) / (scale * scale)
