@@ -74,8 +74,8 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, axpy_row,
-                 sq_norm_row)
+from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span,
+                 axpy_row, sq_norm_row)
 from cgls cimport Operator, csr_operator, cgls, residual
 from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search, entry_threads
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
@@ -559,56 +559,94 @@ cdef inline double _violation(double G, double p, double b, double U) noexcept n
     return fabs(Gn)
 
 
-cdef int svr_dcd(const CSR* X, const int64_t* rows, const double* y, const double* U,
-                 const double* Dg, const double* QD, double* b, double* w, int64_t* index,
-                 int64_t n_total, double p, double eps, double ref, int shrinking,
-                 uint64_t* rng, int max_iter, int* n_iter, double* viol_out, double* trace,
-                 void* callback, Stop* stop) noexcept nogil:
-    """Ho & Lin's Algorithm 4 with shrinking (block comment) from b (w = sum b x on
-    entry).  ref > 0: the reference summed violation (else the first loop's).  Returns
+ctypedef struct Ex:
+    # One example of the dual solve, packed so that a coordinate step reads one record
+    # (its row span, target, variable and constants) instead of six arrays.
+    int64_t start                  # its non-zeros: indices/data[start:end]
+    int64_t end
+    double y
+    double b                       # the dual variable beta_k
+    double QD                      # ||x_k||^2 + lam_k
+    double U                       # the box: -U_k <= beta_k <= U_k
+    double Dg                      # lam_k
+
+
+cdef inline double _ex_dot(const CSR* X, const Ex* e, const double* w) noexcept nogil:
+    """x_k . w (bias included) over the example's span."""
+    cdef double s = dot_span(X.indices, X.data, e.start, e.end, w, X.unit)
+    if X.bias > 0:
+        s += X.bias * w[X.n_features]
+    return s
+
+
+cdef inline void _ex_axpy(const CSR* X, const Ex* e, double a, double* w) noexcept nogil:
+    """w += a x_k (bias included), unrolled by four as csr.pxd's axpy_row."""
+    cdef const int32_t* ind = X.indices
+    cdef const double* val = X.data
+    cdef int64_t q = e.start, end = e.end
+    while q + 4 <= end:
+        w[ind[q]] += a * val[q]
+        w[ind[q + 1]] += a * val[q + 1]
+        w[ind[q + 2]] += a * val[q + 2]
+        w[ind[q + 3]] += a * val[q + 3]
+        q += 4
+    while q < end:
+        w[ind[q]] += a * val[q]
+        q += 1
+    if X.bias > 0:
+        w[X.n_features] += a * X.bias
+
+
+cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_total, double p,
+                 double eps, double ref, int shrinking, uint64_t* rng, int max_iter,
+                 int* n_iter, double* viol_out, double* trace, void* callback,
+                 Stop* stop) noexcept nogil:
+    """Ho & Lin's Algorithm 4 with shrinking (block comment) from the ex[k].b (w = sum b x
+    on entry).  ref > 0: the reference summed violation (else the first loop's).  Returns
     CONVERGED or MAX_ITER; trace: one (loop, summed violation, active) row per loop."""
-    cdef int64_t n_active = n_total, s, k, tmp
+    cdef int64_t n_active = n_total, s, tmp
     cdef double M = INFINITY, Mnew, Snew, G, H, Gp, Gn, d, b_old, vio
     cdef int it = 0, status = MAX_ITER
+    cdef Ex* e
     while it < max_iter:
         shuffle(rng, index, n_active)
         Mnew = 0.0
         Snew = 0.0
         s = 0
         while s < n_active:
-            k = index[s]
-            G = dot_row(X, rows[k], w) - y[k] + Dg[k] * b[k]
+            e = &ex[index[s]]
+            G = _ex_dot(X, e, w) - e.y + e.Dg * e.b
             Gp = G + p
             Gn = G - p
             if shrinking:
-                if (b[k] == 0.0 and Gp > M and Gn < -M) or (b[k] >= U[k] and Gp < -M) or \
-                        (b[k] <= -U[k] and Gn > M):
+                if (e.b == 0.0 and Gp > M and Gn < -M) or (e.b >= e.U and Gp < -M) or \
+                        (e.b <= -e.U and Gn > M):
                     n_active -= 1
                     tmp = index[s]; index[s] = index[n_active]; index[n_active] = tmp
                     continue
-            vio = _violation(G, p, b[k], U[k])
+            vio = _violation(G, p, e.b, e.U)
             if vio > Mnew:
                 Mnew = vio
             Snew += vio
-            H = QD[k]
-            if Gp < H * b[k]:
+            H = e.QD
+            if Gp < H * e.b:
                 d = -Gp / H
-            elif Gn > H * b[k]:
+            elif Gn > H * e.b:
                 d = -Gn / H
             else:
-                d = -b[k]
+                d = -e.b
             s += 1
             if fabs(d) < 1e-12:
                 continue
-            b_old = b[k]
-            b[k] = b_old + d
-            if b[k] > U[k]:
-                b[k] = U[k]
-            elif b[k] < -U[k]:
-                b[k] = -U[k]
-            d = b[k] - b_old
+            b_old = e.b
+            e.b = b_old + d
+            if e.b > e.U:
+                e.b = e.U
+            elif e.b < -e.U:
+                e.b = -e.U
+            d = e.b - b_old
             if d != 0.0:
-                axpy_row(X, rows[k], d, w)          # w += d x_k
+                _ex_axpy(X, e, d, w)              # w += d x_k
         it += 1
         if ref <= 0.0:
             ref = Snew if Snew > 0.0 else 1e-300
@@ -620,8 +658,8 @@ cdef int svr_dcd(const CSR* X, const int64_t* rows, const double* y, const doubl
             with gil:
                 try:
                     (<object>callback)(it, Snew / ref, n_active)
-                except BaseException as e:
-                    stop_keep(stop, e)
+                except BaseException as exc:
+                    stop_keep(stop, exc)
         if stop_poll(stop, n_active * stop.per_row):
             break
         if Snew <= eps * ref:
@@ -663,9 +701,11 @@ def svr_dual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     Dg_arr = np.empty(m, dtype=np.float64)
     QD_arr = np.empty(m, dtype=np.float64)
     idx_arr = np.empty(m, dtype=np.int64)
+    ex_arr = np.empty(7 * max(m, 1), dtype=np.float64)         # m Ex records (56 bytes)
     trace_arr = np.zeros(3 * max(max_iter, 1), dtype=np.float64)
     cdef double[::1] w = w_arr, U = U_arr, Dg = Dg_arr, QD = QD_arr, tr = trace_arr
     cdef int64_t[::1] index = idx_arr
+    cdef Ex* ex = <Ex*>cnp.PyArray_DATA(ex_arr)
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
     cdef Stop ST
     cdef void* cb = <void*>callback if callback is not None else NULL
@@ -703,9 +743,18 @@ def svr_dual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
         if warm and ref <= 0.0:
             ref = 1e-300
         if max_iter > 0 and n_total > 0:
-            status = svr_dcd(&X, &rows[0], &y[0], &U[0], &Dg[0], &QD[0], &b[0], &w[0],
-                             &index[0], n_total, p, eps, ref, shrinking, &rng, max_iter,
-                             &n_iter, &vio, &tr[0], cb, &ST)
+            for k in range(m):
+                ex[k].start = X.indptr[rows[k]]
+                ex[k].end = X.indptr[rows[k] + 1]
+                ex[k].y = y[k]
+                ex[k].b = b[k]
+                ex[k].QD = QD[k]
+                ex[k].U = U[k]
+                ex[k].Dg = Dg[k]
+            status = svr_dcd(&X, ex, &w[0], &index[0], n_total, p, eps, ref, shrinking, &rng,
+                             max_iter, &n_iter, &vio, &tr[0], cb, &ST)
+            for k in range(m):
+                b[k] = ex[k].b
     stop_raise(&ST)
     # the certificate: F(w) and the dual value -g(b) at the returned point
     ww = float(w_arr @ w_arr)

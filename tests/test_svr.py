@@ -382,3 +382,20 @@ def test_request_stop_ends_a_solve(solver, opts):
     stop_running_solves()
     t.join(30)
     assert not t.is_alive() and outcome == ["interrupted"]
+
+
+def test_make_text_regression():
+    from linsvm.synth import make_text_classification, make_text_regression
+    X, y = make_text_regression(n_samples=500, n_features=300, avg_length=20, offset=10.0,
+                                noise=0.0, seed=3)
+    X2, y2 = make_text_regression(n_samples=500, n_features=300, avg_length=20, offset=10.0,
+                                  noise=0.0, seed=3)
+    Xc, _ = make_text_classification(n_samples=500, n_features=300, avg_length=20, noise=0.0,
+                                     seed=3)
+    assert (X != Xc).nnz == 0 and (X != X2).nnz == 0 and np.array_equal(y, y2)
+    assert y.std() == pytest.approx(1.0) and y.mean() != 0.0
+    # noise-free targets are an exact sparse linear function of X plus the offset
+    w = np.linalg.lstsq(np.hstack([X.toarray(), np.ones((500, 1))]), y, rcond=None)[0]
+    assert np.allclose(np.hstack([X.toarray(), np.ones((500, 1))]) @ w, y, atol=1e-8)
+    with pytest.raises(Exception):
+        make_text_regression(n_samples=10, informative=0.0)

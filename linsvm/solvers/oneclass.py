@@ -7,8 +7,10 @@ Problem (Schoelkopf et al.'s nu-formulation, n training examples, labels ignored
     min_{w, rho, xi}  1/2 ||w||^2 - rho + 1/(nu n) sum_i xi_i,   w.x_i >= rho - xi_i,  xi_i >= 0,
 
 decision value w.x - rho (>= 0: inlier).  nu in (0, 1] (option `nu`, LIBLINEAR's -n,
-default 0.5) bounds the fractions: training outliers <= nu <= support vectors
-(stats outlier_fraction and sv_fraction).
+default 0.5) bounds the fractions at the optimum: training outliers <= nu <= support
+vectors (stats outlier_fraction and sv_fraction; an example counts as an outlier when
+w.x_i < rho by more than the final violation, below which a tie at rho cannot be told
+apart; at a loose -e the fractions are those of the approximate solution).
 
 Scaling: the weights and the threshold returned are LIBLINEAR's, those of the dual scaled
 by nu n (w = sum a_i x_i with 0 <= a_i <= 1, sum a_i = nu n): nu n times the w and rho of
