@@ -47,6 +47,7 @@ from linsvm.solvers import get_solver, make_params
 
 P_TUBE = 0.1
 C_GRID = tuple(2.0 ** k for k in range(-8, 9, 2))
+SLOW_RUN = 60.0           # seconds of a first round above which a cell gets one round only
 
 
 # ------------------------------------------------------------------ objectives (numpy)
@@ -144,6 +145,8 @@ def defaults_rows(name, X, y, Cs, rounds, log):
             times = {"linsvm": [], "liblinear": []}
             objs = {"linsvm": [], "liblinear": []}
             for k in range(rounds):
+                if k > 0 and times["linsvm"][0] + times["liblinear"][0] > SLOW_RUN:
+                    break                        # a slow cell: one round (marked "1 run")
                 order = ("linsvm", "liblinear") if k % 2 == 0 else ("liblinear", "linsvm")
                 for who in order:
                     if who == "linsvm":
@@ -160,7 +163,8 @@ def defaults_rows(name, X, y, Cs, rounds, log):
             gL = median([(f - fstar) / abs(fstar) for f in objs["liblinear"]])
             tl, tL = median(times["linsvm"]), median(times["liblinear"])
             log(f"{name} C={C:g} -s {code}: linsvm gap {gl:.2e} {tl:.3f}s, LIBLINEAR gap {gL:.2e} {tL:.3f}s")
-            rows.append([name, f"{C:g}", f"-s {code} ({solver}{' ' + opts['loss'] if 'loss' in opts else ''})",
+            runs = "" if len(times["linsvm"]) > 1 else " (1 run)"
+            rows.append([name, f"{C:g}", f"-s {code} ({solver}{' ' + opts['loss'] if 'loss' in opts else ''}){runs}",
                          f"{gl:.1e}", f"{gL:.1e}", f"{tl:.3f}", f"{tL:.3f}",
                          f"{tl / tL:.2f}" if tL > 0 else "—"])
     return rows
@@ -284,6 +288,10 @@ def main():
     ap.add_argument("--cv-rows", type=int, default=100000)
     ap.add_argument("--out", default=None)
     ap.add_argument("--skip-text", action="store_true")
+    ap.add_argument("--only", default="regression,oneclass,trap",
+                    help="comma-separated parts to run: regression, oneclass, trap")
+    ap.add_argument("--text-C", default="1,cv", help="the C values of the generated set's rows "
+                    "(1 and/or cv; its dual rows at the CV-best C take minutes per run)")
     args = ap.parse_args()
     train = os.environ.get("LIBLINEAR_TRAIN", "/work/peers/liblinear/train")
     lines = []
@@ -314,24 +322,27 @@ def main():
             dump_svmlight(Xt, yt, text_file)
         sets.append((f"text-regression ({args.text_rows // 1000}k)", Xt, yt, text_file))
 
+    parts = set(args.only.split(","))
     table, e2e, cvs = [], [], []
-    for name, X, y, path in sets:
+    for name, X, y, path in (sets if "regression" in parts else []):
         nc = min(X.shape[0], args.cv_rows)
         C_cv, mse = cv_best_C(X[:nc], y[:nc])
         cvs.append(f"{name}: CV-best C = {C_cv:g} (5-fold MSE " + ", ".join(
             f"{C:g}: {v:.4g}" for C, v in mse.items()) + ")")
         log(cvs[-1])
         Cs = (1.0,) if C_cv == 1.0 else (1.0, C_cv)
+        if name.startswith("text"):
+            Cs = tuple(C for C, key in ((1.0, "1"), (C_cv, "cv")) if key in args.text_C.split(","))
         table += defaults_rows(name, X, y, Cs, args.rounds, log)
         if path is not None and os.path.exists(train):
             e2e += end_to_end_rows(name, path, 1.0, args.rounds, train, log)
-    for name in ("a9a", "w8a", "ijcnn1.bz2"):
+    for name in (("a9a", "w8a", "ijcnn1.bz2") if "oneclass" in parts else ()):
         p = data_path(f"binary/{name}")
         if p is not None:
             X, _ = load_svmlight(p)
             table += oneclass_rows(name.replace(".bz2", ""), X, args.rounds, log)
     trap = []
-    if deb is not None and deb_test is not None:
+    if deb is not None and deb_test is not None and "trap" in parts:
         Xtr, ytr = load_svmlight(deb)
         Xte, yte = load_svmlight(deb_test, n_features=Xtr.shape[1])
         trap = trap_rows(Xtr, ytr, Xte[:, :Xtr.shape[1]], yte, 1.0, log)

@@ -228,7 +228,7 @@ register(SolverInfo(
     },
     loss="l2",
     liblinear_codes={11: {}},
-    memory=work_memory(12, 200),
+    memory=work_memory(12, 216),     # per row: margins, CGLS, two line-search terms, lists
     distributed="rows",
 ))
 
@@ -255,6 +255,6 @@ register(SolverInfo(
     },
     loss="l1",
     liblinear_codes={12: {"loss": "l2"}, 13: {"loss": "l1"}},
-    memory=work_memory(3, 48),
+    memory=work_memory(3, 104),      # per row: b, box, constants, index, the packed record
     serial_only="svr",
 ))
