@@ -399,3 +399,15 @@ def test_make_text_regression():
     assert np.allclose(np.hstack([X.toarray(), np.ones((500, 1))]) @ w, y, atol=1e-8)
     with pytest.raises(Exception):
         make_text_regression(n_samples=10, informative=0.0)
+
+
+def test_free_bias_solve_moves_with_the_targets():
+    """With the free bias (svr's default) a shift of every target shifts only the bias:
+    the start (the weighted mean target) and the gradient test's reference move along, so
+    the same iterates result (LIBLINEAR -R's relative test at w = 0 does not have this)."""
+    X, y, c = _data(n=400, d=30, seed=12, density=0.3, offset=0.0)
+    a = _fit("svr", _problem(X, y, c))
+    b = _fit("svr", _problem(X, y + 2000.0, c))
+    assert a.stats["n_iter"] == b.stats["n_iter"]
+    np.testing.assert_allclose(b.weights[:-1], a.weights[:-1], atol=1e-6)
+    assert b.weights[-1] - a.weights[-1] == pytest.approx(2000.0, abs=1e-6)

@@ -85,6 +85,17 @@ def fit_svr(problem, params, start, state, log):
     y = _targets(problem)
     beta = np.zeros(problem.n_weights) if start is None else np.array(start, dtype=np.float64)
     warm = start is not None
+    if start is None and not opts["regularize_bias"] and problem.bias > 0:
+        # A free bias starts at the cost-weighted mean target (intercept-only model), and
+        # the gradient test measures against the gradient there (warm=False: read off the
+        # first CGLS): every iterate then moves with the targets, so a shift of all
+        # targets changes nothing but the bias (the relative test at w = 0 would stop a
+        # far-from-zero problem early: LIBLINEAR -R's trap, docs/regression.md).
+        sums = (float(problem.cost @ y), float(problem.cost.sum()))
+        if problem.comm is not None:
+            sums = tuple(float(v) for v in problem.comm.sum_scalars(*sums))
+        if sums[1] > 0:
+            beta[-1] = sums[0] / sums[1] / problem.bias
     gtol = tol if opts["gtol"] is None else opts["gtol"]
     callback = None
     if log is not None:
