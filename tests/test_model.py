@@ -1029,7 +1029,9 @@ def test_trained_models_of_every_solver_round_trip_in_every_format(tmp_path, sol
     from linsvm.solvers import SOLVERS
     from conftest import random_problem
 
-    assert set(SOLVER_KINDS) == set(SOLVERS)
+    # every classifying solver (regression and one-class models are not stored yet)
+    assert set(SOLVER_KINDS) == {n for n, i in SOLVERS.items()
+                                 if i.kind in ("binary", "multiclass", "ordinal")}
     X, y = random_problem(n_samples=40, n_features=6, n_classes=n_classes, seed=3)
     if SOLVERS[solver].kind == "ordinal":
         y = np.where(y > 0, 2.0, 1.0) if n_classes == 2 else y
