@@ -537,4 +537,5 @@ register(SolverInfo(
     liblinear_codes={21: {}},
     memory=work_memory(3, 72),
     serial_only="oneclass (no distributed one-class solver; train on one rank)",
+    default_bias=-1.0,
 ))

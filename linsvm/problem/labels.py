@@ -96,8 +96,9 @@ def check_class_like(classes, n_rows):
     frac = [v for v in values if not v.is_integer()]
     if frac:
         raise DataError(f"label {frac[0]:.17g} is not an integer ({classes.shape[0]} distinct labels): "
-                        "this looks like regression data, not classes; to train one class per "
-                        "distinct value anyway, allow it (--allow-many-classes)")
+                        "this looks like regression data, not classes: use a regression solver "
+                        "(-s svr = LIBLINEAR -s 11, or svr-dual = -s 12 / -s 13); to train one "
+                        "class per distinct value anyway, allow it (--allow-many-classes)")
     k = classes.shape[0]
     if k > MAX_CLASSES_FEW_ROWS and n_rows < MIN_ROWS_PER_CLASS * k:
         raise DataError(f"{k} distinct labels among {n_rows} training examples (fewer than "

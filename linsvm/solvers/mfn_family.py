@@ -365,8 +365,7 @@ def fit_ord(problem, params, start, state, log):
     f, g, _ = _mfn.ordinal_gradient(indptr=X.indptr, indices=X.indices, data=X.data,
                                     n_features=X.n_features, bias=bias, rows=rows, codes=codes,
                                     n_thresholds=nb, c=cost, lam=lam, beta=beta,
-                                    n_threads=opts["n_threads"], comm=problem.comm,
-                               regularize_bias=opts.get("regularize_bias", True))
+                                    n_threads=opts["n_threads"], comm=problem.comm)
     stats = {
         "objective": f / lam,
         "n_iter": st["n_iter"],

@@ -14,8 +14,8 @@ apart; at a loose -e the fractions are those of the approximate solution).
 
 Scaling: the weights and the threshold returned are LIBLINEAR's, those of the dual scaled
 by nu n (w = sum a_i x_i with 0 <= a_i <= 1, sum a_i = nu n): nu n times the w and rho of
-the problem above, so decision values equal LIBLINEAR's; FitResult.thresholds =
-np.array([rho]) (the model's decision value is w.x - rho).  stats["objective"] is the
+the problem above, so decision values equal LIBLINEAR's; FitResult.offset = -rho
+(the model's decision value is w.x - rho).  stats["objective"] is the
 problem above at (w, rho) / (nu n), its dual_objective -1/2 ||w / (nu n)||^2, and gap
 their relative difference, which bounds the relative suboptimality of the result.
 
@@ -42,7 +42,7 @@ from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
 def fit_oneclass(problem, params, start, state, log):
     """Train a linear one-class SVM (module docstring).  See linsvm.solvers for the
     contract; problem.t is ignored.  Returns the weights (n_features values: no bias),
-    thresholds = [rho]; stats: objective, dual_objective, gap, n_iter (outer
+    offset = -rho; stats: objective, dual_objective, gap, n_iter (outer
     iterations), violation, n_sv, n_bound, sv_fraction, outlier_fraction, nu, status."""
     if problem.comm is not None:
         raise ParameterError("oneclass is serial only (dual coordinate descent)")
@@ -92,5 +92,5 @@ def fit_oneclass(problem, params, start, state, log):
         converged = False
         warning = (f"oneclass stopped {'at the iteration cap (max_iter=' + str(max_iter) + ')' if st['status'] else 'at eps ' + format(eps, 'g')} "
                    f"with a relative duality gap of {gap:.3g} > {GAP_GUARD:g}; raise --max-iter or tighten -e")
-    return FitResult(st["w"], stats, thresholds=np.array([st["rho"]]), warning=warning,
+    return FitResult(st["w"], stats, offset=-float(st["rho"]), warning=warning,
                      converged=converged, state={"kind": "oneclass", "a": a, "nu": nu})

@@ -25,7 +25,8 @@ leaves the bias free by default (an objective of its own: pass regularize_bias=T
 LIBLINEAR's -s 11 without -R).  The dual method cannot free the bias without an equality
 constraint, so svr-dual centers the targets instead (`center_targets`, on by default):
 it solves for y_i - y_offset with y_offset the cost-weighted mean of the targets,
-reported as stats["y_offset"]; the model predicts w.x + y_offset.  Off, it solves
+reported as stats["y_offset"] and FitResult.offset: the model predicts w.x + y_offset.
+Off, it solves
 LIBLINEAR's -s 12 / -s 13 problem as it is.
 
 Stopping.  svr: LIBLINEAR -s 11's test ||grad F(w)|| <= gtol ||grad F(0)|| (gtol = -e
@@ -203,6 +204,6 @@ def fit_svr_dual(problem, params, start, state, log):
         warning = (f"svr-dual stopped {'at the loop cap (max_iter=' + str(max_iter) + ')' if st['status'] else 'at eps ' + format(eps, 'g')} "
                    f"with a relative duality gap of {gap:.3g} > {GAP_GUARD:g}; raise --max-iter, "
                    "or use -s svr (the primal Newton method, --loss l2)")
-    return FitResult(st["w"], stats, warning=warning, converged=converged,
+    return FitResult(st["w"], stats, offset=float(off), warning=warning, converged=converged,
                      state={"kind": "svr-dual", "b": b, "C": float(C), "loss": loss,
                             "y_offset": off})
