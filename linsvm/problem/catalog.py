@@ -512,7 +512,8 @@ register(SolverInfo(
     loss="l1",
     liblinear_codes={12: {"loss": "l2"}, 13: {"loss": "l1"}},
     memory=work_memory(3, 104),      # per row: b, box, constants, index, the packed record
-    serial_only="svr",
+    serial_only="use svr (the primal Newton method for -s 11's problem; it runs over row "
+                "blocks exactly)",
 ))
 
 

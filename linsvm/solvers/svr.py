@@ -125,7 +125,34 @@ def fit_svr(problem, params, start, state, log):
     elif gap > GAP_GUARD:
         warning = (f"svr stopped with a relative duality gap of {gap:.3g} > {GAP_GUARD:g} "
                    f"(-e {tol:g}); tighten -e")
-    return FitResult(beta, stats, warning=warning, converged=warning is None)
+    note = None
+    if opts["regularize_bias"] or problem.bias <= 0:
+        note = trap_note(y, problem.cost, "svr",
+                         "the bias weight is regularized (--regularize-bias)" if problem.bias > 0
+                         else "there is no bias feature (-B <= 0)",
+                         "use svr's default (-B 1, a free intercept)")
+    return FitResult(beta, stats, warning=warning or note, converged=warning is None)
+
+
+def trap_note(y, cost, name, why, fix):
+    """The one-line note for targets an intercept-less fit cannot reach: their weighted
+    mean lies more than TRAP_RATIO standard deviations from 0 while `why` keeps the
+    model from shifting them (the fit then regresses towards 0 and can predict worse
+    than the mean); None otherwise."""
+    w = np.asarray(cost, dtype=np.float64)
+    total = float(w.sum())
+    if total <= 0:
+        return None
+    mean = float(np.dot(w, y)) / total
+    sd = float(np.sqrt(max(np.dot(w, (y - mean) ** 2) / total, 0.0)))
+    if abs(mean) <= TRAP_RATIO * max(sd, 1e-300):
+        return None
+    return (f"{name}: the targets' mean {mean:.6g} lies {abs(mean) / max(sd, 1e-300):.3g} standard "
+            f"deviations from 0 and {why}: the model cannot shift its predictions to them; "
+            f"{fix}")
+
+
+TRAP_RATIO = 3.0
 
 
 _LOSSES = {"l1": 1, "l2": 2}
@@ -199,6 +226,9 @@ def fit_svr_dual(problem, params, start, state, log):
              "status": "converged" if st["status"] == 0 else "iteration cap",
              "trace": np.concatenate(traces) if traces else np.zeros((0, 3))}
     converged = True
+    if not opts["center_targets"]:
+        warning = trap_note(y0, problem.cost, "svr-dual", "the targets are not centered "
+                            "(--no-center-targets)", "drop --no-center-targets") or warning
     if st["status"] != 0 or gap > GAP_GUARD:
         converged = False
         warning = (f"svr-dual stopped {'at the loop cap (max_iter=' + str(max_iter) + ')' if st['status'] else 'at eps ' + format(eps, 'g')} "
