@@ -155,11 +155,14 @@ cdef double svr_primal(const Svr* S, const double* beta, const double* pred) noe
     return 0.5 * S.lam * dot(beta, beta, S.nreg) + 0.5 * q2
 
 
-cdef double grad0_sq(const CSR* X, Svr* S) noexcept nogil:
-    """||grad f(0)||^2 = ||sum_k c_k l'(-y_k) x_k||^2 (uses S.u and S.r as scratch)."""
+cdef double grad0_sq(const CSR* X, Svr* S, double b0) noexcept nogil:
+    """||grad f(beta_0)||^2 = ||sum_k c_k l'(b0 - y_k) x_k||^2 at the reference point
+    beta_0 whose every prediction is b0: 0 (beta = 0), or with a free bias the
+    intercept-only model, the weighted mean target (the bias weight is not regularized,
+    so lam beta_0 adds nothing).  Uses S.u and S.r as scratch."""
     cdef int64_t k
     for k in range(S.m):
-        S.u[k] = S.c[k] * _slope(-S.yt[k], S.p)
+        S.u[k] = S.c[k] * _slope(b0 - S.yt[k], S.p)
     rmatvec(X, S.rows, S.m, S.u, S.r)
     comm_sum(S.comm, S.r, S.nw)
     return dot(S.r, S.r, S.nw)
@@ -400,13 +403,15 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                      double C, double p, double[::1] beta, bint regularize_bias, double eps,
                      bint warm, bint heuristic1, bint heuristic2, bint precondition,
                      double jacobi_weight, bint fused, double eta, double gstop, int max_iter,
-                     int cg_max_iter, int n_threads, object callback, object comm=None):
+                     int cg_max_iter, int n_threads, object callback, object comm=None,
+                     double ref_prediction=0.0):
     """Minimize F(w) = 1/2 ||w||_R^2 + C sum_k c_k max(0, |w.x_k - y_k| - p)^2 by the
     modified finite Newton method (block comment; Keerthi & DeCoste 2005, Sections 3-4),
     updating beta in place.  ||.||_R: every weight, or (regularize_bias False, bias > 0)
     all but the bias weight.  eps: eq. 13's tolerance; gstop in [0, 1): also stop at the
-    first iterate with ||grad F|| <= gstop ||grad F(0)|| (LIBLINEAR's test; 0: off).
-    comm: None, or the Collective of a distributed solve (rows, y, c this rank's block).
+    first iterate with ||grad F|| <= gstop ||grad F(beta_0)|| (LIBLINEAR's test; 0: off),
+    beta_0 the model predicting ref_prediction everywhere (0: beta = 0; a free bias's
+    solve passes the mean target, the reference of a cold start).  comm: None, or the Collective of a distributed solve (rows, y, c this rank's block).
     Returns a dict: status (0 converged, 1 iteration cap, 2 no descent, 3 gradient test),
     n_iter, cg_iter, objective F, n_active (examples outside the tube, over every rank),
     trace (F per Newton iteration), pred = X[rows] beta."""
@@ -479,7 +484,7 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     with nogil:
         matvec(&X, S.rows, m, &beta[0], S.pred)
         if gstop > 0.0 and warm:
-            g0sq = grad0_sq(&X, &S)
+            g0sq = grad0_sq(&X, &S, ref_prediction)
         status = svr_newton(&X, &S, &beta[0], eps, eta, warm, heuristic1, heuristic2,
                             precondition, jacobi_weight, fused, gstop, g0sq, max_iter,
                             cg_max_iter, &n_iter, &cg_total, trace, cb)

@@ -14,6 +14,8 @@ import pytest
 import scipy.optimize as so
 import scipy.sparse as sp
 
+import linsvm
+
 from conftest import child_env, mpiexec, shared_file
 from fakempi import run_ranks
 from linsvm import _svr
@@ -411,3 +413,20 @@ def test_free_bias_solve_moves_with_the_targets():
     assert a.stats["n_iter"] == b.stats["n_iter"]
     np.testing.assert_allclose(b.weights[:-1], a.weights[:-1], atol=1e-6)
     assert b.weights[-1] - a.weights[-1] == pytest.approx(2000.0, abs=1e-6)
+
+
+def test_warm_start_along_c_with_targets_far_from_zero():
+    """A warm start from the solution at a smaller C: with a free bias the gradient test
+    measures against the intercept-only model, not beta = 0 (whose gradient, for targets
+    around 2000, is so large that the warm start would pass the test at once and stop
+    where it began).  Each warm-started solve ends at the cold-started objective."""
+    rng = np.random.default_rng(11)
+    X = sp.random(300, 20, density=0.3, format="csr", random_state=rng)
+    y = 2000.0 + X @ rng.standard_normal(20) + 0.1 * rng.standard_normal(300)
+    prev = None
+    for C in (0.125, 0.5, 2.0, 8.0):
+        warm = linsvm.train(X, y, solver="svr", C=C, epsilon=0.0, init=prev)
+        cold = linsvm.train(X, y, solver="svr", C=C, epsilon=0.0)
+        assert warm.stats["gap"] <= 1e-3 and warm.stats["n_iter"] >= 1
+        assert warm.objective == pytest.approx(cold.objective, rel=1e-4)
+        prev = warm

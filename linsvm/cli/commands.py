@@ -43,6 +43,11 @@ def _train_command(func):
         click.option("-v", "--cross-validation", "n_folds", type=click.IntRange(2), default=None,
                      help="N-fold cross-validation at -c instead of training (as LIBLINEAR's -v); "
                           "see `linsvm cv` for grids."),
+        click.option("-C", "--find-C", "find_C", is_flag=True, default=False,
+                     help="Search C (and p for regression) by cross-validation instead of "
+                          "training, as LIBLINEAR's train -C: C doubles from a small value (or "
+                          "-c) to 1024 (2^20 for regression), warm-started; prints a line per "
+                          "point and 'Best C = ...  CV accuracy = ...%'.  Folds: -v (default 5)."),
         click.option("-j", "--jobs", "n_jobs", type=click.IntRange(0), default=0, show_default=True,
                      help="Threads for the columns of a one-vs-rest run (a binary solver on "
                           "more than two classes); 0 = the free cores (CPUs less the load "

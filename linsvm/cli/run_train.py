@@ -9,7 +9,8 @@ import click
 import numpy as np
 
 from ..fit.calibration import calibrate
-from ..fit.reporting import collecting_warnings
+from ..fit.reporting import collecting_warnings, group_warnings
+from ..fit.search import best_line, search_C
 from ..fit.training import train
 from ..model.model import check_model_format, load_model
 from ..problem.catalog import SOLVERS
@@ -26,9 +27,11 @@ __all__ = ["run"]
 
 def run(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
         init_model, seed, model_format, quiet, n_folds, allow_many_classes, n_jobs,
-        probability=0, shards=False, **solver_options):
+        probability=0, shards=False, find_C=False, **solver_options):
     """The train command (module notes); its arguments are the command line's options."""
-    if model_file is None and n_folds is None:
+    if find_C and probability:
+        raise UsageLineError("-b 1 with -C: the parameter search writes no model")
+    if model_file is None and n_folds is None and not find_C:
         if training_file == "-":
             raise click.UsageError("MODEL_FILE is required when training from stdin")
         if shards:
@@ -42,7 +45,7 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     job = open_job(solver, probability)
     console = Console(quiet, silent=not job.root)
     log = console.log
-    if n_folds is None:             # what can fail at saving fails now, not after training
+    if n_folds is None and not find_C:  # what can fail at saving fails now, not after training
         check_model_format(model_format, solver=solver, probability=bool(probability))
         job.run(check_output, model_file, "model file", training_file, instance_weights,
                 shards, stdout_ok=True, root_only=True)
@@ -50,7 +53,7 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     t0 = time.perf_counter()
     data = load_training(training_file, solver, instance_weights, console, job, shards)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
-    if n_folds is None:
+    if n_folds is None and not find_C:
         check_model_format(model_format, solver=solver,
                            classes=distinct(y) if data.labels is None else data.labels)
     if log:
@@ -60,6 +63,9 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     note_imbalance(console, y, solver, class_weight, job)
     options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
                    allow_many_classes=allow_many_classes, **solver_options)
+    if find_C:
+        _search(console, job, X, y, C, n_folds or 5, qid, sample_weight, quiet, options)
+        return
     if n_folds is not None:
         res = cross_validate_on_console(console, "folds", X, y, Cs=[C], n_folds=n_folds, qid=qid,
                                         sample_weight=sample_weight, comm=job.comm,
@@ -117,3 +123,22 @@ def _calibrate(console, model, X, y, sample_weight, **options):
     if console.log:
         console.log(f"probability sigmoids fitted in {time.perf_counter() - t0:.3f}s")
     return model
+
+
+def _search(console, job, X, y, C, n_folds, qid, sample_weight, quiet, options):
+    """-C: LIBLINEAR's parameter search (linsvm.fit.search) and its lines on stdout."""
+    echo = click.echo if job.root else (lambda *a, **k: None)
+    given = click.get_current_context().get_parameter_source("C")
+    C0 = C if given is not None and given.name != "DEFAULT" else None
+    p0 = options.pop("epsilon", None)
+    echo(f"Doing parameter search with {n_folds}-fold cross validation.")
+    with collecting_warnings() as records:
+        res = search_C(X, y, n_folds=n_folds, C0=C0, p0=p0, qid=qid, sample_weight=sample_weight,
+                       comm=job.comm, log=None if quiet else echo,
+                       progress=lambda done, total: console.progress(
+                           f"parameter search: {done}/{total} models trained"), **options)
+    console.done()
+    print_warnings(console, [(f"{message} (and at {len(points) - 1} more grid points)"
+                              if len(points) > 1 else message, convergence)
+                             for (message, convergence), points in group_warnings([[r] for r in records])])
+    echo(best_line(res))
