@@ -32,7 +32,6 @@ def test_each_point_is_the_accuracy_of_the_pooled_out_of_fold_predictions():
     fold = make_folds(y, 3, seed=0)
     for C, _, value in res.points[:4]:
         pred = np.empty_like(y)
-        prev = None
         for f in range(3):
             m = linsvm.train(X, y, solver="mfn", C=C, rows=np.flatnonzero(fold != f))
             pred[fold == f] = m.predict(X[fold == f])
