@@ -83,7 +83,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport (CSR, make_csr, all_unit, check_rows, matvec, rmatvec, col_sq_sums,
-                 sq_norm_row, dot, axpy_row_sq)
+                 sq_norm_row, dot, axpy_row_sq, scratch_doubles)
 from cgls cimport Operator, csr_operator, cgls, residual
 from mfn_shared cimport (KNEE_HI, KNEE_LO, Breakpoint, Loss, Terms, make_loss, zone, loss_value,
                          loss_slope, mismatch_term, term_at, term_out, exact_line_search,
@@ -679,7 +679,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     nbp = 2 * n_terms if (L.lo > -INFINITY and L.hi < INFINITY) else n_terms
     cdef int64_t me = m + 1, mt = max(n_terms, 1), mw = max(nbeta, 1)
     cdef int64_t n_trace = max(max_iter, 1), n_bp = 2 * max(nbp, 1)
-    cdef int64_t n_scratch = T_threads * nw if T_threads > 1 else 1
+    cdef int64_t n_scratch = max(scratch_doubles(indptr, n_features, bias), 1)
     y_arr = np.empty(m, dtype=np.float64)
     fbuf = np.empty(5 * me + 4 * mt + max(m, 1) + 9 * mw + 3 + n_bp + n_trace + n_scratch,
                     dtype=np.float64)
@@ -698,8 +698,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     memset(WV, 0, (9 * mw + 3) * sizeof(double))
     memset(&ib[6 * me], 0, me * sizeof(int64_t))       # in1: no example in zone 1 yet
     memset(tracep, 0, n_trace * sizeof(double))
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
-                          svp if T_threads > 1 else NULL)
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads, svp)
     cdef double kkt_viol = -1.0
     cdef void* cb = <void*>callback if callback is not None else NULL
     cdef const int64_t* rp = &rows[0] if m > 0 else NULL

@@ -75,7 +75,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span,
-                 axpy_row, sq_norm_row)
+                 axpy_row, sq_norm_row, scratch_doubles)
 from cgls cimport Operator, csr_operator, cgls, residual
 from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search, entry_threads
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
@@ -435,9 +435,9 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef double* F0 = <double*>cnp.PyArray_DATA(fbuf)
     cdef int64_t* I0 = <int64_t*>cnp.PyArray_DATA(ibuf)
     cdef double* trace = F0 + 16 * me + 9 * mw + 3
-    scratch = np.empty(T_threads * nw if T_threads > 1 else 1, dtype=np.float64)
+    scratch = np.empty(max(scratch_doubles(indptr, n_features, bias), 1), dtype=np.float64)
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
-                          <double*>cnp.PyArray_DATA(scratch) if T_threads > 1 else NULL)
+                          <double*>cnp.PyArray_DATA(scratch))
     cdef Svr S
     cdef Stop ST
     cdef Comm CM = comm_from(comm)
@@ -798,9 +798,9 @@ def svr_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef double sums[4]
     cdef Comm CM = comm_from(comm)
     _check_common(indptr, rows, y, c, p, nw, w.shape[0])
-    scratch = np.empty(T_threads * nw if T_threads > 1 else 1, dtype=np.float64)
+    scratch = np.empty(max(scratch_doubles(indptr, n_features, bias), 1), dtype=np.float64)
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
-                          <double*>cnp.PyArray_DATA(scratch) if T_threads > 1 else NULL)
+                          <double*>cnp.PyArray_DATA(scratch))
     pred_arr = np.zeros(m, dtype=np.float64)
     b_arr = np.zeros(m, dtype=np.float64)
     wb_arr = np.zeros(nw, dtype=np.float64)
