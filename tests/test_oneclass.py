@@ -50,7 +50,7 @@ def test_matches_slsqp_on_the_dual(nu):
     assert res.stats["objective"] == pytest.approx(-ref.fun, rel=1e-6)
     assert res.stats["gap"] <= 1e-7
     # the primal at (w, rho): a feasible point whose value is the certificate's P
-    w, rho = res.weights / (nu * n), res.thresholds[0] / (nu * n)
+    w, rho = res.weights / (nu * n), (-res.offset) / (nu * n)
     P = 0.5 * w @ w - rho + np.maximum(0.0, rho - X @ w).sum() / (nu * n)
     assert P == pytest.approx(res.stats["objective"], rel=1e-12, abs=1e-14)
 
@@ -79,9 +79,9 @@ def test_against_liblinear(nu):
     w_ll, rho_ll = _liblinear(X, nu, 1e-7)
     res = _fit(_problem(X), tol=1e-7, nu=nu)
     np.testing.assert_allclose(res.weights, w_ll, atol=1e-6 * np.abs(w_ll).max())
-    assert res.thresholds[0] == pytest.approx(rho_ll, rel=1e-6)
+    assert (-res.offset) == pytest.approx(rho_ll, rel=1e-6)
     # decision values as LIBLINEAR's
-    np.testing.assert_allclose(X @ res.weights - res.thresholds[0], X @ w_ll - rho_ll,
+    np.testing.assert_allclose(X @ res.weights - (-res.offset), X @ w_ll - rho_ll,
                                atol=1e-5 * abs(rho_ll))
 
 

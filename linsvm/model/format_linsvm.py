@@ -245,41 +245,7 @@ class _LinsvmParser(Parser):
         if version not in READ_VERSIONS:
             raise self.error(0, f"unsupported linsvm model format version {magic[1]} "
                                 f"(this linsvm reads versions {', '.join(map(str, READ_VERSIONS))})")
-        seen = {}
-        values = {}
-        params, stats = {}, {}
-        group_line = {"param": {}, "stat": {}}
-        while True:
-            i, line = self.header_line(
-                lambda n: f"truncated file: the header has no 'weights' line (file ends after line {n})")
-            toks = line.split()
-            if not toks:
-                raise self.error(i, "blank line in the header")
-            key = toks[0]
-            if key == "weights":
-                break
-            if key in ("param", "stat"):
-                parts = line.split(None, 3)
-                if len(parts) < 3:
-                    raise self.error(i, f"'{key}' needs a name and a type: '{key} NAME TYPE [VALUE]'")
-                name, typ = parts[1], parts[2]
-                if not NAME_RE.match(name):
-                    raise self.error(i, f"bad {key} name {name!r}")
-                if name in group_line[key]:
-                    raise self.error(i, f"duplicate {key} {name!r} (first on line {group_line[key][name] + 1})")
-                value, msg = _parse_typed(typ, parts[3] if len(parts) > 3 else None)
-                if msg:
-                    raise self.error(i, f"{key} {name}: {msg}")
-                group_line[key][name] = i
-                (params if key == "param" else stats)[name] = value
-            elif key in self.SINGLE_KEYS:
-                if key in seen:
-                    raise self.error(i, f"duplicate '{key}' line (first on line {seen[key] + 1})")
-                seen[key] = i
-                values[key] = self.header_value(i, toks)
-            else:
-                raise self.error(i, f"unknown key {key!r} in the model header")
-
+        i, line, seen, values, params, stats = self.header_fields()
         for key in self.REQUIRED:
             if key not in values:
                 raise self.error(i, f"the header has no '{key}' line")
@@ -319,6 +285,54 @@ class _LinsvmParser(Parser):
             self.stream.text_rows(W.reshape(-1), n_rows, n_columns, lambda: self.file_error(
                 f"truncated file: expected {n_rows} weight rows after line {i + 1} and an 'end' line, "
                 f"the file ends after line {self.stream.lineno}"))
+        self.end_line(i, n_rows)
+        return dict(solver=solver, classes=values["classes"], weights=W, bias=bias,
+                    params=params, stats=stats, kind=kind, thresholds=values.get("thresholds"),
+                    n_features=n_features, probability=probability,
+                    offset=values.get("offset", 0.0))
+
+    def header_fields(self):
+        """Read the header lines up to 'weights'; return that line's index and text, the
+        line of each single key, their values, and the param and stat groups."""
+        seen = {}
+        values = {}
+        params, stats = {}, {}
+        group_line = {"param": {}, "stat": {}}
+        while True:
+            i, line = self.header_line(
+                lambda n: f"truncated file: the header has no 'weights' line (file ends after line {n})")
+            toks = line.split()
+            if not toks:
+                raise self.error(i, "blank line in the header")
+            key = toks[0]
+            if key == "weights":
+                break
+            if key in ("param", "stat"):
+                parts = line.split(None, 3)
+                if len(parts) < 3:
+                    raise self.error(i, f"'{key}' needs a name and a type: '{key} NAME TYPE [VALUE]'")
+                name, typ = parts[1], parts[2]
+                if not NAME_RE.match(name):
+                    raise self.error(i, f"bad {key} name {name!r}")
+                if name in group_line[key]:
+                    raise self.error(i, f"duplicate {key} {name!r} (first on line {group_line[key][name] + 1})")
+                value, msg = _parse_typed(typ, parts[3] if len(parts) > 3 else None)
+                if msg:
+                    raise self.error(i, f"{key} {name}: {msg}")
+                group_line[key][name] = i
+                (params if key == "param" else stats)[name] = value
+            elif key in self.SINGLE_KEYS:
+                if key in seen:
+                    raise self.error(i, f"duplicate '{key}' line (first on line {seen[key] + 1})")
+                seen[key] = i
+                values[key] = self.header_value(i, toks)
+            else:
+                raise self.error(i, f"unknown key {key!r} in the model header")
+        return i, line, seen, values, params, stats
+
+    def end_line(self, i, n_rows):
+        """Check the 'end' line after the n_rows weight rows (which follow line i + 1) and
+        that nothing comes after it."""
         s = self.stream
         end_line = s.readline()
         if end_line is None:
@@ -331,10 +345,6 @@ class _LinsvmParser(Parser):
             raise self.error(s.lineno - 1, "truncated file (the last line has no newline)")
         if s.readline() is not None:
             raise self.error(s.lineno - 1, "unexpected content after 'end'")
-        return dict(solver=solver, classes=values["classes"], weights=W, bias=bias,
-                    params=params, stats=stats, kind=kind, thresholds=values.get("thresholds"),
-                    n_features=n_features, probability=probability,
-                    offset=values.get("offset", 0.0))
 
     def probability(self, i, version, kind, values, seen):
         """The (n_sigmoids, 2) array of the 'probA' and 'probB' lines, None without them,
