@@ -44,7 +44,7 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     if n_folds is None:             # what can fail at saving fails now, not after training
         check_model_format(model_format, solver=solver, probability=bool(probability))
         job.run(check_output, model_file, "model file", training_file, instance_weights,
-                shards, stdout_ok=True, root_only=True)
+                shards, stdout_ok=True, init_model=init_model, root_only=True)
     init = job.run(load_model, init_model) if init_model else None
     t0 = time.perf_counter()
     data = load_training(training_file, solver, instance_weights, console, job, shards)

@@ -113,10 +113,14 @@ def note_imbalance(console, y, solver, class_weight, job=None):
                      f"(linsvm-cv --metric f1)")
 
 
-def check_output(path, what, training_file, instance_weights, shards, stdout_ok=False):
-    """check_output_path for a command's output, the shard files among its inputs."""
+def check_output(path, what, training_file, instance_weights, shards, stdout_ok=False,
+                 init_model=None):
+    """check_output_path for a command's output against everything it reads: the
+    training data (each shard file with --shards), the instance weights and the model
+    it starts from (-i)."""
     data = shard_paths(training_file) if shards else [training_file]
-    check_output_path(path, what=what, inputs=(*data, instance_weights), stdout_ok=stdout_ok)
+    check_output_path(path, what=what, inputs=(*data, instance_weights, init_model),
+                      stdout_ok=stdout_ok)
 
 
 def cross_validate_on_console(console, unit, X, y, **kwargs):
