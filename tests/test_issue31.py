@@ -264,3 +264,108 @@ def test_item4_warm_start_from_an_overflowing_model_is_refused(tmp_path):
         assert status == 1 and f"error: {model.name}: its weights overflow the decision value of " \
             "training example 1" in line, err
         assert not (tmp_path / "o.model").exists()
+
+
+# ------------------------------------------------------------------ item 2: Ctrl-C at start-up
+
+def _console_scripts(directory):
+    """The console scripts of pyproject.toml's [project.scripts], written as pip writes
+    them (import the entry module, call the function), as {name: path}."""
+    import tomllib
+
+    from conftest import REPO
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        scripts = tomllib.load(fh)["project"]["scripts"]
+    out = {}
+    for name, target in scripts.items():
+        module, function = target.split(":")
+        path = directory / name
+        path.write_text(f"import re\nimport sys\nfrom {module} import {function}\n"
+                        "if __name__ == '__main__':\n"
+                        "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                        f"    sys.exit({function}())\n")
+        out[name] = path
+    return out
+
+
+STARTUP_MOMENTS = 8      # SIGINTs per entry point, one in each eighth of the first 0.9 s
+
+
+@pytest.mark.parametrize("entry", ["linsvm", "linsvm-train", "linsvm-predict", "linsvm-cv",
+                                   "python -m linsvm"])
+def test_item2_ctrl_c_at_any_moment_of_start_up_prints_interrupted_and_exits_130(entry, tmp_path):
+    """SIGINT in the first ~0.4 s, while the modules load, printed a 32-38 line
+    KeyboardInterrupt traceback and the process died of the signal (-2).  Now every entry
+    point prints `interrupted` and exits 130 from its first instruction on: SIGINT is sent
+    at random moments of the first 0.9 s to a command that would otherwise wait for its
+    standard input for ever (so start-up, option parsing, the imports of the command's
+    body and the body itself are all hit).  The child starts with SIGINT blocked
+    (conftest.default_sigint_blocked): a signal sent during the interpreter's own
+    start-up -- site-packages' .pth files, before any of linsvm runs -- waits for the
+    entry point's first instruction, which unblocks it, so that every moment tests
+    linsvm's code and none the interpreter's."""
+    import random
+    import signal
+    import time
+
+    from conftest import default_sigint_blocked
+    model = tmp_path / "m.model"
+    linsvm.train(np.array([[1.0], [-1.0]]), np.array([1.0, -1.0])).save(model)
+    scripts = _console_scripts(tmp_path)
+    args = {"linsvm": ["train", "-", "out.model"], "linsvm-train": ["-", "out.model"],
+            "linsvm-predict": ["-", str(model), "p.txt"], "linsvm-cv": ["-"],
+            "python -m linsvm": ["train", "-", "out.model"]}[entry]
+    command = ([sys.executable, "-m", "linsvm"] if entry.startswith("python") else
+               [sys.executable, str(scripts[entry])]) + args
+    rng = random.Random(f"issue 31 item 2 {entry}")
+    failures = []
+    for k in range(STARTUP_MOMENTS):
+        delay = rng.uniform(k, k + 1) * 0.9 / STARTUP_MOMENTS
+        proc = subprocess.Popen(command, cwd=tmp_path, env=child_env(), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=default_sigint_blocked)
+        try:
+            time.sleep(delay)
+            assert proc.poll() is None, "the command ended by itself"
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+            err = b"(no exit within 60 s of SIGINT) " + err
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        text = err.decode(errors="replace")
+        if proc.returncode != 130 or text != "interrupted\n":
+            failures.append(f"SIGINT after {delay:.3f} s: exit {proc.returncode}, stderr "
+                            f"{len(text.splitlines())} lines: {text[-300:]!r}")
+    assert failures == []
+    assert not (tmp_path / "out.model").exists() and not (tmp_path / "p.txt").exists()
+
+
+# ------------------------------------------------------------------ item 8: a runner ignoring SIGINT
+
+def test_item8_interrupt_tests_pass_when_the_runner_ignores_sigint():
+    """`nohup pytest -q tests &` (a shell script's background job) starts the runner with
+    SIGINT ignored; every child inherited SIG_IGN and every Ctrl-C test waited a minute
+    and failed.  The children now start with SIGINT's default disposition
+    (conftest.default_sigint) and the in-process ones install Python's handler
+    (conftest.python_sigint): the interrupt tests, item 2's and the threaded Ctrl-C tests
+    of test_ovr_parallel.py pass under a runner started with signal.SIG_IGN."""
+    import signal
+
+    from conftest import REPO
+    here = os.path.abspath(__file__)
+    nodes = [str(REPO / "tests" / "test_interrupt.py"),
+             f"{here}::test_item2_ctrl_c_at_any_moment_of_start_up_prints_interrupted_and_exits_130",
+             str(REPO / "tests" / "test_ovr_parallel.py") + "::test_ctrl_c_stops_the_columns_running_"
+             "in_worker_threads",
+             str(REPO / "tests" / "test_ovr_parallel.py") + "::test_ctrl_c_stops_parallel_cross_"
+             "validation_folds"]
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *nodes],
+                       cwd=REPO, env=child_env(), capture_output=True, text=True, timeout=3600,
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert " passed" in r.stdout and "failed" not in r.stdout
