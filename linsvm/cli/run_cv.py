@@ -13,7 +13,8 @@ from ..fit.training import train
 from ..problem.kinds import PERCENT_METRICS
 from .console import Console, print_warnings
 from .job import open_job
-from .runs import check_output, cross_validate_on_console, load_training, note_imbalance
+from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
+                   note_imbalance)
 from .solver_options import parse_class_weights, resolve_solver
 
 __all__ = ["run"]
@@ -47,9 +48,10 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
                    sample_weight=sample_weight, qid=qid, allow_many_classes=allow_many_classes,
                    comm=job.comm, **solver_options)
-    res = cross_validate_on_console(console, "models", X, y, Cs=Cs, ps=ps, n_folds=n_folds,
-                                    n_jobs=n_jobs, warm_start=warm_start, metric=metric, log=log,
-                                    **options)
+    with labels_located(data, job):
+        res = cross_validate_on_console(console, "models", X, y, Cs=Cs, ps=ps, n_folds=n_folds,
+                                        n_jobs=n_jobs, warm_start=warm_start, metric=metric,
+                                        log=log, **options)
     _print_result(echo, res, fmt, n_folds, ps)
     edge = _edge_warning(res, Cs)
     if edge:

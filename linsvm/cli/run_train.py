@@ -17,7 +17,8 @@ from ..problem.kinds import KINDS
 from .console import Console, fmt_stat, print_warnings
 from .job import open_job
 from .messages import UsageLineError
-from .runs import check_output, cross_validate_on_console, load_training, note_imbalance
+from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
+                   note_imbalance)
 from .solver_options import parse_class_weights, resolve_solver
 
 __all__ = ["run"]
@@ -60,15 +61,17 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
                    allow_many_classes=allow_many_classes, **solver_options)
     if n_folds is not None:
-        res = cross_validate_on_console(console, "folds", X, y, Cs=[C], n_folds=n_folds, qid=qid,
-                                        sample_weight=sample_weight, comm=job.comm, **options)
+        with labels_located(data, job):
+            res = cross_validate_on_console(console, "folds", X, y, Cs=[C], n_folds=n_folds,
+                                            qid=qid, sample_weight=sample_weight, comm=job.comm,
+                                            **options)
         pt = res.points[0]
         name = {"accuracy": "Accuracy", "mae": "Mean absolute error"}[res.metric]
         value = f"{100 * pt.mean:g}%" if res.metric == "accuracy" else f"{pt.mean:g}"
         if job.root:
             click.echo(f"Cross Validation {name} = {value}")
         return
-    with collecting_warnings() as records:     # printed here, not as Python warnings
+    with collecting_warnings() as records, labels_located(data, job):    # warnings printed here
         model = train(X, y, C=C, sample_weight=sample_weight, init=init, log=log, qid=qid,
                       n_jobs=n_jobs, comm=job.comm, **options)
     print_warnings(console, records)
