@@ -328,15 +328,18 @@ def test_item2_ctrl_c_at_any_moment_of_start_up_prints_interrupted_and_exits_130
             time.sleep(delay)
             assert proc.poll() is None, "the command ended by itself"
             proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate(timeout=60)
+            proc.wait(timeout=60)           # standard input stays open: only SIGINT ends it
+            err = proc.stderr.read()
         except subprocess.TimeoutExpired:
             proc.kill()
-            _, err = proc.communicate()
-            err = b"(no exit within 60 s of SIGINT) " + err
+            proc.wait()
+            err = b"(no exit within 60 s of SIGINT) " + proc.stderr.read()
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                pipe.close()
         text = err.decode(errors="replace")
         if proc.returncode != 130 or text != "interrupted\n":
             failures.append(f"SIGINT after {delay:.3f} s: exit {proc.returncode}, stderr "
