@@ -436,15 +436,15 @@ def test_model_path_that_is_a_directory_is_refused(files, no_training):
 def test_predict_chunks_of_many_class_models_are_bounded(tmp_path, monkeypatch):
     """Issue 20 item 3, on the prediction side: 65536 rows of 1000 class scores would be
     half a gigabyte per chunk; by default a chunk holds at most 2^22 scores."""
-    import linsvm.model.predict as data_mod     # predict_file reads through its iter_svmlight
+    import linsvm.model.predict as data_mod     # predict_file reads through its iter_svmlight_buffers
     seen = []
-    real = data_mod.iter_svmlight
+    real = data_mod.iter_svmlight_buffers
 
     def spy(path, chunk_rows=65536, with_qid=False):
         seen.append(chunk_rows)
         return real(path, chunk_rows=chunk_rows, with_qid=with_qid)
 
-    monkeypatch.setattr(data_mod, "iter_svmlight", spy)
+    monkeypatch.setattr(data_mod, "iter_svmlight_buffers", spy)
     test = tmp_path / "t.svm"
     test.write_text("1 1:1\n2 2:1\n")
     for n_classes, expect in ((2, 65536), (1000, 4194)):

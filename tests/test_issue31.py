@@ -192,6 +192,25 @@ def test_item1_train_cv_predict_refuse_every_input_as_output(data_dir):
         _refused(d, args, "it is the input file")
 
 
+def test_item1_scale_and_plot_outputs_are_neither_inputs_nor_each_other(data_dir):
+    """linsvm scale's -o and -s, and linsvm-cv's --plot, are checked as every output is:
+    not the data (-r's parameter file too), not each other, by any name."""
+    d = data_dir
+    assert run_here("scale", "-s", "p.txt", "h.txt", cwd=d)[0] == 0
+    os.symlink("p.txt", d / "p.link")
+    for args in (["scale", "-o", "h.link", "h.txt"], ["scale", "-s", "h.hard", "h.txt"],
+                 ["scale", "-r", "p.txt", "-o", "p.link", "h.txt"]):
+        _refused(d, args, "it is the input file")
+    for args in (["scale", "-s", "q.txt", "-o", "./q.txt", "h.txt"],
+                 ["scale", "-s", "p.txt", "-o", "p.link", "h.txt"]):
+        _refused(d, args, "is also the output file (-o)")
+    pytest.importorskip("matplotlib")
+    _refused(d, ["cv", "h.txt", "--plot", "x.png", "--output-model", str(d / "x.png")],
+             "is also the --output-model file")
+    os.symlink("h.txt", d / "h.png")
+    _refused(d, ["cv", "h.txt", "--plot", "h.png"], "it is the input file")
+
+
 # ------------------------------------------------------------------ item 4: overflowing weights
 
 def _overflow_models(directory):

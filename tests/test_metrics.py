@@ -135,3 +135,16 @@ def test_f1_is_zero_not_nan_when_nothing_is_predicted_positive():
     p, r, f = metrics.precision_recall_f1([1, -1, 1], [-1, -1, -1], 1)
     assert np.isnan(p) and r == 0.0 and f == 0.0
     assert np.isnan(metrics.precision_recall_f1([-1, -1], [-1, -1], 1)[2])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_roc_area_counts_ordered_pairs_with_ties_as_halves(seed):
+    """The mid-rank statistic against the definition, pair by pair (scores drawn from
+    few values, so that ties are common)."""
+    rng = np.random.default_rng(seed)
+    pos = rng.random(40) < 0.3
+    scores = rng.integers(0, 6, size=40).astype(float)
+    p, q = scores[pos], scores[~pos]
+    brute = (np.sum(p[:, None] > q[None, :]) + 0.5 * np.sum(p[:, None] == q[None, :])) / (p.size * q.size)
+    assert metrics.roc_area(pos, scores) == pytest.approx(brute, rel=1e-12)
+    assert np.isnan(metrics.roc_area(np.zeros(5, bool), np.arange(5.0)))

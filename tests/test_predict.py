@@ -153,3 +153,24 @@ def test_progress_and_default_chunk_rows(binary):
     assert seen == list(range(64, y.size, 64)) + [y.size]
     assert default_chunk_rows(1) == 65536 and default_chunk_rows(1000) == 4194
     assert default_chunk_rows(10**6) == 256
+
+
+@pytest.mark.parametrize("n_columns,bias,width", [(1, 1.0, 12), (3, 1.0, 9), (1, -1.0, 15), (4, 0.5, 12)])
+def test_buffers_score_as_scipy_does_bit_for_bit(n_columns, bias, width):
+    """Model.decision_function on CSRBuffers (the compiled kernel predict_file uses, no
+    scipy) gives scipy's product's values exactly, features beyond the model ignored."""
+    import scipy.sparse as sp
+
+    from linsvm import Model
+    from linsvm.problem.csr import CSRBuffers
+
+    rng = np.random.default_rng(n_columns)
+    n_features = 12
+    W = rng.standard_normal((n_features + (bias > 0), n_columns)) * 10.0 ** rng.integers(-3, 4)
+    classes = [1.0, -1.0] if n_columns == 1 else list(range(1, n_columns + 1))
+    model = Model(solver="mfn", classes=classes, weights=W, bias=bias, params={})
+    X = sp.random(40, width, density=0.3, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.standard_normal(k) * 1e3)
+    got = model.decision_function(CSRBuffers(X))
+    assert got.shape == model.decision_function(X).shape
+    assert np.array_equal(got, model.decision_function(X))

@@ -18,7 +18,7 @@ from .messages import CONTEXT
 from .solver_options import (SolverCommand, data_options, decorate, solver_help,
                              solver_option_decorators)
 
-__all__ = ["train_cmd", "predict_cmd", "cv_cmd", "synth_cmd", "renumber_cmd"]
+__all__ = ["train_cmd", "predict_cmd", "cv_cmd", "synth_cmd", "renumber_cmd", "scale_cmd"]
 
 
 def _runner(module, name):
@@ -95,6 +95,11 @@ def _cv_command(func):
                      help="Train at the best point on all data and save the model here."),
         click.option("--warm-start/--no-warm-start", default=True, show_default=True,
                      help="Seed each C from the previous one along the ascending grid."),
+        click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
+                     metavar="FILE.png|FILE.svg",
+                     help="Also draw the metric against log2 C (one curve per p, or contours "
+                          "over C and p) with the best point marked; needs matplotlib "
+                          "(pip install 'linsvm[plot]')."),
     ]
     return click.command("cv", cls=SolverCommand, context_settings=CONTEXT, epilog=solver_help(),
                          help="k-fold cross-validation of a solver over a grid of C (and p) on "
@@ -175,4 +180,33 @@ synth_cmd = decorate(_runner("run_tools", "synth"), [
                       "ignored without TEST_FILE."),
     click.option("--seed", default=0, show_default=True, type=int,
                  help="Seed of the generator: the same seed and options give the same files."),
+])
+
+
+scale_cmd = decorate(_runner("run_tools", "scale"), [
+    click.command("scale", context_settings=CONTEXT,
+                  help="Scale each feature of DATA_FILE (SVM-light; '-' is stdin; gzip, bzip2, xz "
+                       "recognised) to [LOWER, UPPER] as LIBSVM's svm-scale does, byte for byte, "
+                       "and write the result to standard output (or -o FILE).  Features constant "
+                       "over the data are left out; an absent entry is a 0 and is scaled too, so "
+                       "-l below 0 makes sparse data dense: use -l 0 for sparse non-negative "
+                       "features.  -s saves the ranges, -r applies saved ones (svm-scale's "
+                       "parameter file: each program reads the other's); scale test data with the "
+                       "training data's file.  Reads the input twice (standard input is copied to "
+                       "a temporary file); memory does not grow with the file."),
+    click.argument("data_file", type=click.Path(dir_okay=False, allow_dash=True)),
+    click.option("-l", "--lower", type=float, default=None, metavar="LOWER",
+                 help="x scaling lower limit [default: -1]."),
+    click.option("-u", "--upper", type=float, default=None, metavar="UPPER",
+                 help="x scaling upper limit [default: 1]."),
+    click.option("-y", "--y-limits", type=float, nargs=2, default=None, metavar="Y_LOWER Y_UPPER",
+                 help="Scale the labels too, to [Y_LOWER, Y_UPPER] (regression targets)."),
+    click.option("-s", "--save", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                 help="Save the scaling parameters to FILE."),
+    click.option("-r", "--restore", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                 help="Restore the scaling parameters from FILE (its limits override -l/-u/-y)."),
+    click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+                 show_default=True, metavar="FILE",
+                 help="Write the scaled data to FILE, atomically ('-': standard output)."),
+    click.option("-q", "--quiet", is_flag=True, help="Do not print notes."),
 ])

@@ -16,7 +16,7 @@ import sys
 import click
 
 from .._version import __version__
-from .commands import cv_cmd, predict_cmd, renumber_cmd, synth_cmd, train_cmd
+from .commands import cv_cmd, predict_cmd, renumber_cmd, scale_cmd, synth_cmd, train_cmd
 from .job import launch_rank
 from .messages import CONTEXT
 
@@ -35,6 +35,7 @@ cli.add_command(predict_cmd)
 cli.add_command(synth_cmd)
 cli.add_command(renumber_cmd)
 cli.add_command(cv_cmd)
+cli.add_command(scale_cmd)
 
 
 def _run(command, prog_name):

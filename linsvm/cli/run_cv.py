@@ -7,11 +7,15 @@ import json
 import click
 import numpy as np
 
+from ..errors import ParameterError
 from ..fit.cv import parse_grid
 from ..fit.reporting import collecting_warnings
 from ..fit.training import train
+from ..io.atomic import same_target
 from ..problem.kinds import PERCENT_METRICS
 from .console import Console, print_warnings
+from .messages import CommandError, UsageLineError
+from .plot import MatplotlibMissing, plot_cv, plot_format, require_matplotlib
 from .job import open_job
 from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
                    note_imbalance)
@@ -22,7 +26,7 @@ __all__ = ["run"]
 
 def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, instance_weights, seed,
         quiet, n_folds, n_jobs, metric, fmt, output_model, warm_start, allow_many_classes,
-        shards=False, **solver_options):
+        shards=False, plot_file=None, **solver_options):
     """The cv command; its arguments are the command line's options."""
     if C is not None and log2c is not None:
         raise click.UsageError("give either -c or --log2c, not both")
@@ -42,6 +46,8 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     if output_model is not None:    # checked now, not after the whole grid
         job.run(check_output, output_model, "output model", training_file, instance_weights,
                 shards, root_only=True)
+    if plot_file is not None:
+        _check_plot(job, plot_file, training_file, instance_weights, shards, output_model)
     data = load_training(training_file, solver, instance_weights, console, job, shards)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
     note_imbalance(console, y, solver, class_weight, job)
@@ -53,6 +59,8 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
                                         n_jobs=n_jobs, warm_start=warm_start, metric=metric,
                                         log=log, **options)
     _print_result(echo, res, fmt, n_folds, ps)
+    if plot_file is not None:
+        job.run(plot_cv, res, plot_file, solver=solver, root_only=True)
     edge = _edge_warning(res, Cs)
     if edge:
         console.warn(edge)
@@ -123,3 +131,20 @@ def _edge_warning(res, Cs):
         return None
     return (f"the best C = {best.C:g} is the {end} C of the grid: the best may lie beyond it; "
             f"try {way} C values")
+
+
+def _check_plot(job, plot_file, training_file, instance_weights, shards, output_model):
+    """--plot, before the grid runs: a .png or .svg name, matplotlib importable, a path
+    that can be written and is none of the inputs or the output model."""
+    try:
+        plot_format(plot_file)
+    except ParameterError as exc:
+        raise UsageLineError(str(exc)) from None
+    try:
+        require_matplotlib()
+    except MatplotlibMissing:
+        raise CommandError("--plot needs matplotlib: pip install 'linsvm[plot]'") from None
+    if output_model is not None and same_target(plot_file, output_model):
+        raise UsageLineError(f"--plot {plot_file} is also the --output-model file")
+    job.run(check_output, plot_file, "plot file", training_file, instance_weights, shards,
+            root_only=True)

@@ -1,22 +1,26 @@
-"""`linsvm renumber` and `linsvm synth` once their options are parsed.
+"""`linsvm renumber`, `linsvm synth` and `linsvm scale` once their options are parsed.
 
-Both check every file they will write before reading or generating anything
-(linsvm.io.atomic.check_outputs: not an input, not each other, writable), and
-write their two files together: each to a temporary file, both renamed into place
-only when both are complete, so a failure leaves neither."""
+Each checks every file it will write before reading or generating anything
+(linsvm.io.atomic: not an input, not another of its outputs, writable); renumber and
+synth write their two files together: each to a temporary file, both renamed into
+place only when both are complete, so a failure leaves neither."""
 from __future__ import annotations
 
 import contextlib
 
+import click
 import numpy as np
 
-from ..io.atomic import atomic_output, check_outputs
+from ..errors import ParameterError
+from ..io.atomic import atomic_output, check_output_path, check_outputs, same_target
 from ..io.features import read_feature_map, renumber_features, write_feature_map
+from ..io.scale import check_options, scale_file
 from ..io.svmlight import dump_svmlight, load_svmlight
 from ..io.synth import make_text_classification
 from .job import refuse_launch
+from .messages import UsageLineError
 
-__all__ = ["renumber", "synth"]
+__all__ = ["renumber", "synth", "scale"]
 
 
 def renumber(input_file, output_file, map_file, apply_map):
@@ -52,3 +56,27 @@ def synth(train_file, test_file, n_samples, n_features, n_classes, noise, test_f
 def _maybe_output(path):
     """atomic_output(path), or a context that yields None when path is None."""
     return contextlib.nullcontext() if path is None else atomic_output(path)
+
+
+def scale(data_file, lower, upper, y_limits, save, restore, output, quiet):
+    """The scale command (LIBSVM's svm-scale; linsvm.io.scale); its arguments are the
+    command line's options."""
+    refuse_launch("scale")
+    try:
+        check_options(lower, upper, y_limits, save, restore)
+    except ParameterError as exc:
+        raise UsageLineError(str(exc)) from None
+    inputs = (data_file, restore)
+    check_output_path(output, what="output file", inputs=inputs, stdout_ok=True)
+    if save is not None:
+        if same_target(save, output):      # by name, symlink, hard link (issue 31 item 1)
+            raise UsageLineError(f"-s {save} is also the output file (-o)")
+        check_output_path(save, what="parameter file (-s)", inputs=inputs + (output,))
+    prog = click.get_current_context().command_path
+
+    def note(text):
+        if not quiet:
+            click.echo(f"{prog}: note: {text}", err=True)
+
+    scale_file(data_file, output, lower=lower, upper=upper, y_limits=y_limits, save=save,
+               restore=restore, note=note)

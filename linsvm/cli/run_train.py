@@ -6,7 +6,6 @@ import os
 import time
 
 import click
-import numpy as np
 
 from ..fit.calibration import calibrate
 from ..fit.reporting import collecting_warnings
@@ -14,6 +13,7 @@ from ..fit.training import train
 from ..model.model import check_model_format, load_model
 from ..problem.catalog import SOLVERS
 from ..problem.kinds import KINDS
+from ..problem.labels import distinct
 from .console import Console, fmt_stat, print_warnings
 from .job import open_job
 from .messages import UsageLineError
@@ -51,8 +51,8 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     data = load_training(training_file, solver, instance_weights, console, job, shards)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
     if n_folds is None:
-        check_model_format(model_format, classes=np.unique(y if data.labels is None
-                                                           else data.labels))
+        check_model_format(model_format, classes=distinct(y) if data.labels is None
+                           else data.labels)
     if log:
         ranks = f" on {job.size} MPI ranks" if job.comm is not None else ""
         log(f"read {data.n_rows} examples, {X.n_features} features, {data.nnz} non-zeros "

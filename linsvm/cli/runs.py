@@ -19,7 +19,7 @@ from ..io.svmlight import load_svmlight_buffers
 from ..io.weights import read_instance_weights
 from ..problem.catalog import SOLVERS
 from ..problem.kinds import KINDS
-from ..problem.labels import LabelError, format_label
+from ..problem.labels import LabelError, distinct_counts, format_label
 from .console import print_warnings
 from .job import Job
 
@@ -63,7 +63,7 @@ def load_training(training_file, solver, instance_weights, console=None, job=Non
         if ordinal:
             X, y, qid = load_svmlight_buffers(training_file, with_qid=True, progress=progress,
                                               places=places)
-            qid = qid if np.unique(qid).size > 1 else None
+            qid = qid if qid.size and np.any(qid != qid[0]) else None
         else:
             (X, y), qid = load_svmlight_buffers(training_file, progress=progress,
                                                 places=places), None
@@ -106,7 +106,7 @@ def note_imbalance(console, y, solver, class_weight, job=None):
     several ranks (job) the counts are those of all ranks (every rank takes part)."""
     if class_weight or not KINDS[SOLVERS[solver].kind].classifier:
         return
-    labels, counts = np.unique(y, return_counts=True)
+    labels, counts = distinct_counts(y)
     if job is not None and job.comm is not None:
         merged = {}
         for labs, cnts in job.gather((labels, counts)):

@@ -44,11 +44,13 @@ import secrets
 import socket
 import stat
 import sys
+import tempfile
 import zlib
 
 from ..errors import DataError, ParameterError
 
 __all__ = ["atomic_output", "check_output_path", "check_outputs", "same_target", "is_special_file",
+           "scratch_file",
            "write_atomically"]
 
 # O_TMPFILE files are named through /proc/self/fd (linkat): both are needed.
@@ -411,3 +413,11 @@ def write_atomically(path, write):
             write(fh)
     except OSError as e:
         raise DataError(f"{name}: cannot write: {e.strerror or e}") from e
+
+
+def scratch_file():
+    """An anonymous temporary file (binary, read/write) in the system's temporary
+    directory (``TMPDIR``), removed when closed or when the process ends: scratch
+    space such as a copy of standard input read twice (``linsvm scale``), never
+    an output file."""
+    return tempfile.TemporaryFile()

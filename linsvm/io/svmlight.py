@@ -59,7 +59,8 @@ from .atomic import atomic_output, write_atomically
 from . import compressed
 from .compressed import Input
 
-__all__ = ["load_svmlight", "load_svmlight_buffers", "iter_svmlight", "dump_svmlight"]
+__all__ = ["load_svmlight", "load_svmlight_buffers", "iter_svmlight", "iter_svmlight_buffers",
+           "dump_svmlight"]
 
 _WRITE_NNZ = 1 << 18            # non-zeros formatted per block when writing
 _INT32_MAX = 2**31 - 1
@@ -198,24 +199,39 @@ def iter_svmlight(path, chunk_rows=65536, with_qid=False):
     Yields ``(X_chunk, y_chunk)`` (or ``(X_chunk, y_chunk, qid_chunk)`` with
     ``with_qid``) holding ``chunk_rows`` rows each, the last block fewer;
     empty input yields nothing.  Memory is bounded by one block plus one read
-    buffer, whatever the size of the input.  ``X_chunk`` has as many columns as
-    the largest index in that block; the caller pads or cuts to its width.
-    Errors carry line numbers of the whole input.  The input is opened when
-    iteration starts; arguments are checked at the call.
+    buffer, whatever the size of the input.  ``X_chunk`` is a scipy CSR matrix with
+    as many columns as the largest index in that block; the caller pads or cuts to
+    its width.  Errors carry line numbers of the whole input.  The input is opened
+    when iteration starts; arguments are checked at the call.
 
     ``path`` and ``with_qid`` are as for :func:`load_svmlight`.
     """
+    return _iter_svmlight(path, _check_chunk_rows(chunk_rows), bool(with_qid), _to_csr)
+
+
+def iter_svmlight_buffers(path, chunk_rows=65536, with_qid=False):
+    """iter_svmlight with each X_chunk a :class:`~linsvm.problem.csr.CSRBuffers` of the
+    parser's arrays (width: the block's largest index): no scipy, no copy."""
+    return _iter_svmlight(path, _check_chunk_rows(chunk_rows), bool(with_qid), _to_buffers)
+
+
+def _check_chunk_rows(chunk_rows):
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, numbers.Integral) \
             or chunk_rows < 1:
         raise ParameterError(f"chunk_rows must be a positive integer, not {chunk_rows!r}")
-    return _iter_svmlight(path, int(chunk_rows), bool(with_qid))
+    return int(chunk_rows)
 
 
-def _iter_svmlight(path, chunk_rows, with_qid):
+def _to_buffers(parts, n_features):
+    indptr, indices, data, labels, qid, max_index = parts
+    return CSRBuffers.trusted(indptr, indices, data, max_index, max_index), labels, qid
+
+
+def _iter_svmlight(path, chunk_rows, with_qid, make):
     parser = _svmlight.Parser(with_qid, None)
 
     def block():
-        X, y, qid = _to_csr(parser.take(), None)
+        X, y, qid = make(parser.take(), None)
         return (X, y, qid) if with_qid else (X, y)
 
     with Input(path) as src:

@@ -56,6 +56,7 @@ import numpy as np
 from .. import _kernels
 from ..errors import DataError, ModelError, ParameterError
 from ..io.atomic import atomic_output
+from ..problem.csr import CSRBuffers
 from ..problem.kinds import KINDS, get_kind
 from . import format_liblinear, format_linsvm, sigmoid
 from .format_linsvm import FORMAT_MAGIC, FORMAT_VERSION
@@ -330,8 +331,9 @@ class Model:
     def decision_function(self, X) -> np.ndarray:
         """Scores ``X @ W[:n_features] + bias * W[-1]`` (bias term only when bias > 0).
 
-        `X` is a scipy sparse matrix/array or a dense 2-D array of shape
-        (n_samples, m).  Features beyond the model's width (column index >=
+        `X` is a scipy sparse matrix/array, a dense 2-D array of shape
+        (n_samples, m), or a linsvm.problem.csr.CSRBuffers (scored by a compiled
+        kernel, the same values as scipy's product, without importing scipy).  Features beyond the model's width (column index >=
         n_features_) are ignored, and a narrower X simply has no value for the
         remaining features.  Returns shape (n_samples,) for a one-column model
         (binary, ordinal) and (n_samples, n_columns) otherwise.
@@ -346,6 +348,14 @@ class Model:
         W = self._weights
         n = self._n_features
         one = W.shape[1] == 1
+        if isinstance(X, CSRBuffers):
+            scores = _kernels.csr_scores(X.indptr, X.indices, X.data, W, n,
+                                         self._bias if self._bias > 0 else 0.0)
+            scores = scores[:, 0] if one else scores
+            if not _kernels.all_finite(scores.reshape(-1)):
+                raise overflow_error(scores, X, W[:n], W[-1] if self._bias > 0 else None,
+                                     self._bias)
+            return scores
         sp = _scipy_sparse(X)
         if sp is not None:
             if X.ndim != 2:

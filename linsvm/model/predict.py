@@ -1,7 +1,7 @@
 """Streaming prediction of a test file with a model, and the measures of it.
 
 `predict_file` reads SVM-light test data in blocks of rows
-(`linsvm.io.svmlight.iter_svmlight`), so that memory does not grow with the file,
+(`linsvm.io.svmlight.iter_svmlight_buffers`), so that memory does not grow with the file,
 writes one predicted label per line (or the decision values) and returns a
 `PredictionResult`: the counts, and the measures of the model's kind
 (`linsvm.problem.kinds.report`: for binary models precision, recall, F1, PRBEP,
@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import DataError, ModelError, ParameterError
 from ..io.atomic import atomic_output
-from ..io.svmlight import iter_svmlight
+from ..io.svmlight import iter_svmlight_buffers
 from ..problem.kinds import get_kind, report
 from ..problem.labels import format_label
 from .model import Model, ScoreOverflowError, load_model
@@ -134,7 +134,7 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
         if probability and fh is not None:
             fh.write(("labels " + " ".join(label_text[float(c)] for c in model.classes_) + "\n")
                      .encode("ascii"))
-        for X, y, qid in iter_svmlight(test_source, chunk_rows=chunk_rows, with_qid=True):
+        for X, y, qid in iter_svmlight_buffers(test_source, chunk_rows=chunk_rows, with_qid=True):
             tally.see(X, y)
             try:
                 scores = model.decision_function(X)
@@ -197,7 +197,7 @@ class _Tally:
 
     def see(self, X, y):
         """A block read: its width and, with measures, the labels the model does not know."""
-        self.width = max(self.width, X.shape[1])
+        self.width = max(self.width, X.n_features)
         if self.measures:
             known = np.isin(y, self.model.classes_)
             if not known.all():
@@ -221,7 +221,7 @@ class _Tally:
         measures, per_query = None, False
         if self.keep and self.n_total:
             qid = np.concatenate(self.qids)
-            per_query = bool(np.unique(qid).size > 1)
+            per_query = bool(qid.size and np.any(qid != qid[0]))
             measures = report(model.kind, model.classes_, np.concatenate(self.ys),
                               np.concatenate(self.preds), np.concatenate(self.scores),
                               qid=qid if per_query else None)

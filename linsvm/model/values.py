@@ -95,26 +95,43 @@ class ScoreOverflowError(DataError):
         self.model_at_fault = model_at_fault
 
 
+def _row_entries(X, row, width):
+    """(column indices, values) of row `row` of X (CSRBuffers, a scipy sparse matrix or
+    a dense array) among its first `width` columns."""
+    if hasattr(X, "indptr") and not hasattr(X, "toarray"):        # CSRBuffers
+        a, b = int(X.indptr[row]), int(X.indptr[row + 1])
+        idx, vals = np.asarray(X.indices[a:b]), np.asarray(X.data[a:b], dtype=np.float64)
+    elif hasattr(X, "toarray"):
+        r = X[row].tocsr()
+        idx, vals = r.indices, np.asarray(r.data, dtype=np.float64)
+    else:
+        dense = np.asarray(X[row], dtype=np.float64).reshape(-1)
+        idx = np.flatnonzero(dense)
+        vals = dense[idx]
+    keep = idx < width
+    return idx[keep], vals[keep]
+
+
 def overflow_error(scores, X, W, bias_row=None, bias=0.0) -> ScoreOverflowError:
-    """The error for the first non-finite entry of `scores` (rows of X, weights W (m, k)
-    for X's columns, the bias row and the bias value when the model has a bias term):
-    the largest magnitudes of the column's weights and of the row's features (the bias
-    value among them), whose products, or their sum, overflowed."""
+    """The error for the first non-finite entry of `scores` (rows of X; W: the weights of
+    the model's features (n_features, k); the bias row and the bias value when the model
+    has a bias term): the largest magnitudes of the column's weights and of the row's
+    features (the bias value among them), whose products, or their sum, overflowed."""
     S = scores.reshape(scores.shape[0], -1)
     row, col = (int(v) for v in np.argwhere(~np.isfinite(S))[0])
+    W = np.asarray(W).reshape(W.shape[0], -1)
     try:
-        xrow = X[row].toarray() if hasattr(X, "toarray") else np.asarray(X[row], dtype=np.float64)
-        xrow = np.asarray(xrow, dtype=np.float64).reshape(-1)[:W.shape[0]]
-    except (TypeError, ValueError):
-        xrow = np.zeros(0)
+        idx, vals = _row_entries(X, row, W.shape[0])
+    except (TypeError, ValueError, IndexError):
+        idx, vals = np.zeros(0, dtype=np.int64), np.zeros(0)
     what = "" if S.shape[1] == 1 else f" of column {col + 1}"
     value = f"the decision value{what} is {float(S[row, col])!r}, not finite"
-    if not np.isfinite(xrow).all():
+    if not np.isfinite(vals).all():
         return ScoreOverflowError(row, col, f"{value}: the example has a non-finite feature value",
                                   model_at_fault=False)
-    w = np.abs(W[:, col] if W.ndim == 2 else W)
-    w_max = float(w[xrow != 0].max()) if np.any(xrow != 0) else 0.0
-    x_max = float(np.abs(xrow).max()) if xrow.size else 0.0
+    nonzero = vals != 0
+    w_max = float(np.abs(W[idx[nonzero], col]).max()) if nonzero.any() else 0.0
+    x_max = float(np.abs(vals).max()) if vals.size else 0.0
     if bias_row is not None:
         w_max = max(w_max, float(np.abs(np.reshape(bias_row, -1)[col])))
         x_max = max(x_max, float(bias))

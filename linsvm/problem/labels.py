@@ -52,6 +52,24 @@ def class_order_raw(y):
     return values[np.argsort(first, kind="stable")]
 
 
+def distinct(y):
+    """y's distinct values in order of first appearance, from one compiled scan when
+    there are few (np.unique otherwise: it sorts, and costs NumPy's masked-array module
+    on first use)."""
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    labels, _ = scan_labels(y)
+    return class_order_raw(y) if labels is None else labels
+
+
+def distinct_counts(y):
+    """(y's distinct values in order of first appearance, the number of each)."""
+    labels = distinct(y)
+    if labels.shape[0] > 64:
+        values, counts = np.unique(y, return_counts=True)
+        return values, counts
+    return labels, np.array([np.count_nonzero(y == v) for v in labels.tolist()], dtype=np.int64)
+
+
 def class_order(y, labels=None):
     """The class labels of y in LIBLINEAR's order (module notes).  labels: y's
     distinct values in order of first appearance, if already known."""

@@ -135,8 +135,22 @@ def pairwise_accuracy(levels, scores, qid=None):
 
 
 def roc_area(is_positive, scores):
-    """Area under the ROC curve (score ties count 1/2): the pairwise accuracy on two levels."""
-    return pairwise_accuracy(np.asarray(is_positive, dtype=np.int8), scores)
+    """Area under the ROC curve (score ties count 1/2): the pairwise accuracy on two
+    levels, by the Mann-Whitney statistic on mid-ranks, (R+ - P(P+1)/2) / (P N), R+ the
+    sum of the positives' ranks among all scores, tied scores sharing the mean of their
+    ranks; nan without a positive or a negative example."""
+    pos = np.asarray(is_positive, dtype=bool).reshape(-1)
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    n, n_pos = pos.shape[0], int(np.count_nonzero(pos))
+    if n_pos == 0 or n_pos == n:
+        return float("nan")
+    order = np.argsort(s, kind="stable")
+    sorted_s = s[order]
+    starts = np.flatnonzero(np.r_[True, sorted_s[1:] != sorted_s[:-1]])
+    ends = np.r_[starts[1:], n]
+    ranks = np.repeat((starts + ends + 1) / 2.0, ends - starts)     # 1-based mid-ranks
+    r_pos = float(np.sum(ranks[pos[order]]))
+    return (r_pos - n_pos * (n_pos + 1) / 2.0) / (n_pos * (n - n_pos))
 
 
 def kendall_tau(levels, scores, qid=None):
