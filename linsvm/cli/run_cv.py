@@ -12,6 +12,7 @@ from ..fit.cv import parse_grid
 from ..fit.reporting import collecting_warnings
 from ..fit.training import train
 from ..io.atomic import same_target
+from ..problem.catalog import SOLVERS
 from ..problem.kinds import PERCENT_METRICS
 from .console import Console, print_warnings
 from .messages import CommandError, UsageLineError
@@ -66,8 +67,8 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         console.warn(edge)
     if output_model:
         best = res.best
-        if best.p is not None:
-            options["p"] = best.p
+        if best.p is not None:              # alm's p, or the tube width of svr (-p)
+            options["p" if "p" in SOLVERS[solver].options else "epsilon"] = best.p
         with collecting_warnings() as records:
             model = train(X, y, C=best.C, **options)
         print_warnings(console, records)

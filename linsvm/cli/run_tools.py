@@ -16,7 +16,7 @@ from ..io.atomic import atomic_output, check_output_path, check_outputs, same_ta
 from ..io.features import read_feature_map, renumber_features, write_feature_map
 from ..io.scale import check_options, scale_file
 from ..io.svmlight import dump_svmlight, load_svmlight
-from ..io.synth import make_text_classification
+from ..io.synth import make_text_classification, make_text_regression
 from .job import refuse_launch
 from .messages import UsageLineError
 
@@ -39,12 +39,17 @@ def renumber(input_file, output_file, map_file, apply_map):
             write_feature_map(map_out, feature_map)
 
 
-def synth(train_file, test_file, n_samples, n_features, n_classes, noise, test_fraction, seed):
+def synth(train_file, test_file, n_samples, n_features, n_classes, noise, test_fraction, seed,
+          regression=False, target_noise=0.3, target_offset=0.0):
     """The synth command; its arguments are the command line's options."""
     refuse_launch("synth")
     check_outputs([(train_file, "training file", True), (test_file, "test file", False)])
-    X, y = make_text_classification(n_samples=n_samples, n_features=n_features,
-                                    n_classes=n_classes, noise=noise, seed=seed)
+    if regression:
+        X, y = make_text_regression(n_samples=n_samples, n_features=n_features,
+                                    noise=target_noise, offset=target_offset, seed=seed)
+    else:
+        X, y = make_text_classification(n_samples=n_samples, n_features=n_features,
+                                        n_classes=n_classes, noise=noise, seed=seed)
     n_test = int(round(test_fraction * n_samples)) if test_file else 0
     with atomic_output(train_file, stdout_ok=True) as train_out, \
             _maybe_output(test_file if n_test else None) as test_out:

@@ -6,6 +6,7 @@ import os
 import time
 
 import click
+import numpy as np
 
 from ..fit.calibration import calibrate
 from ..fit.reporting import collecting_warnings
@@ -51,8 +52,8 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     data = load_training(training_file, solver, instance_weights, console, job, shards)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
     if n_folds is None:
-        check_model_format(model_format, classes=distinct(y) if data.labels is None
-                           else data.labels)
+        check_model_format(model_format, solver=solver,
+                           classes=distinct(y) if data.labels is None else data.labels)
     if log:
         ranks = f" on {job.size} MPI ranks" if job.comm is not None else ""
         log(f"read {data.n_rows} examples, {X.n_features} features, {data.nnz} non-zeros "
@@ -64,12 +65,13 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
         with labels_located(data, job):
             res = cross_validate_on_console(console, "folds", X, y, Cs=[C], n_folds=n_folds,
                                             qid=qid, sample_weight=sample_weight, comm=job.comm,
-                                            **options)
-        pt = res.points[0]
-        name = {"accuracy": "Accuracy", "mae": "Mean absolute error"}[res.metric]
-        value = f"{100 * pt.mean:g}%" if res.metric == "accuracy" else f"{pt.mean:g}"
-        if job.root:
-            click.echo(f"Cross Validation {name} = {value}")
+                                            keep_predictions=True, **options)
+        parts = job.gather((y, res.points[0].predictions))       # rank order: the serial rows
+        y_all = np.concatenate([a for a, _ in parts])
+        pred_all = np.concatenate([b for _, b in parts])
+        for line in KINDS[SOLVERS[solver].kind].cv_lines(np.unique(y_all), y_all, pred_all):
+            if job.root:
+                click.echo(line)
         return
     with collecting_warnings() as records, labels_located(data, job):    # warnings printed here
         model = train(X, y, C=C, sample_weight=sample_weight, init=init, log=log, qid=qid,
@@ -99,7 +101,7 @@ def check_probability_request(solver, n_folds):
     """-b 1 is refused, before any reading or training, where it has no meaning."""
     kind = KINDS[SOLVERS[solver].kind]
     if not kind.classifier:
-        raise UsageLineError(f"-b 1: {solver} is an {kind.name} solver; its models have no class "
+        raise UsageLineError(f"-b 1: {solver} trains {kind.noun}, which has no class "
                              "probabilities")
     if n_folds is not None:
         raise UsageLineError("-b 1 with -v: cross-validation writes no model to store "

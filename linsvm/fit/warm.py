@@ -65,12 +65,20 @@ def warm_starts(init, classes, n_features, bias, n_columns):
 
 
 def start_of(kind, init, classes, n_features, bias):
-    """The warm start of a multi-class (n_weights x n_classes) or ordinal ((w0,
-    thresholds0)) solve from `init` (a Model, or for multi-class a weight array), or None."""
+    """The warm start of a multi-class (n_weights x n_classes), ordinal ((w0,
+    thresholds0)), regression or one-class (n_weights) solve from `init` (a Model of the
+    same kind, or a weight array for all but ordinal ones), or None."""
     if init is None:
         return None
     if kind == "multiclass":
         return np.column_stack(warm_starts(init, classes, n_features, bias, classes.shape[0]))
+    if kind in ("regression", "oneclass"):
+        if isinstance(init, Model) and init.kind != kind:
+            raise ParameterError(f"a {kind} solver warm-starts from a {kind} model, not a "
+                                 f"{init.kind} one")
+        if isinstance(init, Model):
+            return align_weights(init.weights, init.n_features_, init.bias, n_features, bias)[:, 0]
+        return warm_starts(init, classes, n_features, bias, 1)[0]
     if not isinstance(init, Model) or init.kind != "ordinal":
         raise ParameterError("an ordinal solver warm-starts only from an ordinal model")
     if not np.array_equal(init.classes_, classes):

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from ..errors import ParameterError
 from ..runtime.memory import require
 
-__all__ = ["make_text_classification", "memory_needed"]
+__all__ = ["make_text_classification", "make_text_regression", "memory_needed"]
 
 # Zipf-Mandelbrot exponent and offset of the background word frequencies
 # (p(rank r) ~ 1 / (r + q)^s), close to what English corpora show.
@@ -177,6 +177,41 @@ def _tfidf_rows(doc, word, n_samples, V):
     row_norm = np.sqrt(np.add.reduceat(X.data ** 2, X.indptr[:-1]))  # every row has >= 1 token
     X.data /= np.repeat(row_norm, np.diff(X.indptr))
     return X
+
+
+def make_text_regression(n_samples=20000, n_features=20000, avg_length=80, informative=0.05,
+                         noise=0.3, offset=0.0, seed=0):
+    """Generate the documents of `make_text_classification` (two classes, the same
+    draws for the same seed) with real-valued targets from a sparse linear model:
+
+        y_d = offset + x_d . w* + noise * N(0, 1),
+
+    w* nonzero on ``k = max(1, round(informative * n_features))`` features chosen at
+    random, their values standard normal, then scaled so that x . w* has unit standard
+    deviation over the documents (all draws from ``default_rng(seed + 1)``, after the
+    documents).  The class labels are dropped.
+
+    Returns X (scipy.sparse.csr_matrix, as make_text_classification's) and y (float64,
+    shape (n_samples,)).
+    """
+    if not (np.isfinite(informative) and 0.0 < informative <= 1.0):
+        raise ParameterError(f"informative must be in (0, 1], got {informative!r}")
+    if not (np.isfinite(noise) and noise >= 0.0):
+        raise ParameterError(f"noise must be >= 0, got {noise!r}")
+    if not np.isfinite(offset):
+        raise ParameterError(f"offset must be finite, got {offset!r}")
+    X, _ = make_text_classification(n_samples=n_samples, n_features=n_features, n_classes=2,
+                                    avg_length=avg_length, noise=0.0, seed=seed)
+    rng = np.random.default_rng(None if seed is None else seed + 1)
+    k = max(1, int(round(informative * X.shape[1])))
+    w = np.zeros(X.shape[1])
+    w[rng.choice(X.shape[1], size=k, replace=False)] = rng.standard_normal(k)
+    s = X @ w
+    sd = float(s.std())
+    if sd > 0:
+        s /= sd
+    y = offset + s + noise * rng.standard_normal(X.shape[0])
+    return X, y
 
 
 def _cdf(weights):

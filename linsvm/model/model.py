@@ -65,8 +65,8 @@ from .format_linsvm import solver_choices as _solver_choices
 from .format_linsvm import solver_kinds as _solver_kinds
 from .formats import MODEL_FORMATS
 from .tokens import TOKEN_RE, Stream, fmt_float, fmt_list, parse_float
-from .values import (ScoreOverflowError, as_float_array, check_probability, clean_values,
-                     overflow_error)
+from .values import (ScoreOverflowError, as_float_array, check_offset, check_probability,
+                     clean_values, overflow_error)
 
 __all__ = ["Model", "load_model", "FORMAT_VERSION", "KINDS", "MODEL_FORMATS", "check_model_format",
            "ScoreOverflowError"]
@@ -103,9 +103,10 @@ class Model:
         equal `bias`.
     stats : dict, optional
         Training statistics (objective, n_iter, seconds, ...), same value types.
-    kind : {"binary", "multiclass", "ordinal"}, optional
+    kind : {"binary", "multiclass", "ordinal", "regression", "oneclass"}, optional
         Inferred when omitted: ordinal if `thresholds` is given, binary for two
-        classes and one column, multiclass otherwise.
+        classes and one column, multiclass otherwise (a regression model, with no
+        classes, must say so).
     thresholds : sequence of float, optional
         Ordinal models only: ``len(classes) - 1`` finite, non-decreasing values.
     probability : array of shape (n_sigmoids, 2), optional
@@ -121,6 +122,10 @@ class Model:
         a bias row (LIBLINEAR's ``-B 0``: a constant feature of value 0) is
         built.  With ``bias > 0`` it must be ``n_rows - 1``, with ``bias < 0``
         ``n_rows``.
+    offset : float, optional
+        A constant added to every decision value: -rho for a one-class model
+        (LIBLINEAR's rho), the mean target a regression solver subtracted
+        (svr-dual's centering); 0 otherwise.
 
     Weights whose size makes every prediction overflow are refused: the
     bias row's contribution ``bias * w`` must be finite (the rest of a score
@@ -136,13 +141,14 @@ class Model:
     source = None           # the file a loaded model came from, for messages
 
     def __init__(self, *, solver, classes, weights, bias, params, stats=None,
-                 kind=None, thresholds=None, n_features=None, probability=None, _copy=True):
+                 kind=None, thresholds=None, n_features=None, probability=None, offset=0.0,
+                 _copy=True):
         if not isinstance(solver, str) or not TOKEN_RE.match(solver):
             raise ModelError(f"bad solver name {solver!r} (one token of printable ASCII expected)")
         if not _known_solver(solver):
             raise ModelError(f"unknown solver {solver!r} ({_solver_choices()})")
         classes = as_float_array(classes, "classes").reshape(-1)
-        if classes.size == 0:
+        if classes.size == 0 and kind != "regression":
             raise ModelError("a model needs at least one class")
         if not np.isfinite(classes).all():
             raise ModelError("class labels must be finite")
@@ -198,10 +204,12 @@ class Model:
             raise ModelError(f"params['bias'] = {pb!r} disagrees with the model's bias {fmt_float(bias)}")
 
         probability = check_probability(probability, kind, k)
-        self._set(solver, kind, classes, W, bias, thresholds, params, stats, n_features, probability)
+        offset = check_offset(offset)
+        self._set(solver, kind, classes, W, bias, thresholds, params, stats, n_features, probability,
+                  offset)
 
     def _set(self, solver, kind, classes, W, bias, thresholds, params, stats, n_features=None,
-             probability=None):
+             probability=None, offset=0.0):
         """Store checked pieces; the arrays become read-only."""
         W.flags.writeable = False
         classes.flags.writeable = False
@@ -220,10 +228,11 @@ class Model:
         if probability is not None:
             probability.flags.writeable = False
         self._probability = probability
+        self._offset = offset
 
     @classmethod
     def _from_training(cls, *, solver, classes, weights, bias, params, stats, kind,
-                       thresholds=None):
+                       thresholds=None, offset=0.0):
         """The model train() returns, from pieces it has already checked and that
         nothing else holds: solver is a registered name, classes a fresh float64
         array of distinct finite labels in model order, weights a fresh contiguous
@@ -232,9 +241,9 @@ class Model:
         are kept without copies.  Only what a solver produced is checked again
         here: the weights must be finite (otherwise the full constructor raises its
         error) and stats are normalized as in __init__."""
-        if thresholds is not None or not _kernels.all_finite(weights):
+        if thresholds is not None or offset != 0 or not _kernels.all_finite(weights):
             return cls(solver=solver, classes=classes, weights=weights, bias=bias,
-                       params=params, stats=stats, kind=kind, thresholds=thresholds)
+                       params=params, stats=stats, kind=kind, thresholds=thresholds, offset=offset)
         self = cls.__new__(cls)
         self._set(solver, kind, classes, weights, bias, None, params, clean_values(stats, "stat"))
         return self
@@ -247,7 +256,7 @@ class Model:
 
     @property
     def kind(self) -> str:
-        """``"binary"``, ``"multiclass"`` or ``"ordinal"``."""
+        """``"binary"``, ``"multiclass"``, ``"ordinal"``, ``"regression"`` or ``"oneclass"``."""
         return self._kind
 
     @property
@@ -262,10 +271,16 @@ class Model:
 
     @property
     def intercept_(self) -> np.ndarray:
-        """(n_columns,) array: ``bias * weights[-1]`` when bias > 0, else zeros."""
-        if self._bias > 0:
-            return self._bias * self._weights[-1]
-        return np.zeros(self._weights.shape[1])
+        """(n_columns,) array: ``bias * weights[-1]`` when bias > 0, else zeros, plus the
+        offset."""
+        out = self._bias * self._weights[-1] if self._bias > 0 else np.zeros(self._weights.shape[1])
+        return out + self._offset if self._offset != 0 else out
+
+    @property
+    def offset_(self) -> float:
+        """The constant added to every decision value (one-class: -rho; see the class
+        docstring); 0.0 for most models."""
+        return self._offset
 
     @property
     def classes_(self) -> np.ndarray:
@@ -299,7 +314,7 @@ class Model:
         probability = check_probability(probability, self._kind, self._classes.size)
         new = type(self).__new__(type(self))
         new._set(self._solver, self._kind, self._classes, self._weights, self._bias, self._thresholds,
-                 dict(self._params), dict(self._stats), self._n_features, probability)
+                 dict(self._params), dict(self._stats), self._n_features, probability, self._offset)
         return new
 
     @property
@@ -352,6 +367,9 @@ class Model:
             scores = _kernels.csr_scores(X.indptr, X.indices, X.data, W, n,
                                          self._bias if self._bias > 0 else 0.0)
             scores = scores[:, 0] if one else scores
+            if self._offset != 0:
+                with np.errstate(all="ignore"):     # an overflow is reported below, in one line
+                    scores = scores + self._offset
             if not _kernels.all_finite(scores.reshape(-1)):
                 raise overflow_error(scores, X, W[:n], W[-1] if self._bias > 0 else None,
                                      self._bias)
@@ -386,6 +404,9 @@ class Model:
         if self._bias > 0:
             with np.errstate(all="ignore"):
                 scores = scores + (W[-1, 0] if one else W[-1]) * self._bias
+        if self._offset != 0:
+            with np.errstate(all="ignore"):
+                scores = scores + self._offset
         if not _kernels.all_finite(scores.reshape(-1)):
             raise overflow_error(scores, X, W[:m], W[-1] if self._bias > 0 else None, self._bias)
         return scores

@@ -178,7 +178,8 @@ def _lines(label_text, pred, scores, P, decision_values):
         S = scores.reshape(scores.shape[0], -1)
         text = "".join(" ".join(map(repr, row.tolist())) + "\n" for row in S)
     else:
-        labels = [label_text[v] for v in pred.tolist()]
+        labels = [label_text[v] for v in pred.tolist()] if label_text else \
+            [repr(v) for v in pred.tolist()]       # a regression model: values in full
         text = "\n".join(labels) + ("\n" if labels else "")
     return text.encode("ascii")
 
@@ -198,7 +199,7 @@ class _Tally:
     def see(self, X, y):
         """A block read: its width and, with measures, the labels the model does not know."""
         self.width = max(self.width, X.n_features)
-        if self.measures:
+        if self.measures and get_kind(self.model.kind).has_classes:
             known = np.isin(y, self.model.classes_)
             if not known.all():
                 self.n_unknown += int(np.count_nonzero(~known))
@@ -239,13 +240,8 @@ def report_lines(result: PredictionResult) -> list:
     threshold, for ordinal models the rank measures); undefined measures print as n/a.  Without examples, one line saying so."""
     if not result.n_total:
         return [f"{'stdin' if result.source == '-' else result.source}: 0 examples, nothing to predict"]
-    lines = [f"Accuracy = {100.0 * result.n_correct / result.n_total:g}% "
-             f"({result.n_correct}/{result.n_total})"]
-    m = result.measures
-    if m is None:
-        return lines
-    lines += get_kind(result.kind).describe(m, result.classes, result.per_query)
-    return lines
+    return get_kind(result.kind).report_lines(result.n_correct, result.n_total, result.measures,
+                                              result.classes, result.per_query)
 
 
 def note_lines(result: PredictionResult) -> list:

@@ -10,7 +10,7 @@ from ..errors import DataError, ModelError
 from ..problem.kinds import get_kind
 from .tokens import NAME_RE
 
-__all__ = ["clean_values", "check_probability", "as_float_array", "ScoreOverflowError",
+__all__ = ["clean_values", "check_probability", "check_offset", "as_float_array", "ScoreOverflowError",
            "overflow_error"]
 
 # Value types stored as they are (exact types: a numpy scalar is converted below).
@@ -70,6 +70,18 @@ def check_probability(probability, kind, k):
     if not np.isfinite(P).all():
         raise ModelError("probability sigmoids must be finite")
     return P
+
+
+def check_offset(offset) -> float:
+    """A model's offset (the constant added to its decision values) as a finite float,
+    or ModelError."""
+    try:
+        v = float(offset)
+    except (TypeError, ValueError):
+        raise ModelError(f"offset must be a number, got {offset!r}") from None
+    if not np.isfinite(v):
+        raise ModelError(f"offset must be finite, got {offset!r}")
+    return v
 
 
 def as_float_array(values, what) -> np.ndarray:

@@ -117,8 +117,9 @@ def check_class_like(classes, n_rows):
     frac = first_non_integer(classes)
     if frac is not None:
         raise LabelError(f"label {frac:.17g} is not an integer ({classes.shape[0]} distinct labels): "
-                         "this looks like regression data, not classes; to train one class per "
-                         "distinct value anyway, allow it (--allow-many-classes)", frac)
+                         "this looks like regression data, not classes: use a regression solver "
+                         "(-s svr = LIBLINEAR -s 11, or svr-dual = -s 12 / -s 13); to train one "
+                         "class per distinct value anyway, allow it (--allow-many-classes)", frac)
     k = classes.shape[0]
     if k > MAX_CLASSES_FEW_ROWS and n_rows < MIN_ROWS_PER_CLASS * k:
         extra = classes[MAX_CLASSES_FEW_ROWS]
