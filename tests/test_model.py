@@ -994,7 +994,8 @@ def test_overflowing_decision_values_are_an_error_naming_the_row():
     m = Model(solver="mfn", classes=[1, -1], weights=[[1e308], [-1e308]], bias=-1, params={})
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [10.0, 10.0], [1.0, 1.0]]))
     with pytest.raises(ScoreOverflowError, match=r"^row 2: the decision value is nan, not finite: "
-                                                 r"the products of the model's weights") as info:
+                                                 r"the model's weights \(up to 1e\+308 in magnitude\) "
+                                                 r"times the example's features \(up to 10\)") as info:
         m.predict(X)
     assert info.value.row == 2 and isinstance(info.value, DataError)
     np.testing.assert_array_equal(m.predict(X[[0, 1, 3]]), [1, -1, -1])
@@ -1012,9 +1013,11 @@ def test_predict_with_overflowing_weights_is_an_error_naming_the_example(tmp_pat
     r = CliRunner().invoke(predict_cmd, [str(test), str(model), str(out)])
     assert r.exit_code == 1
     lines = r.output.strip().splitlines()
+    # issue 31 item 4: the model is at fault (its weights are the larger factor) and named
     assert len(lines) == 1 and lines[0].endswith(
-        f"error: {test}: example 3: the decision value is nan, not finite: the products of the "
-        "model's weights and the example's features overflow the largest double (weights too large)")
+        f"error: {model}: example 3 of {test}: the decision value is nan, not finite: the "
+        "model's weights (up to 1e+308 in magnitude) times the example's features (up to 10) "
+        "overflow the largest double")
     assert not out.exists()
 
 

@@ -19,7 +19,8 @@ from ..problem.labels import distinct
 from .console import Console, fmt_stat, print_warnings
 from .job import open_job
 from .messages import UsageLineError
-from .runs import check_output, cross_validate_on_console, load_training, note_imbalance
+from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
+                   note_imbalance)
 from .solver_options import parse_class_weights, resolve_solver
 
 __all__ = ["run"]
@@ -48,7 +49,7 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     if n_folds is None and not find_C:  # what can fail at saving fails now, not after training
         check_model_format(model_format, solver=solver, probability=bool(probability))
         job.run(check_output, model_file, "model file", training_file, instance_weights,
-                shards, stdout_ok=True, root_only=True)
+                shards, stdout_ok=True, init_model=init_model, root_only=True)
     init = job.run(load_model, init_model) if init_model else None
     t0 = time.perf_counter()
     data = load_training(training_file, solver, instance_weights, console, job, shards)
@@ -67,9 +68,10 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
         _search(console, job, X, y, C, n_folds or 5, qid, sample_weight, quiet, options)
         return
     if n_folds is not None:
-        res = cross_validate_on_console(console, "folds", X, y, Cs=[C], n_folds=n_folds, qid=qid,
-                                        sample_weight=sample_weight, comm=job.comm,
-                                        keep_predictions=True, **options)
+        with labels_located(data, job):
+            res = cross_validate_on_console(console, "folds", X, y, Cs=[C], n_folds=n_folds,
+                                            qid=qid, sample_weight=sample_weight, comm=job.comm,
+                                            keep_predictions=True, **options)
         parts = job.gather((y, res.points[0].predictions))       # rank order: the serial rows
         y_all = np.concatenate([a for a, _ in parts])
         pred_all = np.concatenate([b for _, b in parts])
@@ -77,7 +79,7 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
             if job.root:
                 click.echo(line)
         return
-    with collecting_warnings() as records:     # printed here, not as Python warnings
+    with collecting_warnings() as records, labels_located(data, job):    # warnings printed here
         model = train(X, y, C=C, sample_weight=sample_weight, init=init, log=log, qid=qid,
                       n_jobs=n_jobs, comm=job.comm, **options)
     print_warnings(console, records)

@@ -31,6 +31,7 @@ from ..runtime.collective import agreed, collective_of
 from ..runtime.interrupt import Cancelled
 from ..runtime.threads import resolve_jobs
 from .folds import make_folds, run_folds
+from .inputs import agree_inputs
 from .reporting import collecting_warnings, group_warnings, report_warnings
 from .training import train
 
@@ -135,6 +136,16 @@ def _check_xy(X, y):
     return Xb, y
 
 
+def _check_labels(kind, Xb, y, coll, allow_many):
+    """The kind's label rules (Kind.classes_from) on the whole data set, before any fold:
+    a fold's training rows would meet them too, but name their first row at fault
+    instead of the data's (linsvm.problem.labels.LabelError)."""
+    labels, n_rows = None, Xb.n_rows
+    if coll is not None:
+        labels, n_rows = agree_inputs(coll, Xb, y, None, kind)
+    kind.classes_from(y, labels, n_rows, allow_many)
+
+
 def _n_classes(y, coll):
     """The number of distinct labels of y (over all ranks when distributed)."""
     if coll is None:
@@ -186,6 +197,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
         raise ParameterError(f"solver {solver!r} has no p to search over")
     Xb, y = agreed(coll, _check_xy, X, y)
     kind = KINDS[info.kind]
+    _check_labels(kind, Xb, y, coll, train_options.get("allow_many_classes", False))
     metric, higher = _check_metric(kind, metric, y, coll)
     Cs = sorted(float(c) for c in Cs)
     ps_list = [None] if ps is None else sorted(float(p) for p in ps)

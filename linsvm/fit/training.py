@@ -29,7 +29,7 @@ from ..runtime.threads import check_jobs
 from .inputs import agree_inputs, class_weights, cost_factors, local_inputs, unit_costs
 from .ovr import fit_binary
 from .reporting import merge_column_warnings, merge_stats, report_warnings, warning_records
-from .warm import start_of
+from .warm import check_start, start_of
 
 __all__ = ["train", "abort_job_on_error"]
 
@@ -99,6 +99,8 @@ def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sam
     else:
         base, cw = cost_factors(y, classes, sample_weight, class_weight)
     state = getattr(init, "solver_state_", None) if getattr(init, "solver", None) == info.name else None
+    if init is not None:
+        agreed(coll, check_start, init, Xb, rows, bias)
     nw = n_weights(Xb.n_features, bias)
     agreed(coll, check_solve, info, Xb, rows.shape[0], nw, classes.shape[0], params.options,
            log)                         # before allocating

@@ -132,7 +132,13 @@ class Model:
     depends on the example; `decision_function` reports those that overflow).
 
     Raises ``ModelError`` when the pieces are inconsistent.
+
+    A model read by `load_model` has ``source``, the file's name (else None), which
+    errors about the model (decision values that overflow, a warm start that
+    cannot be used) name.
     """
+
+    source = None           # the file a loaded model came from, for messages
 
     def __init__(self, *, solver, classes, weights, bias, params, stats=None,
                  kind=None, thresholds=None, n_features=None, probability=None, offset=0.0,
@@ -347,10 +353,12 @@ class Model:
         remaining features.  Returns shape (n_samples,) for a one-column model
         (binary, ordinal) and (n_samples, n_columns) otherwise.
 
-        A decision value that is not finite (the products of large weights and
-        features overflow the largest double) raises `ScoreOverflowError` (a
-        DataError) naming the first such row (`row` attribute, 0-based), instead
-        of handing on ``inf``/``nan`` scores that would label the row anyway.
+        A decision value that is not finite (a product of a weight and a feature,
+        their sum or the bias term overflows the largest double) raises
+        `ScoreOverflowError` (a DataError) naming the first such row (`row`
+        attribute, 0-based) and the largest weight and feature involved, instead
+        of handing on ``inf``/``nan`` scores that would label the row anyway; NumPy
+        warns of nothing.
         """
         W = self._weights
         n = self._n_features
@@ -360,9 +368,11 @@ class Model:
                                          self._bias if self._bias > 0 else 0.0)
             scores = scores[:, 0] if one else scores
             if self._offset != 0:
-                scores = scores + self._offset
+                with np.errstate(all="ignore"):     # an overflow is reported below, in one line
+                    scores = scores + self._offset
             if not _kernels.all_finite(scores.reshape(-1)):
-                raise overflow_error(scores, X)
+                raise overflow_error(scores, X, W[:n], W[-1] if self._bias > 0 else None,
+                                     self._bias)
             return scores
         sp = _scipy_sparse(X)
         if sp is not None:
@@ -379,7 +389,8 @@ class Model:
                     X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))
                 m = n
             Wm = W[:m, 0] if one else W[:m]
-            scores = np.asarray(X @ Wm, dtype=np.float64)
+            with np.errstate(all="ignore"):         # an overflow is reported below, in one line
+                scores = np.asarray(X @ Wm, dtype=np.float64)
         else:
             X = np.asarray(X)
             if X.ndim != 2:
@@ -388,13 +399,16 @@ class Model:
                 raise DataError(f"X must be numeric, got dtype {X.dtype}")
             m = min(X.shape[1], n)
             Wm = W[:m, 0] if one else W[:m]
-            scores = X[:, :m].astype(np.float64, copy=False) @ Wm
+            with np.errstate(all="ignore"):         # an overflow is reported below, in one line
+                scores = X[:, :m].astype(np.float64, copy=False) @ Wm
         if self._bias > 0:
-            scores = scores + (W[-1, 0] if one else W[-1]) * self._bias
+            with np.errstate(all="ignore"):
+                scores = scores + (W[-1, 0] if one else W[-1]) * self._bias
         if self._offset != 0:
-            scores = scores + self._offset
+            with np.errstate(all="ignore"):
+                scores = scores + self._offset
         if not _kernels.all_finite(scores.reshape(-1)):
-            raise overflow_error(scores, X)
+            raise overflow_error(scores, X, W[:m], W[-1] if self._bias > 0 else None, self._bias)
         return scores
 
     def predict(self, X) -> np.ndarray:
@@ -434,12 +448,13 @@ class Model:
             raise ModelError("this model has no probability sigmoids (train it with -b 1 / "
                              "--probability, or linsvm.probability.calibrate)")
         s = np.asarray(scores, dtype=np.float64)
-        if self._classes.size == 2:
-            f = s[:, 0] - s[:, 1] if (s.ndim == 2 and s.shape[1] == 2) else s.reshape(-1)
-            A, B = self._probability[0]
-            p0 = sigmoid.sigmoid_proba(f, A, B)
-            return np.column_stack([p0, 1.0 - p0])
-        return sigmoid.multiclass_proba(s, self._probability)
+        with np.errstate(over="ignore"):    # huge scores: A f + B is +-inf, a probability 0 or 1
+            if self._classes.size == 2:
+                f = s[:, 0] - s[:, 1] if (s.ndim == 2 and s.shape[1] == 2) else s.reshape(-1)
+                A, B = self._probability[0]
+                p0 = sigmoid.sigmoid_proba(f, A, B)
+                return np.column_stack([p0, 1.0 - p0])
+            return sigmoid.multiclass_proba(s, self._probability)
 
     # ----------------------------------------------------------------- saving
     def save(self, path, format: str = "linsvm") -> None:
@@ -551,9 +566,11 @@ def _load_stream(fh, source: str) -> Model:
     stream.unread_first()
     fields = parser(stream, source).parse()
     try:
-        return Model(**fields, _copy=False)     # the parser's fresh array: no second copy
+        model = Model(**fields, _copy=False)    # the parser's fresh array: no second copy
     except ModelError as exc:                   # its consistency errors get the file name
         raise ModelError(f"{source}: {exc}") from None
+    model.source = source
+    return model
 
 
 def _describe_foreign(tokens) -> str:

@@ -84,7 +84,7 @@ def _source_name(test_source) -> str:
 
 
 def predict_file(test_source, model, out, decision_values=False, chunk_rows=None, measures=True,
-                 progress=None, probability=False) -> PredictionResult:
+                 progress=None, probability=False, model_name=None) -> PredictionResult:
     """Predict the SVM-light data `test_source` (a path, ``"-"`` for standard input)
     with `model` (a Model, or the path of a model file) and write the predictions.
 
@@ -109,11 +109,15 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
     combined with `decision_values` (ParameterError).
 
     Bad data raise DataError naming the file and line; a decision value that
-    overflows raises DataError ``SOURCE: example N: ...``; a file that cannot be
+    overflows raises one error naming the model (`model_name`, or the file `model`
+    was loaded from: Model.source) and the example: ModelError ``MODEL: example N of SOURCE: ...``
+    when the model's weights are the larger factor of the products that overflowed,
+    else DataError ``SOURCE: example N: ... (model MODEL)``; a file that cannot be
     read or written, OSError.
     """
     if not isinstance(model, Model):
         model = load_model(model)
+    model_name = model_name or model.source
     if probability:
         if decision_values:
             raise ParameterError("probabilities (-b 1) and decision values cannot be written together")
@@ -135,8 +139,7 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
             try:
                 scores = model.decision_function(X)
             except ScoreOverflowError as exc:
-                where = "standard input" if source == "-" else source
-                raise DataError(f"{where}: example {tally.n_total + exc.row + 1}: {exc.detail}") from None
+                raise _overflow(exc, source, tally.n_total + exc.row + 1, model_name) from None
             P = model.proba_from_scores(scores) if probability else None
             pred = model.classes_[np.argmax(P, axis=1)] if probability else \
                 model.predict_from_scores(scores)
@@ -152,6 +155,17 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
         with atomic_output(out, stdout_ok=True) as fh:
             run(fh)
     return tally.result(source)
+
+
+def _overflow(exc, source, example, model_name):
+    """The one-line error for a decision value that overflowed (ScoreOverflowError exc)
+    on `example` (1-based) of the test data: about the model when its weights are the
+    larger factor, else about the data; naming both."""
+    where = "standard input" if source == "-" else source
+    model_name = model_name or "the model"
+    if exc.model_at_fault:
+        return ModelError(f"{model_name}: example {example} of {where}: {exc.detail}")
+    return DataError(f"{where}: example {example}: {exc.detail} (model {model_name})")
 
 
 def _lines(label_text, pred, scores, P, decision_values):

@@ -17,6 +17,13 @@ from .registry import Option, Params, SolverInfo, check_options, check_positive,
 
 SOLVERS: dict[str, SolverInfo] = {}
 
+# The help of every solver's n_threads (issue 31, item 7): the kernels split their sums
+# over the threads, so the count changes the rounding, and through it the iterates.
+N_THREADS_HELP = ("threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M "
+                  "non-zeros, else 1); the thread count changes the rounding of the sums "
+                  "and therefore the iterates, so models trained with different counts may "
+                  "differ slightly (in iterations and in the last digits)")
+
 
 def register(info: SolverInfo) -> SolverInfo:
     """Add a solver to the registry (names are unique)."""
@@ -115,8 +122,7 @@ ALM_OPTIONS = {
     "mu_growth": Option(float, 2.0, "factor by which mu grows", 1.0, 1e6),
     "precondition": Option(bool, True, "diagonal (Jacobi) preconditioning (alm: of the w-step; off gives "
                            "the paper's plain gradient step)"),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from "
-                        "50M non-zeros, else 1)", 0, 1024),
+    "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
 }
 
 ALM_EXACT_OPTIONS = dict(
@@ -219,7 +225,7 @@ MFN_OPTIONS = {
     "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step (Appendix A: 5000)", 1),
     "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol min(n+,n-)/n ||grad F(0)|| (the scaling of LIBLINEAR -s 2's test); default 0.3 x -e (0.003 at the default -e 0.01); 0 = off: the paper's rule alone, zones settled and eq. 13 at -e", 0.0, 0.99),
     "kkt_tol": Option(float, None, "continue with smaller eps until the dual KKT violation (Sec. 4.7) is below this", 1e-300),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M non-zeros, else 1)", 0, 1024),
+    "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
     "regularize_bias": Option(bool, True, "regularize the bias weight like the others (LIBLINEAR's default); off: a free intercept (LIBLINEAR's -R; needs -B > 0; no Section 4.7 KKT measure then)"),
 }
 
@@ -341,8 +347,7 @@ PERF_OPTIONS = {
     "inactive_iters": Option(int, 50, "remove a constraint after this many iterations with "
                              "alpha = 0 (0 = keep all)", 0),
     "qp_tol": Option(float, 1e-10, "KKT tolerance of the working-set QP (units of xi)", 0.0, 1.0),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads "
-                        "from 50M non-zeros, else 1)", 0, 1024),
+    "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
 }
 
 # Work arrays: the cutting planes' working set starts at 16 dense rows of the
@@ -479,7 +484,7 @@ register(SolverInfo(
         "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),
         "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step", 1),
         "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol ||grad F(0)|| (LIBLINEAR -s 11's test); default -e; 0 = off", 0.0, 0.99),
-        "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M non-zeros, else 1)", 0, 1024),
+        "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
     },
     loss="l2",
     liblinear_codes={11: {}},

@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataError, ModelError
+from ..errors import ModelError
 from . import metrics
 from .metric_names import METRICS, PERCENT_METRICS
-from .labels import (check_class_like, class_codes, class_order, format_label,
-                     merge_first_appearance)
+from .labels import (LabelError, check_class_like, class_codes, class_order,
+                     class_order_raw, first_non_integer, format_label, merge_first_appearance)
 
 __all__ = ["Kind", "KINDS", "BINARY", "MULTICLASS", "ORDINAL", "REGRESSION", "ONECLASS",
            "get_kind", "model_kind",
@@ -157,7 +157,8 @@ class Classifier(Kind):
 
 def _at_least_two(classes):
     if classes.shape[0] < 2:
-        raise DataError(f"only one class (label {classes[0]:g}) in the training data; need at least two")
+        raise LabelError(f"only one class (label {classes[0]:g}) in the training data; need at "
+                         "least two")
     return classes
 
 
@@ -236,10 +237,13 @@ class Ordinal(Kind):
     what = "ranks"
 
     def classes_from(self, y, labels=None, n_rows=None, allow_many=False):
-        """The distinct integer ranks of y, sorted (DataError for a non-integer one)."""
+        """The distinct integer ranks of y, sorted (LabelError, naming the first
+        non-integer in order of appearance, for a rank that is not an integer)."""
         classes = np.unique(y) if labels is None else np.sort(labels)
         if not np.all(classes == np.round(classes)):
-            raise DataError("ordinal labels must be integer ranks")
+            frac = first_non_integer(class_order_raw(y) if labels is None else labels)
+            raise LabelError(f"rank {frac:.17g} is not an integer: ordinal labels must be "
+                             "integer ranks", frac)
         return _at_least_two(classes)
 
     def merge_labels(self, lists):
