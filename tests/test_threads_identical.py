@@ -76,12 +76,25 @@ def _fit(solver, X, y, n_threads):
     return linsvm.train(X, y, solver=solver, C=1.0, n_threads=n_threads)
 
 
-@pytest.mark.parametrize("solver", ["mfn", "mfn-huber", "mfn-l1", "alm", "perf", "svr"])
+@pytest.mark.parametrize("solver", ["mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord", "alm", "alm-exact",
+                                    "perf", "perf-ord", "svr"])
 def test_models_are_bitwise_the_same_on_one_and_two_threads(solver):
+    """Every solver with --n-threads (the registry's option) is covered."""
     X, y, score = _classification()
     if solver == "svr":
         y = score
+    elif solver.endswith("-ord"):
+        y = 1.0 + np.searchsorted(np.quantile(score, [0.3, 0.7]), score)    # levels 1..3
     one = _fit(solver, X, y, n_threads=1)
     two = _fit(solver, X, y, n_threads=2)
     assert one.weights.tobytes() == two.weights.tobytes()
     assert one.stats["n_iter"] == two.stats["n_iter"]
+    if solver.endswith("-ord"):
+        assert np.asarray(one.thresholds_).tobytes() == np.asarray(two.thresholds_).tobytes()
+
+
+def test_every_threaded_solver_is_covered():
+    from linsvm.problem.catalog import SOLVERS
+    covered = {"mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord", "alm", "alm-exact", "perf",
+               "perf-ord", "svr"}
+    assert {name for name, info in SOLVERS.items() if "n_threads" in info.options} <= covered

@@ -29,6 +29,11 @@ def codes_text(info):
     return "LIBLINEAR " + ", ".join(parts) if parts else ""
 
 
+def _codes_list():
+    """LIBLINEAR's -s codes linsvm takes, in order: '1, 2, 3, 4, 11, ...'."""
+    return ", ".join(map(str, sorted(c for info in SOLVERS.values() for c in info.liblinear_codes)))
+
+
 def solver_help():
     lines = ["\b", "Solvers (-s NAME, or LIBLINEAR's code where linsvm solves the same problem), "
              "the objective each minimizes, and the meaning/default of -e:"]
@@ -37,8 +42,9 @@ def solver_help():
         lines.append(f"  {'':10s} -e: {info.tol_meaning}; default {info.default_tol:g}  [{info.paper}]")
         if info.liblinear_codes:
             lines.append(f"  {'':10s} {codes_text(info)}")
-    lines.append(f"  LIBLINEAR's -s {', '.join(map(str, sorted(LIBLINEAR_UNSUPPORTED)))} (logistic "
-                 "regression, L1 regularization, SVR): not solved by linsvm; `-s CODE` says what to use.")
+    if LIBLINEAR_UNSUPPORTED:
+        what = "; ".join(f"{code}: {LIBLINEAR_UNSUPPORTED[code][0]}" for code in sorted(LIBLINEAR_UNSUPPORTED))
+        lines.append(f"  LIBLINEAR's -s {what}: not solved by linsvm; `-s CODE` says what to use.")
     lines.append("  `--help-solver NAME` describes one solver and its options.")
     return "\n".join(lines)
 
@@ -313,7 +319,7 @@ def data_options(single_cost):
     return [
         click.argument("training_file", type=click.Path(dir_okay=False, allow_dash=True)),
         click.option("-s", "--solver", default="mfn", show_default=True, type=SolverParam(),
-                     help="Solver: a name or LIBLINEAR's code 1, 2, 3, 4 (see the list below)."),
+                     help=f"Solver: a name or LIBLINEAR's code {_codes_list()} (see the list below)."),
         click.option("--help-solver", metavar="NAME", expose_value=False, is_eager=True,
                      callback=_help_solver, help="Describe solver NAME and its options, and exit."),
         cost,

@@ -17,12 +17,10 @@ from .registry import Option, Params, SolverInfo, check_options, check_positive,
 
 SOLVERS: dict[str, SolverInfo] = {}
 
-# The help of every solver's n_threads (issue 31, item 7): the kernels split their sums
-# over the threads, so the count changes the rounding, and through it the iterates.
+# The help of every solver's n_threads (issue 31 item 7, issue 28): the scatters sum
+# fixed row blocks in block order (csrc/csr.pxd), so the count changes only the time.
 N_THREADS_HELP = ("threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M "
-                  "non-zeros, else 1); the thread count changes the rounding of the sums "
-                  "and therefore the iterates, so models trained with different counts may "
-                  "differ slightly (in iterations and in the last digits)")
+                  "non-zeros, else 1); the model is the same bit for bit for every count")
 
 
 def register(info: SolverInfo) -> SolverInfo:

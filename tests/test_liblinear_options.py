@@ -1,0 +1,113 @@
+"""docs/liblinear.md's option tables against the option parser, the solver catalog and
+LIBLINEAR's own usage text (when a built LIBLINEAR is at hand: LINSVM_LIBLINEAR_DIR,
+default ../peers/liblinear beside the repository's parent, else skipped)."""
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from linsvm.cli import predict_cmd, train_cmd
+from linsvm.problem.catalog import liblinear_code
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+# LIBLINEAR 2.50's train options, multi-core LIBLINEAR's -m and the initial-model -i
+# of LIBLINEAR's train() interface; predict's options.
+TRAIN_LETTERS = set("scpneBRwvCmiq")
+PREDICT_LETTERS = set("bq")
+CODES = {0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21}
+
+
+def _table(section):
+    """The rows (lists of cells) of the first table under the heading `section`."""
+    text = (DOCS / "liblinear.md").read_text(encoding="utf-8")
+    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in body.splitlines() if line.startswith("|")]
+    return [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row.strip("|"))]
+            for row in rows[2:]]
+
+
+def _letter(cell):
+    """'`-wi weight`' -> 'w'; '`-s type`' -> 's'."""
+    return re.match(r"`-(\w)", cell).group(1)
+
+
+def _flags(cell):
+    """The flags a linsvm cell names: '`-wi WEIGHT` (or `-w i:WEIGHT`)' -> ['-w', '-w']."""
+    return [re.match(r"-\w", code).group(0) for code in re.findall(r"`([^`]+)`", cell)]
+
+
+def _parser_flags(command):
+    return {opt for p in command.params for opt in getattr(p, "opts", []) if opt.startswith("-")}
+
+
+def _peer():
+    root = os.environ.get("LINSVM_LIBLINEAR_DIR",
+                          str(Path(__file__).resolve().parents[2] / "peers" / "liblinear"))
+    train = Path(root) / "train"
+    return Path(root) if train.exists() and os.access(train, os.X_OK) else None
+
+
+def _usage_letters(program):
+    out = subprocess.run([str(program)], capture_output=True, text=True, timeout=30)
+    return {m.group(1) for m in re.finditer(r"^-(\w)\b", out.stdout + out.stderr, re.M)}
+
+
+def test_train_table_has_a_row_for_every_liblinear_option():
+    letters = [_letter(row[0]) for row in _table("`train` → `linsvm-train`")]
+    assert len(letters) == len(set(letters))
+    assert set(letters) == TRAIN_LETTERS
+
+
+def test_predict_table_has_a_row_for_every_liblinear_option():
+    letters = [_letter(row[0]) for row in _table("`predict` → `linsvm-predict`")]
+    assert set(letters) == PREDICT_LETTERS
+
+
+@pytest.mark.parametrize("section, command", [("`train` → `linsvm-train`", train_cmd),
+                                              ("`predict` → `linsvm-predict`", predict_cmd)])
+def test_every_flag_in_the_tables_is_one_the_parser_takes(section, command):
+    have = _parser_flags(command)           # -p and -n are solver options of train
+    for row in _table(section):
+        flags = _flags(row[1])
+        assert flags and set(flags) <= have, row
+        assert _letter(row[0]) == flags[0][1], row      # the same letter as LIBLINEAR's
+
+
+def test_a_liblinear_command_line_parses():
+    """The train options of a LIBLINEAR command line (each once) parse with their
+    LIBLINEAR values."""
+    ctx = train_cmd.make_context("train", ["-s", "2", "-c", "4", "-e", "0.05", "-B", "1", "-R",
+                                           "-w1", "2", "-w-1", "0.5", "-v", "5", "-C", "-m", "2",
+                                           "-q", "data.svm"])
+    p = ctx.params
+    assert p["C"] == 4 and p["tol"] == 0.05 and p["bias"] == 1 and p["n_folds"] == 5
+    assert p["find_C"] and p["quiet"]
+    ctx = predict_cmd.make_context("predict", ["-b", "1", "-q", "t", "m", "o"])
+    assert ctx.params["probability"] == 1 and ctx.params["quiet"]
+
+
+def test_code_table_matches_the_catalog():
+    rows = _table("`-s` codes")
+    codes = {int(row[0]) for row in rows}
+    assert codes == CODES
+    for row in rows:
+        cell = re.fullmatch(r"`([\w-]+)(?: --loss (\w+))?`", row[2])
+        assert cell, row
+        name, loss = cell.groups()
+        got_name, implied = liblinear_code(int(row[0]))
+        assert got_name == name, row
+        assert implied.get("loss") == loss, row
+
+
+def test_tables_cover_liblinears_own_usage():
+    peer = _peer()
+    if peer is None:
+        pytest.skip("no built LIBLINEAR (LINSVM_LIBLINEAR_DIR)")
+    assert _usage_letters(peer / "train") <= TRAIN_LETTERS
+    assert _usage_letters(peer / "predict") <= PREDICT_LETTERS
+    out = subprocess.run([str(peer / "train")], capture_output=True, text=True, timeout=30)
+    usage_codes = {int(m.group(1)) for m in re.finditer(r"^\s+(\d+) -- ", out.stdout, re.M)}
+    assert usage_codes == CODES
