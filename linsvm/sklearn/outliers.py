@@ -87,5 +87,6 @@ class OneClassSVM(OutlierMixin, LinearPredictorMixin, LinsvmEstimator):
         return self.decision_function(X) + self.offset_
 
     def predict(self, X):
-        """+1 for inliers (decision value > 0), -1 for outliers."""
-        return np.where(self.decision_function(X) > 0, 1, -1).astype(np.intp)
+        """+1 for inliers (decision value >= 0, scikit-learn's rule for outlier
+        detectors; linsvm-predict and LIBLINEAR say -1 at exactly 0), -1 for outliers."""
+        return np.where(self.decision_function(X) >= 0, 1, -1).astype(np.intp)
