@@ -329,3 +329,27 @@ def test_no_warnings_at_the_defaults_on_easy_data():
         LinearSVR().fit(X, y)
         LinearSVR(loss="squared_epsilon_insensitive").fit(X, y)
         OneClassSVM().fit(load_iris().data)
+
+
+@pytest.mark.parametrize("solver, k", [("mfn", 2), ("mfn", 4), ("sdm-cs", 2), ("sdm-cs", 4)])
+def test_predict_proba_from_coef_equals_the_trained_models(solver, k):
+    """Until coef_ is edited, probabilities from coef_ / intercept_ are those of model_
+    (the sigmoids applied to its own decision values, columns mapped to classes_), for
+    one-column, two-column (a multi-class solver on two classes) and k-column models,
+    with labels in any order."""
+    rng = np.random.default_rng(k)
+    X = rng.normal(size=(240, 5))
+    y = np.argmax(X @ rng.normal(size=(5, k)) + 0.5 * rng.normal(size=(240, k)), axis=1)
+    labels = np.array(["d", "b", "a", "c"])[:k]
+    est = LinearSVC(solver=solver, probability=True).fit(X, labels[y])
+    m = est.model_
+    names = dict(zip(range(k), labels))
+    # model_'s classes are codes: -1/+1 for two classes (+1 = classes_[1]), else 0..k-1
+    model_labels = ([est.classes_[1] if c == 1 else est.classes_[0] for c in m.classes_] if k == 2
+                    else [est.classes_[int(c)] for c in m.classes_])
+    P_model = m.predict_proba(X)
+    P = est.predict_proba(X)
+    for j, label in enumerate(est.classes_):
+        np.testing.assert_allclose(P[:, j], P_model[:, model_labels.index(label)], rtol=1e-10,
+                                   atol=1e-12)
+    assert sorted(names.values()) == list(est.classes_)
