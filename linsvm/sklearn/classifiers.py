@@ -1,11 +1,9 @@
-"""scikit-learn estimators over linsvm.train (scikit-learn is an optional extra).
+"""linsvm's classifiers and rankers for scikit-learn: LinearSVC, OrdinalSVM, RankSVM.
 
-    from linsvm.sklearn import LinearSVC, OrdinalSVM, RankSVM
-
-* `LinearSVC`: any binary or multi-class solver of linsvm.solvers.SOLVERS
+* `LinearSVC`: any binary or multi-class solver of linsvm.problem.catalog.SOLVERS
   (`solver="mfn"` by default; binary solvers run one-vs-rest beyond two
   classes); `probability=True` fits Platt sigmoids on out-of-fold decision
-  values during fit (linsvm.probability) and gives predict_proba.
+  values during fit (linsvm.fit.calibration) and gives predict_proba.
 * `OrdinalSVM`: the ordinal solvers (mfn-ord, perf-ord); predict returns one of
   the ranks (classes_, sorted), `thresholds_` the cut points on the score.
 * `RankSVM`: perf-ord with query groups (`fit(X, y, groups=qid)`: pairs only
@@ -20,140 +18,25 @@ linsvm's fixed seed 0 (results are reproducible by default).
 
 Labels are mapped to integer codes for linsvm.train and back: classes_ is
 sorted, and in the binary case the model is trained with classes_[1] as the
-positive class, so decision_function > 0 predicts classes_[1].
+positive class, so decision_function > 0 predicts classes_[1].  Predictions
+follow coef_ and intercept_ (linsvm.sklearn.base).
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
+from sklearn.base import ClassifierMixin
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
-from .errors import warn as _warn
-from .fit.calibration import calibrate
-from .fit.reporting import collecting_warnings
-from .fit.training import train
-from .problem.catalog import SOLVERS, get_solver
-
-try:                                     # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _validate_data
-except ImportError:                      # pragma: no cover - older scikit-learn
-    def _validate_data(estimator, X="no_validation", y="no_validation", reset=True, **kw):
-        return estimator._validate_data(X, y, reset=reset, **kw)
+from ..fit.calibration import calibrate
+from ..fit.reporting import collecting_warnings
+from .base import (ACCEPT_SPARSE, LinearPredictorMixin, LinsvmEstimator, as_csr,
+                   check_sample_weight, reemit, validate_data)
 
 __all__ = ["LinearSVC", "OrdinalSVM", "RankSVM"]
 
-_ACCEPT_SPARSE = ("csr", "csc", "coo")
 
-
-def _seed(random_state):
-    """linsvm's integer seed from scikit-learn's random_state (None: 0)."""
-    if random_state is None:
-        return 0
-    if isinstance(random_state, numbers.Integral):
-        return int(random_state)
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-
-
-def _as_csr(X):
-    return X.tocsr() if sp.issparse(X) and X.format != "csr" else X
-
-
-class _LinsvmEstimator(BaseEstimator):
-    """What the three estimators share: options for linsvm.train, warnings, warm starts."""
-
-    _solver_kinds: tuple = ()
-
-    def _train_options(self):
-        info = get_solver(self.solver)
-        if info.kind not in self._solver_kinds:
-            names = sorted(n for n, i in SOLVERS.items() if i.kind in self._solver_kinds)
-            raise ValueError(f"solver {self.solver!r} is a {info.kind} solver; "
-                             f"{type(self).__name__} takes one of: {', '.join(names)}")
-        opts = dict(self.solver_options or {})
-        if self.max_iter is not None:
-            if "max_iter" not in info.options:
-                raise ValueError(f"solver {self.solver!r} has no iteration cap (max_iter)")
-            opts["max_iter"] = self.max_iter
-        return dict(solver=self.solver, C=self.C, bias=self.bias, tol=self.tol,
-                    seed=_seed(self.random_state), n_jobs=self.n_jobs, **opts)
-
-    def _train(self, X, y, **kw):
-        """linsvm.train with its warnings re-emitted here, attributed to the caller
-        of fit (stacklevel: fit -> _train)."""
-        with collecting_warnings() as sink:
-            model = train(X, y, **kw)
-        _reemit(sink)
-        return model
-
-    def _fit_inputs(self, X, y, sample_weight):
-        """Validated X (CSR when sparse), the sorted distinct labels of y, each row's
-        index into them, and the sample weights (or None)."""
-        X, y = _validate_data(self, X, y, accept_sparse=_ACCEPT_SPARSE, dtype=np.float64,
-                              order="C")
-        X = _as_csr(X)
-        check_classification_targets(y)
-        classes, index = np.unique(y, return_inverse=True)
-        if classes.shape[0] < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"got one class ({classes[0]!r})")
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        return X, classes, index, sample_weight
-
-    def _class_weight_by_code(self, classes, code_of):
-        """self.class_weight with the user's labels replaced by the codes linsvm.train
-        sees (code_of(i) for classes[i]); "balanced" and None pass through."""
-        cw = self.class_weight
-        if isinstance(cw, dict):
-            index = {c: i for i, c in enumerate(classes.tolist())}
-            out = {}
-            for label, weight in cw.items():
-                if label not in index:
-                    raise ValueError(f"class_weight names label {label!r}, which is not in y "
-                                     f"(classes: {classes.tolist()})")
-                out[code_of(index[label])] = weight
-            return out
-        if cw is not None and cw != "balanced":
-            raise ValueError(f"class_weight must be a dict, 'balanced' or None, got {cw!r}")
-        return cw
-
-    def _set_linear(self, model):
-        """model_, coef_ (1, d), intercept_ (1,) and n_iter_ of a one-column model."""
-        self.model_ = model
-        self.coef_ = np.array(model.coef_, dtype=np.float64).reshape(1, -1)
-        self.intercept_ = np.array(model.intercept_, dtype=np.float64).reshape(1)
-        self.n_iter_ = int(model.n_iter or 0)
-
-    def _warm_model(self, n_features):
-        model = getattr(self, "model_", None)
-        if self.warm_start and model is not None and getattr(self, "n_features_in_", None) == n_features:
-            return model
-        return None
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-
-def _reemit(sink, prefix=""):
-    """Emit collected (message, is_convergence) records as warnings attributed to
-    the caller of the estimator's fit (fit -> helper -> _reemit)."""
-    seen = set()
-    for message, convergence in sink:
-        if (message, convergence) in seen:
-            continue
-        seen.add((message, convergence))
-        _warn(prefix + message, convergence, stacklevel=4)
-
-
-class LinearSVC(ClassifierMixin, _LinsvmEstimator):
+class LinearSVC(ClassifierMixin, LinearPredictorMixin, LinsvmEstimator):
     """Linear SVM classifier trained by a linsvm solver.
 
     Parameters
@@ -183,6 +66,9 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
     probability : bool, default False
         Fit Platt sigmoids on out-of-fold decision values (5 folds) during fit,
         enabling predict_proba and predict_log_proba (fit costs about 5 more trainings).
+    verbose : int, default 0
+        > 0: the solver's progress lines and a summary line on stderr, as
+        linsvm-train prints them.
 
     Attributes
     ----------
@@ -195,7 +81,7 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
 
     def __init__(self, C=1.0, *, solver="mfn", tol=None, bias=1.0, class_weight=None,
                  max_iter=None, warm_start=False, random_state=None, n_jobs=None,
-                 solver_options=None, probability=False):
+                 solver_options=None, probability=False, verbose=0):
         self.C = C
         self.solver = solver
         self.tol = tol
@@ -207,6 +93,7 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
         self.n_jobs = n_jobs
         self.solver_options = solver_options
         self.probability = probability
+        self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
         """Fit on X (n_samples, n_features), dense or sparse, labels y, and
@@ -256,7 +143,7 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
         with collecting_warnings() as sink:
             model = calibrate(model, X, codes, n_folds=5, sample_weight=sample_weight,
                                           class_weight=cw, allow_many_classes=True, **opts)
-        _reemit(sink, "probability folds: ")
+        reemit(sink, "probability folds: ")
         self.model_ = model
         P = np.array(model.probability_)
         self.prob_params_ = P if self._order is None else P[self._order]
@@ -266,18 +153,21 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
         self._proba_columns = np.array([int(np.flatnonzero(model.classes_ == c)[0]) for c in codes_of])
 
     def decision_function(self, X):
-        """Scores: (n,) positive for classes_[1] with two classes, else (n, k)."""
-        check_is_fitted(self)
-        X = _validate_data(self, X, accept_sparse=_ACCEPT_SPARSE, dtype=np.float64, reset=False)
-        return self._scores(self.model_.decision_function(_as_csr(X)))
+        """Scores X @ coef_.T + intercept_: (n,) positive for classes_[1] with two
+        classes, else (n, k)."""
+        s = self._linear_scores(X)
+        return s[:, 0] if s.shape[1] == 1 else s
 
-    def _scores(self, s):
-        """The model's decision values in this estimator's convention (see decision_function)."""
-        if self._pair is not None:
-            return s[:, self._pair[0]] - s[:, self._pair[1]]
+    def _model_scores(self, s):
+        """Decision values of this estimator as model_'s columns score them (the
+        inverse of the mapping fit makes): what model_'s sigmoids take."""
+        if self._pair is not None:          # model_ scores f = column pos - column neg
+            return s if self._pair[0] == 0 else -s
         if self._order is None:
             return self._sign * s
-        return s[:, self._order]
+        out = np.empty_like(s)
+        out[:, self._order] = s
+        return out
 
     def predict(self, X):
         """Predicted labels (values of classes_)."""
@@ -296,8 +186,8 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
         """Class probabilities (n, k), columns in the order of classes_ (Platt
         sigmoids fitted on out-of-fold decision values; linsvm.probability)."""
         check_is_fitted(self, "prob_params_")
-        X = _validate_data(self, X, accept_sparse=_ACCEPT_SPARSE, dtype=np.float64, reset=False)
-        return self.model_.predict_proba(_as_csr(X))[:, self._proba_columns]
+        scores = self._model_scores(self.decision_function(X))
+        return self.model_.proba_from_scores(scores)[:, self._proba_columns]
 
     @available_if(_has_probability)
     def predict_log_proba(self, X):
@@ -306,10 +196,11 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
             return np.log(self.predict_proba(X))
 
 
-class OrdinalSVM(ClassifierMixin, _LinsvmEstimator):
+class OrdinalSVM(ClassifierMixin, LinearPredictorMixin, LinsvmEstimator):
     """Ordinal regression (ranks): one weight vector and ascending thresholds.
 
-    solver: "mfn-ord" (default) or "perf-ord"; other parameters as LinearSVC's.
+    solver: "mfn-ord" (default) or "perf-ord"; other parameters (verbose too) as
+    LinearSVC's.
     classes_ holds the sorted distinct labels (ranks, in order); predict returns
     classes_[r], r = the number of thresholds_ strictly below the score;
     decision_function the one latent score per row.
@@ -319,7 +210,7 @@ class OrdinalSVM(ClassifierMixin, _LinsvmEstimator):
 
     def __init__(self, C=1.0, *, solver="mfn-ord", tol=None, bias=1.0, class_weight=None,
                  max_iter=None, warm_start=False, random_state=None, n_jobs=None,
-                 solver_options=None):
+                 solver_options=None, verbose=0):
         self.C = C
         self.solver = solver
         self.tol = tol
@@ -330,6 +221,7 @@ class OrdinalSVM(ClassifierMixin, _LinsvmEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.solver_options = solver_options
+        self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
         """Fit on X and ordered labels y (any sortable values; their sorted order is
@@ -347,10 +239,9 @@ class OrdinalSVM(ClassifierMixin, _LinsvmEstimator):
         return self
 
     def decision_function(self, X):
-        """The latent score (n,); rank r where thresholds_[r-1] < score <= thresholds_[r]."""
-        check_is_fitted(self)
-        X = _validate_data(self, X, accept_sparse=_ACCEPT_SPARSE, dtype=np.float64, reset=False)
-        return self.model_.decision_function(_as_csr(X))
+        """The latent score X @ coef_[0] + intercept_[0] (n,); rank r where
+        thresholds_[r-1] < score <= thresholds_[r]."""
+        return self._linear_scores(X)[:, 0]
 
     def predict(self, X):
         """Predicted ranks (values of classes_)."""
@@ -358,19 +249,20 @@ class OrdinalSVM(ClassifierMixin, _LinsvmEstimator):
         return self.classes_[np.searchsorted(self.thresholds_, s, side="left")]
 
 
-class RankSVM(_LinsvmEstimator):
+class RankSVM(LinearPredictorMixin, LinsvmEstimator):
     """Ranking SVM: perf-ord with query groups (Joachims' ranking SVM by cutting planes).
 
     fit(X, y, groups=None): y relevance levels (any sortable values; higher
     ranks higher), groups the query of each row (pairs are formed only within
-    a query; None: one query).  predict returns the ranking score (n,);
+    a query; None: one query); other parameters (verbose too) as LinearSVC's.
+    predict returns the ranking score (n,);
     score(X, y, groups) the fraction of correctly ordered pairs within queries.
     """
 
     _solver_kinds = ("ordinal",)
 
     def __init__(self, C=1.0, *, tol=None, bias=1.0, max_iter=None, warm_start=False,
-                 random_state=None, n_jobs=None, solver_options=None):
+                 random_state=None, n_jobs=None, solver_options=None, verbose=0):
         self.C = C
         self.tol = tol
         self.bias = bias
@@ -379,14 +271,15 @@ class RankSVM(_LinsvmEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.solver_options = solver_options
+        self.verbose = verbose
 
     solver = "perf-ord"                 # fixed; not a parameter
 
     def fit(self, X, y, groups=None, sample_weight=None):
         """Fit on X, relevance levels y and query groups; returns self."""
-        X, y = _validate_data(self, X, y, accept_sparse=_ACCEPT_SPARSE, dtype=np.float64,
-                              order="C", y_numeric=True)
-        X = _as_csr(X)
+        X, y = validate_data(self, X, y, accept_sparse=ACCEPT_SPARSE, dtype=np.float64,
+                             order="C", y_numeric=True)
+        X = as_csr(X)
         levels, ranks = np.unique(y, return_inverse=True)
         if levels.shape[0] < 2:
             raise ValueError("RankSVM needs at least two distinct relevance levels in y; got one class "
@@ -397,8 +290,7 @@ class RankSVM(_LinsvmEstimator):
             if groups.shape != (X.shape[0],):
                 raise ValueError(f"groups has shape {groups.shape}, expected ({X.shape[0]},)")
             qid = np.unique(groups, return_inverse=True)[1].astype(np.int64)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        sample_weight = check_sample_weight(sample_weight, X)
         init = self._warm_model(X.shape[1])
         if init is not None and init.classes_.shape[0] != levels.shape[0]:
             init = None
@@ -408,10 +300,9 @@ class RankSVM(_LinsvmEstimator):
         return self
 
     def predict(self, X):
-        """The ranking score of every row (higher: ranked higher)."""
-        check_is_fitted(self)
-        X = _validate_data(self, X, accept_sparse=_ACCEPT_SPARSE, dtype=np.float64, reset=False)
-        return self.model_.decision_function(_as_csr(X))
+        """The ranking score X @ coef_[0] + intercept_[0] of every row (higher: ranked
+        higher)."""
+        return self._linear_scores(X)[:, 0]
 
     def score(self, X, y, groups=None):
         """Fraction of pairs with different y within a group that the scores order
