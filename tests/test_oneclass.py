@@ -130,3 +130,17 @@ def test_request_stop_ends_a_solve():
     stop_running_solves()
     t.join(30)
     assert not t.is_alive() and outcome == ["interrupted"]
+
+
+def test_data_centred_at_the_origin_is_certified_at_once():
+    """Centred data (e.g. after StandardScaler): the optimum is w = 0, rho = 0, where
+    the primal and dual values are both rounding and their ratio means nothing.  The gap
+    is judged against the objectives' scale max ||x_i||^2: certified, no warning, and
+    no run to the iteration cap (it used to take max_iter iterations and warn of a gap
+    of 1)."""
+    X = _data(60, 4, seed=3)
+    X = X - X.mean(axis=0)
+    res = _fit(_problem(X), nu=0.5)
+    assert res.converged and res.warning is None
+    assert res.stats["n_iter"] < 1000
+    assert np.linalg.norm(res.weights) <= 1e-8 * np.abs(X).max() * X.shape[0]

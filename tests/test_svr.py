@@ -138,6 +138,19 @@ def test_svr_gap_warning_when_capped():
 
 # ------------------------------------------------------------------ svr-dual (-s 12, -s 13)
 
+def test_svr_dual_at_the_loop_cap_with_a_certified_gap_is_a_result():
+    """A loop cap met with a certified relative gap within 1% is a result, not a warning
+    (it used to warn "relative duality gap of 5e-05 > 0.01")."""
+    X, y, c = _data(n=200, d=10, seed=7)
+    loose = _fit("svr-dual", _problem(X, y), tol=1e-12, max_iter=40, loss="l2")
+    assert loose.stats["status"] == "iteration cap"
+    assert loose.stats["gap"] <= 0.01
+    assert loose.converged and loose.warning is None
+    capped = _fit("svr-dual", _problem(X, y), C=1e3, tol=1e-12, max_iter=1, loss="l1")
+    assert capped.stats["gap"] > 0.01 and not capped.converged
+    assert f"{capped.stats['gap']:.3g} > 0.01" in capped.warning
+
+
 def test_svr_dual_l2_equals_primal():
     X, y, c = _data(n=100, d=12, seed=6)
     prob = _problem(X, y, c)
