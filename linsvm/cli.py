@@ -341,8 +341,8 @@ def _solver_help():
         lines.append(f"  {'':10s} -e: {info.tol_meaning}; default {info.default_tol:g}  [{info.paper}]")
         if info.liblinear_codes:
             lines.append(f"  {'':10s} {_codes_text(info)}")
-    lines.append(f"  LIBLINEAR's -s {', '.join(map(str, sorted(LIBLINEAR_UNSUPPORTED)))} (logistic "
-                 "regression, L1 regularization, SVR): not solved by linsvm; `-s CODE` says what to use.")
+    lines.append(f"  LIBLINEAR's -s {', '.join(map(str, sorted(LIBLINEAR_UNSUPPORTED)))}: not solved "
+                 "by linsvm; `-s CODE` says what each is and what to use.")
     lines.append("  `--help-solver NAME` describes one solver and its options.")
     return "\n".join(lines)
 

@@ -1,0 +1,214 @@
+"""L1-regularized binary classifiers: cdn (LIBLINEAR -s 5) and glmnet (-s 6).
+
+    cdn     min_w ||w||_1 + C sum_i c_i max(0, 1 - t_i w.x_i)^2       (LIBLINEAR -s 5)
+    glmnet  min_w ||w||_1 + C sum_i c_i log(1 + exp(-t_i w.x_i))      (LIBLINEAR -s 6)
+
+x_i includes the bias feature when bias > 0, and its weight is L1-regularized like the
+others (LIBLINEAR without -R); c_i is the relative cost (class weight x sample weight).
+The papers write the same problems with the same C, so nothing is rescaled.
+
+cdn is coordinate descent over the features with a one-variable Newton direction and
+an Armijo line search, with shrinking (CDN: Yuan, Chang, Hsieh & Lin, "A comparison of
+optimization methods and software for large-scale L1-regularized linear
+classification", JMLR 11, 2010, Section 4.1); glmnet is newGLMNET (Yuan, Ho & Lin, "An
+improved GLMNET for L1-regularized logistic regression", JMLR 13, 2012): Newton
+iterations whose quadratic model (exact Hessian) is minimized by coordinate descent,
+with shrinking at the outer and the inner level, a line search, and the adaptive inner
+tolerance.  Both work on a column copy of the training rows (labels folded in) built by
+the core, csrc/_l1.pyx, whose block comment has the equations.
+
+-e is LIBLINEAR's rule for -s 5 and -s 6: ||S(w)||_1 <= eps min(n+, n-)/n ||S(w^0)||_1,
+S the minimum-norm subgradient, w^0 = 0 (the reference is a cold start's also for a warm
+start, so the target does not depend on the start; cdn measures S over a sweep, as the
+paper does).  Default 0.01, as LIBLINEAR's.
+
+Certificate.  The dual of min ||w||_1 + sum_i phi_i(t_i w.x_i) is
+max -sum_i phi_i*(-alpha_i) subject to ||sum_i alpha_i t_i x_i||_inf <= 1; from w the
+core builds alpha_i = -phi_i'(t_i w.x_i) scaled into the feasible set and reports the
+relative gap (P - D)/P (stats "gap").  It bounds the distance to the optimum, but it is
+weak where the gradient has large entries on dense columns at a loose -e (a9a, whose
+bias column is the sum of one-hot groups, keeps ||grad L||_inf near 50 when the
+objective is within 1e-3 of the optimum): so a stop by the rule is accepted as
+LIBLINEAR accepts it, and a solve that ends otherwise (iteration cap; glmnet's line
+search finding no step) without a gap <= 0.01 returns converged=False and a warning.
+
+Warm starts take the weights (start); the models keep exact zeros (stats "n_nonzero"
+counts the non-zero weights).  One-vs-rest beyond two classes is linsvm.train's job.
+Serial only: there is no distributed L1 solver.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _l1
+from . import GAP_GUARD, FitResult, Option, SolverInfo, register, relative_gap
+
+MAX_LINESEARCH = 20         # step halvings per line search (both papers' implementations)
+_F8 = 8
+_TRACE_BYTES = 6 * _F8      # one trace row per outer iteration
+_STATUS = {0: "converged", 1: "iteration cap", 2: "line search found no step"}
+SERIAL_ONLY = ("there is no distributed L1-regularized solver: run -s {name} without mpiexec "
+               "(one process)")
+
+
+def eps_scale(t):
+    """LIBLINEAR's factor of -e for -s 5 and -s 6: max(min(n+, n-), 1) / n."""
+    n = t.shape[0]
+    pos = int(np.count_nonzero(t > 0))
+    return max(min(pos, n - pos), 1) / n if n else 1.0
+
+
+def _start(problem, start):
+    """The start weights as a contiguous float64 array, or None."""
+    if start is None:
+        return None
+    w0 = np.ascontiguousarray(start, dtype=np.float64).reshape(-1)
+    if w0.shape[0] != problem.n_weights or not np.all(np.isfinite(w0)):
+        from ..errors import ParameterError
+
+        raise ParameterError(f"a warm start needs {problem.n_weights} finite weights, "
+                             f"got {w0.shape[0]}")
+    return w0
+
+
+def _fit(name, problem, params, start, log):
+    """Both solvers: the core's call, the certificate and the FitResult."""
+    if problem.comm is not None:
+        from ..errors import ParameterError
+
+        raise ParameterError(SERIAL_ONLY.format(name=name))
+    X, opts = problem.X, params.options
+    args = dict(indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+                bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C,
+                start=_start(problem, start), eps=params.tol * eps_scale(problem.t),
+                shrinking=opts["shrinking"], seed=params.seed & 0xFFFFFFFFFFFFFFFF,
+                max_iter=opts["max_iter"], max_linesearch=MAX_LINESEARCH)
+    callback = None
+    if name == "cdn":
+        if log is not None:
+            def callback(it, f, norm1, n_active):
+                log(f"cdn iter {it:4d}  f {f:.10g}  |S|_1 {norm1:.4g}  active {n_active}")
+        st = _l1.cdn_solve(**args, callback=callback)
+    else:
+        if log is not None:
+            def callback(it, f, norm1, n_active, inner, step):
+                log(f"glmnet iter {it:3d}  f {f:.10g}  |S|_1 {norm1:.4g}  active {n_active}  "
+                    f"inner {inner}  step {step:g}")
+        st = _l1.glmnet_solve(**args, inner_max_iter=opts["inner_max_iter"], callback=callback)
+    w = st["w"]
+    gap = relative_gap(st["primal"], st["dual"])
+    stats = {
+        "objective": st["primal"],
+        "dual_objective": st["dual"],
+        "gap": gap,
+        "n_nonzero": int(np.count_nonzero(w)),
+        "n_iter": int(st["n_iter"]),
+        "status": _STATUS[st["status"]],
+        "subgradient_norm": st["last_norm"],
+        "reference_norm": st["ref"],
+        "grad_inf": st["grad_inf"],
+        "n_active": st["n_active"],
+        "warm_start": "weights" if start is not None else "none",
+    }
+    if name == "cdn":
+        stats["linesearch_failures"] = st["ls_failures"]
+        stats["trace"] = [dict(iter=int(r[0]), objective=float(r[1]), subgradient_norm=r[2],
+                               active=int(r[3]), seconds=r[4]) for r in st["trace"]]
+    else:
+        stats["inner_iter"] = st["inner_total"]
+        stats["linesearch_trials"] = st["ls_trials"]
+        stats["inner_eps"] = st["inner_eps"]
+        stats["trace"] = [dict(iter=int(r[0]), objective=float(r[1]), subgradient_norm=r[2],
+                               active=int(r[3]), seconds=r[4], inner=int(r[5]))
+                          for r in st["trace"]]
+    warning, converged = None, True
+    if st["status"] != 0 and gap > GAP_GUARD:
+        converged = False
+        why = (f"at the iteration cap (max_iter={opts['max_iter']})" if st["status"] == 1
+               else "when its line search found no step")
+        warning = (f"{name} stopped {why} with ||S||_1 {st['last_norm']:.3g} (target "
+                   f"{args['eps'] * st['ref']:.3g}) and relative duality gap {gap:.3g} > "
+                   f"{GAP_GUARD:g}; raise --max-iter or loosen -e")
+    return FitResult(w, stats, warning=warning, converged=converged)
+
+
+def fit_cdn(problem, params, start, state, log):
+    """L1-regularized L2-loss SVM by CDN (Yuan et al. 2010, Section 4.1; LIBLINEAR -s 5).
+
+    Minimizes ||w||_1 + C sum_i c_i max(0, 1 - t_i w.x_i)^2 (module docstring) from
+    `start` (weights) or w = 0; state is not used.  stats: objective, dual_objective,
+    gap ((P - D)/P of the scaled dual point), n_nonzero, n_iter (outer iterations),
+    status, subgradient_norm (||S||_1 of the last sweep) and reference_norm (the rule
+    stops at -e min(n+,n-)/n times it), grad_inf, n_active, linesearch_failures, trace."""
+    return _fit("cdn", problem, params, start, log)
+
+
+def fit_glmnet(problem, params, start, state, log):
+    """L1-regularized logistic regression by newGLMNET (Yuan, Ho & Lin 2012; LIBLINEAR -s 6).
+
+    Minimizes ||w||_1 + C sum_i c_i log(1 + exp(-t_i w.x_i)) (module docstring) from
+    `start` (weights) or w = 0; state is not used.  stats as fit_cdn's (n_iter: Newton
+    iterations, subgradient_norm at the last iterate checked), plus inner_iter (inner
+    sweeps in all), linesearch_trials and inner_eps (the adaptive inner tolerance at
+    the end, relative to reference_norm)."""
+    return _fit("glmnet", problem, params, start, log)
+
+
+def _memory(per_weight, per_row):
+    """SolverInfo.memory: per_weight float64 vectors of the weight length, per_row bytes
+    per example, the column copy (int32 position + float64 value per non-zero, and per
+    example for the dense bias column; int64 column pointers) and the trace."""
+    def memory(n_rows, n_weights, n_classes, nnz, options):
+        column_copy = 12 * (nnz + n_rows) + _F8 * (n_weights + 1)
+        return (_F8 * per_weight * n_weights + per_row * n_rows + column_copy
+                + _TRACE_BYTES * options.get("max_iter", 1000))
+    return memory
+
+
+_SHRINKING = Option(bool, True, "shrinking: leave out features at w_j = 0 whose gradient is "
+                                "well inside [-1, 1] (the papers' shrinking)")
+
+register(SolverInfo(
+    name="cdn",
+    kind="binary",
+    objective="||w||_1 + C sum_i max(0, 1 - y_i w.x_i)^2   (L1-regularized L2-loss SVM, "
+              "as LIBLINEAR -s 5)",
+    default_tol=0.01,
+    tol_meaning="||S(w)||_1 <= eps min(n+,n-)/n ||S(w0)||_1, S the minimum-norm subgradient "
+                "summed over a sweep, w0 = 0 (LIBLINEAR's rule for -s 5)",
+    paper="Yuan, Chang, Hsieh & Lin, JMLR 2010, Section 4.1 (CDN)",
+    fit=fit_cdn,
+    options={
+        "max_iter": Option(int, 1000, "cap on outer iterations (sweeps over the features)",
+                           1, 1e9),
+        "shrinking": _SHRINKING,
+    },
+    loss="l2",
+    liblinear_codes={5: {}},
+    memory=_memory(5, 3 * _F8),
+    distributed=None,
+    serial_only=SERIAL_ONLY.format(name="cdn"),
+))
+
+register(SolverInfo(
+    name="glmnet",
+    kind="binary",
+    objective="||w||_1 + C sum_i log(1 + exp(-y_i w.x_i))   (L1-regularized logistic "
+              "regression, as LIBLINEAR -s 6)",
+    default_tol=0.01,
+    tol_meaning="||S(w)||_1 <= eps min(n+,n-)/n ||S(0)||_1, S the minimum-norm subgradient "
+                "(LIBLINEAR's rule for -s 6)",
+    paper="Yuan, Ho & Lin, JMLR 2012 (newGLMNET)",
+    fit=fit_glmnet,
+    options={
+        "max_iter": Option(int, 100, "cap on Newton iterations", 1, 1e9),
+        "inner_max_iter": Option(int, 1000, "cap on coordinate-descent sweeps of one Newton "
+                                            "iteration's quadratic model", 1, 1e9),
+        "shrinking": _SHRINKING,
+    },
+    loss="logistic",
+    liblinear_codes={6: {}},
+    memory=_memory(6, 10 * _F8),
+    distributed=None,
+    serial_only=SERIAL_ONLY.format(name="glmnet"),
+))
