@@ -65,9 +65,11 @@
 #     f(w + lambda d) - f(w) <= sigma lambda (g.d + ||w + d||_1 - ||w||_1),   sigma = 0.01
 # (the paper's gamma = 0); each trial changes z only on rows with Xd_k != 0, one exp
 # and one log1p each.  No step within max_linesearch trials ends the solve (a stall).
-# Two levels of shrinking (Section 5.2): the outer level removes features with w_j = 0
+# Two levels of shrinking (Section 5.2): each Newton iteration computes g_j on every
+# feature, and the outer level leaves out of its working set J the features with w_j = 0
 # and -1 + M_out/n < g_j < 1 - M_out/n (M_out: the largest |S_j| of the previous
-# Newton iteration); the inner level removes, within one Newton iteration, features
+# Newton iteration; the stopping rule is checked on every feature); the inner level
+# removes, within one Newton iteration, features
 # with u_j = 0 and -1 + M_in/n < dq/dd_j < 1 - M_in/n (M_in: the largest violation of
 # the previous inner sweep).  Inner stopping (Section 5.1's adaptive rule): the sum of
 # the inner violations over a sweep <= eps_in ||S(0)||_1, eps_in starting at 1 and
@@ -179,6 +181,19 @@ cdef void margins(const CSC* A, const double* w, double* z) noexcept nogil:
                 z[A.row[p]] += wj * A.val[p]
 
 
+cdef void _residuals(const CSC* A, const double* w, double* ba, int S) noexcept nogil:
+    """ba[S k] = b_k = 1 - z_k(w) (with S = 2 the other slot, a_k, untouched)."""
+    cdef int64_t j, p, k
+    cdef double wj
+    for k in range(A.n_rows):
+        ba[S * k] = 1.0
+    for j in range(A.n_cols):
+        wj = w[j]
+        if wj != 0.0:
+            for p in range(A.colptr[j], A.colptr[j + 1]):
+                ba[S * A.row[p]] -= wj * A.val[p]
+
+
 cdef double violation(double g, double wj) noexcept nogil:
     """|S_j|, the minimum-norm subgradient of |w_j| + L at w_j with dL/dw_j = g."""
     if wj > 0.0:
@@ -232,20 +247,82 @@ cdef struct CdnOut:
     double last_norm          # sum of |S_j| over the last sweep
 
 
-cdef int cdn_core(const CSC* A, const double* a, double* w, double* b, const double* Hub,
+cdef inline void col_grad(const CSC* A, int64_t p0, int64_t p1, const double* rs, int S,
+                          double a0, double* g_out, double* h_out, double* loss_out) noexcept nogil:
+    """Over one column: -sum_I a_k b_k v_kj, sum_I a_k v_kj^2 and sum_I a_k b_k^2 (I: b_k > 0),
+    with b_k = rs[S k] and a_k = rs[S k + 1] (S = 2) or a0 (S = 1, every cost equal).
+    Called with S a literal, so that the compiler makes one loop for each layout."""
+    # locals, so that the compiler need not reload the struct's pointers per entry
+    cdef const int32_t* row = A.row
+    cdef const double* val = A.val
+    cdef int64_t p, k
+    cdef double g = 0.0, h = 0.0, lo = 0.0, bk, v, ak, ab
+    for p in range(p0, p1):
+        k = row[p]
+        bk = rs[S * k]
+        if bk > 0.0:
+            v = val[p]
+            ak = rs[S * k + 1] if S == 2 else a0
+            ab = ak * bk
+            g -= ab * v
+            lo += ab * bk
+            h += ak * v * v
+    g_out[0] = g
+    h_out[0] = h
+    loss_out[0] = lo
+
+
+cdef inline double col_trial(const CSC* A, int64_t p0, int64_t p1, double* rs, int S,
+                             double a0, double shift) noexcept nogil:
+    """b_k -= shift v_kj over one column, returning the new sum_I a_k b_k^2 there."""
+    cdef const int32_t* row = A.row
+    cdef const double* val = A.val
+    cdef int64_t p, k
+    cdef double lo = 0.0, bk
+    for p in range(p0, p1):
+        k = row[p]
+        bk = rs[S * k] - shift * val[p]
+        rs[S * k] = bk
+        if bk > 0.0:
+            lo += (rs[S * k + 1] if S == 2 else a0) * bk * bk
+    return lo
+
+
+cdef inline void col_shift(const CSC* A, int64_t p0, int64_t p1, double* rs, int S,
+                           double shift) noexcept nogil:
+    """b_k -= shift v_kj over one column."""
+    cdef const int32_t* row = A.row
+    cdef const double* val = A.val
+    cdef int64_t p
+    for p in range(p0, p1):
+        rs[S * row[p]] -= shift * val[p]
+
+
+cdef int cdn_core(const CSC* A, double* ba, int S, double a0, double* w, const double* Hub,
                   int64_t* index, int64_t n_total, double eps, double* ref, int shrinking,
                   uint64_t* rng, int max_iter, int max_ls, double* trace, CdnOut* out,
                   void* callback, Stop* stop) noexcept nogil:
-    """CDN outer iterations (block comment) from w with b = 1 - z(w).
+    """CDN outer iterations (block comment) from w, with ba[S k] = b_k = 1 - z_k(w) and
+    a_k = ba[2k + 1] (S = 2: each row's residual and cost side by side, one cache line
+    per entry of a column) or a0 (S = 1: every cost equal, the residuals alone, half
+    the memory the random accesses touch).
 
     index[0:n_total] are the features taking part.  Returns CONVERGED (||S||_1 of a full
     sweep <= eps ref[0]) or MAX_ITER; ref[0] < 0 on entry: the first sweep's ||S||_1
-    becomes ref[0] (a cold start's reference); stops early (returns MAX_ITER with stop.stopped set)
-    once the Stop record says so.  trace gets one row per outer iteration."""
+    becomes ref[0] (a cold start's reference); stops early (returns MAX_ITER with
+    stop.stopped set) once the Stop record says so.  trace gets one row per outer
+    iteration.
+
+    A coordinate costs two passes over its column: one for g_j, h_j (and the column's
+    loss), and one that moves b by the accepted step; a trial of the exact Armijo test
+    moves b by its step while it sums the new loss, so that the accepted trial's pass is
+    the update (a rejected one is undone by the next trial's pass, or by one more pass
+    if every trial fails)."""
     cdef int64_t n_active = n_total, s, j, p, k, tmp, p0, p1, n_ls_fail = 0
     cdef double n_ex = <double>A.n_rows
-    cdef double Mold = INFINITY, Mnew, norm1, g, h, v, bk, ab, d, delta, lam, zstep, dl, nb
-    cdef double wj, wnew, reg_change, obj, t0 = _now(), reset_norm = INFINITY
+    cdef double Mold = INFINITY, Mnew, norm1, g, h, v, bk, ab, ak, d, delta, lam, zstep, shift
+    cdef double applied, loss_old, loss_new, wj, wnew, reg_change, obj, t0 = _now()
+    cdef double reset_norm = INFINITY
     cdef int it = 0, status = MAX_ITER, m, accepted
     while it < max_iter:
         shuffle(rng, index, n_active)
@@ -256,17 +333,11 @@ cdef int cdn_core(const CSC* A, const double* a, double* w, double* b, const dou
             j = index[s]
             p0 = A.colptr[j]
             p1 = A.colptr[j + 1]
-            # g_j = -2 sum_I a_k b_k v_kj,  h_j = 2 sum_I a_k v_kj^2 + nu
-            g = 0.0
-            h = 0.0
-            for p in range(p0, p1):
-                k = A.row[p]
-                bk = b[k]
-                if bk > 0.0:
-                    v = A.val[p]
-                    ab = a[k] * v
-                    g -= ab * bk
-                    h += ab * v
+            # g_j = -2 sum_I a_k b_k v_kj,  h_j = 2 sum_I a_k v_kj^2 + nu;  the column's loss
+            if S == 1:
+                col_grad(A, p0, p1, ba, 1, a0, &g, &h, &loss_old)
+            else:
+                col_grad(A, p0, p1, ba, 2, 0.0, &g, &h, &loss_old)
             g *= 2.0
             h = 2.0 * h + NU
             wj = w[j]
@@ -289,6 +360,7 @@ cdef int cdn_core(const CSC* A, const double* a, double* w, double* b, const dou
             delta = g * d + fabs(wj + d) - fabs(wj)
             lam = 1.0
             accepted = 0
+            applied = 0.0           # the step b currently carries on this column
             for m in range(max_ls):
                 zstep = lam * d
                 wnew = wj + zstep
@@ -297,25 +369,27 @@ cdef int cdn_core(const CSC* A, const double* a, double* w, double* b, const dou
                 if g * zstep + 0.5 * Hub[j] * zstep * zstep + reg_change <= SIGMA * lam * delta:
                     accepted = 1
                     break
-                dl = 0.0
-                for p in range(p0, p1):
-                    k = A.row[p]
-                    bk = b[k]
-                    nb = bk - zstep * A.val[p]
-                    if nb > 0.0:
-                        dl += a[k] * nb * nb
-                    if bk > 0.0:
-                        dl -= a[k] * bk * bk
-                if dl + reg_change <= SIGMA * lam * delta:
-                    accepted = 1
+                # the exact change, moving b to this trial on the way
+                shift = zstep - applied
+                if S == 1:
+                    loss_new = col_trial(A, p0, p1, ba, 1, a0, shift)
+                else:
+                    loss_new = col_trial(A, p0, p1, ba, 2, 0.0, shift)
+                applied = zstep
+                if loss_new - loss_old + reg_change <= SIGMA * lam * delta:
+                    accepted = 2
                     break
                 lam *= 0.5
             if accepted:
                 w[j] = wnew
-                for p in range(p0, p1):
-                    b[A.row[p]] -= zstep * A.val[p]
             else:
                 n_ls_fail += 1
+                zstep = 0.0         # undo the last trial below
+            if accepted != 2 and zstep != applied:
+                if S == 1:
+                    col_shift(A, p0, p1, ba, 1, zstep - applied)
+                else:
+                    col_shift(A, p0, p1, ba, 2, zstep - applied)
         if stop.stopped:
             break
         it += 1
@@ -323,8 +397,8 @@ cdef int cdn_core(const CSC* A, const double* a, double* w, double* b, const dou
         if callback != NULL:
             obj = 0.0
             for k in range(A.n_rows):
-                if b[k] > 0.0:
-                    obj += a[k] * b[k] * b[k]
+                if ba[S * k] > 0.0:
+                    obj += (ba[2 * k + 1] if S == 2 else a0) * ba[S * k] * ba[S * k]
             for j in range(A.n_cols):
                 obj += fabs(w[j])
         trace[(it - 1) * TRACE_COLS + 0] = it
@@ -384,17 +458,21 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                      int max_ls, double* f, double* trace, GlmOut* out, void* callback,
                      Stop* stop) noexcept nogil:
     """newGLMNET Newton iterations (block comment) from w with z = z(w), ez = exp(z),
-    lk = log(1 + exp(-z)) per row and f = f(w).
+    lk = log(1 + exp(-z)) per row and f = f(w).  Work space per row: gk (the loss
+    derivative a_k (tau_k - 1)), Dk (D_kk) and Xd.
 
     ref = ||S(0)||_1 scales the inner tolerance.  Returns CONVERGED, MAX_ITER or STALLED
     (no step passed the line search); stops early (MAX_ITER, stop.stopped set) once the
     Stop record says so.  trace gets one row per Newton iteration."""
+    # locals, so that the compiler need not reload the struct's pointers per entry
+    cdef const int32_t* row = A.row
+    cdef const double* val = A.val
     cdef int64_t n = A.n_rows, n_active = n_total, q_active, s, j, p, k, tmp, p0, p1
     cdef int64_t inner_total = 0, ls_total = 0, nnz_active
     cdef double n_ex = <double>n
     cdef double Mold = INFINITY, Mnew, norm1, g, h, v, pk, tk, ezk, wj, uj, step
     cdef double qMold, qMnew, qnorm1, inner_eps = 1.0, delta, lam, reg_change, dloss, zn, ezn
-    cdef double t0 = _now(), reset_norm = INFINITY
+    cdef double t0 = _now()
     cdef int it = 0, status = MAX_ITER, it_in, m, accepted
     while it < max_iter:
         # --- per row: the loss derivative a_k (tau_k - 1) and D_kk = a_k tau_k (1 - tau_k)
@@ -404,18 +482,20 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
             tk = ezk * pk if ezk < 1e300 else 1.0
             gk[k] = -a[k] * pk
             Dk[k] = a[k] * tk * pk
-        # --- gradient and Hessian diagonal on the active features; outer shrinking
+        # --- gradient and Hessian diagonal on every feature; outer shrinking (this
+        # iteration's working set J: index[0:n_active])
         Mnew = 0.0
         norm1 = 0.0
         nnz_active = 0
+        n_active = n_total
         s = 0
         while s < n_active:
             j = index[s]
             g = 0.0
             h = 0.0
             for p in range(A.colptr[j], A.colptr[j + 1]):
-                k = A.row[p]
-                v = A.val[p]
+                k = row[p]
+                v = val[p]
                 g += gk[k] * v
                 h += Dk[k] * v * v
             wj = w[j]
@@ -436,16 +516,9 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
         if stop.stopped or stop_poll(stop, n):
             break
         out.last_norm = norm1
-        if norm1 <= eps_abs or (n_active < n_total and norm1 <= RESET_FACTOR * reset_norm):
-            if norm1 <= eps_abs and n_active == n_total:
-                status = CONVERGED
-                break
-            n_active = n_total
-            Mold = INFINITY
-            reset_norm = norm1
-            continue            # a new Newton iteration at the same w over every feature
-        if n_active == n_total:
-            reset_norm = norm1
+        if norm1 <= eps_abs:
+            status = CONVERGED
+            break
         Mold = Mnew
         # --- inner coordinate descent on q(d) over the active features; u = w + d
         for s in range(n_active):
@@ -468,8 +541,8 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                 # dq/dd_j = g_j + sum_k D_kk v_kj Xd_k + nu d_j
                 g = 0.0
                 for p in range(p0, p1):
-                    k = A.row[p]
-                    g += Dk[k] * A.val[p] * Xd[k]
+                    k = row[p]
+                    g += Dk[k] * val[p] * Xd[k]
                 uj = u[j]
                 g += grad[j] + NU * (uj - w[j])
                 h = hdiag[j]
@@ -495,7 +568,7 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                     u[j] = uj + step
                 step = u[j] - uj
                 for p in range(p0, p1):
-                    Xd[A.row[p]] += step * A.val[p]
+                    Xd[row[p]] += step * val[p]
                 if stop_poll(stop, p1 - p0 + 1):
                     break
             it_in += 1
@@ -546,11 +619,6 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
         if stop.stopped:
             break
         if not accepted:
-            if n_active < n_total:
-                # perhaps only the shrunk set is stuck at rounding level: try every feature
-                n_active = n_total
-                Mold = INFINITY
-                continue
             status = STALLED
             break
         for s in range(n_active):
@@ -740,6 +808,8 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     cdef int64_t m = rows.shape[0], k, j, p, n_total, nw
     cdef double ref = 0.0, primal = 0.0, dual = 0.0, gmax = 0.0
     cdef uint64_t rng = seed, rng0
+    cdef double a0 = 0.0
+    cdef int S2 = 2
     cdef CdnOut out
     out.n_iter = 0
     out.status = CONVERGED
@@ -752,14 +822,13 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
                None if start is None else np.ascontiguousarray(start, dtype=np.float64))
     w_arr = S["w"]
     nw = w_arr.shape[0]
-    b_arr = np.empty(max(m, 1), dtype=np.float64)
+    ba_arr = np.empty(2 * max(m, 1), dtype=np.float64)
     cdef bint warm = start is not None and bool(np.any(w_arr != 0))
     w0_arr = w_arr.copy() if warm else np.empty(1)
     hub_arr = np.empty(max(nw, 1), dtype=np.float64)
     idx_arr = np.empty(max(nw, 1), dtype=np.int64)
-    alpha_arr = np.empty(max(m, 1), dtype=np.float64)
     trace_arr = np.zeros((max(max_iter, 1), TRACE_COLS), dtype=np.float64)
-    cdef double[::1] wv = w_arr, bv = b_arr, hv = hub_arr, av = S["a"], alv = alpha_arr, w0v = w0_arr
+    cdef double[::1] wv = w_arr, bav = ba_arr, hv = hub_arr, av = S["a"], w0v = w0_arr
     cdef int64_t[::1] iv = idx_arr
     cdef double[:, ::1] tr = trace_arr
     cdef CSC A = _csc_view(S, m)
@@ -777,6 +846,14 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
             hv[j] = NU
             for p in range(A.colptr[j], A.colptr[j + 1]):
                 hv[j] += 2.0 * av[A.row[p]] * A.val[p] * A.val[p]
+        a0 = av[0]
+        S2 = 1
+        for k in range(m):
+            if av[k] != a0:
+                S2 = 2
+        if S2 == 2:
+            for k in range(m):
+                bav[2 * k + 1] = av[k]
         ref = -1.0
         if warm and n_total > 0 and max_iter > 0:
             # the reference of the stopping rule is a cold start's first sweep: one sweep
@@ -786,19 +863,19 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
                 w0v[j] = wv[j]
                 wv[j] = 0.0
             for k in range(m):
-                bv[k] = 1.0
-            cdn_core(&A, &av[0], &wv[0], &bv[0], &hv[0], &iv[0], n_total, 0.0, &ref, shrinking,
+                bav[S2 * k] = 1.0
+            cdn_core(&A, &bav[0], S2, a0, &wv[0], &hv[0], &iv[0], n_total, 0.0, &ref, shrinking,
                      &rng0, 1, max_linesearch, &tr[0, 0], &out, NULL, &st)
             for j in range(nw):
                 wv[j] = w0v[j]
-        margins(&A, &wv[0], &bv[0])
-        for k in range(m):
-            bv[k] = 1.0 - bv[k]
+        # b = 1 - z(w)
+        _residuals(&A, &wv[0], &bav[0], S2)
         if n_total > 0 and max_iter > 0 and not st.stopped:
-            cdn_core(&A, &av[0], &wv[0], &bv[0], &hv[0], &iv[0], n_total, eps, &ref, shrinking,
+            cdn_core(&A, &bav[0], S2, a0, &wv[0], &hv[0], &iv[0], n_total, eps, &ref, shrinking,
                      &rng, max_iter, max_linesearch, &tr[0, 0], &out, cb, &st)
         if not st.stopped:
-            certificate(&A, &av[0], &wv[0], &bv[0], &alv[0], 2, &primal, &dual, &gmax)
+            # z and alpha of the certificate in the two slots of ba (a is in av)
+            certificate(&A, &av[0], &wv[0], &bav[0], &bav[m], 2, &primal, &dual, &gmax)
     stop_raise(&st)
     if max_iter == 0:
         out.status = MAX_ITER
