@@ -446,8 +446,10 @@ cdef struct GlmOut:
     int64_t n_active
     int64_t inner_total        # inner sweeps over all Newton iterations
     int64_t ls_trials          # line-search trials over all Newton iterations
-    double last_norm           # ||S(w)||_1 over the active set at the last iterate
+    double last_norm           # ||S(w)||_1 at the last iterate checked
     double inner_eps
+    double grad_inf            # ||grad L||_inf at the last iterate checked
+    int grad_at_w              # 1: that iterate is the returned w
 
 
 cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double* z,
@@ -470,7 +472,7 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
     cdef int64_t n = A.n_rows, n_active = n_total, q_active, s, j, p, k, tmp, p0, p1
     cdef int64_t inner_total = 0, ls_total = 0, nnz_active
     cdef double n_ex = <double>n
-    cdef double Mold = INFINITY, Mnew, norm1, g, h, v, pk, tk, ezk, wj, uj, step
+    cdef double Mold = INFINITY, Mnew, norm1, g, h, v, pk, tk, ezk, wj, uj, step, gmax
     cdef double qMold, qMnew, qnorm1, inner_eps = 1.0, delta, lam, reg_change, dloss, zn, ezn
     cdef double t0 = _now()
     cdef int it = 0, status = MAX_ITER, it_in, m, accepted
@@ -486,6 +488,7 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
         # iteration's working set J: index[0:n_active])
         Mnew = 0.0
         norm1 = 0.0
+        gmax = 0.0
         nnz_active = 0
         n_active = n_total
         s = 0
@@ -498,6 +501,8 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                 v = val[p]
                 g += gk[k] * v
                 h += Dk[k] * v * v
+            if fabs(g) > gmax:
+                gmax = fabs(g)
             wj = w[j]
             if wj == 0.0 and shrinking and g + 1.0 > Mold / n_ex and g - 1.0 < -Mold / n_ex:
                 n_active -= 1
@@ -516,6 +521,8 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
         if stop.stopped or stop_poll(stop, n):
             break
         out.last_norm = norm1
+        out.grad_inf = gmax
+        out.grad_at_w = 1
         if norm1 <= eps_abs:
             status = CONVERGED
             break
@@ -633,6 +640,7 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                 ez[k] = ez_new[k]
                 lk[k] = lk_new[k]
         f[0] += reg_change + dloss
+        out.grad_at_w = 0
         it += 1
         trace[(it - 1) * TRACE_COLS + 0] = it
         trace[(it - 1) * TRACE_COLS + 1] = f[0]
@@ -659,15 +667,15 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
 
 # ------------------------------------------------------------------ certificate
 
-cdef void certificate(const CSC* A, const double* a, const double* w, double* z,
-                      double* alpha, int loss, double* primal, double* dual,
-                      double* gmax) noexcept nogil:
-    """Primal f(w) and dual value of the scaled point s alpha (block comment), with z
-    recomputed from the columns; gmax = ||grad L(w)||_inf.  loss 2: squared hinge, 3:
-    logistic.  alpha (n values) is work space."""
+cdef void certificate(const CSC* A, const double* a, const double* w, const double* z,
+                      const double* ez, double* alpha, int loss, double gknown,
+                      double* primal, double* dual, double* gmax) noexcept nogil:
+    """Primal f(w) and dual value of the scaled point s alpha (block comment), from the
+    margins z the solve kept up to date (and, for the logistic loss, ez = exp(z), or NULL);
+    gmax = ||grad L(w)||_inf, computed by one pass over the columns unless gknown >= 0
+    is it already.  loss 2: squared hinge, 3: logistic.  alpha (n values) is work space."""
     cdef int64_t n = A.n_rows, j, k, p
     cdef double P = 0.0, Asum = 0.0, B = 0.0, s, gm = 0.0, gj, xi, ezk, pk, q, D = 0.0
-    margins(A, w, z)
     for j in range(A.n_cols):
         P += fabs(w[j])
     for k in range(n):
@@ -684,16 +692,18 @@ cdef void certificate(const CSC* A, const double* a, const double* w, double* z,
             else:
                 alpha[k] = 0.0
         else:
-            ezk = exp(z[k])
+            ezk = ez[k] if ez != NULL else exp(z[k])
             P += a[k] * logistic_loss(z[k], ezk)
             alpha[k] = a[k] / (1.0 + ezk)
     # ||sum_k alpha_k v_k||_inf = ||grad L(w)||_inf
-    for j in range(A.n_cols):
+    for j in range(A.n_cols if gknown < 0.0 else 0):
         gj = 0.0
         for p in range(A.colptr[j], A.colptr[j + 1]):
             gj += alpha[A.row[p]] * A.val[p]
         if fabs(gj) > gm:
             gm = fabs(gj)
+    if gknown >= 0.0:
+        gm = gknown
     s = 1.0 if gm <= 1.0 else 1.0 / gm
     if loss == 2:
         if B > 0.0 and Asum / (2.0 * B) < s:
@@ -823,12 +833,14 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     w_arr = S["w"]
     nw = w_arr.shape[0]
     ba_arr = np.empty(2 * max(m, 1), dtype=np.float64)
+    cert_arr = np.empty(2 * max(m, 1), dtype=np.float64)       # z and alpha at the end
     cdef bint warm = start is not None and bool(np.any(w_arr != 0))
     w0_arr = w_arr.copy() if warm else np.empty(1)
     hub_arr = np.empty(max(nw, 1), dtype=np.float64)
     idx_arr = np.empty(max(nw, 1), dtype=np.int64)
     trace_arr = np.zeros((max(max_iter, 1), TRACE_COLS), dtype=np.float64)
     cdef double[::1] wv = w_arr, bav = ba_arr, hv = hub_arr, av = S["a"], w0v = w0_arr
+    cdef double[::1] cv = cert_arr
     cdef int64_t[::1] iv = idx_arr
     cdef double[:, ::1] tr = trace_arr
     cdef CSC A = _csc_view(S, m)
@@ -874,8 +886,11 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
             cdn_core(&A, &bav[0], S2, a0, &wv[0], &hv[0], &iv[0], n_total, eps, &ref, shrinking,
                      &rng, max_iter, max_linesearch, &tr[0, 0], &out, cb, &st)
         if not st.stopped:
-            # z and alpha of the certificate in the two slots of ba (a is in av)
-            certificate(&A, &av[0], &wv[0], &bav[0], &bav[m], 2, &primal, &dual, &gmax)
+            # the margins z = 1 - b the solve kept, and alpha, in the certificate's space
+            for k in range(m):
+                cv[k] = 1.0 - bav[S2 * k]
+            certificate(&A, &av[0], &wv[0], &cv[0], NULL, &cv[m], 2, -1.0, &primal, &dual,
+                        &gmax)
     stop_raise(&st)
     if max_iter == 0:
         out.status = MAX_ITER
@@ -911,6 +926,8 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     out.ls_trials = 0
     out.last_norm = 0.0
     out.inner_eps = 1.0
+    out.grad_inf = 0.0
+    out.grad_at_w = 0
     if max_iter < 0 or inner_max_iter < 1 or max_linesearch < 1:
         raise ValueError("max_iter must be >= 0, inner_max_iter and max_linesearch >= 1")
     S = _setup(indptr, indices, data, n_features, bias, rows, t, c, C,
@@ -949,7 +966,8 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                         &I[0, 0], &I[1, 0], n_total, eps * ref, ref, shrinking, &rng, max_iter,
                         inner_max_iter, max_linesearch, &f, &tr[0, 0], &out, cb, &st)
         if not st.stopped:
-            certificate(&A, &av[0], &wv[0], &R[0, 0], &R[8, 0], 3, &primal, &dual, &gmax)
+            certificate(&A, &av[0], &wv[0], &R[0, 0], &R[1, 0], &R[8, 0], 3,
+                        out.grad_inf if out.grad_at_w else -1.0, &primal, &dual, &gmax)
     stop_raise(&st)
     if max_iter == 0:
         out.status = MAX_ITER

@@ -185,7 +185,7 @@ register(SolverInfo(
     },
     loss="l2",
     liblinear_codes={5: {}},
-    memory=_memory(5, 3 * _F8),
+    memory=_memory(5, 5 * _F8),
     distributed=None,
     serial_only=SERIAL_ONLY.format(name="cdn"),
 ))
