@@ -42,10 +42,17 @@
 # constant H_j = 2 sum_k a_k v_kj^2 (the curvature of the squared hinge is at most 2 a_k
 # v_kj^2 on every row): when the bound already meets the condition the trial costs O(1);
 # otherwise the exact change sum_{x_kj != 0} a_k (max(0, b_k - z v_kj)^2 - max(0, b_k)^2)
-# is summed over the column.  The accepted step updates b on the column.
+# is summed over the column, moving b to the trial step on the way (so that an accepted
+# trial needs no further pass; a rejected one is undone by the next).
 # Shrinking (the paper's Section 4.1.2, after the dual CD of Hsieh et al. 2008): with M
 # the largest |S_j| of the previous outer iteration, a feature with w_j = 0 and
 # -1 + M/n < g_j < 1 - M/n leaves the active set (M = inf after a reset: none leaves).
+# Departure: the shrunk set is also reset each time its sweep's ||S||_1 has fallen
+# tenfold since the last sweep over every feature, not only once it meets the stopping
+# rule.  A feature shrunk early can become optimal away from 0 later; with the rule's
+# reset alone, a tight solve of a 300 x 400 text problem (C = 2, -e 1e-6) spent 500
+# sweeps converging on a shrunk set 2.5% above the optimum (2236 sweeps in all, 1078 with
+# the tenfold resets, 985 without shrinking).
 #
 # newGLMNET (Yuan, Ho & Lin, JMLR 2012, Algorithms 3 and 4, Sections 3-5).  Each outer
 # (Newton) iteration at w, with tau_k = 1/(1 + exp(-z_k)),
@@ -53,14 +60,14 @@
 #     H = X' D X + nu I,  D_kk = a_k tau_k (1 - tau_k),
 # minimizes the quadratic model
 #     q(d) = g.d + d'Hd / 2 + ||w + d||_1 - ||w||_1
-# by cyclic coordinate descent over the working set J (in a random order each inner
-# iteration), keeping Xd_k = x_k.d (with the label folded in) so that
+# by coordinate descent over the working set J (a random order each inner sweep),
+# keeping Xd_k = x_k.d (with the label folded in) so that
 #     dq/dd_j = g_j + sum_k D_kk v_kj Xd_k + nu d_j,    H_jj = sum_k D_kk v_kj^2 + nu,
 # and each coordinate step is the closed-form minimizer of the one-variable model (the
 # three cases above, on u_j = w_j + d_j, which is stored instead of d_j so that the
 # zero branch sets u_j to exactly 0), bounded to |step| <= 10 as a safeguard against
-# a near-zero H_jj (a departure: the paper has no bound; the outer line search would
-# otherwise need more halvings than it allows).  Then the line search: the first
+# a near-zero H_jj (not in the paper; the outer line search would otherwise need more
+# halvings than it allows).  Then the line search: the first
 # lambda = 1, 1/2, ... with
 #     f(w + lambda d) - f(w) <= sigma lambda (g.d + ||w + d||_1 - ||w||_1),   sigma = 0.01
 # (the paper's gamma = 0); each trial changes z only on rows with Xd_k != 0, one exp
@@ -87,10 +94,12 @@
 # maximizer of the concave dual value s A - s^2 B, A = sum alpha, B = sum alpha^2/(4a),
 # if smaller), is dual feasible; P(w) - D(s alpha) >= P(w) - P* bounds the error.
 #
-# The margins are updated incrementally during the solve and recomputed from the
-# columns for the returned objective and certificate.  Everything runs without the
-# GIL, allocation-free (the Python entries allocate every buffer as numpy arrays), and
-# polls for Ctrl-C (csrc/interrupt.pxd) about every few milliseconds of work.
+# The margins (cdn: b; glmnet: z, exp(z) and the loss of each row) are updated
+# incrementally, as the papers do, and the returned objective and certificate are
+# computed from them (they differ from a recomputation by rounding only).  Everything
+# runs without the GIL, allocation-free (the Python entries allocate every buffer as
+# numpy arrays), and polls for Ctrl-C (csrc/interrupt.pxd) every few milliseconds of
+# work.
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.math cimport fabs, exp, log, log1p, INFINITY, NAN

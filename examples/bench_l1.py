@@ -3,7 +3,7 @@ their defaults.
 
     python examples/bench_l1.py [--datasets a9a,w8a,synth-text-40k] [--objectives sq,lr]
         [--C 1,cv] [--repeats 3] [--liblinear-train PATH] [--e2e-min-nnz 400000]
-        [--out DIR] [--quick]
+        [--spread K] [--refs OLD/bench_l1.json] [--out DIR] [--quick]
 
 The pairs (x with a bias feature of value 1 whose weight is L1-regularized, as LIBLINEAR's
 -B 1 without -R):
@@ -28,16 +28,17 @@ would pick the constant classifier's C: C = 1 only there).
 
 1. Gap: (f - f*)/|f*|, f computed here with numpy from the returned weights, f* the
    smallest objective among tight runs: linsvm (cdn -e 1e-5 with up to 3000 sweeps,
-   glmnet -e 1e-7 with up to 100 Newton iterations of up to 200 inner sweeps), LIBLINEAR
-   (-e 1e-6 for -s 5, whose sweep cap is 1000; -e 1e-7 for -s 6, capped at 100 Newton
-   iterations of 1000 inner sweeps; on sets of more than 5M non-zeros only cdn -e 1e-3,
-   glmnet -e 1e-5, LIBLINEAR -e 1e-3 and 1e-5, so that the gaps there are lower bounds),
-   and, where there are at most 2000 weights,
+   glmnet -e 1e-7 with up to 100 Newton iterations of up to 200 inner sweeps),
+   LIBLINEAR (-e 1e-6 for -s 5, whose sweep cap is 1000; -e 1e-7 for -s 6, capped at 100
+   Newton iterations of 1000 inner sweeps), and, where there are at most 2000 weights,
    scipy's L-BFGS-B on the split problem w = u - v, u, v >= 0 (the squared hinge's
    coordinate descent crawls on collinear one-hot data: on a9a 1000 sweeps stop 2e-4
-   above L-BFGS-B's optimum).  The reference table gives every tight run's distance to
-   f*.  Cells are medians over the timed repeats (LIBLINEAR draws its permutations
-   from an unseeded rand(), so its repeats differ; linsvm's are identical).
+   above L-BFGS-B's optimum).  On sets of more than 5M non-zeros only cdn -e 1e-3, glmnet
+   -e 1e-5 and LIBLINEAR at the same -e, so that the gaps there are lower bounds.  The
+   reference table gives every tight run's distance to f* (--refs reuses an earlier
+   run's f* and CV choices).  Cells are medians over the timed repeats (LIBLINEAR draws
+   its permutations from an unseeded rand(), so its repeats differ; linsvm's are
+   identical: see --spread).
 2. Time in one process: linsvm.train() on a prebuilt CSRBuffers against
    liblinear.train() on a prebuilt problem (liblinear-official), after one untimed call
    of each; --repeats interleaved rounds in alternating order; the calling thread's CPU
@@ -48,6 +49,8 @@ would pick the constant classifier's C: C = 1 only there).
    MODEL` (--liblinear-train or $LIBLINEAR_TRAIN), same uncompressed file, interleaved
    rounds, wall time and the children's CPU time (getrusage), ratios as in 2.
 4. nnz(w): the number of non-zero weights (bias included) of each library's model.
+5. With --spread K: K more interleaved runs of each, linsvm with seeds 0..K-1, so that
+   both sides' numbers cover K coordinate orders: quartiles of gap and CPU time.
 
 Output: Markdown on stdout, progress on stderr; --out DIR also writes DIR/bench_l1.json.
 """
@@ -254,6 +257,31 @@ def measure(ds, C, obj, repeats, cache):
     return out
 
 
+def spread(ds, C, obj, k, cache):
+    """k interleaved runs of each library, linsvm with seeds 0..k-1 (LIBLINEAR's unseeded
+    rand() differs between runs by itself): objectives and CPU times, to show how far the
+    coordinate order alone moves both."""
+    solver, s, _ = OBJECTIVES[obj]
+    csr = H.linsvm_problem(ds, cache)
+    prob = H.liblinear_problem(ds, cache)
+    L = H.liblinear()
+    param = L.parameter(H.liblinear_options(s, C) + " -q")
+    seeds = iter(range(k))
+
+    def run_linsvm():
+        seed = next(seeds)
+        model, wall, cpu, _ = H.clocks(lambda: linsvm.train(csr, ds.y, solver=solver, C=C, seed=seed))
+        return dict(cpu=cpu, f=objective(ds, linsvm_vector(ds, model), C, obj))
+
+    def run_liblinear():
+        model, wall, cpu, _ = H.clocks(lambda: L.train(prob, param))
+        return dict(cpu=cpu, f=objective(ds, liblinear_vector(ds, model), C, obj))
+
+    res = H.interleaved({"linsvm": run_linsvm, "LIBLINEAR": run_liblinear}, k, alternate=True)
+    return {name: dict(cpu=[r["cpu"] for r in runs], f=[r["f"] for r in runs])
+            for name, runs in res.items()}
+
+
 def end_to_end(path, C, obj, repeats, program, tmp):
     """Wall and children's CPU seconds of both commands, interleaved rounds."""
     solver, s, _ = OBJECTIVES[obj]
@@ -303,6 +331,12 @@ def main(argv=None):
     ap.add_argument("--e2e-min-nnz", type=int, default=400000)
     ap.add_argument("--out", default=None)
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_DATASETS)}, C = 1")
+    ap.add_argument("--refs", default=None, metavar="JSON",
+                    help="take f* from this earlier run's bench_l1.json where it has the row "
+                         "(the tight runs are the slow part)")
+    ap.add_argument("--spread", type=int, default=0, metavar="K",
+                    help="also K runs of each library, linsvm with seeds 0..K-1: the quartiles "
+                         "of gap and CPU time (the table 'Over coordinate orders')")
     args = ap.parse_args(argv)
 
     root = H.data_root()
@@ -317,8 +351,15 @@ def main(argv=None):
     if H.liblinear() is None:
         sys.exit("liblinear-official is not installed (pip install liblinear-official)")
 
+    known = {}
+    if args.refs:
+        with open(args.refs) as fh:
+            for r in json.load(fh)["rows"]:
+                known[(r["set"], r["obj"], float(r["C"]))] = (r["fstar"], r["refs"])
+                if r["how"] == "cv":
+                    known[(r["set"], r["obj"], "cv")] = float(r["C"])
     header = H.machine_header()
-    rows, refs, e2e_rows, record = [], [], [], []
+    rows, refs, e2e_rows, spread_rows, record = [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = pathlib.Path(tmpdir)
         for name in names:
@@ -334,7 +375,9 @@ def main(argv=None):
                     if c == "cv":
                         if name == "synth-rare-600k":
                             continue
-                        best, acc = H.choose_cv_C(ds, solver=solver)
+                        best = known.get((ds.name, obj, "cv"))
+                        if best is None:
+                            best, acc = H.choose_cv_C(ds, solver=solver)
                         H.log(f"   {obj}: CV C = {best:g}")
                         values.append((best, "cv"))
                     else:
@@ -344,8 +387,11 @@ def main(argv=None):
                     if C in seen:
                         continue
                     seen.add(C)
-                    H.log(f"   {obj} C={C:g} ({how}): reference")
-                    fstar, runs = reference(ds, C, obj, cache)
+                    if (ds.name, obj, C) in known:
+                        fstar, runs = known[(ds.name, obj, C)]
+                    else:
+                        H.log(f"   {obj} C={C:g} ({how}): reference")
+                        fstar, runs = reference(ds, C, obj, cache)
                     H.log(f"   {obj} C={C:g}: timing")
                     m = measure(ds, C, obj, args.repeats, cache)
                     g = {k: H.median([H.relative_gap(f, fstar) for f in m[k]["f"]]) for k in m}
@@ -367,6 +413,16 @@ def main(argv=None):
                                  int(H.median(m["linsvm"]["nnz"])), int(H.median(m["LIBLINEAR"]["nnz"]))])
                     refs.append([ds.name, label, C_text, f"{fstar:.10g}"] +
                                 ["; ".join(f"{k}: {H.relative_gap(v, fstar):.1e}" for k, v in runs.items())])
+                    if args.spread:
+                        H.log(f"   {obj} C={C:g}: {args.spread} coordinate orders")
+                        sp_ = spread(ds, C, obj, args.spread, cache)
+                        row["spread"] = sp_
+                        q = {k: np.percentile([H.relative_gap(f, fstar) for f in sp_[k]["f"]],
+                                              [25, 50, 75]) for k in sp_}
+                        t = {k: np.percentile(sp_[k]["cpu"], [25, 50, 75]) for k in sp_}
+                        spread_rows.append([ds.name, label, C_text] +
+                                           [" / ".join(f"{x:.2e}" for x in q[k]) for k in ("linsvm", "LIBLINEAR")] +
+                                           [" / ".join(H.fmt_s(x) for x in t[k]) for k in ("linsvm", "LIBLINEAR")])
                     if e2e is not None:
                         e2e_rows.append([ds.name, label, C_text,
                                          H.fmt_s(H.median(e2e["linsvm"]["wall"])),
@@ -389,6 +445,10 @@ def main(argv=None):
     else:
         lines += H.markdown_table(["set", "objective", "C", "wall s linsvm", "wall s LIBLINEAR",
                                    "wall ratio", "CPU ratio"], e2e_rows)
+    if spread_rows:
+        lines += ["", f"## Over coordinate orders ({args.spread} runs each; quartiles 25% / 50% / 75%)", ""]
+        lines += H.markdown_table(["set", "objective", "C", "gap linsvm (seeds)", "gap LIBLINEAR",
+                                   "CPU s linsvm", "CPU s LIBLINEAR"], spread_rows)
     lines += ["", "## Reference optima", ""]
     lines += H.markdown_table(["set", "objective", "C", "f*", "tight runs: (f - f*)/|f*|"], refs)
     print("\n".join(lines))

@@ -28,7 +28,7 @@ core builds alpha_i = -phi_i'(t_i w.x_i) scaled into the feasible set and report
 relative gap (P - D)/P (stats "gap").  It bounds the distance to the optimum, but it is
 weak where the gradient has large entries on dense columns at a loose -e (a9a, whose
 bias column is the sum of one-hot groups, keeps ||grad L||_inf near 50 when the
-objective is within 1e-3 of the optimum): so a stop by the rule is accepted as
+objective is within 5e-4 of the optimum): so a stop by the rule is accepted as
 LIBLINEAR accepts it, and a solve that ends otherwise (iteration cap; glmnet's line
 search finding no step) without a gap <= 0.01 returns converged=False and a warning.
 
@@ -43,7 +43,7 @@ import numpy as np
 from .. import _l1
 from . import GAP_GUARD, FitResult, Option, SolverInfo, register, relative_gap
 
-MAX_LINESEARCH = 20         # step halvings per line search (both papers' implementations)
+MAX_LINESEARCH = 20         # trials (step lengths 1, 1/2, ...) per line search, as LIBLINEAR
 _F8 = 8
 _TRACE_BYTES = 6 * _F8      # one trace row per outer iteration
 _STATUS = {0: "converged", 1: "iteration cap", 2: "line search found no step"}
