@@ -16,7 +16,7 @@ Each library runs at its own defaults (-e 0.01 for both, which both read as
 options are -s, -c and LIBLINEAR's -B 1, which gives it linsvm's default bias feature.
 
 Data: every binary training file under $LINSVM_DATA/binary (default
-<repo>/../shared/datasets), and generated text sets from linsvm.synth:
+<repo>/../shared/datasets), and generated text sets from linsvm.io.synth:
 synth-text-40k (40k x 50k, the last quarter held out, as examples/harness.py makes it)
 and synth-rare-600k (800k x 200k generated with 60 classes, the first 600k rows for
 training, relabelled one class against the rest: 1.7% positives; synth has no knob for
@@ -59,7 +59,6 @@ from __future__ import annotations
 import argparse
 import bz2
 import json
-import os
 import pathlib
 import resource
 import subprocess
@@ -104,7 +103,7 @@ def binary_names(root):
 def rare_dataset():
     """synth-rare-600k: 800k x 200k generated text with 60 classes, the first 600k rows for
     training, class 1 of the generator against the rest (about 1.7% positives)."""
-    from linsvm.synth import make_text_classification
+    from linsvm.io.synth import make_text_classification
 
     X, y = make_text_classification(n_samples=800000, n_features=200000, n_classes=60, seed=1)
     n_train = 600000
@@ -130,7 +129,7 @@ def text_file(root, name, ds, tmp):
     if not src.exists():
         path = tmp / f"{name}.svm"
         if not path.exists():
-            from linsvm.data import dump_svmlight
+            from linsvm.io.svmlight import dump_svmlight
             dump_svmlight(ds.X, ds.y, path)
         return path
     opener = bz2.open if name.endswith(".bz2") else open

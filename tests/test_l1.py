@@ -23,13 +23,11 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 import linsvm
-from linsvm import _l1
 from linsvm.errors import ParameterError
-from linsvm.interrupt import stop_running_solves
+from linsvm.runtime.interrupt import stop_running_solves
 from linsvm.problem import CSRBuffers, Problem
 from linsvm.solvers import get_solver, liblinear_code, make_params
-from linsvm.synth import make_text_classification
-from linsvm.train import refuse_serial_only
+from linsvm.io.synth import make_text_classification
 
 from conftest import random_problem, shared_file
 
@@ -196,7 +194,7 @@ def test_matches_liblinear_on_shared_sets(solver, s, name, C):
     """LIBLINEAR -s 5 / -s 6 -e 1e-8 -B 1 (liblinear-official) and linsvm at -e 1e-8: the
     same zero pattern, objectives within 1e-6 (relative)."""
     liblinearutil = pytest.importorskip("liblinear.liblinearutil")
-    from linsvm.data import load_svmlight
+    from linsvm.io.svmlight import load_svmlight
 
     X, y = load_svmlight(str(shared_file(f"binary/{name}")))[:2]
     X = sp.csr_matrix(X)
@@ -320,7 +318,7 @@ def test_registry_codes_options_and_serial_only():
         info = get_solver(name)
         assert info.distributed is None and "without mpiexec" in info.serial_only
         with pytest.raises(ParameterError, match="does not run on several MPI ranks.*without mpiexec"):
-            refuse_serial_only(info)
+            info.refuse_distributed()
         for opt_name, option in info.options.items():
             assert option.help
             if option.type is int:

@@ -41,14 +41,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _l1
-from . import GAP_GUARD, FitResult, Option, SolverInfo, register, relative_gap
+from ..errors import ParameterError
+from ..problem.catalog_l1 import MAX_LINESEARCH, SERIAL_ONLY
+from ..problem.registry import FitResult
+from .gaps import GAP_GUARD, relative_gap
 
-MAX_LINESEARCH = 20         # trials (step lengths 1, 1/2, ...) per line search, as LIBLINEAR
-_F8 = 8
-_TRACE_BYTES = 6 * _F8      # one trace row per outer iteration
 _STATUS = {0: "converged", 1: "iteration cap", 2: "line search found no step"}
-SERIAL_ONLY = ("there is no distributed L1-regularized solver: run -s {name} without mpiexec "
-               "(one process)")
 
 
 def eps_scale(t):
@@ -64,8 +62,6 @@ def _start(problem, start):
         return None
     w0 = np.ascontiguousarray(start, dtype=np.float64).reshape(-1)
     if w0.shape[0] != problem.n_weights or not np.all(np.isfinite(w0)):
-        from ..errors import ParameterError
-
         raise ParameterError(f"a warm start needs {problem.n_weights} finite weights, "
                              f"got {w0.shape[0]}")
     return w0
@@ -74,8 +70,6 @@ def _start(problem, start):
 def _fit(name, problem, params, start, log):
     """Both solvers: the core's call, the certificate and the FitResult."""
     if problem.comm is not None:
-        from ..errors import ParameterError
-
         raise ParameterError(SERIAL_ONLY.format(name=name))
     X, opts = problem.X, params.options
     args = dict(indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
@@ -152,63 +146,3 @@ def fit_glmnet(problem, params, start, state, log):
     sweeps in all), linesearch_trials and inner_eps (the adaptive inner tolerance at
     the end, relative to reference_norm)."""
     return _fit("glmnet", problem, params, start, log)
-
-
-def _memory(per_weight, per_row):
-    """SolverInfo.memory: per_weight float64 vectors of the weight length, per_row bytes
-    per example, the column copy (int32 position + float64 value per non-zero, and per
-    example for the dense bias column; int64 column pointers) and the trace."""
-    def memory(n_rows, n_weights, n_classes, nnz, options):
-        column_copy = 12 * (nnz + n_rows) + _F8 * (n_weights + 1)
-        return (_F8 * per_weight * n_weights + per_row * n_rows + column_copy
-                + _TRACE_BYTES * options.get("max_iter", 1000))
-    return memory
-
-
-_SHRINKING = Option(bool, True, "shrinking: leave out features at w_j = 0 whose gradient is "
-                                "well inside [-1, 1] (the papers' shrinking)")
-
-register(SolverInfo(
-    name="cdn",
-    kind="binary",
-    objective="||w||_1 + C sum_i max(0, 1 - y_i w.x_i)^2   (L1-regularized L2-loss SVM, "
-              "as LIBLINEAR -s 5)",
-    default_tol=0.01,
-    tol_meaning="||S(w)||_1 <= eps min(n+,n-)/n ||S(w0)||_1, S the minimum-norm subgradient "
-                "summed over a sweep, w0 = 0 (LIBLINEAR's rule for -s 5)",
-    paper="Yuan, Chang, Hsieh & Lin, JMLR 2010, Section 4.1 (CDN)",
-    fit=fit_cdn,
-    options={
-        "max_iter": Option(int, 1000, "cap on outer iterations (sweeps over the features)",
-                           1, 1e9),
-        "shrinking": _SHRINKING,
-    },
-    loss="l2",
-    liblinear_codes={5: {}},
-    memory=_memory(5, 5 * _F8),
-    distributed=None,
-    serial_only=SERIAL_ONLY.format(name="cdn"),
-))
-
-register(SolverInfo(
-    name="glmnet",
-    kind="binary",
-    objective="||w||_1 + C sum_i log(1 + exp(-y_i w.x_i))   (L1-regularized logistic "
-              "regression, as LIBLINEAR -s 6)",
-    default_tol=0.01,
-    tol_meaning="||S(w)||_1 <= eps min(n+,n-)/n ||S(0)||_1, S the minimum-norm subgradient "
-                "(LIBLINEAR's rule for -s 6)",
-    paper="Yuan, Ho & Lin, JMLR 2012 (newGLMNET)",
-    fit=fit_glmnet,
-    options={
-        "max_iter": Option(int, 100, "cap on Newton iterations", 1, 1e9),
-        "inner_max_iter": Option(int, 1000, "cap on coordinate-descent sweeps of one Newton "
-                                            "iteration's quadratic model", 1, 1e9),
-        "shrinking": _SHRINKING,
-    },
-    loss="logistic",
-    liblinear_codes={6: {}},
-    memory=_memory(6, 10 * _F8),
-    distributed=None,
-    serial_only=SERIAL_ONLY.format(name="glmnet"),
-))
