@@ -39,6 +39,7 @@ from .fit.calibration import calibrate
 from .fit.reporting import collecting_warnings
 from .fit.training import train
 from .problem.catalog import SOLVERS, get_solver
+from .problem.catalog_l1 import solver_for_penalty
 
 try:                                     # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -183,6 +184,10 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
     probability : bool, default False
         Fit Platt sigmoids on out-of-fold decision values (5 folds) during fit,
         enabling predict_proba and predict_log_proba (fit costs about 5 more trainings).
+    penalty : "l1", "l2" or None, default None
+        None: the solver's.  "l1" with the default solver trains cdn, scikit-learn's
+        LinearSVC(penalty="l1", loss="squared_hinge", dual=False) problem; otherwise
+        the solver must have this penalty (docs/l1.md).
 
     Attributes
     ----------
@@ -195,7 +200,8 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
 
     def __init__(self, C=1.0, *, solver="mfn", tol=None, bias=1.0, class_weight=None,
                  max_iter=None, warm_start=False, random_state=None, n_jobs=None,
-                 solver_options=None, probability=False):
+                 solver_options=None, probability=False, penalty=None):
+        self.penalty = penalty
         self.C = C
         self.solver = solver
         self.tol = tol
@@ -213,6 +219,7 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
         optional per-sample weights; returns self."""
         X, classes, y_idx, sample_weight = self._fit_inputs(X, y, sample_weight)
         opts = self._train_options()
+        opts["solver"] = solver_for_penalty(opts["solver"], self.penalty)
         binary = classes.shape[0] == 2
         # codes: binary -1 / +1 (linsvm puts +1 first: score > 0 means classes[1]);
         # multi-class 0..k-1 (column order mapped below)

@@ -14,7 +14,7 @@ _F8 = 8
 _TRACE_BYTES = 6 * _F8      # one trace row per outer iteration
 
 SERIAL_ONLY = ("there is no distributed L1-regularized solver: run -s {name} without mpiexec "
-               "(one process)")
+               "(one process), or -s mfn for an L2-regularized model over row blocks")
 
 
 def _memory(per_weight, per_row):
