@@ -180,6 +180,35 @@ def test_warm_starts_that_do_not_fit_stop_in_one_line(files, make, message):
     assert r.stderr.count("\n") == 1 and not (tmp / "m").exists()
 
 
+@pytest.mark.parametrize("args,message", [
+    (["-s", "5", "-R"], "-R: cdn has no free intercept"),
+    (["-s", "6", "-m", "2"], "-m: glmnet runs on one thread"),
+    (["-s", "6", "--n-threads", "2"], "--n-threads does not apply to solver 'glmnet'"),
+    (["-s", "5", "--inner-max-iter", "3"], "--inner-max-iter does not apply to solver 'cdn'"),
+    (["-s", "6", "--max-iter", "0"], "--max-iter = 0 is out of range"),
+    (["-s", "5", "-e", "0"], "tolerance must be > 0"),
+    (["-s", "6", "-c", "-1"], "C must be > 0"),
+    (["-s", "5", "-p", "0.2"], "-p does not apply to solver 'cdn'"),
+])
+def test_bad_requests_stop_in_one_line(files, args, message):
+    tmp, train, _ = files
+    r = run(train_cmd, ["-q", *args, train, tmp / "bad.model"])
+    assert r.exit_code in (1, 2) and message in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1 and not (tmp / "bad.model").exists()
+
+
+@pytest.mark.parametrize("rows,message", [
+    ("1.5 1:1\n2.5 2:1\n0.5 1:2\n", "is not an integer"),
+    ("1 1:1\n1 2:1\n", "only one class"),
+])
+def test_labels_that_are_not_classes_stop_in_one_line(tmp_path, rows, message):
+    (tmp_path / "d").write_text(rows)
+    for code in ("5", "6"):
+        r = run(train_cmd, ["-q", "-s", code, tmp_path / "d", tmp_path / "bad.model"])
+        assert r.exit_code == 1 and message in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1 and not (tmp_path / "bad.model").exists()
+
+
 # ------------------------------------------------------------------ model files
 
 @pytest.mark.parametrize("code,name,solver_type", [("5", "cdn", "L1R_L2LOSS_SVC"),
