@@ -180,6 +180,24 @@ def test_warm_starts_that_do_not_fit_stop_in_one_line(files, make, message):
     assert r.stderr.count("\n") == 1 and not (tmp / "m").exists()
 
 
+@pytest.mark.parametrize("code,name", CODES)
+def test_iteration_cap_without_a_certificate_is_one_warning_line(files, code, name):
+    """The ConvergenceWarning rule on the command line: a solve cut by --max-iter whose
+    duality gap is above 1% prints one `warning:` line naming the cap and the gap, and
+    still writes its model."""
+    tmp, train, _ = files
+    r = run(train_cmd, ["-q", "-s", code, "-c", "50", "-e", "1e-12", "--max-iter", "1", train,
+                        tmp / "m"])
+    assert r.exit_code == 0, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: {name} stopped at the iteration cap")
+    gap = float(lines[0].split("relative duality gap ")[1].split()[0])
+    assert gap > 0.01 and (tmp / "m").exists()
+    r = run(train_cmd, ["-q", "-s", code, "-e", "1e-9", "--max-iter", "100000", train, tmp / "m"])
+    assert r.exit_code == 0 and r.stderr == "", r.output
+    assert load(tmp / "m").stats["gap"] <= 0.01
+
+
 @pytest.mark.parametrize("args,message", [
     (["-s", "5", "-R"], "-R: cdn has no free intercept"),
     (["-s", "6", "-m", "2"], "-m: glmnet runs on one thread"),
