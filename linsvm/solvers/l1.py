@@ -32,9 +32,12 @@ objective is within 5e-4 of the optimum): so a stop by the rule is accepted as
 LIBLINEAR accepts it, and a solve that ends otherwise (iteration cap; glmnet's line
 search finding no step) without a gap <= 0.01 returns converged=False and a warning.
 
-Warm starts take the weights (start); the models keep exact zeros (stats "n_nonzero"
-counts the non-zero weights).  One-vs-rest beyond two classes is linsvm.train's job.
-Serial only: there is no distributed L1 solver.
+Warm starts take the weights (start) of any model, L1 or L2: the problem is convex and
+the stopping reference is a cold start's, so every start reaches the same accuracy; the
+models keep exact zeros (stats "n_nonzero" counts the non-zero weights).  One-vs-rest
+beyond two classes is linsvm.train's job.  Serial only: there is no distributed L1
+solver.  Both are declared (options, defaults, LIBLINEAR codes) in
+linsvm.problem.catalog_l1; docs/l1.md is the user's page.
 """
 from __future__ import annotations
 
