@@ -1022,7 +1022,7 @@ def test_predict_with_overflowing_weights_is_an_error_naming_the_example(tmp_pat
 
 
 SOLVER_KINDS = ["mfn", "ls", "mfn-huber", "mfn-l1", "dcd", "alm", "alm-exact", "perf", "sdm-cs", "sdm-ww",
-                "mfn-ord", "perf-ord"]
+                "mfn-ord", "perf-ord", "cdn", "glmnet"]
 
 
 @pytest.mark.parametrize("solver", SOLVER_KINDS)

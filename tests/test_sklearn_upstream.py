@@ -9,13 +9,12 @@ at import get the adapters too.  No assertion is changed.  What still fails is l
 in EXPECTED_FAILURES with the reason (docs/python.md repeats the list), as strict
 xfails: a test that starts to pass must leave the list.
 
-They take about a minute, so they run only with LINSVM_UPSTREAM_TESTS=1 (and a
-scikit-learn 1.9, whose tests the list was made against):
+They take about 10 seconds and run with the suite when scikit-learn 1.9 (whose tests
+the list was made against) is installed:
 
-    LINSVM_UPSTREAM_TESTS=1 PYTHONPATH=$PWD pytest -q -p no:cacheprovider tests/test_sklearn_upstream.py
+    PYTHONPATH=$PWD pytest -q -p no:cacheprovider tests/test_sklearn_upstream.py
 """
 import inspect
-import os
 import types
 import warnings
 
@@ -25,8 +24,6 @@ import pytest
 sklearn = pytest.importorskip("sklearn")
 
 pytestmark = [
-    pytest.mark.skipif(os.environ.get("LINSVM_UPSTREAM_TESTS") != "1",
-                       reason="scikit-learn's own LinearSVC/LinearSVR tests: set LINSVM_UPSTREAM_TESTS=1"),
     pytest.mark.skipif(not sklearn.__version__.startswith("1.9."),
                        reason="the expected failures are those of scikit-learn 1.9's tests"),
 ]
@@ -39,7 +36,6 @@ with warnings.catch_warnings():          # their marks include thread_unsafe, un
 
 import linsvm                                                    # noqa: E402
 import linsvm.sklearn                                            # noqa: E402
-from linsvm.problem.catalog import SOLVERS                       # noqa: E402
 
 SK_LINEAR_SVC, SK_LINEAR_SVR = sklearn.svm.LinearSVC, sklearn.svm.LinearSVR
 
@@ -58,7 +54,7 @@ class LinearSVC(linsvm.sklearn.LinearSVC):
     """scikit-learn's LinearSVC parameters on linsvm's LinearSVC: multi_class
     "crammer_singer" -> sdm-cs (-s 4); loss "hinge" -> dcd --loss l1 (-s 3);
     "squared_hinge" -> mfn (-s 2) in the primal, dcd --loss l2 (-s 1) in the dual;
-    penalty "l1" -> cdn (-s 5) when this linsvm has it; fit_intercept and
+    penalty "l1" -> cdn (-s 5); fit_intercept and
     intercept_scaling -> bias; tol, C, class_weight, max_iter, random_state and
     verbose as they are.  The combinations LIBLINEAR has no solver for are refused
     with scikit-learn's message."""
@@ -92,8 +88,6 @@ class LinearSVC(linsvm.sklearn.LinearSVC):
                                  f"Parameters: penalty='{self.penalty}', loss='{self.loss}', "
                                  f"dual={dual}")
             if self.penalty == "l1":
-                if "cdn" not in SOLVERS:
-                    raise ValueError("penalty='l1': this linsvm has no L1-regularized solver")
                 solver = "cdn"
             elif dual:
                 solver, options = "dcd", {"loss": "l1" if self.loss == "hinge" else "l2"}
@@ -188,20 +182,7 @@ for _prefix, _module in UPSTREAM.items():
 
 
 # Node name (without its test_ prefix) -> why it fails against linsvm.
-_L1 = ("penalty='l1' (LIBLINEAR -s 5): linsvm has no L1-regularized solver yet (the L1 "
-       "helper's branch adds cdn, which the adapter then maps to)")
 EXPECTED_FAILURES = {
-    "svm__linearsvc_parameters[False-l1-squared_hinge]": _L1,
-    "svm__linearsvc": _L1,                                   # its second fit is penalty="l1"
-    "svm__dense_liblinear_intercept_handling": _L1,
-    "sparse__sparse_liblinear_intercept_handling": _L1,         # calls the one above
-    "svm__linearsvm_liblinear_sample_weight[LinearSVC-params0]": _L1,
-    "bounds__l1_min_c[fit-intercept-squared_hinge-csr_matrix]": _L1,
-    "bounds__l1_min_c[fit-intercept-squared_hinge-csr_array]": _L1,
-    "bounds__l1_min_c[fit-intercept-squared_hinge-array]": _L1,
-    "bounds__l1_min_c[no-intercept-squared_hinge-csr_matrix]": _L1,
-    "bounds__l1_min_c[no-intercept-squared_hinge-csr_array]": _L1,
-    "bounds__l1_min_c[no-intercept-squared_hinge-array]": _L1,
     "svm__linear_svm_convergence_warnings": (
         "LinearSVC(max_iter=2) on the 6-point toy set: mfn reaches the optimum in one Newton "
         "step (KKT violation 1e-15), so there is no warning and n_iter_ is 1, not 2; and "
@@ -209,7 +190,6 @@ EXPECTED_FAILURES = {
         "instead of LIBLINEAR's 'Liblinear failed to converge, increase the number of "
         "iterations.' (LinearSVR(max_iter=2) warns, with linsvm's message)"),
 }
-
 
 @pytest.fixture
 def global_random_seed():

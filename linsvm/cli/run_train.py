@@ -90,6 +90,8 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
         st = model.stats
         extra = "".join(f", {k} = {fmt_stat(st[k])}" for k in ("n_active", "cg_iter", "kkt_violation")
                         if k in st)
+        if SOLVERS[solver].penalty == "l1":     # sparse models: how many weights are used
+            extra += f", nnz = {np.count_nonzero(model.weights)} of {model.weights.size}"
         log(f"{solver}: objective = {st['objective']:.10g}, iterations = {st['n_iter']}{extra}, "
             f"time = {st['seconds']:.3f}s -> {model_file}")
         if "ranks" in st:

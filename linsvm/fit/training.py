@@ -146,6 +146,8 @@ def _model(info, params, bias, classes, W, results, class_weight, balanced, seco
         model_warnings = [msg for msg, _ in records]
     model_params = {"C": params.C, "bias": bias, "tol": params.tol, "seed": params.seed,
                     "loss": info.loss}
+    if info.penalty != "l2":            # the L1-regularized solvers (catalog_l1); l2 unsaid
+        model_params["penalty"] = info.penalty
     model_params.update((k, v) for k, v in params.options.items()
                         if coll is not None or k not in info.distributed_options)
     if class_weight:

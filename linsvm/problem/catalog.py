@@ -12,6 +12,7 @@ import types
 
 from .._lazy import LazyFunction
 from ..errors import ParameterError
+from .catalog_l1 import L1_SOLVERS
 from .registry import Option, Params, SolverInfo, check_options, check_positive, work_memory
 
 
@@ -45,10 +46,6 @@ LIBLINEAR_UNSUPPORTED = {
     0: ("L2-regularized logistic regression (primal)",
         "linsvm trains SVMs only: the closest are -s mfn (L2-loss SVM, LIBLINEAR -s 2) and "
         "-s mfn-huber (modified Huber loss)"),
-    5: ("L1-regularized L2-loss SVM",
-        "linsvm regularizes with the L2 norm only: -s mfn (L2-regularized L2-loss SVM, -s 2)"),
-    6: ("L1-regularized logistic regression",
-        "linsvm trains L2-regularized SVMs only: -s mfn (L2-loss SVM, -s 2)"),
     7: ("L2-regularized logistic regression (dual)",
         "linsvm trains SVMs only: -s dcd (L2-regularized SVM dual, -s 1 / -s 3) or -s mfn"),
 }
@@ -543,3 +540,8 @@ register(SolverInfo(
     serial_only="oneclass (no distributed one-class solver; train on one rank)",
     default_bias=-1.0,
 ))
+
+
+# ---------------------------------------------------------------------------- cdn, glmnet
+for _info in L1_SOLVERS:        # declared in catalog_l1.py
+    register(_info)

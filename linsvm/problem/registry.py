@@ -68,6 +68,7 @@ class SolverInfo:
     fit: Callable             # the contract above; a LazyFunction in the catalog
     options: dict = field(default_factory=dict)
     loss: str = "l2"
+    penalty: str = "l2"       # the regularizer: "l2" (1/2||w||^2) or "l1" (||w||_1)
     # LIBLINEAR's -s codes for the same problem: code -> the options it implies
     # (e.g. dcd: {1: {"loss": "l2"}, 3: {"loss": "l1"}}); see liblinear_code().
     liblinear_codes: dict = field(default_factory=dict)

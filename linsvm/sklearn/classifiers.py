@@ -32,6 +32,7 @@ from ..fit.calibration import calibrate
 from ..fit.reporting import collecting_warnings
 from .base import (ACCEPT_SPARSE, LinearPredictorMixin, LinsvmEstimator, as_csr,
                    check_sample_weight, reemit, validate_data)
+from ..problem.catalog_l1 import solver_for_penalty
 
 __all__ = ["LinearSVC", "OrdinalSVM", "RankSVM"]
 
@@ -69,6 +70,10 @@ class LinearSVC(ClassifierMixin, LinearPredictorMixin, LinsvmEstimator):
     verbose : int, default 0
         > 0: the solver's progress lines and a summary line on stderr, as
         linsvm-train prints them.
+    penalty : "l1", "l2" or None, default None
+        None: the solver's.  "l1" with the default solver trains cdn, scikit-learn's
+        LinearSVC(penalty="l1", loss="squared_hinge", dual=False) problem; otherwise
+        the solver must have this penalty (docs/l1.md).
 
     Attributes
     ----------
@@ -81,7 +86,8 @@ class LinearSVC(ClassifierMixin, LinearPredictorMixin, LinsvmEstimator):
 
     def __init__(self, C=1.0, *, solver="mfn", tol=None, bias=1.0, class_weight=None,
                  max_iter=None, warm_start=False, random_state=None, n_jobs=None,
-                 solver_options=None, probability=False, verbose=0):
+                 solver_options=None, probability=False, verbose=0, penalty=None):
+        self.penalty = penalty
         self.C = C
         self.solver = solver
         self.tol = tol
@@ -100,6 +106,7 @@ class LinearSVC(ClassifierMixin, LinearPredictorMixin, LinsvmEstimator):
         optional per-sample weights; returns self."""
         X, classes, y_idx, sample_weight = self._fit_inputs(X, y, sample_weight)
         opts = self._train_options()
+        opts["solver"] = solver_for_penalty(opts["solver"], self.penalty)
         binary = classes.shape[0] == 2
         # codes: binary -1 / +1 (linsvm puts +1 first: score > 0 means classes[1]);
         # multi-class 0..k-1 (column order mapped below)
