@@ -254,15 +254,10 @@ def get_solver(name: str) -> SolverInfo:
 # LIBLINEAR's -s codes whose problem linsvm does not solve: what they are there,
 # and what linsvm offers instead.
 LIBLINEAR_UNSUPPORTED = {
-    0: ("L2-regularized logistic regression (primal)",
-        "linsvm trains SVMs only: the closest are -s mfn (L2-loss SVM, LIBLINEAR -s 2) and "
-        "-s mfn-huber (modified Huber loss)"),
     5: ("L1-regularized L2-loss SVM",
         "linsvm regularizes with the L2 norm only: -s mfn (L2-regularized L2-loss SVM, -s 2)"),
     6: ("L1-regularized logistic regression",
-        "linsvm trains L2-regularized SVMs only: -s mfn (L2-loss SVM, -s 2)"),
-    7: ("L2-regularized logistic regression (dual)",
-        "linsvm trains SVMs only: -s dcd (L2-regularized SVM dual, -s 1 / -s 3) or -s mfn"),
+        "linsvm regularizes with the L2 norm only: -s lr (L2-regularized logistic regression, -s 0)"),
     11: ("L2-regularized L2-loss support vector regression (primal)",
          "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
     12: ("L2-regularized L2-loss support vector regression (dual)",

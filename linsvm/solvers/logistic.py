@@ -1,0 +1,211 @@
+"""L2-regularized logistic regression: lr (LIBLINEAR -s 0), lr-dual (-s 7) and softmax.
+
+Objectives (LIBLINEAR's scaling: x_i includes the bias feature, whose weight is regularized;
+c_i the example's cost factor, class weight x sample weight):
+
+    lr, lr-dual  f(w) = 1/2 ||w||^2 + C sum_i c_i log(1 + exp(-t_i w.x_i)),    t_i = +-1
+    softmax      f(W) = 1/2 sum_m ||w_m||^2 + C sum_i c_i [log sum_m exp(w_m.x_i) - w_{y_i}.x_i]
+
+lr and lr-dual are binary solvers (train() runs one-vs-rest beyond two classes); softmax is
+multinomial: one weight column per class, all trained at once, the decision the argmax of
+w_m.x.  No rescaling is involved: softmax's f is, term for term, scikit-learn's
+LogisticRegression objective (penalty "l2", the same C, sample weights as c_i) when the
+intercept is an explicit, regularized feature (fit_intercept=False and a column of ones:
+scikit-learn does not regularize its own intercept).
+
+lr -- truncated Newton (csrc/_logistic.pyx): each Newton step solves (I + C X'DX) d = -g,
+D_i = c_i s_i (1 - s_i), s_i = sigma(t_i w.x_i), by the shared CGLS (csrc/cgls.pxd) as the
+weighted least-squares problem of IRLS, with the damped Jacobi preconditioner and Galli &
+Lin's quadratic-model truncation rule (the measured choice, README of this module's bench:
+docs/bench-logistic.md); X d comes out of CGLS, so the line search -- a safeguarded 1-D
+Newton iteration on phi(tau) = f(w + tau d) -- costs O(n) per trial and no pass over the
+data.  -e is LIBLINEAR's: stop at ||grad f(w)|| <= eps max(min(n+, n-), 1)/n ||grad f(0)||
+(default 0.01), read off the residual each CGLS starts from.
+
+softmax -- the same driver over all k columns at once: the Hessian of example i is
+C c_i x_i x_i' (x) (diag(p_i) - p_i p_i'), factored as M_i' diag(C c_i p_i) M_i with
+M_i = I - 1 p_i', so CGLS runs on the operator W -> [M_i W'x_i]_i (one pass over the rows
+per Hessian-vector product, k scores per row, no k x k block stored).  -e: ||grad f(W)|| <=
+eps ||grad f(0)|| (default SOFTMAX_TOL).  Two classes: softmax solves the problem as stated,
+with two columns (its minimizer has w_1 = -w_2, and w_1 - w_2 is lr's solution at 2C); the
+model keeps both columns, as sdm-cs does.
+
+lr-dual -- dual coordinate descent with an inner Newton step per coordinate (Yu, Huang & Lin,
+Machine Learning 2011, Algorithms 3-4): see csrc/_logistic.pyx's second block comment.
+
+Certificate (every solver): the relative duality gap (P - D)/|P| from the dual point built
+from w, alpha_i = C c_i sigma(-t_i w.x_i) (softmax: the probabilities), D(alpha) =
+-1/2 ||sum alpha_i t_i x_i||^2 - sum_i [alpha_i log alpha_i + (C c_i - alpha_i)
+log(C c_i - alpha_i) - C c_i log(C c_i)].  P - D = 1/2 ||grad f(w)||^2 there, so lr and
+softmax fold the gap test (gap <= GAP_GUARD = 1%) into their gradient test; a solve that ends
+otherwise (iteration cap, no descent left) with a gap above 1% warns and returns
+converged=False.
+
+Distributed (problem.comm set): lr and softmax run over row blocks (distributed="rows"): the
+same iterates as the serial solve up to rounding, one allreduce of n_weights k + 3 doubles
+per CGLS iteration (csrc/cgls.pxd) and a few small ones per Newton step.  lr-dual is serial
+only (use lr).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _logistic
+from ..problem import resolve_threads
+from . import GAP_GUARD, FitResult, Option, SolverInfo, register, relative_gap
+
+_STATUS = {0: "converged", 1: "iteration cap", 2: "no further descent at machine precision"}
+
+# The line search's settings (module constants, not options: they change the path, not the
+# answer): stop at |phi'(tau)| <= LS_TOL |phi'(0)|, at most LS_MAX trials per Newton step.
+LS_TOL = 0.1
+LS_MAX = 20
+
+SOFTMAX_TOL = 0.01
+
+
+def gradient_factor(t, comm=None):
+    """LIBLINEAR's scaling of -s 0's gradient test, max(min(n+, n-), 1) / n for labels t = +-1
+    (counted over every rank with comm)."""
+    n = t.shape[0]
+    n_pos = int(np.count_nonzero(t > 0))
+    if comm is not None:
+        n, n_pos = (int(v) for v in comm.sum_scalars(n, n_pos))
+    return max(min(n_pos, n - n_pos), 1) / n if n else 0.0
+
+
+def _newton_settings(opts, nnz):
+    return dict(eta=opts["forcing"], qtol=opts["cg_tol"], qadapt=True,
+                precondition=opts["precondition"], jacobi_weight=opts["jacobi_weight"],
+                ls_tol=LS_TOL, ls_max=LS_MAX, max_iter=opts["max_iter"],
+                cg_max_iter=opts["cg_max_iter"], n_threads=resolve_threads(opts["n_threads"], nnz))
+
+
+def _finish(name, st, tol, opts, weights):
+    """FitResult of a Newton solve: stats, the gap, and the warning of an uncertified end."""
+    gap = relative_gap(st["f"], st["dual"])
+    stats = {
+        "objective": st["f"],
+        "dual_objective": st["dual"],
+        "gap": gap,
+        "grad_norm": st["grad_norm"],
+        "n_iter": int(st["n_iter"]),
+        "cg_iter": int(st["cg_iter"]),
+        "ls_trials": int(st["ls_trials"]),
+        "status": _STATUS[st["status"]],
+        "trace": st["trace"],
+    }
+    warning = None
+    if st["status"] != 0 and gap > GAP_GUARD:
+        what = (f"at the iteration cap (max_iter={opts['max_iter']})" if st["status"] == 1
+                else "with no further descent at machine precision")
+        warning = (f"{name} stopped {what} with a relative duality gap of {gap:.3g} > "
+                   f"{GAP_GUARD:g} (-e {tol:g}); raise --max-iter or loosen -e")
+    return FitResult(weights, stats, warning=warning, converged=warning is None)
+
+
+def _progress(name, log):
+    if log is None:
+        return None
+
+    def callback(it, f, cg_it, step, gnorm):
+        log(f"{name} iter {it:3d}  objective {f:.10g}  |g| {gnorm:.3g}  cg {cg_it}  step {step:.3g}")
+    return callback
+
+
+def fit_lr(problem, params, start, state, log):
+    """Train binary L2-regularized logistic regression by truncated Newton (module notes).
+
+    The weights are beta = (w, w_bias); stats hold objective (f(w)), dual_objective and gap
+    (the certificate), grad_norm, n_iter (Newton steps), cg_iter, ls_trials, status and
+    trace.  Warm start: `start` (beta-seeding along C)."""
+    opts, X = params.options, problem.X
+    beta = np.zeros(problem.n_weights) if start is None else \
+        np.array(start, dtype=np.float64, copy=True)
+    st = _logistic.lr_solve(
+        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+        bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C, beta=beta,
+        gstop=params.tol * gradient_factor(problem.t, problem.comm) if params.tol < 1 else 0.999,
+        gap_stop=math.inf, callback=_progress("lr", log), comm=problem.comm,
+        **_newton_settings(opts, X.nnz))
+    return _finish("lr", st, params.tol, opts, beta)
+
+
+def fit_softmax(problem, params, start, state, log):
+    """Train multinomial logistic regression by truncated Newton over all columns (module
+    notes).  The weights are W (n_weights x n_classes); stats as fit_lr's."""
+    opts, X, k = params.options, problem.X, problem.n_classes
+    nw = problem.n_weights
+    beta = np.zeros(nw * k) if start is None else \
+        np.array(np.asarray(start, dtype=np.float64).reshape(nw, k), copy=True).reshape(-1)
+    st = _logistic.softmax_solve(
+        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+        bias=problem.bias, rows=problem.rows, codes=problem.codes, n_classes=k, c=problem.cost,
+        C=params.C, beta=beta, gstop=min(params.tol, 0.999), gap_stop=math.inf,
+        callback=_progress("softmax", log), comm=problem.comm, **_newton_settings(opts, X.nnz))
+    return _finish("softmax", st, params.tol, opts, beta.reshape(nw, k))
+
+
+def _newton_memory(per_term_arrays):
+    """Bytes of one Newton solve: 11 weight-length vectors (beta, its copy, the 8 CGLS and
+    line-search vectors, per-thread accumulators beyond the first), per term 8 arrays and
+    per row U, e, lse."""
+    def memory(n_rows, n_weights, n_classes, nnz, options):
+        threads = resolve_threads(options.get("n_threads", 1), nnz)
+        k = n_classes if per_term_arrays == "classes" else 1
+        vectors = 11 + (threads if threads > 1 else 0)
+        return 8 * n_weights * k * vectors + 8 * n_rows * (9 * k + 3)
+    return memory
+
+
+NEWTON_OPTIONS = {
+    "max_iter": Option(int, 1000, "cap on Newton iterations (LIBLINEAR's: 1000)", 1),
+    "cg_max_iter": Option(int, 5000, "cap on CG iterations per Newton step", 1),
+    "cg_tol": Option(float, 0.5, "truncation of each step's CG by Galli & Lin's quadratic-model "
+                     "rule, i (Q_{i-1} - Q_i) <= min(cg_tol, ||g||_{M^-1}^(1/2)) |Q_i| (0 = off)",
+                     0.0, 0.99),
+    "forcing": Option(float, 0.0, "inexact Newton: a CG step also stops at ||r|| <= forcing "
+                      "||grad f|| (0 = off)", 0.0, 0.99),
+    "precondition": Option(bool, True, "damped Jacobi preconditioning of CG"),
+    "jacobi_weight": Option(float, 0.01, "weight w of the Jacobi diagonal in the CG "
+                            "preconditioner 1 / (1 + w diag(C X'DX)) (1 = plain Jacobi; "
+                            "LIBLINEAR's 0.01)", 1e-6, 1.0),
+    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads "
+                        "from 50M non-zeros, else 1)", 0, 1024),
+}
+
+register(SolverInfo(
+    name="lr",
+    kind="binary",
+    objective="1/2||w||^2 + C sum_i log(1 + exp(-y_i w.x_i))   (L2-regularized logistic "
+              "regression, as LIBLINEAR -s 0)",
+    default_tol=0.01,
+    tol_meaning="LIBLINEAR -s 0's test ||grad f(w)|| <= eps max(min(n+,n-),1)/n ||grad f(0)||, "
+                "and a duality gap <= 1% of f",
+    paper="Lin, Weng & Keerthi 2008 (truncated Newton for LR); Galli & Lin 2022 (CG truncation)",
+    fit=fit_lr,
+    options=dict(NEWTON_OPTIONS),
+    loss="lr",
+    liblinear_codes={0: {}},
+    memory=_newton_memory("rows"),
+    distributed="rows",
+))
+
+register(SolverInfo(
+    name="softmax",
+    kind="multiclass",
+    objective="1/2 sum_m ||w_m||^2 + C sum_i [log sum_m exp(w_m.x_i) - w_{y_i}.x_i]   "
+              "(multinomial logistic regression; scikit-learn's LogisticRegression objective "
+              "with the bias as a regularized feature)",
+    default_tol=SOFTMAX_TOL,
+    tol_meaning="||grad f(W)|| <= eps ||grad f(0)||, and a duality gap <= 1% of f",
+    paper="truncated Newton as lr's (Lin, Weng & Keerthi 2008; Galli & Lin 2022) over all "
+          "classes at once",
+    fit=fit_softmax,
+    options=dict(NEWTON_OPTIONS),
+    loss="softmax",
+    memory=_newton_memory("classes"),
+    distributed="rows",
+))
