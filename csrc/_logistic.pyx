@@ -75,12 +75,14 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, axpy_row, sq_norm_row
+from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span, axpy_row,
+                 sq_norm_row)
 from cgls cimport Operator, csr_operator, cgls
 from mfn_shared cimport entry_threads, entry_csr
 from rng cimport shuffle
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 cdef enum:
     CONVERGED = 0                  # the gradient test and the gap test hold
@@ -92,6 +94,12 @@ cdef enum:
     MULTINOMIAL = 1
 
 cdef double S_FLOOR = 1e-100       # floor of s_i (p_{i,y_i}) in the CGLS weights (block comment)
+
+
+cdef inline double _seconds() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
 # ------------------------------------------------------------------ the loss, row by row
@@ -1017,3 +1025,260 @@ def hessian_product(*, const int64_t[::1] indptr, const int32_t[::1] indices,
             hv[j] += v[j]
             dg[j] += 1.0
     return hv_arr, dg_arr
+
+
+# ------------------------------------------------------------------ lr-dual
+#
+# Dual coordinate descent for binary L2-regularized logistic regression (Yu, Huang & Lin,
+# "Dual coordinate descent methods for logistic regression and maximum entropy models",
+# Machine Learning 85, 2011: Sec. 3, Algorithms 3-4; LIBLINEAR -s 7's problem).  In their
+# minimization form the dual of f is
+#
+#     min_alpha  1/2 alpha'Q alpha + sum_i [alpha_i log alpha_i + (U_i - alpha_i) log(U_i - alpha_i)]
+#     s.t. 0 <= alpha_i <= U_i,     Q_ij = t_i t_j x_i.x_j,     w(alpha) = sum_i alpha_i t_i x_i
+#
+# (its negative plus sum_i U_i log U_i is D of the first block comment).  The entropy's slope is
+# infinite at both ends of the box, so the optimum and every iterate lie inside it.  With
+# A_i = alpha_i and B_i = U_i - alpha_i, coordinate i's sub-problem in its step z is
+#
+#     g(z) = (A_i + z) log(A_i + z) + (B_i - z) log(B_i - z) + Q_ii z^2 / 2 + G_i z,  G_i = t_i w.x_i
+#     g'(z) = Q_ii z + G_i + log((A_i + z) / (B_i - z)),    -A_i < z < B_i.
+#
+# Both A_i and B_i are stored and each is updated by its own formula (Sec. 3.2 of the paper:
+# taking U_i - alpha_i when alpha_i is near U_i loses the digits the log needs).  At the
+# midpoint z_m = (B_i - A_i)/2 the log vanishes, so g'(z_m) = Q_ii z_m + G_i says on which
+# half the root lies: if g'(z_m) >= 0 the new alpha_i is <= U_i/2 and the sub-problem is
+# solved for v = alpha_i + z, else for v = U_i - alpha_i - z; in either case Newton on
+#
+#     h(v) = Q_ii (v - v_old) + s G_i + log(v / (U_i - v)),   v in (0, U_i/2],   s = +-1,
+#
+# an increasing function, concave on (0, U_i/2], so from a point left of its root Newton's
+# iterates rise monotonically to it; a Newton point <= 0 is replaced by XI v (XI = 0.1, the
+# paper's Algorithm 4 safeguard).  It starts at min(v_old, U_i/2) and stops at |h(v)| <=
+# delta (at most INNER_MAX steps).  delta = min(1e-2, max(0.1 eps, 0.1 Gmax_prev)) with
+# Gmax_prev the previous loop's measure: loose while the loop's violation is large, a tenth
+# of the tolerance at the end, so that the inner solves never decide when the loop stops.
+#
+# Loops visit the examples in a fresh random permutation (seeded SplitMix64, csrc/rng.pxd).
+# Stop (LIBLINEAR -s 7's "dual maximal violation", default -e 0.1): the largest |g'_i(0)|,
+# each measured when the loop visits i, is <= eps over a whole loop.  A coordinate whose
+# |g'_i(0)| <= delta is left as it is (no update of w).  Examples with U_i = 0 have no dual
+# variable and are skipped.
+
+cdef enum:
+    INNER_MAX = 100                # Newton steps per coordinate
+
+cdef double XI = 0.1               # the inner Newton safeguard (Algorithm 4's xi)
+cdef int DUAL_TRACE = 4            # loop, max violation, seconds, inner Newton steps
+
+
+ctypedef struct DualVar:
+    # everything a visit of example i reads, in one cache line (the loop visits the examples
+    # in random order, so each array read apart would be a cache miss of its own)
+    double A                       # alpha_i
+    double B                       # U_i - alpha_i
+    double L                       # log(A / B)
+    double U                       # C c_i
+    double QD                      # ||x_i||^2
+    double t                       # label +-1
+    int64_t lo                     # the row's non-zeros: [lo, hi) of X's indices and data
+    int64_t hi
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LINSVM_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define LINSVM_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void LINSVM_PREFETCH(const void* p) noexcept nogil
+
+
+cdef inline double _span_dot(const CSR* X, const DualVar* v, const double* w) noexcept nogil:
+    """x_i . w for the row of v (the bias feature included)."""
+    cdef double s = dot_span(X.indices, X.data, v.lo, v.hi, w, 0)
+    if X.bias > 0:
+        s += X.bias * w[X.n_features]
+    return s
+
+
+cdef inline void _span_axpy(const CSR* X, const DualVar* v, double a, double* w) noexcept nogil:
+    """w += a x_i for the row of v (the bias feature included)."""
+    cdef const int32_t* ind = X.indices
+    cdef const double* val = X.data
+    cdef int64_t p
+    for p in range(v.lo, v.hi):
+        w[ind[p]] += a * val[p]
+    if X.bias > 0:
+        w[X.n_features] += a * X.bias
+
+
+cdef int lrdual_core(const CSR* X, DualVar* V, double* w, int64_t* index, int64_t n, double eps,
+                     uint64_t* rng, int max_iter, int* n_iter, int64_t* n_newton,
+                     double* gmax_out, double* trace, void* callback, Stop* stop) noexcept nogil:
+    """Dual coordinate descent (block comment) over the examples index[0:n] of V from their
+    (A, B), with w = w(alpha) on entry; returns CONVERGED or MAX_ITER.  trace gets one row per
+    loop.  Each loop polls stop; once stopped the solve returns and the caller raises."""
+    cdef int it = 0, status = MAX_ITER, j
+    cdef int64_t s, newton = 0
+    cdef double Gmax, G, gp, a, u, vold, v, vn, sgn, h, z, delta, prev = INFINITY
+    cdef double t0 = _seconds()
+    cdef DualVar* d
+    while it < max_iter:
+        delta = fmin(1e-2, fmax(0.1 * eps, 0.1 * prev))
+        shuffle(rng, index, n)
+        Gmax = 0.0
+        for s in range(n):
+            # the visits go in random order: ask for the next examples' data ahead of use
+            if s + 2 < n:
+                LINSVM_PREFETCH(&V[index[s + 2]])
+            if s + 1 < n:
+                d = &V[index[s + 1]]
+                LINSVM_PREFETCH(&X.indices[d.lo])
+                LINSVM_PREFETCH(&X.data[d.lo])
+            d = &V[index[s]]
+            G = d.t * _span_dot(X, d, w)
+            gp = G + d.L                              # g'_i(0)
+            if fabs(gp) > Gmax:
+                Gmax = fabs(gp)
+            if fabs(gp) <= delta:
+                continue
+            a = d.QD
+            u = d.U
+            if a * 0.5 * (d.B - d.A) + G >= 0.0:     # the new alpha_i is <= U_i / 2
+                vold = d.A
+                sgn = 1.0
+            else:                                     # the new U_i - alpha_i is < U_i / 2
+                vold = d.B
+                sgn = -1.0
+            v = fmin(vold, 0.5 * u)
+            for j in range(INNER_MAX):
+                h = a * (v - vold) + sgn * G + log(v / (u - v))
+                if fabs(h) <= delta:
+                    break
+                vn = v - h / (a + u / (v * (u - v)))
+                v = vn if vn > 0.0 else XI * v
+                newton += 1
+            if sgn > 0.0:
+                z = v - d.A
+                d.A = v
+                d.B = u - v
+            else:
+                z = d.B - v
+                d.B = v
+                d.A = u - v
+            d.L = log(d.A / d.B)
+            if z != 0.0:
+                _span_axpy(X, d, z * d.t, w)
+        it += 1
+        prev = Gmax
+        trace[(it - 1) * DUAL_TRACE + 0] = it
+        trace[(it - 1) * DUAL_TRACE + 1] = Gmax
+        trace[(it - 1) * DUAL_TRACE + 2] = _seconds() - t0
+        trace[(it - 1) * DUAL_TRACE + 3] = <double>newton
+        if callback != NULL:
+            with gil:
+                try:
+                    (<object>callback)(it, Gmax, newton)
+                except BaseException as e:
+                    stop_keep(stop, e)
+        if stop_poll(stop, n * stop.per_row):
+            break
+        if Gmax <= eps:
+            status = CONVERGED
+            break
+    n_iter[0] = it
+    n_newton[0] = newton
+    gmax_out[0] = prev if it > 0 else 0.0
+    return status
+
+
+def lrdual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
+                 const double[::1] data, int64_t n_features, double bias,
+                 const int64_t[::1] rows, const double[::1] t, const double[::1] c, double C,
+                 double[::1] alpha, double[::1] alpha_c, double eps, uint64_t seed,
+                 int max_iter, object callback):
+    """Solve the binary L2-LR dual by coordinate descent (block comment above) from alpha
+    (A) and alpha_c (B = C c - alpha), both updated in place: every pair with C c_k > 0 must
+    have A, B > 0 and A + B = C c_k to rounding (the caller builds them; zero-cost examples
+    are set to 0 here).  max_iter 0: no loop, only the certificate.
+
+    Returns a dict: w = w(alpha), status (0: the loop's max |g'_i| <= eps, 1: the loop cap),
+    n_iter (loops), newton_iter (inner steps), violation (the last loop's max |g'_i(0)|),
+    primal (f(w)), dual (D(alpha) of the first block comment, the maximization form),
+    dual_w (D at the dual point built from w), trace (loop, violation, seconds, inner steps)."""
+    cdef int64_t m = rows.shape[0], nw = n_features + (1 if bias > 0 else 0), i, n = 0
+    cdef int status = CONVERGED, n_iter = 0
+    cdef int64_t n_newton = 0
+    cdef double gmax = 0.0, P = 0.0, Dsep = 0.0, Dw = 0.0, mm, e, Ui, ww
+    cdef uint64_t rng = seed
+    if t.shape[0] != m or c.shape[0] != m or alpha.shape[0] != m or alpha_c.shape[0] != m:
+        raise ValueError("inconsistent lengths")
+    if not (C > 0 and isfinite(C)) or max_iter < 0 or not eps > 0:
+        raise ValueError("invalid solver settings")
+    check_rows(rows, indptr.shape[0] - 1)
+    for i in range(m):
+        if c[i] > 0 and not (alpha[i] > 0 and alpha_c[i] > 0 and isfinite(alpha[i] + alpha_c[i])):
+            raise ValueError("alpha and C c - alpha must be > 0 for every example with a cost")
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
+    U_arr = np.empty(max(m, 1))
+    idx_arr = np.empty(max(m, 1), dtype=np.int64)
+    var_arr = np.empty(max(m, 1) * sizeof(DualVar), dtype=np.uint8)
+    w_arr = np.zeros(nw)
+    u_arr = np.zeros(max(m, 1))
+    g_arr = np.zeros(nw)
+    trace_arr = np.zeros((max(max_iter, 1), DUAL_TRACE))
+    cdef double[::1] Uv = U_arr, w = w_arr, uu = u_arr, g = g_arr
+    cdef int64_t[::1] idx = idx_arr
+    cdef double[:, ::1] tr = trace_arr
+    cdef DualVar* V = <DualVar*>cnp.PyArray_DATA(var_arr)
+    cdef void* cb = <void*>callback if callback is not None else NULL
+    cdef Stop S
+    stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    with nogil:
+        for i in range(m):
+            Uv[i] = C * c[i]
+            V[i].U = Uv[i]
+            V[i].t = t[i]
+            V[i].A = alpha[i]
+            V[i].B = alpha_c[i]
+            V[i].lo = indptr[rows[i]]
+            V[i].hi = indptr[rows[i] + 1]
+            if c[i] <= 0.0:
+                alpha[i] = 0.0
+                alpha_c[i] = 0.0
+                continue
+            V[i].L = log(alpha[i] / alpha_c[i])
+            V[i].QD = sq_norm_row(&X, rows[i])
+            idx[n] = i
+            n += 1
+            axpy_row(&X, rows[i], alpha[i] * t[i], &w[0])
+        if n > 0 and max_iter > 0:
+            status = lrdual_core(&X, V, &w[0], &idx[0], n, eps, &rng, max_iter, &n_iter,
+                                 &n_newton, &gmax, &tr[0, 0], cb, &S)
+            for i in range(m):
+                if c[i] > 0.0:
+                    alpha[i] = V[i].A
+                    alpha_c[i] = V[i].B
+        # the certificate: f(w), D(alpha), and D at alpha(w) = U sigma(-m) (one more pass)
+        for i in range(m if not S.stopped else 0):
+            Ui = Uv[i]
+            if Ui <= 0.0:
+                uu[i] = 0.0
+                continue
+            mm = t[i] * dot_row(&X, rows[i], &w[0])
+            e = exp(-fabs(mm))
+            P += Ui * _logloss(mm, e)
+            Dsep -= alpha[i] * log(alpha[i]) + alpha_c[i] * log(alpha_c[i]) - Ui * log(Ui)
+            Dw += Ui * (_logloss(mm, e) + mm * _sig_minus(mm, e))
+            uu[i] = Ui * _sig_minus(mm, e) * t[i]
+        if not S.stopped and m > 0:
+            rmatvec(&X, &rows[0], m, &uu[0], &g[0])     # w_alpha(w)
+    stop_raise(&S)
+    ww = float(np.dot(w_arr, w_arr))
+    return dict(w=w_arr, status=status, n_iter=n_iter, newton_iter=int(n_newton),
+                violation=float(gmax), primal=float(0.5 * ww + P), dual=float(-0.5 * ww + Dsep),
+                dual_w=float(-0.5 * float(np.dot(g_arr, g_arr)) + Dw),
+                trace=trace_arr[:n_iter].copy())

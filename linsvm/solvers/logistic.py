@@ -54,7 +54,8 @@ import numpy as np
 
 from .. import _logistic
 from ..problem import resolve_threads
-from . import GAP_GUARD, FitResult, Option, SolverInfo, register, relative_gap
+from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, FitResult, Option, SolverInfo, gap_guard_shrink,
+               register, relative_gap, work_memory)
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "no further descent at machine precision"}
 
@@ -148,6 +149,128 @@ def fit_softmax(problem, params, start, state, log):
     return _finish("softmax", st, params.tol, opts, beta.reshape(nw, k))
 
 
+def _dual_start(problem, params, start, state):
+    """(alpha, C c - alpha, warm-start note, warning): alpha-seeding from `state` (the alphas
+    of a previous lr-dual solve on these examples, each pair scaled by C c_i / U_i_previous,
+    which keeps both inside the new box without cancellation), or the dual point built from
+    the weights `start` (alpha_i = C c_i sigma(-t_i w.x_i): the optimum's own dual point when
+    w is optimal), or LIBLINEAR's cold start alpha_i = min(1e-3 C c_i, 1e-8)."""
+    t, U = problem.t, params.C * problem.cost
+    n = problem.n_rows
+    if state is not None:
+        ok = (isinstance(state, dict) and state.get("kind") == "lr-dual"
+              and all(np.shape(state.get(key)) == (n,) for key in ("alpha", "alpha_c", "t", "U"))
+              and np.array_equal(state["t"], t))
+        if ok:
+            a0, b0, U0 = (np.asarray(state[key], dtype=np.float64) for key in ("alpha", "alpha_c", "U"))
+            pos = U > 0
+            ok = bool(np.all(np.isfinite(a0) & np.isfinite(b0)) and np.all(U0[pos] > 0)
+                      and np.all(a0[pos] > 0) and np.all(b0[pos] > 0))
+        if ok:
+            scale = np.divide(U, U0, out=np.zeros(n), where=U0 > 0)
+            return a0 * scale, b0 * scale, "alpha", None
+        cold = _cold_alpha(U)
+        return cold + ("state rejected",
+                       "lr-dual: the previous solver state does not belong to this problem; "
+                       "starting from the cold start"),
+    if start is not None:
+        X = problem.X
+        from .._kernels import csr_matvec
+        margins = t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
+                                 problem.rows, np.asarray(start, dtype=np.float64))
+        e = np.exp(-np.abs(margins))
+        below = np.where(margins >= 0, e / (1 + e), 1 / (1 + e))      # sigma(-m)
+        above = np.where(margins >= 0, 1 / (1 + e), e / (1 + e))      # sigma(m)
+        alpha, alpha_c = U * below, U * above
+        # a margin beyond ~745 underflows sigma: keep every pair inside the box
+        tiny = np.minimum(1e-300, 1e-3 * U)
+        alpha, alpha_c = np.maximum(alpha, tiny), np.maximum(alpha_c, tiny)
+        return alpha, alpha_c, "weights", None
+    return _cold_alpha(U) + ("none", None)
+
+
+def _cold_alpha(U):
+    alpha = np.minimum(1e-3 * U, 1e-8)
+    return alpha, U - alpha
+
+
+def fit_lrdual(problem, params, start, state, log):
+    """Train binary L2-regularized logistic regression by dual coordinate descent with an inner
+    Newton step per coordinate (Yu, Huang & Lin 2011; csrc/_logistic.pyx, lrdual_solve).
+
+    -e is LIBLINEAR -s 7's: stop when the largest |d D / d alpha_i| met in a loop over every
+    example is <= eps (default 0.1); the stop counts once the duality gap also certifies 1%
+    (GAP_GUARD; else the loops go on at eps * gap_guard_shrink(gap)).  At the loop cap the
+    solve finishes with lr from its w (as LIBLINEAR -s 7 switches to -s 0), unless
+    primal_fallback is off.  Stats: objective (f(w)), dual_objective (the larger of D(alpha)
+    and D at the dual point built from w), gap, kkt_violation (the last loop's largest
+    |d D / d alpha_i|), n_iter (loops), newton_iter, status, warm_start, trace.  State: the
+    alphas, for alpha-seeding along C."""
+    X, t, opts = problem.X, problem.t, params.options
+    alpha, alpha_c, warm, warning = _dual_start(problem, params, start, state)
+    callback = None
+    if log is not None:
+        def callback(it, gmax, newton):
+            log(f"lr-dual loop {it:4d}  max violation {gmax:.4g}  inner Newton steps {newton}")
+    eps, loops, trace, newton = params.tol, 0, [], 0
+    max_iter = opts["max_iter"]
+    while True:
+        st = _logistic.lrdual_solve(
+            indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+            bias=problem.bias, rows=problem.rows, t=t, c=problem.cost, C=params.C, alpha=alpha,
+            alpha_c=alpha_c, eps=eps, seed=(params.seed + loops) & 0xFFFFFFFFFFFFFFFF,
+            max_iter=max_iter - loops, callback=callback)
+        loops += int(st["n_iter"])
+        newton += int(st["newton_iter"])
+        trace.extend(st["trace"].tolist())
+        dual = max(st["dual"], st["dual_w"])
+        gap = relative_gap(st["primal"], dual)
+        if st["status"] != 0 or gap <= GAP_GUARD or eps <= GAP_GUARD_MIN_EPS or loops >= max_iter:
+            break
+        if log is not None:
+            log(f"lr-dual: violation <= {eps:g} but the duality gap is {gap:.3g} of the objective "
+                f"(> {GAP_GUARD:g}): continuing at eps {eps * gap_guard_shrink(gap):g}")
+        eps *= gap_guard_shrink(gap)
+    w, finished, lr_stats = st["w"], "lr-dual", None
+    objective_value = st["primal"]
+    if st["status"] == 1 and gap > GAP_GUARD and opts["primal_fallback"]:
+        if log is not None:
+            log(f"lr-dual: no certified solution after {loops} loops: finishing with lr from its w "
+                "(as LIBLINEAR -s 7 switches to -s 0)")
+        from . import make_params
+        res = fit_lr(problem, make_params("lr", C=params.C, seed=params.seed), w, None, log)
+        w, finished, lr_stats = res.weights, "lr", res.stats
+        objective_value, dual = res.stats["objective"], max(dual, res.stats["dual_objective"])
+        gap = relative_gap(objective_value, dual)
+        converged = res.converged
+    else:
+        converged = st["status"] == 0 and gap <= GAP_GUARD or gap <= GAP_GUARD
+    stats = {
+        "objective": objective_value,
+        "dual_objective": dual,
+        "gap": gap,
+        "kkt_violation": st["violation"],
+        "n_iter": loops,
+        "newton_iter": newton,
+        "status": _STATUS[st["status"]] if finished == "lr-dual" else "finished by lr",
+        "final_eps": eps,
+        "warm_start": warm,
+        "finished_by": finished,
+        "trace": [dict(loop=int(r[0]), violation=r[1], seconds=r[2], newton=int(r[3]))
+                  for r in trace],
+    }
+    if lr_stats is not None:
+        stats["lr_iter"] = int(lr_stats["n_iter"])
+        stats["cg_iter"] = int(lr_stats["cg_iter"])
+    if not converged:
+        warning = (f"lr-dual stopped at the loop cap (max_iter={max_iter}) with max violation "
+                   f"{st['violation']:.3g} (eps {eps:g}) and a relative duality gap of {gap:.3g} "
+                   f"> {GAP_GUARD:g}; raise --max-iter or loosen -e")
+    return FitResult(w, stats, warning=warning, converged=converged,
+                     state={"kind": "lr-dual", "alpha": alpha, "alpha_c": alpha_c, "t": t.copy(),
+                            "U": params.C * problem.cost, "C": params.C})
+
+
 def _newton_memory(per_term_arrays):
     """Bytes of one Newton solve: 11 weight-length vectors (beta, its copy, the 8 CGLS and
     line-search vectors, per-thread accumulators beyond the first), per term 8 arrays and
@@ -208,4 +331,29 @@ register(SolverInfo(
     loss="softmax",
     memory=_newton_memory("classes"),
     distributed="rows",
+))
+
+register(SolverInfo(
+    name="lr-dual",
+    kind="binary",
+    objective="1/2||w||^2 + C sum_i log(1 + exp(-y_i w.x_i)), by its dual   (as LIBLINEAR -s 7)",
+    default_tol=0.1,
+    tol_meaning="LIBLINEAR -s 7's dual maximal violation: max_i |dD/dalpha_i| over a loop of all "
+                "examples <= eps (Yu, Huang & Lin 2011), and a duality gap <= 1% of f (else a "
+                "smaller eps)",
+    paper="Yu, Huang & Lin 2011 (Machine Learning 85), Sec. 3, Algorithms 3-4",
+    fit=fit_lrdual,
+    options={
+        "max_iter": Option(int, 1000, "cap on loops over the examples", 1),
+        "primal_fallback": Option(bool, True, "a solve that reaches the loop cap without a "
+                                  "certified 1% finishes with lr from its w (as LIBLINEAR -s 7 "
+                                  "switches to -s 0); off: stop there and warn"),
+    },
+    loss="lr",
+    liblinear_codes={7: {}},
+    # w, its copy and the returned weights, the certificate's gradient; per row alpha, its
+    # complement, U, QD, the permutation, the certificate's scratch and the state's copies
+    memory=work_memory(4, 88),
+    distributed=None,
+    serial_only="use -s lr (LIBLINEAR -s 0: the same objective, exact over row blocks)",
 ))
