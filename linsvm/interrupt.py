@@ -23,9 +23,9 @@ from __future__ import annotations
 
 def stop_running_solves():
     """Make every compiled solve running now, in any thread, stop and raise KeyboardInterrupt."""
-    from . import _alm, _dcd, _mfn, _perf, _sdm
+    from . import _alm, _dcd, _logistic, _mfn, _perf, _sdm
 
-    for module in (_alm, _dcd, _mfn, _perf, _sdm):
+    for module in (_alm, _dcd, _logistic, _mfn, _perf, _sdm):
         module.request_stop()
 
 
