@@ -403,25 +403,6 @@ def test_softmax_warm_start_and_class_weights():
     assert abs(cold.stats["objective"] - res.fun) <= 1e-10 * res.fun
 
 
-def test_softmax_on_sector_against_sklearn_objective():
-    """SECTOR's first 400 rows (105 classes): the objective at -e 1e-6 is at or below
-    scikit-learn's lbfgs at a tight tolerance (within 1e-6 relative)."""
-    from sklearn.linear_model import LogisticRegression
-    from linsvm.data import load_svmlight
-    X, y = load_svmlight(shared_file("multiclass/sector.scale.bz2"))
-    X, y = X[:400], y[:400]
-    model = linsvm.train(X, y, solver="softmax", C=1.0, tol=1e-6)
-    Xa = augmented(X)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        sk = LogisticRegression(C=1.0, fit_intercept=False, tol=1e-8, max_iter=2000).fit(Xa, y)
-    order = [list(sk.classes_).index(c) for c in model.classes_]
-    codes = np.array([list(model.classes_).index(v) for v in y])
-    f_sk, _ = softmax_objective(sk.coef_.T[:, order], Xa, codes, np.ones(len(y)))
-    f, _ = softmax_objective(model.weights, Xa, codes, np.ones(len(y)))
-    assert f <= f_sk * (1 + 1e-6) and abs(f - f_sk) <= 1e-6 * f_sk
-
-
 # ------------------------------------------------------------------ ends: caps, separable data
 
 def test_iteration_cap_warns_one_line_with_the_gap():
