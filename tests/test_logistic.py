@@ -317,6 +317,21 @@ def test_lr_dual_alpha_seeding_and_start_from_weights(text_binary):
         assert m.stats["gap"] <= 1e-6
 
 
+def test_lr_dual_seeds_along_new_costs(text_binary):
+    """A state whose examples had other costs (some zero before, some zero now) still seeds
+    a feasible start, and the answer is the cold one."""
+    X, y, _, _ = text_binary
+    sw0 = np.ones(len(y))
+    sw0[:50] = 0.0
+    sw1 = np.ones(len(y))
+    sw1[50:80] = 0.0
+    prev = linsvm.train(X, y, solver="lr-dual", C=1.0, sample_weight=sw0)
+    seeded = linsvm.train(X, y, solver="lr-dual", C=2.0, sample_weight=sw1, init=prev, tol=1e-6)
+    cold = linsvm.train(X, y, solver="lr", C=2.0, sample_weight=sw1, tol=1e-10)
+    assert seeded.column_stats[0]["warm_start"] == "alpha"
+    assert abs(seeded.stats["objective"] - cold.stats["objective"]) <= 1e-8 * cold.stats["objective"]
+
+
 def test_lr_dual_rejects_a_foreign_state(text_binary):
     X, y, _, _ = text_binary
     other = linsvm.train(X[:300], y[:300], solver="lr-dual", C=1.0)
@@ -350,6 +365,19 @@ def test_lr_dual_zero_cost_examples_and_no_bias():
     f, _ = lr_objective(model.weights[:, 0], augmented(X, -1), targets(model, y), sw)
     assert model.weights.shape == (8, 1) and abs(f - f_ref) <= 1e-9 * f_ref
     assert np.all(model.solver_state_[0]["alpha"][::4] == 0.0)
+
+
+@pytest.mark.parametrize("solver", ["lr", "softmax"])
+def test_threads_give_the_serial_answer(solver, text_binary):
+    X, y, _, _ = text_binary
+    if solver == "softmax":
+        y = np.where(np.arange(len(y)) % 4 == 0, 2.0, y)
+    X = sp.vstack([X] * 3).tocsr()                  # enough rows for the parallel kernels
+    y = np.concatenate([y] * 3)
+    one = linsvm.train(X, y, solver=solver, C=2.0, tol=1e-9, n_threads=1)
+    two = linsvm.train(X, y, solver=solver, C=2.0, tol=1e-9, n_threads=2)
+    assert abs(one.stats["objective"] - two.stats["objective"]) <= 1e-12 * one.stats["objective"]
+    assert np.abs(one.weights - two.weights).max() <= 1e-6
 
 
 # ------------------------------------------------------------------ softmax

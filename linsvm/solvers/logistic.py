@@ -135,7 +135,7 @@ def fit_lr(problem, params, start, state, log):
     st = _logistic.lr_solve(
         indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
         bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C, beta=beta,
-        gstop=params.tol * gradient_factor(problem.t, problem.comm) if params.tol < 1 else 0.999,
+        gstop=min(params.tol * gradient_factor(problem.t, problem.comm), 0.999),
         gap_stop=GAP_GUARD, callback=_progress("lr", log), comm=problem.comm,
         **_newton_settings(opts, X.nnz))
     return _finish("lr", st, params.tol, opts, beta)
@@ -170,12 +170,15 @@ def _dual_start(problem, params, start, state):
               and np.array_equal(state["t"], t))
         if ok:
             a0, b0, U0 = (np.asarray(state[key], dtype=np.float64) for key in ("alpha", "alpha_c", "U"))
-            pos = U > 0
-            ok = bool(np.all(np.isfinite(a0) & np.isfinite(b0)) and np.all(U0[pos] > 0)
-                      and np.all(a0[pos] > 0) and np.all(b0[pos] > 0))
+            had = U0 > 0
+            ok = bool(np.all(np.isfinite(a0) & np.isfinite(b0) & np.isfinite(U0))
+                      and np.all(a0[had] > 0) and np.all(b0[had] > 0))
         if ok:
             scale = np.divide(U, U0, out=np.zeros(n), where=U0 > 0)
-            return a0 * scale, b0 * scale, "alpha", None
+            alpha, alpha_c = a0 * scale, b0 * scale
+            new = (U > 0) & (U0 <= 0)           # examples that had no cost before
+            alpha[new], alpha_c[new] = _cold_alpha(U[new])
+            return alpha, alpha_c, "alpha", None
         return _cold_alpha(U) + ("state rejected",
                                  "lr-dual: the previous solver state does not belong to this "
                                  "problem; starting from the cold start")
