@@ -62,7 +62,6 @@ import time              # noqa: E402
 import warnings          # noqa: E402
 
 import numpy as np       # noqa: E402
-import scipy.sparse as sp  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))     # harness.py, beside this script
 import harness as H      # noqa: E402  (puts this checkout's in-place build first on sys.path)
@@ -462,17 +461,25 @@ def main(argv=None):
                 if "logloss" in args.parts and ds.Xt is not None and ds.name in LOGLOSS_SETS:
                     losses.append(dict(logloss_case(ds, C, cache), dataset=ds.name, C=C, cv=cv))
             data_file.unlink()
+            save(out_dir, header, cases, losses, None, notes, args, argv, t_start)
     soft = bench_softmax(root, args.repeats) if "softmax" in args.parts else None
-    text = report(cases, losses, soft, header, notes, args, argv, t_start)
-    print(text)
-    if out_dir is not None:
-        for case in cases:
-            case["runs"] = {f"{k[0]} {k[1]}": {kk: vv for kk, vv in v.items() if kk != "solution"}
-                            for k, v in case["runs"].items()}
-        (out_dir / "bench_logistic.json").write_text(json.dumps(
-            {"header": header, "cases": cases, "log_loss": losses, "softmax": soft}, indent=1,
-            default=float) + "\n")
+    print(save(out_dir, header, cases, losses, soft, notes, args, argv, t_start))
     return 0
+
+
+def save(out_dir, header, cases, losses, soft, notes, args, argv, t_start):
+    """The report so far as Markdown (returned), and with --out also DIR/bench_logistic.md and
+    DIR/bench_logistic.json (written after every data set, so that a stopped run keeps what
+    it measured)."""
+    text = report(cases, losses, soft, header, notes, args, argv, t_start)
+    if out_dir is not None:
+        plain = [dict(case, runs={f"{k[0]} {k[1]}": {kk: vv for kk, vv in v.items() if kk != "solution"}
+                                  for k, v in case["runs"].items()}) for case in cases]
+        (out_dir / "bench_logistic.json").write_text(json.dumps(
+            {"header": header, "cases": plain, "log_loss": losses, "softmax": soft}, indent=1,
+            default=float) + "\n")
+        (out_dir / "bench_logistic.md").write_text(text + "\n")
+    return text
 
 
 def report(cases, losses, soft, header, notes, args, argv, t_start):
