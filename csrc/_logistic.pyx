@@ -76,7 +76,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span, axpy_row,
-                 sq_norm_row)
+                 sq_norm_row, blocks_for)
 from cgls cimport Operator, csr_operator, cgls
 from mfn_shared cimport entry_threads, entry_csr
 from rng cimport shuffle
@@ -187,33 +187,57 @@ cdef void mm_matvec(const CSR* X, const int64_t* rows, int64_t m, const double* 
             _row_scores(X, rows[i], W, k, out + i * k)
 
 
+cdef inline void _mm_rows(const CSR* X, const int64_t* rows, int64_t lo, int64_t hi,
+                          const double* S, int64_t k, double* acc, int squared) noexcept nogil:
+    """acc = sum_{lo <= i < hi} x_{rows[i]} S[i, :]' (squared: x^2), overwritten, in row order."""
+    cdef int64_t i
+    memset(acc, 0, X.n_weights * k * sizeof(double))
+    for i in range(lo, hi):
+        if squared:
+            _row_scatter_sq(X, rows[i], S + i * k, k, acc)
+        else:
+            _row_scatter(X, rows[i], S + i * k, k, acc)
+
+
+cdef inline int mm_blocks(const CSR* X, int64_t m, int64_t k) noexcept nogil:
+    """Row blocks of a multinomial scatter over m of X's rows: csr.pxd's rule (blocks_for)
+    for n_weights k accumulators, from the data's shape alone (never the thread count)."""
+    if m <= 0 or X.n_rows <= 0:
+        return 1
+    return blocks_for((<double>(X.indptr[X.n_rows] - X.indptr[0]) / X.n_rows) * m,
+                      X.n_weights * k, 12.0, m)
+
+
 cdef void mm_rmatvec(const CSR* X, const int64_t* rows, int64_t m, const double* S, int64_t k,
                      double* out, double* scratch, int squared=0) noexcept nogil:
-    """out = sum_i x_{rows[i]} S[i, :]' (n_weights x k, overwritten; squared: x^2).  With
-    X.n_threads > 1 and scratch (n_threads n_weights k doubles), per-thread accumulators
-    reduced in a fixed order (the same result for a given thread count)."""
-    cdef int64_t i, j, nwk = X.n_weights * k
-    cdef int T = X.n_threads, th
-    cdef double* acc
-    memset(out, 0, nwk * sizeof(double))
-    if T > 1 and scratch != NULL and m > 256:
-        memset(scratch, 0, T * nwk * sizeof(double))
-        with parallel(num_threads=T):
-            acc = scratch + threadid() * nwk
-            for i in prange(m, schedule="static"):
-                if squared:
-                    _row_scatter_sq(X, rows[i], S + i * k, k, acc)
-                else:
-                    _row_scatter(X, rows[i], S + i * k, k, acc)
-        for j in prange(nwk, schedule="static", num_threads=T):
-            for th in range(T):
-                out[j] += scratch[th * nwk + j]
+    """out = sum_i x_{rows[i]} S[i, :]' (n_weights x k, overwritten; squared: x^2), as csr.pxd's
+    scatter: K = mm_blocks row blocks (scratch: (K - 1) n_weights k doubles, sized for all of
+    X's rows by mm_scratch_doubles; NULL: one block), each accumulated in row order, the
+    threads sharing out whole blocks, summed in block order -- the same bits for every
+    thread count."""
+    cdef int64_t j, nwk = X.n_weights * k
+    cdef int K = mm_blocks(X, m, k) if scratch != NULL else 1
+    cdef int T = X.n_threads if X.n_threads < K else K
+    cdef int64_t b
+    if K <= 1:
+        _mm_rows(X, rows, 0, m, S, k, out, squared)
         return
-    for i in range(m):
-        if squared:
-            _row_scatter_sq(X, rows[i], S + i * k, k, out)
-        else:
-            _row_scatter(X, rows[i], S + i * k, k, out)
+    if T > 1:
+        for b in prange(K, schedule="static", num_threads=T):
+            _mm_rows(X, rows, b * m // K, (b + 1) * m // K, S, k,
+                     out if b == 0 else scratch + (b - 1) * nwk, squared)
+    else:
+        for b in range(K):
+            _mm_rows(X, rows, b * m // K, (b + 1) * m // K, S, k,
+                     out if b == 0 else scratch + (b - 1) * nwk, squared)
+    for b in range(1, K):
+        for j in range(nwk):
+            out[j] += scratch[(b - 1) * nwk + j]
+
+
+cdef int64_t mm_scratch_doubles(const CSR* X, int64_t k) noexcept nogil:
+    """Doubles of scratch mm_rmatvec needs on any of X's rows: (K - 1) n_weights k."""
+    return (mm_blocks(X, X.n_rows, k) - 1) * X.n_weights * k
 
 
 # ------------------------------------------------------------------ the multinomial operator
@@ -226,7 +250,7 @@ ctypedef struct SoftOp:
     const double* P                # m x k probabilities at the Newton point
     int64_t k
     double* S                      # m x k scratch (M_i' u per row)
-    double* scratch                # per-thread accumulators of mm_rmatvec, or NULL
+    double* scratch                # block accumulators of mm_rmatvec, or NULL
 
 
 cdef inline void _apply_M(const double* p, const double* v, int64_t k, double* out) noexcept nogil:
@@ -652,7 +676,7 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
         cg_it = cgls(&A, M.cc, 1.0, W.beta_bar, M.z, W.q, W.u, W.r, W.p, W.sv,
                      W.minv if P.precondition else NULL, 0.0, P.eta,
                      P.cg_max_iter if it < P.max_iter and not stalled else 0, &optimal, W.stop, 1,
-                     W.h, P.precondition, W.dsum, M.xi, 0, W.diag, P.jw, thr, &rr0, M.comm,
+                     W.h, P.precondition, W.dsum, M.xi, 0, W.diag, P.jw, thr, &rr0, M.comm, -1,
                      P.qtol, P.qadapt)
         if W.stop.stopped:
             break
@@ -811,8 +835,8 @@ cdef object _solve(int kind, const int64_t[::1] indptr, const int32_t[::1] indic
         opS = np.zeros(mk)
         keep.append(opS)
         M.op.S = <double*>cnp.PyArray_DATA(opS)
-        if T > 1:
-            mscratch = np.zeros(T * nb)
+        if mm_scratch_doubles(&X, k) > 0:      # whatever T is (mm_rmatvec)
+            mscratch = np.zeros(mm_scratch_doubles(&X, k))
             M.op.scratch = <double*>cnp.PyArray_DATA(mscratch)
     wv = np.zeros(8 * max(nb, 1) + 3)
     tm = np.zeros(3 * mk)

@@ -312,7 +312,7 @@ def kernels(names, out, repeats):
         out("\n(mat-vec kernel table skipped: no linsvm._kernels_bench module in this build)")
         return
     from linsvm.problem import CSRBuffers
-    from linsvm.synth import make_text_classification
+    from linsvm.io.synth import make_text_classification
 
     out("\n### Mat-vec kernels: csr.pxd vs candidates (median ms; ratio to csr.pxd)\n")
     out("| data | nnz | threads | matvec csr.pxd | matvec csr4 | rmatvec csr.pxd | rmatvec scatter (1 thread) "

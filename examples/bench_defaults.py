@@ -27,7 +27,7 @@ LIBLINEAR runs.
 Data: every binary training file under $LINSVM_DATA/binary (default
 <repo>/../shared/datasets; a file NAME.t / NAME.t.bz2 is the test set of
 NAME / NAME.bz2), the generated text sets synth-text-533k (400k x 200k in
-training) and synth-text-800k (600k x 400k) from linsvm.synth, last quarter
+training) and synth-text-800k (600k x 400k) from linsvm.io.synth, last quarter
 held out, and the multi-class sets under $LINSVM_DATA/multiclass (SECTOR) for
 sdm-cs.  Data discovery, loading, the objectives, the CV choice of C, LIBLINEAR's
 weights and the timing loop come from examples/harness.py.
@@ -224,7 +224,7 @@ def text_file(root, kind, locator, ds, tmp):
     if kind == "binary" and locator in H.SYNTH_SETS:
         path = tmp / f"{locator}.svm"
         if not path.exists():
-            from linsvm.data import dump_svmlight
+            from linsvm.io.svmlight import dump_svmlight
             dump_svmlight(ds.X, ds.y, path)
         return path
     src = root / "binary" / locator if kind == "binary" else locator[1]

@@ -39,7 +39,7 @@ hit all of them).  The machine is shared: read the ratios.
    the dense copy fits in 80 MB) or by a sparse product; and X'X kept sparse
    with a sparse LU (scipy.sparse.linalg.splu).  Australian (dense) and w7a (the
    paper's Web-7, s = 0.04) at C = 2^-5..2^5, plus two synthetic text-like sets
-   with more features (20000 x 2000 and 20000 x 5000, linsvm.synth, seed 1) at
+   with more features (20000 x 2000 and 20000 x 5000, linsvm.io.synth, seed 1) at
    C = 2^-5, 1, 2^5; the ratio is the paper's: the direct method's time averaged
    over C divided by the CG time averaged over C (> 1: CG wins).  The largest
    relative objective difference between the CG and direct solutions is shown.
@@ -324,10 +324,10 @@ def ls_sets():
             yield label, X, y, [2.0 ** k for k in range(-5, 6)]
         else:
             log(f"ls: {name} missing, skipped")
-    from linsvm.synth import make_text_classification
+    from linsvm.io.synth import make_text_classification
     for n in (2000, 5000):
         X, y = make_text_classification(n_samples=20000, n_features=n, avg_length=60, seed=1)
-        yield f"synthetic text 20000 x {n} (linsvm.synth)", X.tocsr(), y, [2.0 ** -5, 1.0, 2.0 ** 5]
+        yield f"synthetic text 20000 x {n} (linsvm.io.synth)", X.tocsr(), y, [2.0 ** -5, 1.0, 2.0 ** 5]
 
 
 def bench_ls(repeats):

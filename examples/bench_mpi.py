@@ -5,7 +5,7 @@
 
 Needs the `mpi` extra (pip install ".[mpi]": mpi4py and MPICH's mpiexec).
 
-Data: a generated text set (linsvm.synth.make_text_classification, seed 0; with the
+Data: a generated text set (linsvm.io.synth.make_text_classification, seed 0; with the
 defaults 200,000 x 100,000, about 20M non-zeros, tf-idf rows of unit length) written
 once as a plain SVM-light file under --cache (default $TMPDIR/linsvm-bench-mpi), so
 that each rank reads only its byte range of it, as `mpiexec -n P linsvm-train` does.
@@ -73,7 +73,7 @@ CHILD = textwrap.dedent("""
     import numpy as np
     path, solver, C, n_ranks, n_threads = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
     import linsvm
-    from linsvm.data import load_svmlight_buffers
+    from linsvm.io.svmlight import load_svmlight_buffers
     t0 = time.perf_counter()
     if n_ranks > 1:
         from mpi4py import MPI
@@ -135,8 +135,8 @@ def generate(path, rows, features, avg_length):
     """Write the generated text set to `path` once (skipped when it exists)."""
     if path.exists():
         return
-    from linsvm.data import dump_svmlight
-    from linsvm.synth import make_text_classification
+    from linsvm.io.svmlight import dump_svmlight
+    from linsvm.io.synth import make_text_classification
 
     harness.log(f"generating {rows} x {features} (avg length {avg_length}) into {path}")
     X, y = make_text_classification(n_samples=rows, n_features=features,

@@ -45,8 +45,8 @@ import harness as H  # noqa: E402  (puts this checkout's in-place build first on
 from harness import log  # noqa: E402
 
 import linsvm  # noqa: E402
-from linsvm.data import load_svmlight  # noqa: E402
-from linsvm.train import class_order  # noqa: E402
+from linsvm.io.svmlight import load_svmlight  # noqa: E402
+from linsvm.problem.labels import class_order  # noqa: E402
 
 
 def ovr_objective(X, y, classes, W, C, loss):

@@ -12,7 +12,7 @@ cost does not hide the parser's speed.
 
 Columns: size on disk in MB, rows, stored entries, the median of N (default 5)
 timed loads by sklearn.datasets.load_svmlight_file(path, zero_based=False) and
-by linsvm.data.load_svmlight(path), the speed ratio, and peak memory during a
+by linsvm.io.svmlight.load_svmlight(path), the speed ratio, and peak memory during a
 linsvm load divided by the bytes of the final CSR arrays
 (data + indices + indptr + labels = 12 nnz + 16 rows + 8).  The loads of a
 file are interleaved (scikit-learn, linsvm, linsvm 2 threads, linsvm serial,
@@ -50,10 +50,11 @@ _CHILD = r"""
 import io, json, sys, tracemalloc
 mode, path, threads = sys.argv[1], sys.argv[2], sys.argv[3]
 import numpy, scipy.sparse
-from linsvm.data import load_svmlight
+import linsvm.io.compressed
+from linsvm.io.svmlight import load_svmlight
 if threads == "1":
-    import linsvm.data
-    linsvm.data._indexed_bzip2 = None
+    import linsvm.io.svmlight
+    linsvm.io.compressed._indexed_bzip2 = None
 load_svmlight(io.BytesIO(b"1 1:1\n"))          # warm up lazy imports
 if mode == "sktrace":
     from sklearn.datasets import load_svmlight_file
@@ -86,17 +87,17 @@ def _child_peak(mode, path, threads="auto"):
 
 
 def _load_threads(path, threads):
-    """linsvm.data.load_svmlight, on the standard library's libbz2 when threads == 1."""
-    import linsvm.data
-    from linsvm.data import load_svmlight
+    """linsvm.io.svmlight.load_svmlight, on the standard library's libbz2 when threads == 1."""
+    import linsvm.io.svmlight
+    from linsvm.io.svmlight import load_svmlight
 
-    saved = linsvm.data._indexed_bzip2
+    saved = linsvm.io.compressed._indexed_bzip2
     if threads == 1:
-        linsvm.data._indexed_bzip2 = None
+        linsvm.io.compressed._indexed_bzip2 = None
     try:
         return load_svmlight(path)
     finally:
-        linsvm.data._indexed_bzip2 = saved
+        linsvm.io.compressed._indexed_bzip2 = saved
 
 
 def _interleaved_medians(fns, repeat):
@@ -111,9 +112,9 @@ _BZ2_ROWS = (("auto", ""), ("2", " (2 threads)"), ("1", " (serial bz2)"))
 
 def bench(path, label, repeat):
     """Rows for one file: linsvm (and, for .bz2, both paths) vs scikit-learn."""
-    import linsvm.data
+    import linsvm.io.svmlight
     from sklearn.datasets import load_svmlight_file
-    from linsvm.data import load_svmlight
+    from linsvm.io.svmlight import load_svmlight
 
     with open(path, "rb") as fh:
         is_bz2 = fh.read(3) == b"BZh"
@@ -127,7 +128,7 @@ def bench(path, label, repeat):
         X2, y2 = _load_threads(path, int(threads))
         assert (X2 != X).nnz == 0 and (y2 == y).all(), f"{threads} thread(s) disagree on {path}"
         fns[threads] = lambda n=int(threads): _load_threads(path, n)
-    auto = (linsvm.data._BZ2_THREADS if linsvm.data._indexed_bzip2 else 1) if is_bz2 else None
+    auto = (linsvm.io.compressed._BZ2_THREADS if linsvm.io.compressed._indexed_bzip2 else 1) if is_bz2 else None
     t = _interleaved_medians(fns, repeat)
     csr = 12 * X.nnz + 16 * X.shape[0] + 8
     sk_peak = _child_peak("sktrace", path) / csr

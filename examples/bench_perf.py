@@ -249,7 +249,7 @@ def table1_row(name, C, repeats, max_pairs, gap_target):
 
 
 def roc(scores, t):
-    from linsvm.metrics import roc_area
+    from linsvm.problem.metrics import roc_area
 
     return roc_area(t > 0, scores)
 

@@ -190,8 +190,8 @@ SYNTH_SETS = {"synth-text-40k": (40000, 50000), "synth-text-160k": (160000, 2000
 
 
 def synth_dataset(name):
-    """A SYNTH_SETS data set from linsvm.synth (seed 1), the last quarter held out."""
-    from linsvm.synth import make_text_classification
+    """A SYNTH_SETS data set from linsvm.io.synth (seed 1), the last quarter held out."""
+    from linsvm.io.synth import make_text_classification
 
     n, d = SYNTH_SETS[name]
     X, y = make_text_classification(n_samples=n, n_features=d, seed=1)
@@ -267,7 +267,7 @@ def multiclass_sets(root):
 def load_multiclass(name, path, test):
     """A MultiDataset; the test matrix is cut or padded to the training width."""
     import linsvm
-    from linsvm.train import class_order
+    from linsvm.problem.labels import class_order
 
     X, y = linsvm.load_svmlight(str(path))
     X = sp.csr_matrix(X)

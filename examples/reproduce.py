@@ -367,7 +367,7 @@ def perf_figures1_2(out, quick):
     the paper, C_paper is held fixed over n (the paper: the value best on the largest set),
     so linsvm's -c = C_paper / n changes with n; the paper reports roughly linear time and
     iterations that do not grow with n.  Nested prefixes of one synthetic set."""
-    from linsvm.synth import make_text_classification
+    from linsvm.io.synth import make_text_classification
     X, y = make_text_classification(n_samples=40000 if quick else 160000,
                                     n_features=50000 if quick else 200000, seed=3)
     sizes = [2500, 10000, 40000] if quick else [2500, 5000, 10000, 20000, 40000, 80000, 160000]

@@ -1,4 +1,4 @@
-"""linsvm: linear SVMs on large sparse data.
+"""linsvm: linear SVMs and LIBLINEAR's problems on large sparse data.
 
 The public API::
 
@@ -6,12 +6,15 @@ The public API::
     model = linsvm.train(X, y, solver="mfn", C=1.0)
     model.predict(X_test); model.save("train.model")
     model = linsvm.load_model("train.model")
+
+Public and stable are the names here, `linsvm.errors`, `linsvm.sklearn`,
+`linsvm.cv.cross_validate` and `linsvm.distributed.read_training_share`; every
+other module is internal and may move (docs/design.md).  The names are imported on
+first use, so that `import linsvm` and the command line's --help stay fast.
 """
+from ._lazy import lazy_exports
 from ._version import __version__
 from .errors import DataError, LinsvmError, LinsvmWarning, ModelError, ParameterError
-from .data import dump_svmlight, load_svmlight
-from .model import Model, load_model
-from .train import train
 
 __all__ = [
     "__version__", "train", "load_svmlight", "dump_svmlight", "load_model", "Model",
@@ -19,12 +22,9 @@ __all__ = [
     "ConvergenceWarning",
 ]
 
-
-def __getattr__(name):
-    """`linsvm.ConvergenceWarning` is made on first use (see linsvm.errors: importing
-    scikit-learn, its base class, would triple linsvm's import time)."""
-    if name == "ConvergenceWarning":
-        from . import errors
-
-        return errors.ConvergenceWarning
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, {
+    "train": ".fit.training",
+    "load_svmlight": ".io.svmlight", "dump_svmlight": ".io.svmlight",
+    "Model": ".model.model", "load_model": ".model.model",
+    "ConvergenceWarning": ".errors",    # made on first use (linsvm.errors)
+})

@@ -5,6 +5,8 @@ subclass of LinsvmError, so the command line can print it as one line and exit
 non-zero without a traceback.  They also subclass ValueError, which is what a
 Python caller expects from bad input.
 """
+import threading
+import warnings
 
 
 class LinsvmError(ValueError):
@@ -51,7 +53,7 @@ def _make_convergence_warning():
 # command line prints warnings itself and never makes it.  If scikit-learn is
 # already imported, making it costs nothing.
 _LAZY = {}
-_LAZY_LOCK = __import__("threading").Lock()    # one class, even if threads ask at once
+_LAZY_LOCK = threading.Lock()    # one class, even if threads ask at once
 
 
 def __getattr__(name):
@@ -66,7 +68,5 @@ def __getattr__(name):
 def warn(message, convergence=True, stacklevel=2):
     """Emit one linsvm warning: a ConvergenceWarning, or (convergence=False) a
     LinsvmWarning; stacklevel as for warnings.warn, counted from the caller."""
-    import warnings
-
     category = __getattr__("ConvergenceWarning") if convergence else LinsvmWarning
     warnings.warn(message, category, stacklevel=stacklevel + 1)

@@ -34,10 +34,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from . import probability
 from .errors import warn as _warn
-from .solvers import SOLVERS, get_solver
-from .train import collecting_warnings, train
+from .fit.calibration import calibrate
+from .fit.reporting import collecting_warnings
+from .fit.training import train
+from .problem.catalog import SOLVERS, get_solver
+from .sklearn_logistic import LogisticRegression
 
 try:                                     # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -45,7 +47,7 @@ except ImportError:                      # pragma: no cover - older scikit-learn
     def _validate_data(estimator, X="no_validation", y="no_validation", reset=True, **kw):
         return estimator._validate_data(X, y, reset=reset, **kw)
 
-__all__ = ["LinearSVC", "OrdinalSVM", "RankSVM"]
+__all__ = ["LinearSVC", "LogisticRegression", "OrdinalSVM", "RankSVM"]
 
 _ACCEPT_SPARSE = ("csr", "csc", "coo")
 
@@ -246,14 +248,14 @@ class LinearSVC(ClassifierMixin, _LinsvmEstimator):
         return self
 
     def _fit_probability(self, X, codes, sample_weight, cw, opts, model):
-        """Platt sigmoids on out-of-fold decision values: linsvm.probability.calibrate,
+        """Platt sigmoids on out-of-fold decision values: linsvm.fit.calibration.calibrate,
         the function ``linsvm-train -b 1`` calls, so both give the same
         probabilities.  model_ becomes the calibrated Model (its probability_
         in model order); prob_params_ holds the sigmoids in this estimator's
         order: (1, 2) for two classes (the probability of classes_[0] in model
         terms, see Model), else (k, 2) by classes_."""
         with collecting_warnings() as sink:
-            model = probability.calibrate(model, X, codes, n_folds=5, sample_weight=sample_weight,
+            model = calibrate(model, X, codes, n_folds=5, sample_weight=sample_weight,
                                           class_weight=cw, allow_many_classes=True, **opts)
         _reemit(sink, "probability folds: ")
         self.model_ = model

@@ -2,7 +2,7 @@
 
 `ThreadComm` has the part of mpi4py's communicator API linsvm uses: the buffer
 collectives (Allreduce with IN_PLACE, Allgather, Bcast) that
-linsvm.collective.Collective calls, the lowercase object collectives
+linsvm.runtime.collective.Collective calls, the lowercase object collectives
 (allgather, bcast, scatter, allreduce) of the distributed readers, Get_rank/Get_size and
 Abort.  Every collective is a barrier-separated exchange through shared slots,
 and the sums add the ranks' buffers in rank order, so every rank gets the same

@@ -7,8 +7,9 @@ from click.testing import CliRunner
 
 import linsvm
 from linsvm.errors import ModelError, ParameterError
-from linsvm.model import _loads, load_model
-from linsvm.probability import calibrate, fit_multiclass, fit_sigmoid, out_of_fold_decision_values
+from linsvm.model.model import _loads, load_model
+from linsvm.fit.calibration import calibrate, out_of_fold_decision_values
+from linsvm.model.sigmoid import fit_multiclass, fit_sigmoid
 
 from conftest import assert_one_line_error, random_problem
 

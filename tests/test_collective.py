@@ -1,4 +1,4 @@
-"""linsvm.collective and csrc/comm.pxd on simulated ranks (tests/fakempi.py).
+"""linsvm.runtime.collective and csrc/comm.pxd on simulated ranks (tests/fakempi.py).
 
 The reference is numpy on the ranks' inputs: a sum, a maximum, a gather.
 train(comm=...) is checked in the solvers' distributed tests; here the plumbing
@@ -10,7 +10,7 @@ import pytest
 
 from fakempi import Aborted, comms, run_ranks
 from linsvm import _testing
-from linsvm.collective import Collective, agreed, collective_of
+from linsvm.runtime.collective import Collective, agreed, collective_of
 from linsvm.errors import DataError, ParameterError
 
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 import linsvm
 from linsvm.cv import cross_validate, make_folds, parse_grid
 from linsvm.cli import cv_cmd
-from linsvm.synth import make_text_classification
+from linsvm.io.synth import make_text_classification
 
 from conftest import random_problem
 

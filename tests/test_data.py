@@ -1,4 +1,4 @@
-"""Tests of linsvm.data: the SVM-light reader and writer."""
+"""Tests of linsvm.io.svmlight: the SVM-light reader and writer."""
 import bz2
 import gzip
 import io
@@ -14,8 +14,9 @@ import pytest
 import scipy.sparse as sp
 
 from linsvm import _svmlight
-from linsvm import data as data_mod
-from linsvm.data import dump_svmlight, iter_svmlight, load_svmlight
+from linsvm.io import compressed
+from linsvm.io import svmlight as data_mod
+from linsvm.io.svmlight import dump_svmlight, iter_svmlight, load_svmlight
 from linsvm.errors import DataError, ParameterError
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -471,7 +472,7 @@ def test_small_read_buffer(tmp_path, monkeypatch):
     text = _reference_text(2000)
     path = write(tmp_path, text)
     X, y = load_svmlight(path)
-    monkeypatch.setattr(data_mod, "_CHUNK_BYTES", 4096)
+    monkeypatch.setattr(compressed, "CHUNK_BYTES", 4096)
     X2, y2 = load_svmlight(path)                      # plain file, carry between reads
     X3, y3 = load_svmlight(write(tmp_path, gzip.compress(text), "g"))
     assert same_csr(X, X2) and same_bits(y, y2)
@@ -501,7 +502,7 @@ def test_iter_chunks_concatenate_to_load(tmp_path, chunk_rows):
 
 
 def test_iter_with_qid_and_small_reads(tmp_path, monkeypatch):
-    monkeypatch.setattr(data_mod, "_CHUNK_BYTES", 4096)
+    monkeypatch.setattr(compressed, "CHUNK_BYTES", 4096)
     lines = b"".join(b"%d qid:%d 1:%d 3:0.5\n" % (i % 3, i // 10, i) for i in range(5000))
     path = write(tmp_path, lines)
     X, y, q = load_svmlight(path, with_qid=True)

@@ -18,13 +18,13 @@ import scipy.sparse as sp
 from click.testing import CliRunner
 
 from linsvm import _kernels, _svmlight, cli as cli_mod
-from linsvm import data as data_mod
-from linsvm import problem as problem_mod
-from linsvm.data import load_svmlight, load_svmlight_buffers
+from linsvm.io import svmlight as data_mod
+from linsvm.problem import csr as problem_mod
+from linsvm.io.svmlight import load_svmlight, load_svmlight_buffers
 from linsvm.errors import DataError
 from linsvm.model import load_model
 from linsvm.problem import CSRBuffers
-from linsvm.train import train
+from linsvm import train
 
 TEXT = b"1 1:0.5 3:2\n-1 2:1e-3 7:-4.25\n# comment\n\n+1\n-1 qid:3 1:1e300 2:-0\n"
 COMPRESS = {"plain": lambda b: b, "gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress}
@@ -55,7 +55,7 @@ def test_buffers_are_the_parsers_arrays_not_copies(tmp_path, monkeypatch):
         return taken[-1]
     monkeypatch.setattr(data_mod, "_parse_serial", spy)
     X, y = load_svmlight_buffers(_write(tmp_path, TEXT))
-    indptr, indices, data, labels, _, max_index = taken[0]
+    (indptr, indices, data, labels, _, max_index), _gaps = taken[0]
     assert X.indptr is indptr and X.indices is indices and X.data is data and y is labels
     for a in (X.indptr, X.indices, X.data, y):
         assert _owned_by_parser(a) and not a.flags.owndata

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 from conftest import shared_file
 from fakempi import comms, run_ranks
-from linsvm import distributed
-from linsvm.data import load_svmlight_buffers
+from linsvm.io import plain_share as distributed
+from linsvm.io.svmlight import load_svmlight_buffers
 from linsvm.distributed import byte_ranges, read_svmlight_share
 from linsvm.errors import DataError, ParameterError
-from linsvm.train import class_order
+from linsvm.problem.labels import class_order
 
 
 # ---------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from fakempi import run_ranks
 from linsvm import distributed
 from linsvm.cli import cli, cv_cmd, train_cmd
 from linsvm.cv import cross_validate, make_folds
-from linsvm.data import dump_svmlight, load_svmlight_buffers
+from linsvm.io.svmlight import dump_svmlight, load_svmlight_buffers
 from linsvm.distributed import (assign_shards, mpi_launch, read_shards, read_training_share,
                                 scatter_svmlight, shard_paths, world_comm)
 from linsvm.errors import DataError, ParameterError
@@ -351,7 +351,7 @@ def test_check_failing_on_one_rank_fails_on_every_rank():
     on every rank, with rank 1's message, and no rank goes on alone."""
     import click
 
-    from linsvm.cli import CommandError, _Job
+    from linsvm.cli.job import CommandError, Job as _Job
 
     def check(rank):
         if rank == 1:
@@ -377,7 +377,8 @@ def test_unexpected_fault_on_one_rank_aborts_the_job(capsys):
     """Anything but a one-line error, on one rank of a distributed command, ends every
     rank (Collective.abort -> comm.Abort) instead of leaving the others waiting."""
     from fakempi import Aborted, comms
-    from linsvm.cli import _fail_on_errors, _Job
+    from linsvm.cli.failures import fail_on_errors as _fail_on_errors
+    from linsvm.cli.job import Job as _Job
 
     @_fail_on_errors
     def command():

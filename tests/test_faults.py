@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 import linsvm
-from linsvm import atomic
+from linsvm.io import atomic
 from linsvm.cli import cv_cmd, predict_cmd, train_cmd
 from linsvm.errors import DataError
 from linsvm.model import Model, load_model
@@ -106,7 +106,7 @@ SAVER = r"""
 import sys, numpy as np
 from linsvm.model import Model
 if sys.argv[3] == "named":
-    from linsvm import atomic
+    from linsvm.io import atomic
     atomic._O_TMPFILE = 0
 rng = np.random.default_rng(0)
 models = [Model(solver="mfn", classes=[1, -1], weights=rng.standard_normal((200000, 1)) * (i + 1),
@@ -338,10 +338,11 @@ def no_training(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("training ran although the output path was bad")
 
-    import linsvm.cv
+    import linsvm.cli.run_cv
+    import linsvm.cli.run_train      # the train and cross_validate the commands call
 
-    monkeypatch.setattr(sys.modules["linsvm.train"], "train", forbidden)
-    monkeypatch.setattr(sys.modules["linsvm.cv"], "cross_validate", forbidden)
+    monkeypatch.setattr(sys.modules["linsvm.cli.run_train"], "train", forbidden)
+    monkeypatch.setattr(sys.modules["linsvm.cli.runs"], "cross_validate", forbidden)
 
 
 def test_model_path_in_missing_directory_fails_before_training(files, no_training):
@@ -426,7 +427,7 @@ def test_model_file_dash_writes_standard_output(files, monkeypatch):
 
 def test_model_path_that_is_a_directory_is_refused(files, no_training):
     tmp, train = files
-    from linsvm.atomic import check_output_path
+    from linsvm.io.atomic import check_output_path
     from linsvm.errors import ParameterError
     with pytest.raises(ParameterError, match="is a directory"):
         check_output_path(tmp, what="model file")
@@ -435,15 +436,15 @@ def test_model_path_that_is_a_directory_is_refused(files, no_training):
 def test_predict_chunks_of_many_class_models_are_bounded(tmp_path, monkeypatch):
     """Issue 20 item 3, on the prediction side: 65536 rows of 1000 class scores would be
     half a gigabyte per chunk; by default a chunk holds at most 2^22 scores."""
-    import linsvm.data as data_mod
+    import linsvm.model.predict as data_mod     # predict_file reads through its iter_svmlight_buffers
     seen = []
-    real = data_mod.iter_svmlight
+    real = data_mod.iter_svmlight_buffers
 
     def spy(path, chunk_rows=65536, with_qid=False):
         seen.append(chunk_rows)
         return real(path, chunk_rows=chunk_rows, with_qid=with_qid)
 
-    monkeypatch.setattr(data_mod, "iter_svmlight", spy)
+    monkeypatch.setattr(data_mod, "iter_svmlight_buffers", spy)
     test = tmp_path / "t.svm"
     test.write_text("1 1:1\n2 2:1\n")
     for n_classes, expect in ((2, 65536), (1000, 4194)):

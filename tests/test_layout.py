@@ -1,30 +1,220 @@
-"""Structure the code must keep (issue 16): the model formats below linsvm.model, and
-one atomic writer for every file linsvm writes."""
+"""Structure the code must keep (issues 16 and 25): layers that import only downwards,
+no import cycle, no private name used across modules, imports inside functions only
+for optional or slow third-party packages, small modules and functions, one atomic
+writer for every file linsvm writes.  docs/design.md describes the layers."""
 import ast
+import importlib
+import inspect
 import pathlib
+import re
+
+import pytest
 
 import linsvm
 
 PACKAGE = pathlib.Path(linsvm.__file__).parent
+ROOT = pathlib.Path(__file__).resolve().parent.parent      # the checkout, not site-packages
+
+# The layers, bottom first: a module may import its own layer and those below.
+LAYERS = ["base", "problem", "runtime", "io", "model", "solvers", "fit", "interface"]
+BASE = {"linsvm._version", "linsvm._lazy", "linsvm.errors"}
+INTERFACE = {"linsvm", "linsvm.__main__", "linsvm.sklearn", "linsvm.sklearn_logistic", "linsvm.cv",
+             "linsvm.distributed"}
+# Third-party packages a function may import where it needs them: optional extras, and
+# the numerical stack where start-up must not pay for it (the command line's --help).
+LATE_IMPORTS = {"numpy", "scipy", "sklearn", "mpi4py", "matplotlib", "isal", "indexed_bzip2"}
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 100
+
+
+def _modules():
+    """{module name: path} of every Python module of the package."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+COMPILED = {f"linsvm.{p.name.split('.')[0]}" for p in PACKAGE.glob("_*.so")} | \
+    {f"linsvm.{p.name.split('.')[0]}" for p in PACKAGE.glob("_*.pyd")} | \
+    {f"linsvm.{p.stem}" for p in (ROOT / "csrc").glob("_*.pyx")}
+
+
+def layer(module):
+    """The layer of a linsvm module (compiled cores are below everything)."""
+    if module in COMPILED or module in BASE:
+        return 0
+    if module in INTERFACE or module.startswith("linsvm.cli"):
+        return LAYERS.index("interface")
+    return LAYERS.index(module.split(".")[1])
 
 
 def _tree(path):
     return ast.parse(path.read_text(), filename=str(path))
 
 
+def _resolve(module, node):
+    """The absolute module a relative ImportFrom of `module` names."""
+    if node.level == 0:
+        return node.module
+    package = module if MODULES[module].name == "__init__.py" else module.rsplit(".", 1)[0]
+    base = package.split(".")
+    if node.level > 1:
+        base = base[:-(node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(module):
+    """[(imported linsvm module, lineno, at module level?, names)] of `module`: every
+    import statement, a `from X import y` naming submodule X.y when y is one."""
+    out = []
+    tree = _tree(MODULES[module])
+    top = {id(n) for n in tree.body}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out.append((a.name, node.lineno, id(node) in top, []))
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, node)
+            for a in node.names:
+                sub = f"{target}.{a.name}"
+                if sub in MODULES or sub in COMPILED:
+                    out.append((sub, node.lineno, id(node) in top, []))
+                else:
+                    out.append((target, node.lineno, id(node) in top, [a.name]))
+    return out
+
+
+def _own(name):
+    return name == "linsvm" or name.startswith("linsvm.")
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        assert 0 <= layer(module) < len(LAYERS), module
+
+
+def test_imports_go_downwards_only():
+    """A module imports its own layer and those below, never one above."""
+    offenders = []
+    for module in MODULES:
+        for target, line, _, _ in _imports(module):
+            if _own(target) and target != "linsvm" and layer(target) > layer(module):
+                offenders.append(f"{module}:{line} imports {target} "
+                                 f"({LAYERS[layer(module)]} -> {LAYERS[layer(target)]})")
+    assert offenders == []
+
+
+def test_no_import_cycle():
+    graph = {m: {t for t, *_ in _imports(m) if t in MODULES and t != m} for m in MODULES}
+    state, stack, cycles = {}, [], []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                cycles.append(stack[stack.index(t):] + [t])
+            elif t not in state:
+                visit(t)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+    assert cycles == []
+
+
+def test_imports_inside_functions_are_for_late_third_party_packages_only():
+    """linsvm's own modules and the standard library are imported at the top of a
+    module; a function imports only an optional or slow third-party package."""
+    offenders = []
+    for module in MODULES:
+        for target, line, at_top, _ in _imports(module):
+            if not at_top and target.split(".")[0] not in LATE_IMPORTS:
+                offenders.append(f"{module}:{line} imports {target} inside a function")
+    assert offenders == []
+
+
+def test_no_private_name_is_imported_from_another_module():
+    offenders = []
+    for module in MODULES:
+        for target, line, _, names in _imports(module):
+            if _own(target):
+                offenders += [f"{module}:{line} imports {target}.{n}" for n in names
+                              if n.startswith("_") and not n.startswith("__")]
+    assert offenders == []
+
+
+def test_lazy_names_resolve_and_respect_the_layers():
+    """Every name a package exports lazily, every solver's fit in the catalog and every
+    command body in linsvm.cli.commands resolves; the catalog's fits are in
+    linsvm.solvers and the commands' bodies in linsvm.cli."""
+    from linsvm._lazy import LazyFunction
+    from linsvm.cli import commands
+    from linsvm.problem.catalog import SOLVERS
+
+    for module, path in MODULES.items():
+        if path.name == "__init__.py" and "lazy_exports" in path.read_text():
+            pkg = importlib.import_module(module)
+            for name in re.findall(r'"([A-Za-z_][A-Za-z0-9_]*)"', path.read_text()):
+                if name not in ("__getattr__",) and hasattr(pkg, "__all__") and name in pkg.__all__:
+                    assert getattr(pkg, name) is not None
+    for info in SOLVERS.values():
+        if isinstance(info.fit, LazyFunction):
+            assert info.fit.module.startswith("linsvm.solvers."), info.name
+            assert callable(info.fit.resolve()), info.name
+    for command in (commands.train_cmd, commands.predict_cmd, commands.cv_cmd, commands.synth_cmd,
+                    commands.renumber_cmd):
+        lazy = inspect.unwrap(command.callback)
+        assert isinstance(lazy, LazyFunction) and lazy.module.startswith("linsvm.cli.run_")
+        assert callable(lazy.resolve())
+
+
+def test_modules_and_functions_are_small():
+    long_modules = [f"{m}: {len(p.read_text().splitlines())} lines" for m, p in MODULES.items()
+                    if len(p.read_text().splitlines()) > MAX_MODULE_LINES]
+    assert long_modules == []
+    long_functions = []
+    for module, path in MODULES.items():
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > MAX_FUNCTION_LINES:
+                    long_functions.append(f"{module}.{node.name}: {n} lines")
+    assert long_functions == []
+
+
+@pytest.mark.parametrize("module", ["linsvm.cli", "linsvm.cli.commands", "linsvm.problem.catalog"])
+def test_the_command_line_declarations_import_no_numerics(module):
+    """--help and --version read the declarations and the catalog alone (linsvm._lazy)."""
+    import subprocess
+    import sys
+
+    from conftest import child_env
+
+    code = (f"import sys, {module}; "
+            "print(sorted(m for m in ('numpy', 'scipy', 'linsvm._mfn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=child_env(), check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_format_modules_do_not_import_the_model_module():
-    """linsvm.model dispatches to the formats; none of them imports it back (no cycle)."""
-    for name in ("model_io.py", "model_linsvm.py", "model_liblinear.py", "atomic.py"):
-        for node in ast.walk(_tree(PACKAGE / name)):
-            if isinstance(node, ast.ImportFrom):
-                target = ("." * node.level) + (node.module or "")
-                assert target not in (".model", "linsvm.model"), (name, target)
-                assert not (node.level == 1 and node.module is None
-                            and any(a.name == "model" for a in node.names)), name
+    """linsvm.model.model dispatches to the formats; none of them imports it back (no cycle)."""
+    for name in ("tokens", "format_linsvm", "format_liblinear"):
+        for target, *_ in _imports(f"linsvm.model.{name}"):
+            assert target != "linsvm.model.model", name
 
 
 def _writes_a_file(node):
-    """A call that creates, replaces or syncs a file outside linsvm.atomic."""
+    """A call that creates, replaces or syncs a file outside linsvm.io.atomic."""
     if not isinstance(node, ast.Call):
         return False
     f = node.func
@@ -43,7 +233,7 @@ def _writes_a_file(node):
 
 
 def test_every_file_is_written_through_linsvm_atomic():
-    """Regression guard for 'one atomic writer': no module but atomic.py writes files
+    """Regression guard for 'one atomic writer': no module but io/atomic.py writes files
     itself (temporary names, renames, fsync, the umask), so every model, prediction
     and data file gets the same all-or-nothing policy."""
     offenders = []
@@ -54,17 +244,14 @@ def test_every_file_is_written_through_linsvm_atomic():
             if _writes_a_file(node):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {ast.unparse(node)}")
     assert offenders == []
-    assert "Umask" in (PACKAGE / "atomic.py").read_text()      # the creation mode is read there
+    assert "Umask" in (PACKAGE / "io" / "atomic.py").read_text()   # the creation mode is read there
 
 
 def test_readme_second_command_is_what_ci_runs():
     """The README's second command (install with the test and mpi extras, the quick
     reproductions, the suite) is .ci/run's: a change to one must reach the other."""
-    import re
-
-    root = pathlib.Path(__file__).resolve().parent.parent    # the checkout, not site-packages
-    blocks = re.findall(r"```sh\n(.*?)\n```", (root / "README.md").read_text(), re.S)
+    blocks = re.findall(r"```sh\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S)
     install, suite = blocks[1].rsplit(" && ", 1)
-    ci = (root / ".ci" / "run").read_text().splitlines()
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert install in ci, install
     assert suite in ci and install.startswith('python3 -m pip install ".[test,mpi]"')

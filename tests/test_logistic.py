@@ -21,9 +21,9 @@ import scipy.sparse as sp
 
 import linsvm
 from linsvm import _logistic
-from linsvm.collective import Collective
+from linsvm.runtime.collective import Collective
 from linsvm.problem import CSRBuffers
-from linsvm.synth import make_text_classification
+from linsvm.io.synth import make_text_classification
 from conftest import child_env, mpiexec, random_problem, shared_file
 from fakempi import run_ranks
 
@@ -269,7 +269,7 @@ def test_certified_gap_shrinks_with_tol(text_binary):
 @pytest.mark.parametrize("name,C", [("heart_scale", 1.0), ("a1a", 0.5), ("a1a", 8.0)])
 def test_lr_and_lr_dual_match_liblinear(name, C):
     liblinear = pytest.importorskip("liblinear.liblinearutil")
-    from linsvm.data import load_svmlight
+    from linsvm import load_svmlight
     X, y = load_svmlight(shared_file(f"binary/{name}"))
     Xa = augmented(X)
     for s, solver, tol in ((0, "lr", 1e-8), (7, "lr-dual", 1e-6)):
@@ -591,7 +591,7 @@ MPI_SCRIPT = textwrap.dedent("""
     import numpy as np
     from mpi4py import MPI
     import linsvm
-    from linsvm.synth import make_text_classification
+    from linsvm.io.synth import make_text_classification
 
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -640,7 +640,7 @@ def long_problem():
     ("lr", {"max_iter": 10 ** 5}), ("softmax", {"max_iter": 10 ** 5}),
     ("lr-dual", {"max_iter": 10 ** 6, "primal_fallback": False})])
 def test_request_stop_stops_a_solve_in_another_thread(solver, opts, long_problem):
-    from linsvm.interrupt import stop_running_solves
+    from linsvm.runtime.interrupt import stop_running_solves
     X, y = long_problem
     outcome, started = [], threading.Event()
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from linsvm import metrics
+from linsvm.problem import kinds, metrics
 
 
 def brute_pairwise(levels, scores):
@@ -73,7 +73,7 @@ def test_ordinal_report_mae_uses_rank_positions():
     classes = np.array([1.0, 5.0, 10.0])
     y = np.array([1.0, 5.0, 10.0, 10.0])
     pred = np.array([5.0, 5.0, 1.0, 10.0])
-    r = metrics.report("ordinal", classes, y, pred, np.array([0.0, 1.0, 2.0, 3.0]))
+    r = kinds.report("ordinal", classes, y, pred, np.array([0.0, 1.0, 2.0, 3.0]))
     assert r["mae"] == pytest.approx((1 + 0 + 2 + 0) / 4)
     assert r["accuracy"] == pytest.approx(0.5)
 
@@ -125,7 +125,7 @@ def test_binary_report_is_about_class_1_for_01_models_with_class_0_first():
     y = (rng.random(100) < 0.3).astype(float)
     scores = rng.standard_normal(100) - y            # the model's column scores class 0
     pred = np.where(scores > 0, 0.0, 1.0)
-    r = metrics.report("binary", np.array([0.0, 1.0]), y, pred, scores)
+    r = kinds.report("binary", np.array([0.0, 1.0]), y, pred, scores)
     assert r["positive"] == 1.0
     assert r["f1"] == pytest.approx(f1_score(y == 1, pred == 1))
     assert r["roc_area"] == pytest.approx(roc_auc_score(y == 1, -scores))
@@ -135,3 +135,16 @@ def test_f1_is_zero_not_nan_when_nothing_is_predicted_positive():
     p, r, f = metrics.precision_recall_f1([1, -1, 1], [-1, -1, -1], 1)
     assert np.isnan(p) and r == 0.0 and f == 0.0
     assert np.isnan(metrics.precision_recall_f1([-1, -1], [-1, -1], 1)[2])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_roc_area_counts_ordered_pairs_with_ties_as_halves(seed):
+    """The mid-rank statistic against the definition, pair by pair (scores drawn from
+    few values, so that ties are common)."""
+    rng = np.random.default_rng(seed)
+    pos = rng.random(40) < 0.3
+    scores = rng.integers(0, 6, size=40).astype(float)
+    p, q = scores[pos], scores[~pos]
+    brute = (np.sum(p[:, None] > q[None, :]) + 0.5 * np.sum(p[:, None] == q[None, :])) / (p.size * q.size)
+    assert metrics.roc_area(pos, scores) == pytest.approx(brute, rel=1e-12)
+    assert np.isnan(metrics.roc_area(np.zeros(5, bool), np.arange(5.0)))

@@ -13,7 +13,7 @@ import linsvm
 from linsvm import _testing
 from linsvm.errors import ParameterError
 from linsvm.problem import CSRBuffers
-from linsvm.train import class_order
+from linsvm.problem.labels import class_order
 
 from conftest import binary_gradient, newton_solve, random_problem, shared_file
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import child_env, mpiexec, shared_file
-from linsvm.data import load_svmlight_buffers
+from linsvm.io.svmlight import load_svmlight_buffers
 from linsvm.distributed import byte_ranges
 from linsvm.errors import DataError
 

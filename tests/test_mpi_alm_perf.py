@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from conftest import child_env, mpiexec, shared_file
 from fakempi import run_ranks
 import linsvm
-from linsvm.data import load_svmlight
+from linsvm.io.svmlight import load_svmlight
 
 REL_OBJ = 1e-9
 

@@ -23,7 +23,7 @@ import gathering_solver
 from conftest import child_env, mpiexec, random_problem
 from linsvm import train
 from linsvm.cv import cross_validate
-from linsvm.data import dump_svmlight, load_svmlight
+from linsvm.io.svmlight import dump_svmlight, load_svmlight
 from linsvm.distributed import byte_ranges
 from linsvm.errors import DataError
 from linsvm.model import load_model

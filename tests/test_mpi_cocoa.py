@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from conftest import child_env, mpiexec, shared_file
 from fakempi import run_ranks
 import linsvm
-from linsvm.data import load_svmlight
+from linsvm.io.svmlight import load_svmlight
 from linsvm.solvers import GAP_GUARD, get_solver
 
 TOL = 1e-3          # -e of the distributed solves: relative gap <= min(TOL, 0.01)

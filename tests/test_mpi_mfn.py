@@ -33,9 +33,9 @@ import linsvm
 from linsvm import _testing
 from conftest import child_env, mpiexec, shared_file
 from fakempi import run_ranks
-from linsvm.collective import Collective
-from linsvm.data import load_svmlight
-from linsvm.synth import make_text_classification
+from linsvm.runtime.collective import Collective
+from linsvm.io.svmlight import load_svmlight
+from linsvm.io.synth import make_text_classification
 
 SOLVERS = ["mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord"]
 TOL = {"mfn": 1e-6, "mfn-l1": 1e-5}          # module docstring
@@ -371,7 +371,7 @@ MPI_SCRIPT = textwrap.dedent("""
     import scipy.sparse as sp
     from mpi4py import MPI
     import linsvm
-    from linsvm.synth import make_text_classification
+    from linsvm.io.synth import make_text_classification
 
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()

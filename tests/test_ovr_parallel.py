@@ -9,7 +9,8 @@ import pytest
 
 import linsvm
 from linsvm.cli import train_cmd
-from linsvm.train import _one_vs_rest, _resolve_jobs
+from linsvm.fit.ovr import one_vs_rest as _one_vs_rest
+from linsvm.runtime.threads import resolve_jobs as _resolve_jobs
 
 from conftest import random_problem, shared_file
 from test_cli import run
@@ -32,7 +33,7 @@ def test_weights_identical_for_any_number_of_jobs(seven_classes, solver, opts):
 
 
 def test_sector_weights_identical_for_one_and_two_jobs():
-    from linsvm.data import load_svmlight
+    from linsvm.io.svmlight import load_svmlight
 
     X, y = load_svmlight(str(shared_file("multiclass/sector.scale.bz2")))
     a = linsvm.train(X, y, solver="dcd", n_jobs=1)
@@ -100,14 +101,14 @@ def test_worker_error_reaches_the_caller():
         _one_vs_rest(fit_column, np.arange(6.0), W, 3, None)
 
 
-def test_ctrl_c_stops_the_columns_running_in_worker_threads():
+def test_ctrl_c_stops_the_columns_running_in_worker_threads(python_sigint):
     """Ctrl-C reaches only the main thread: the columns' solves running in the worker
-    threads must be stopped too (linsvm.interrupt), and joined, before train() raises,
+    threads must be stopped too (linsvm.runtime.interrupt), and joined, before train() raises,
     so that nothing goes on computing in the background."""
     import os
     import signal
 
-    from linsvm.synth import make_text_classification
+    from linsvm.io.synth import make_text_classification
 
     X, y = make_text_classification(n_samples=8000, n_features=3000, n_classes=6, noise=0.4, seed=2)
     # noisy labels and a large C: each column takes several seconds (about 50 s for all six)
@@ -123,7 +124,7 @@ def test_ctrl_c_stops_the_columns_running_in_worker_threads():
     assert not [th for th in threading.enumerate() if th.name.startswith("linsvm-ovr")]
 
 
-def test_ctrl_c_stops_parallel_cross_validation_folds():
+def test_ctrl_c_stops_parallel_cross_validation_folds(python_sigint):
     """cross_validate(n_jobs=2) runs its folds in worker threads: Ctrl-C must stop the
     folds' running solves, start no further grid point or fold, and join the workers
     before it raises (the thread pool used to wait for every fold to finish)."""
@@ -131,7 +132,7 @@ def test_ctrl_c_stops_parallel_cross_validation_folds():
     import signal
 
     from linsvm.cv import cross_validate
-    from linsvm.synth import make_text_classification
+    from linsvm.io.synth import make_text_classification
 
     X, y = make_text_classification(n_samples=4000, n_features=2000, noise=0.4, seed=3)
     before = set(threading.enumerate())

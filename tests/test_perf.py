@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 import linsvm
 from linsvm import _perf
-from linsvm.data import load_svmlight
+from linsvm.io.svmlight import load_svmlight
 from linsvm.errors import DataError, ParameterError
 from linsvm.problem import CSRBuffers
 from linsvm.solvers.perf import _query_layout, thresholds_from_scores
@@ -409,7 +409,7 @@ def test_perf_ord_matches_explicit_pairwise_liblinear(levels, with_qid):
 
 
 def test_perf_ord_two_levels_maximizes_roc_area_and_ignores_bias():
-    from linsvm.metrics import roc_area
+    from linsvm.problem.metrics import roc_area
 
     X, y = load_svmlight(shared_file("binary/heart_scale"))
     ordm = linsvm.train(X, y, solver="perf-ord", C=1.0, bias=1.0)

@@ -1,4 +1,4 @@
-"""linsvm.predict: streaming prediction of a file as a library function (issue 16), checked
+"""linsvm.model.predict: streaming prediction of a file as a library function (issue 16), checked
 against whole-file prediction, scikit-learn's measures and the command line."""
 import io
 
@@ -8,10 +8,10 @@ from click.testing import CliRunner
 
 import linsvm
 from linsvm.cli import predict_cmd
-from linsvm.errors import DataError
+from linsvm.errors import DataError, ModelError
 from linsvm.model import Model
-from linsvm.predict import default_chunk_rows, note_lines, predict_file, report_lines
-from linsvm.synth import make_text_classification
+from linsvm.model.predict import default_chunk_rows, note_lines, predict_file, report_lines
+from linsvm.io.synth import make_text_classification
 
 
 @pytest.fixture(scope="module")
@@ -123,8 +123,15 @@ def test_overflow_names_the_example_across_chunks_and_leaves_no_output(tmp_path)
     test.write_text("1 1:1\n" * 5 + "1 1:1e10 2:1e10\n")
     out = tmp_path / "p"
     out.write_text("old\n")
-    with pytest.raises(DataError, match=r"t\.svm: example 6: the decision value is inf"):
+    with pytest.raises(ModelError, match=r"^the model: example 6 of .*t\.svm: the decision value is inf"):
         predict_file(test, model, out, chunk_rows=2)
+    assert out.read_text() == "old\n"
+    # features the larger factor: the data are at fault, and the model is named too
+    small = Model(solver="mfn", classes=[1, -1], weights=[[1.0], [1.0]], bias=-1, params={})
+    test.write_text("1 1:1\n" * 5 + "1 1:1e308 2:1e308\n")
+    with pytest.raises(DataError, match=r"t\.svm: example 6: the decision value is inf, not finite: "
+                                        r".* \(model m\.model\)$"):
+        predict_file(test, small, out, chunk_rows=2, model_name="m.model")
     assert out.read_text() == "old\n"
 
 
@@ -146,3 +153,24 @@ def test_progress_and_default_chunk_rows(binary):
     assert seen == list(range(64, y.size, 64)) + [y.size]
     assert default_chunk_rows(1) == 65536 and default_chunk_rows(1000) == 4194
     assert default_chunk_rows(10**6) == 256
+
+
+@pytest.mark.parametrize("n_columns,bias,width", [(1, 1.0, 12), (3, 1.0, 9), (1, -1.0, 15), (4, 0.5, 12)])
+def test_buffers_score_as_scipy_does_bit_for_bit(n_columns, bias, width):
+    """Model.decision_function on CSRBuffers (the compiled kernel predict_file uses, no
+    scipy) gives scipy's product's values exactly, features beyond the model ignored."""
+    import scipy.sparse as sp
+
+    from linsvm import Model
+    from linsvm.problem.csr import CSRBuffers
+
+    rng = np.random.default_rng(n_columns)
+    n_features = 12
+    W = rng.standard_normal((n_features + (bias > 0), n_columns)) * 10.0 ** rng.integers(-3, 4)
+    classes = [1.0, -1.0] if n_columns == 1 else list(range(1, n_columns + 1))
+    model = Model(solver="mfn", classes=classes, weights=W, bias=bias, params={})
+    X = sp.random(40, width, density=0.3, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.standard_normal(k) * 1e3)
+    got = model.decision_function(CSRBuffers(X))
+    assert got.shape == model.decision_function(X).shape
+    assert np.array_equal(got, model.decision_function(X))

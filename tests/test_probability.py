@@ -1,4 +1,4 @@
-"""linsvm.probability: Platt's sigmoid (Lin, Lin & Weng 2007) against scipy.optimize,
+"""linsvm.model.sigmoid and linsvm.fit.calibration: Platt's sigmoid (Lin, Lin & Weng 2007) against scipy.optimize,
 its edge cases, calibration where the true probability is known, and out-of-fold
 decision values."""
 import numpy as np
@@ -8,8 +8,8 @@ from scipy.optimize import minimize
 
 import linsvm
 from linsvm.cv import make_folds
-from linsvm.probability import (fit_multiclass, fit_sigmoid, multiclass_proba,
-                                out_of_fold_decision_values, sigmoid_proba)
+from linsvm.fit.calibration import out_of_fold_decision_values
+from linsvm.model.sigmoid import fit_multiclass, fit_sigmoid, multiclass_proba, sigmoid_proba
 
 
 def reference_sigmoid(f, y, w=None):

@@ -1,10 +1,10 @@
-"""Tests of linsvm.synth.make_text_classification."""
+"""Tests of linsvm.io.synth.make_text_classification."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from linsvm.errors import ParameterError
-from linsvm.synth import make_text_classification
+from linsvm.io.synth import make_text_classification
 
 
 @pytest.fixture(scope="module")

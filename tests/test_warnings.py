@@ -76,7 +76,7 @@ def test_capped_solve_warns_on_the_command_line(tmp_path, solver, opts, word):
 
 
 def test_one_vs_rest_columns_warn_once_naming_their_classes(tmp_path):
-    from linsvm.train import class_order
+    from linsvm.problem.labels import class_order
 
     X, y = random_problem(n_samples=210, n_features=12, n_classes=4, seed=5)
     classes = ", ".join(f"{c:g}" for c in class_order(y))
@@ -96,7 +96,7 @@ def test_one_vs_rest_columns_warn_once_naming_their_classes(tmp_path):
 
 
 def test_column_warnings_merge_by_kind_and_name_their_classes():
-    from linsvm.train import _merge_column_warnings
+    from linsvm.fit.reporting import merge_column_warnings as _merge_column_warnings
 
     cap = "dcd stopped at the loop cap (max_iter=5) with PG spread {} (eps 0.1)"
     per_column = [[(cap.format(2.5), True)], [], [("a note", False)], [(cap.format(0.7), True)]]
@@ -225,7 +225,7 @@ def test_one_example_per_class_multiclass_within_1pct_or_warns(solver, n_classes
 
 @pytest.mark.parametrize("solver", ["alm-exact", "alm", "dcd", "perf", "mfn-l1"])
 def test_half_the_sample_weights_zero_within_1pct_or_warns(solver):
-    from linsvm.data import load_svmlight
+    from linsvm.io.svmlight import load_svmlight
 
     X, y = load_svmlight(str(shared_file("binary/heart_scale")))
     sw = np.ones(y.shape[0])

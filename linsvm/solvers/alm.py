@@ -96,8 +96,9 @@ import numpy as np
 
 from .. import _alm
 from ..errors import ParameterError
-from ..problem import resolve_threads
-from . import FitResult, Option, SolverInfo, register, work_memory
+from .._kernels import csr_matvec
+from ..problem.registry import FitResult
+from ..runtime.threads import resolve_threads
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "breakdown (non-finite objective)"}
 _STOP = {"objective": 0, "gradient": 1, "gap": 2}
@@ -107,10 +108,9 @@ _GUARD = 0.01                  # the objective rule also needs a certified gap <
 _GUARD_PER_TOL = 100.0
 
 
-def _fit(exact, problem, params, start, state, log):
-    name = "alm-exact" if exact else "alm"
-    X, rows, t, cost, bias = problem.X, problem.rows, problem.t, problem.cost, problem.bias
-    C, tol, opts = params.C, params.tol, params.options
+def _checked_options(opts, bias):
+    """(p, stop rule, mu rule, free intercept?, mu0) from the solver's options, with the
+    combinations the registry cannot check refused (ParameterError)."""
     p = float(opts["p"])
     stop = _STOP[opts["stop"]]            # the registry checked the choices
     mu_rule = _MU_RULE[opts["mu_rule"]]
@@ -127,34 +127,45 @@ def _fit(exact, problem, params, start, state, log):
         err = ParameterError(f"mu0 {mu0:g} exceeds mu_max {opts['mu_max']:g}")
         err.option, err.detail = "mu0", f"{mu0:g} exceeds --mu-max {opts['mu_max']:g}"   # the CLI's words
         raise err
+    return p, stop, mu_rule, free_b, mu0
+
+
+def _start_multipliers(problem, C, p, state, beta, warm, core_bias):
+    """The multipliers to start from: carried over from the previous fit of this column
+    (scaled to this C), else from the warm start's dual point, else 0 (the paper)."""
+    n = problem.n_rows
+    lam = None
+    if isinstance(state, dict) and state.get("lam") is not None and state.get("C", 0) > 0:
+        lam0 = np.asarray(state["lam"], dtype=np.float64)
+        if lam0.shape == (n,) and np.all(np.isfinite(lam0)):
+            lam = lam0 * (C / state["C"])
+    if lam is None and warm:
+        Xw = _margins(problem.X, problem.rows, core_bias, beta)
+        v = np.maximum(0.0, 1.0 - problem.t * Xw)
+        alpha = C * problem.cost * (np.where(v > 0, 1.0, 0.0) if p == 1.0 else p * v ** (p - 1.0))
+        lam = -problem.t * alpha
+    if lam is None:
+        lam = np.zeros(n)
+    return np.ascontiguousarray(lam, dtype=np.float64)
+
+
+def _fit(exact, problem, params, start, state, log):
+    name = "alm-exact" if exact else "alm"
+    X, rows, t, cost, bias = problem.X, problem.rows, problem.t, problem.cost, problem.bias
+    C, tol, opts = params.C, params.tol, params.options
+    p, stop, mu_rule, free_b, mu0 = _checked_options(opts, bias)
     nw = problem.n_weights
     beta0 = None
     if start is not None:
         beta0 = np.array(start, dtype=np.float64, copy=True).ravel()
         if beta0.shape != (nw,) or not np.all(np.isfinite(beta0)):
             raise ParameterError(f"initial weights must be {nw} finite numbers")
-    n = problem.n_rows
     n_threads = resolve_threads(opts["n_threads"], X.nnz)
     core_bias = 1.0 if free_b else bias        # the free intercept b is a column of ones
     beta = np.zeros(nw) if beta0 is None else beta0
     if free_b:
         beta[-1] *= bias                       # model weight b / B -> b
-
-    # multipliers: carried over from the previous fit of this column (scaled to
-    # this C), else from w0's dual point, else 0 (the paper)
-    lam = None
-    if isinstance(state, dict) and state.get("lam") is not None and state.get("C", 0) > 0:
-        lam0 = np.asarray(state["lam"], dtype=np.float64)
-        if lam0.shape == (n,) and np.all(np.isfinite(lam0)):
-            lam = lam0 * (C / state["C"])
-    if lam is None and beta0 is not None:
-        Xw = _margins(X, rows, core_bias, beta)
-        v = np.maximum(0.0, 1.0 - t * Xw)
-        alpha = C * cost * (np.where(v > 0, 1.0, 0.0) if p == 1.0 else p * v ** (p - 1.0))
-        lam = -t * alpha
-    if lam is None:
-        lam = np.zeros(n)
-    lam = np.ascontiguousarray(lam, dtype=np.float64)
+    lam = _start_multipliers(problem, C, p, state, beta, beta0 is not None, core_bias)
 
     callback = None
     if log is not None:
@@ -216,8 +227,6 @@ def _fit(exact, problem, params, start, state, log):
 
 def _margins(X, rows, bias, beta):
     """X[rows] beta (with the bias column) in NumPy, for warm starts."""
-    from .._kernels import csr_matvec
-
     return csr_matvec(X.indptr, X.indices, X.data, X.n_features, bias, rows,
                       np.ascontiguousarray(beta), 1)
 
@@ -239,73 +248,3 @@ def fit_alm_exact(problem, params, start, state, log):
     As fit_alm, plus stats["cg_iter"] (CGLS iterations in all).
     """
     return _fit(True, problem, params, start, state, log)
-
-
-ALM_OPTIONS = {
-    "p": Option(float, 1.0, "loss exponent p >= 1 of max(0, 1 - y w.x)^p (1: hinge, 2: squared hinge)", 1.0),
-    "free_intercept": Option(bool, False, "unregularized intercept b (the paper's eq. 4), stored as "
-                             "the bias row b/B; needs -B > 0"),
-    "stop": Option(str, "objective", "stopping rule: objective (relative change <= -e, paper Sec. 4, "
-                   "once the certified duality gap is <= min(1%, 100 e)), "
-                   "gradient (||grad|| <= -e relative, p > 1) or gap (certified duality gap <= -e)",
-                   choices=tuple(_STOP)),
-    "max_iter": Option(int, 1000, "cap on iterations (alm, alm-exact: ALM iterations, default 1000; "
-                       "the paper uses 100)", 1),
-    "mu0": Option(float, None, "initial penalty mu (default 10 / sum_i ||x_i||^2)", 1e-300),
-    "mu_max": Option(float, 1e5, "cap on the penalty mu (the paper's 1e5)", 1e-300),
-    "mu_rule": Option(str, "balance", "mu schedule, never decreasing: balance (grow when the primal "
-                      "residual leads), geometric (the paper's experiments) or eq29",
-                      choices=tuple(_MU_RULE)),
-    "mu_growth": Option(float, 2.0, "factor by which mu grows", 1.0, 1e6),
-    "precondition": Option(bool, True, "diagonal (Jacobi) preconditioning (alm: of the w-step; off gives "
-                           "the paper's plain gradient step)"),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from "
-                        "50M non-zeros, else 1)", 0, 1024),
-}
-
-ALM_EXACT_OPTIONS = dict(
-    ALM_OPTIONS,
-    cg_tol=Option(float, 1e-3, "relative CGLS residual at which a least-squares step stops "
-                  "(alm-exact: default 1e-3)", 1e-300, 1.0),
-    cg_max_iter=Option(int, 1000, "cap on CGLS iterations per least-squares step (alm-exact: "
-                       "default 1000)", 1),
-)
-
-_OBJECTIVE = "1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i)^p   (p = -p >= 1; p=1: LIBLINEAR -s 3, p=2: -s 1/-s 2)"
-_TOL = ("stop=objective: |P_k - P_k-1| <= e |P_k| (paper Sec. 4) and certified duality gap "
-        "<= min(1%, 100 e) |P|; stop=gradient: ||grad P|| <= "
-        "e min(n+,n-)/n ||grad P(0)||; stop=gap: certified duality gap <= e |P|")
-
-# Work arrays: 7 weight-length vectors in one block, beta and the returned copy;
-# per row: 10 + 3 float64 vectors of the augmented Lagrangian.
-_MEMORY_ALM = work_memory(9, 112)
-
-register(SolverInfo(
-    name="alm",
-    kind="binary",
-    objective=_OBJECTIVE,
-    default_tol=1e-4,
-    tol_meaning=_TOL,
-    paper="Nie et al. 2014, Algorithm 2 (inexact SVM-ALM)",
-    fit=fit_alm,
-    options=ALM_OPTIONS,
-    loss="lp",
-    memory=_MEMORY_ALM,
-    distributed="rows",
-))
-
-_MEMORY_ALM_EXACT = work_memory(9, 112)
-
-register(SolverInfo(
-    name="alm-exact",
-    kind="binary",
-    objective=_OBJECTIVE,
-    default_tol=1e-4,
-    tol_meaning=_TOL,
-    paper="Nie et al. 2014, Algorithm 1 (exact SVM-ALM, CGLS w-step)",
-    fit=fit_alm_exact,
-    options=ALM_EXACT_OPTIONS,
-    loss="lp",
-    memory=_MEMORY_ALM_EXACT,
-    distributed="rows",
-))

@@ -67,12 +67,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import GAP_GUARD, relative_gap
-
-# The option the three solvers add for distributed mode: its default and help text.
-LOCAL_EPOCHS_DEFAULT = 2
-LOCAL_EPOCHS_HELP = ("distributed (MPI, CoCoA+): full loops of the local solver over each "
-                     "rank's block per round, between two allreduces of the change in w")
+from .gaps import GAP_GUARD, relative_gap
 
 
 def rank_seed(seed, rank):

@@ -59,9 +59,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dcd
-from .cocoa import LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, rank_seed
-from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, FitResult, Option, SolverInfo, gap_guard_shrink,
-               make_params, register, relative_gap, work_memory)
+from .._kernels import csr_matvec
+from ..problem.catalog import make_params
+from ..problem.registry import FitResult
+from .cocoa import cocoa_rounds, rank_seed, target_gap
+from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
+from .mfn import fit_mfn
 
 _STATUS = {0: "converged", 1: "iteration cap"}
 _LOSSES = {"l1": 1, "l2": 2}
@@ -77,9 +80,6 @@ def _finish_with_mfn(problem, C, w, seed, log, loops):
     _FALLBACK_TOL, no gradient test, its other defaults) from w, then the dual point alpha = 2 C c max(0, 1 - t w.x)
     of its result, whose dual value (dcd_solve with no loop) certifies mfn's point.
     Returns (alpha, mfn's FitResult)."""
-    from .._kernels import csr_matvec
-    from .mfn import fit_mfn
-
     if log is not None:
         log(f"dcd: no certified solution after {loops} loops: finishing with mfn from its w "
             "(as LIBLINEAR -s 1 switches to -s 2)")
@@ -269,9 +269,6 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
     result, or the solve warns at the round cap).  Same result and stats as fit_dcd
     (n_iter: rounds; local_loops: this rank's loops), plus rounds, bytes_per_round and
     the state of this rank's alphas."""
-    from .._kernels import csr_matvec
-    from .cocoa import cocoa_rounds, target_gap
-
     coll, t, n = problem.comm, problem.t, problem.n_rows
     alpha, warm, warning = _seed_alpha(problem, params, start, state)
     block = _DcdBlock(problem, params, alpha, coll.size)
@@ -320,38 +317,3 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
     return FitResult(w, stats, warning=warning, converged=converged,
                      state={"kind": "dcd", "alpha": alpha, "t": t.copy(),
                             "loss": params["loss"], "C": params.C})
-
-
-# Work arrays: w, the start copy and the returned weights; per row: alpha, U, D, QD, index.
-_MEMORY_DCD = work_memory(3, 48)
-
-register(SolverInfo(
-    name="dcd",
-    kind="binary",
-    objective="1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i) (--loss l1, LIBLINEAR -s 3) or its "
-              "square (--loss l2, LIBLINEAR -s 1)",
-    default_tol=0.1,
-    tol_meaning="max PG - min PG <= eps over a loop of all examples (Hsieh et al. 2008), and a "
-                "duality gap <= 1% of the objective (else a smaller eps); on several MPI ranks "
-                "(CoCoA+): a relative duality gap (P - D) / P <= min(eps, 0.01)",
-    paper="Hsieh et al. 2008 (ref. [9] of Keerthi et al. 2008), Algorithms 1 and 3",
-    fit=fit_dcd,
-    options={
-        "loss": Option(str, "l1", "dcd: l1 = hinge (LIBLINEAR -s 3), l2 = squared hinge (-s 1)",
-                       choices=("l1", "l2")),
-        "shrinking": Option(bool, True, "shrinking: leave out variables stuck at a bound "
-                                        "(Sec. 2.1 / Hsieh et al. Alg. 3)"),
-        "max_iter": Option(int, 1000, "cap on loops over the examples (on several MPI ranks: "
-                                      "on CoCoA+ rounds)", 1),
-        "primal_fallback": Option(bool, True, "--loss l2: a solve that reaches the loop cap "
-                                  "without a certified 1% finishes with mfn from its w (as "
-                                  "LIBLINEAR -s 1 switches to -s 2); off: stop there and warn "
-                                  "(not on several MPI ranks, where the gap certifies)"),
-        "local_epochs": Option(int, LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, 1, 1_000_000),
-    },
-    distributed="cocoa",
-    distributed_options=("local_epochs",),
-    loss="l1",
-    liblinear_codes={1: {"loss": "l2"}, 3: {"loss": "l1"}},
-    memory=_MEMORY_DCD,
-))

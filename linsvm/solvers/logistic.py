@@ -62,9 +62,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _logistic
-from ..problem import resolve_threads
-from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, FitResult, Option, SolverInfo, gap_guard_shrink,
-               register, relative_gap, work_memory)
+from .._kernels import csr_matvec
+from ..problem.catalog import make_params
+from ..problem.catalog_logistic import LRDUAL_TOL, SOFTMAX_TOL
+from ..problem.registry import FitResult
+from ..runtime.threads import resolve_threads
+from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "no further descent at machine precision"}
 
@@ -73,11 +76,10 @@ _STATUS = {0: "converged", 1: "iteration cap", 2: "no further descent at machine
 LS_TOL = 0.1
 LS_MAX = 20
 
-SOFTMAX_TOL = 0.01
-# lr-dual's default -e (module notes: LIBLINEAR -s 7's 0.1 inflates the measure for coordinates
-# that cross U_i/2; at 0.1 this measure stopped 2-100x above LIBLINEAR's gap on the shared sets,
-# at 0.01 at or below it in less time, docs/bench-logistic.md)
-LRDUAL_TOL = 0.01
+# SOFTMAX_TOL, LRDUAL_TOL: the default -e of softmax and lr-dual (linsvm.problem.catalog_logistic;
+# lr-dual's: LIBLINEAR -s 7's 0.1 inflates the measure for coordinates that cross U_i/2; at 0.1
+# this measure stopped 2-100x above LIBLINEAR's gap on the shared sets, at 0.01 at or below it in
+# less time, docs/bench-logistic.md)
 # lr-dual's finish with lr at its loop cap: lr's default -e / 10 (LIBLINEAR's -s 7 finishes
 # with -s 0 at a tenth of the tolerance -s 0 would use)
 FALLBACK_TOL = 0.001
@@ -193,7 +195,6 @@ def _dual_start(problem, params, start, state):
                                  "problem; starting from the cold start")
     if start is not None:
         X = problem.X
-        from .._kernels import csr_matvec
         margins = t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
                                  problem.rows, np.asarray(start, dtype=np.float64))
         e = np.exp(-np.abs(margins))
@@ -256,7 +257,6 @@ def fit_lrdual(problem, params, start, state, log):
         if log is not None:
             log(f"lr-dual: loop cap ({loops} loops, relative duality gap {gap:.3g}): finishing "
                 "with lr from its w (as LIBLINEAR -s 7 switches to -s 0)")
-        from . import make_params
         res = fit_lr(problem, make_params("lr", C=params.C, tol=FALLBACK_TOL, seed=params.seed),
                      w, None, log)
         w, finished, lr_stats = res.weights, "lr", res.stats
@@ -294,92 +294,3 @@ def fit_lrdual(problem, params, start, state, log):
     return FitResult(w, stats, warning=warning, converged=converged,
                      state={"kind": "lr-dual", "alpha": alpha, "alpha_c": alpha_c, "t": t.copy(),
                             "U": params.C * problem.cost, "C": params.C})
-
-
-def _newton_memory(per_term_arrays):
-    """Bytes of one Newton solve: 11 weight-length vectors (beta, its copy, the 8 CGLS and
-    line-search vectors, per-thread accumulators beyond the first), per term 8 arrays and
-    per row U, e, lse."""
-    def memory(n_rows, n_weights, n_classes, nnz, options):
-        threads = resolve_threads(options.get("n_threads", 1), nnz)
-        k = n_classes if per_term_arrays == "classes" else 1
-        vectors = 11 + (threads if threads > 1 else 0)
-        return 8 * n_weights * k * vectors + 8 * n_rows * (9 * k + 3)
-    return memory
-
-
-NEWTON_OPTIONS = {
-    "max_iter": Option(int, 1000, "cap on Newton iterations (LIBLINEAR's: 1000)", 1),
-    "cg_max_iter": Option(int, 5000, "cap on CG iterations per Newton step", 1),
-    "cg_tol": Option(float, 0.5, "truncation of each step's CG by Galli & Lin's quadratic-model "
-                     "rule, i (Q_{i-1} - Q_i) <= min(cg_tol, ||g||_{M^-1}^(1/2)) |Q_i| (0 = off)",
-                     0.0, 0.99),
-    "forcing": Option(float, 0.0, "inexact Newton: a CG step also stops at ||r|| <= forcing "
-                      "||grad f|| (0 = off)", 0.0, 0.99),
-    "precondition": Option(bool, True, "damped Jacobi preconditioning of CG"),
-    "jacobi_weight": Option(float, 0.01, "weight w of the Jacobi diagonal in the CG "
-                            "preconditioner 1 / (1 + w diag(C X'DX)) (1 = plain Jacobi; "
-                            "LIBLINEAR's 0.01)", 1e-6, 1.0),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads "
-                        "from 50M non-zeros, else 1)", 0, 1024),
-}
-
-register(SolverInfo(
-    name="lr",
-    kind="binary",
-    objective="1/2||w||^2 + C sum_i log(1 + exp(-y_i w.x_i))   (L2-regularized logistic "
-              "regression, as LIBLINEAR -s 0)",
-    default_tol=0.01,
-    tol_meaning="LIBLINEAR -s 0's test ||grad f(w)|| <= eps max(min(n+,n-),1)/n ||grad f(0)||, "
-                "and a duality gap <= 1% of f",
-    paper="Lin, Weng & Keerthi 2008 (truncated Newton for LR); Galli & Lin 2022 (CG truncation)",
-    fit=fit_lr,
-    options=dict(NEWTON_OPTIONS),
-    loss="lr",
-    liblinear_codes={0: {}},
-    memory=_newton_memory("rows"),
-    distributed="rows",
-))
-
-register(SolverInfo(
-    name="softmax",
-    kind="multiclass",
-    objective="1/2 sum_m ||w_m||^2 + C sum_i [log sum_m exp(w_m.x_i) - w_{y_i}.x_i]   "
-              "(multinomial logistic regression; scikit-learn's LogisticRegression objective "
-              "with the bias as a regularized feature)",
-    default_tol=SOFTMAX_TOL,
-    tol_meaning="||grad f(W)|| <= eps ||grad f(0)||, and a duality gap <= 1% of f",
-    paper="truncated Newton as lr's (Lin, Weng & Keerthi 2008; Galli & Lin 2022) over all "
-          "classes at once",
-    fit=fit_softmax,
-    options=dict(NEWTON_OPTIONS),
-    loss="softmax",
-    memory=_newton_memory("classes"),
-    distributed="rows",
-))
-
-register(SolverInfo(
-    name="lr-dual",
-    kind="binary",
-    objective="1/2||w||^2 + C sum_i log(1 + exp(-y_i w.x_i)), by its dual   (as LIBLINEAR -s 7)",
-    default_tol=LRDUAL_TOL,
-    tol_meaning="the dual maximal violation max_i |dD/dalpha_i| over a loop of all examples "
-                "<= eps (Yu, Huang & Lin 2011; LIBLINEAR -s 7's measure), and a duality gap "
-                "<= 1% of f (else a smaller eps); default 0.01, not LIBLINEAR's 0.1 (measured: "
-                "LIBLINEAR's 0.1 stops about where this measure reaches 0.01)",
-    paper="Yu, Huang & Lin 2011 (Machine Learning 85), Sec. 3, Algorithms 3-4",
-    fit=fit_lrdual,
-    options={
-        "max_iter": Option(int, 300, "cap on loops over the examples (LIBLINEAR -s 7's: 300)", 1),
-        "primal_fallback": Option(bool, True, "a solve that reaches the loop cap finishes with "
-                                  "lr from its w (as LIBLINEAR -s 7 switches to -s 0); off: stop "
-                                  "there (and warn unless the gap is within 1%)"),
-    },
-    loss="lr",
-    liblinear_codes={7: {}},
-    # w, its copy and the returned weights, the certificate's gradient; per row alpha, its
-    # complement, U, QD, the permutation, the certificate's scratch and the state's copies
-    memory=work_memory(4, 88),
-    distributed=None,
-    serial_only="use -s lr (LIBLINEAR -s 0: the same objective, exact over row blocks)",
-))

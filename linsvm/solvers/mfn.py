@@ -60,10 +60,10 @@ import math
 import numpy as np
 
 from .. import _mfn
-from ..problem import resolve_threads
-from . import FitResult, Option, SolverInfo, register, work_memory
+from ..problem.registry import FitResult
+from ..runtime.threads import resolve_threads
 
-_STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)",
+STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)",
            3: "converged (gradient test)"}
 
 # Losses of the finite Newton family as the core takes them, (a, tm, hi, lo): zone 1
@@ -95,6 +95,7 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
         n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]), callback=callback,
         fused=opts["fused_cg"], pattern=True, kkt=kkt, diag_update=True,
         jacobi_weight=opts["jacobi_weight"], gstop=gstop, comm=problem.comm,
+        regularize_bias=opts.get("regularize_bias", True),
     )
 
 
@@ -169,8 +170,8 @@ def fit_mfn(problem, params, start, state, log):
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
         traces.append(st["trace"] / lam)
-        kkt = st["kkt"]
-        if kkt_tol is None or kkt <= kkt_tol or eps <= 1e-15 or st["status"] == 1:
+        kkt = st["kkt"]                # None with a free bias (no Section 4.7 measure)
+        if kkt_tol is None or kkt is None or kkt <= kkt_tol or eps <= 1e-15 or st["status"] == 1:
             break
         if log is not None:
             log(f"mfn dual KKT violation {kkt:.3g} > {kkt_tol:g}: continuing with eps {eps / 10:g}")
@@ -184,52 +185,21 @@ def fit_mfn(problem, params, start, state, log):
         "n_active": st["n_active"],
         "kkt_violation": kkt,
         "final_eps": eps,
-        "status": _STATUS[st["status"]],
+        "status": STATUS[st["status"]],
         "trace": traces[0] if len(traces) == 1 else np.concatenate(traces),
     }
     warning = None
     if st["status"] == 1:
         warning = (
             f"mfn stopped at the iteration cap (max_iter={opts['max_iter']}) before the "
-            f"active set settled (dual KKT violation {kkt:.3g}, -e {tol:g}); the model may be "
+            f"active set settled (dual KKT violation {_num(kkt)}, -e {tol:g}); the model may be "
             "inaccurate: raise --max-iter or loosen -e"
         )
-    elif kkt_tol is not None and kkt > kkt_tol:
+    elif kkt_tol is not None and kkt is not None and kkt > kkt_tol:
         warning = f"mfn could not bring the dual KKT violation {kkt:.3g} below --kkt-tol {kkt_tol:g}"
     return FitResult(beta, stats, warning=warning, converged=warning is None)
 
 
-MFN_OPTIONS = {
-    "heuristic1": Option(bool, True, "at most 10 CGLS iterations in the first Newton step of a cold start (Sec. 4.6)"),
-    "heuristic2": Option(bool, True, "converge at eps=1e-2 first, then at -e (Sec. 4.6)"),
-    "precondition": Option(bool, True, "diagonal (Jacobi) preconditioning of CGLS; the eq. 13 stopping rule is unchanged"),
-    "jacobi_weight": Option(float, 0.3, "weight w of the Jacobi diagonal in the CGLS preconditioner 1 / (lambda + w diag(X'CX)) (1 = plain Jacobi; smaller mixes in the identity, Hsia, Chiang & Lin 2018)", 1e-6, 1.0),
-    "fused_cg": Option(bool, True, "one pass over the active rows per CGLS iteration (q = X p and X'Cq together, residual by recurrence, eq. 13 checked on the true residual); off: the paper's two-pass CGLS"),
-    "forcing": Option(float, 0.1, "inexact Newton: a CGLS step may also stop at ||r|| <= forcing * ||gradient|| (0 = off)", 0.0, 0.99),
-    "subset": Option(float, 0.0, "heuristic 3: first solve on this random fraction of the examples (0 = off)", 0.0, 0.99),
-    "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),
-    "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step (Appendix A: 5000)", 1),
-    "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol min(n+,n-)/n ||grad F(0)|| (the scaling of LIBLINEAR -s 2's test); default 0.3 x -e (0.003 at the default -e 0.01); 0 = off: the paper's rule alone, zones settled and eq. 13 at -e", 0.0, 0.99),
-    "kkt_tol": Option(float, None, "continue with smaller eps until the dual KKT violation (Sec. 4.7) is below this", 1e-300),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M non-zeros, else 1)", 0, 1024),
-}
-
-# Work arrays: beta, its gradient and CG/line-search vectors (9 in one block), the
-# returned copy; per row: margins, active-set lists and line-search break points.
-_MEMORY_MFN = work_memory(12, 176)
-
-register(SolverInfo(
-    name="mfn",
-    kind="binary",
-    objective="1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i)^2   (L2-SVM, as LIBLINEAR -s 2)",
-    default_tol=0.01,
-    tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13), or the gradient test "
-                "||grad F|| <= 0.3 eps min(n+,n-)/n ||grad F(0)|| (--gtol), whichever comes first",
-    paper="Keerthi & DeCoste 2005, Sections 3-4 and Appendix A",
-    fit=fit_mfn,
-    options=MFN_OPTIONS,
-    loss="l2",
-    liblinear_codes={2: {}},
-    memory=_MEMORY_MFN,
-    distributed="rows",
-))
+def _num(v):
+    """A measure to 3 digits, nan when there is none."""
+    return f"{v if v is not None else float('nan'):.3g}"

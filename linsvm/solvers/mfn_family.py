@@ -55,9 +55,9 @@ import numpy as np
 
 from .. import _mfn
 from ..errors import ParameterError
-from ..problem import resolve_threads
-from . import FitResult, Option, SolverInfo, register, work_memory
-from .mfn import MFN_OPTIONS, _STATUS, run_newton, start_vector, subset_seed
+from ..problem.registry import FitResult
+from ..runtime.threads import resolve_threads
+from .mfn import STATUS, run_newton, start_vector, subset_seed
 
 LS_LOSS = (1.0, 1.0, math.inf, -math.inf)          # (a, tm, hi, lo): zone 1 everywhere
 HUBER_LOSS = (1.0, 1.0, 1.0, -1.0)                 # eq. 21 in the margin o = 1 - xi
@@ -89,14 +89,15 @@ def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, o
     f, g, _, _ = _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
                                n_features=X.n_features, bias=problem.bias, rows=problem.rows,
                                t=problem.t, c=problem.cost, lam=lam, beta=beta, loss=loss,
-                               n_threads=opts["n_threads"], comm=problem.comm)
+                               n_threads=opts["n_threads"], comm=problem.comm,
+                               regularize_bias=opts.get("regularize_bias", True))
     stats = {
         "objective": f / lam,
         "n_iter": n_iter,
         "cg_iter": cg_iter,
         "n_active": st["n_active"],
         "grad_norm": float(np.linalg.norm(g)) / lam,
-        "status": _STATUS[st["status"]],
+        "status": STATUS[st["status"]],
         "trace": trace,
     }
     warning = None
@@ -246,19 +247,7 @@ def fit_l1(problem, params, start, state, log):
     trace = []
     best = _Best()
     if warm:
-        ladder = [tau * 4.0 ** -k for k in range(7)]
-        if isinstance(state, dict) and state.get("tau", 0) > 0:
-            ladder.append(_power_of_two_at_most(float(state["tau"])))
-        pick = None
-        for cand in ladder:
-            cert = hinge_certificate(problem, C, beta, cand, nt)
-            best.update(cert, beta, tol)
-            score = cert["gap"] / cert["D"] if cert["D"] > 0 else math.inf
-            if pick is None or score < pick[0]:
-                pick = (score, cand)
-        tau = pick[1]
-        if log is not None:
-            log(f"mfn-l1 warm start: relative gap {best.gap():.3g}, starting at tau {tau:.3g}")
+        tau = _warm_tau(problem, C, beta, tau, state, nt, tol, best, log)
     status = "converged (certified)"
     newton_cap = False
     while not best.certified(tol):
@@ -283,7 +272,7 @@ def fit_l1(problem, params, start, state, log):
             log(f"mfn-l1 stage {stages}: tau {tau:.3g}  objective {cert['F']:.10g}  dual {cert['D']:.10g}  "
                 f"relative gap {best.gap():.3g}  (this stage: gradient part {cert['gap_grad']:.3g}, "
                 f"smoothing part {cert['gap_smooth']:.3g}; {st['n_iter']} Newton, {st['cg_iter']} "
-                f"CGLS iterations, {_STATUS[st['status']]})")
+                f"CGLS iterations, {STATUS[st['status']]})")
         target = tol * max(best.D, 0.0)
         moved = False
         if cert["gap_grad"] > 0.5 * target and cg_eps > 1e-12:
@@ -295,19 +284,10 @@ def fit_l1(problem, params, start, state, log):
         stalled = 0 if progress or moved else stalled + 1
     if best.beta is not None:
         beta = best.beta
-    stats = {
-        "objective": best.F,
-        "n_iter": n_iter,
-        "cg_iter": cg_iter,
-        "n_active": best.cert["n_quad"] if best.cert else 0,
-        "stages": stages,
-        "tau": last_tau,
-        "cg_tol_final": cg_eps,
-        "dual_objective": best.D,
-        "duality_gap": best.gap(),
-        "status": status,
-        "trace": trace,
-    }
+    stats = {"objective": best.F, "n_iter": n_iter, "cg_iter": cg_iter,
+             "n_active": best.cert["n_quad"] if best.cert else 0, "stages": stages,
+             "tau": last_tau, "cg_tol_final": cg_eps, "dual_objective": best.D,
+             "duality_gap": best.gap(), "status": status, "trace": trace}
     warning = None
     if status != "converged (certified)":
         why = ("double precision cannot certify more on this data (badly scaled features? scale "
@@ -318,6 +298,25 @@ def fit_l1(problem, params, start, state, log):
         stats["newton_cap_hit"] = True
     return FitResult(beta, stats, warning=warning, converged=warning is None,
                      state={"tau": last_tau})
+
+
+def _warm_tau(problem, C, beta, tau0, state, n_threads, tol, best, log):
+    """The smoothing width a warm start of mfn-l1 begins at: of tau0 4^-k, k = 0..6, and
+    the previous solve's final tau (`state`), the one whose certificate at beta has the
+    smallest relative gap; every certificate also updates `best`."""
+    ladder = [tau0 * 4.0 ** -k for k in range(7)]
+    if isinstance(state, dict) and state.get("tau", 0) > 0:
+        ladder.append(_power_of_two_at_most(float(state["tau"])))
+    pick = None
+    for cand in ladder:
+        cert = hinge_certificate(problem, C, beta, cand, n_threads)
+        best.update(cert, beta, tol)
+        score = cert["gap"] / cert["D"] if cert["D"] > 0 else math.inf
+        if pick is None or score < pick[0]:
+            pick = (score, cand)
+    if log is not None:
+        log(f"mfn-l1 warm start: relative gap {best.gap():.3g}, starting at tau {pick[1]:.3g}")
+    return pick[1]
 
 
 # ---------------------------------------------------------------------------- mfn-ord
@@ -374,7 +373,7 @@ def fit_ord(problem, params, start, state, log):
         "n_active": st["n_active"],
         "grad_norm": float(np.linalg.norm(g)) / lam,
         "threshold_inversion": inversion,
-        "status": _STATUS[st["status"]],
+        "status": STATUS[st["status"]],
         "trace": list(st["trace"] / lam),
     }
     warning, converged = None, True
@@ -385,89 +384,3 @@ def fit_ord(problem, params, start, state, log):
         warning = "mfn-ord ignores query ids (eq. 25 has no queries)"
     return FitResult(beta[:nw].copy(), stats, thresholds=beta[nw:].copy(), warning=warning,
                      converged=converged)
-
-
-# ---------------------------------------------------------------------------- registry
-
-def _pick(*names):
-    return {k: MFN_OPTIONS[k] for k in names}
-
-
-# Work arrays as mfn's (shared Newton-CG core).
-_MEMORY_LS = work_memory(12, 176)
-
-register(SolverInfo(
-    name="ls",
-    kind="binary",
-    objective="1/2||w||^2 + C sum_i (1 - y_i w.x_i)^2   (LS-SVM, all examples active)",
-    default_tol=1e-6,
-    tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
-    paper="Keerthi & DeCoste 2005, Section 4.3 (LS-SVM-CG)",
-    fit=fit_ls,
-    options=_pick("precondition", "jacobi_weight", "fused_cg", "max_iter", "cg_max_iter",
-                  "n_threads"),
-    loss="ls",
-    memory=_MEMORY_LS,
-    distributed="rows",
-))
-
-_MEMORY_MFN_HUBER = work_memory(12, 176)
-
-register(SolverInfo(
-    name="mfn-huber",
-    kind="binary",
-    objective="1/2||w||^2 + 2C sum_i L_h(1 - y_i w.x_i), L_h the modified Huber loss (eq. 21)",
-    default_tol=1e-6,
-    tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
-    paper="Keerthi & DeCoste 2005, Section 6 (eq. 21-23)",
-    fit=fit_huber,
-    options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "fused_cg",
-                  "forcing", "subset", "max_iter", "cg_max_iter", "n_threads"),
-    loss="huber",
-    memory=_MEMORY_MFN_HUBER,
-    distributed="rows",
-))
-
-_MEMORY_MFN_L1 = work_memory(12, 176)
-
-register(SolverInfo(
-    name="mfn-l1",
-    kind="binary",
-    objective="1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i)   (L1-SVM, as LIBLINEAR -s 3)",
-    default_tol=1e-3,
-    tol_meaning=("certified relative objective gap: stops when the duality gap G = F(w) - D(alpha) "
-                 "<= eps D(alpha), so (F(w) - F*)/F* <= eps"),
-    paper="Keerthi & DeCoste 2005, Section 6 (Huber continuation)",
-    fit=fit_l1,
-    options=dict(
-        _pick("heuristic1", "precondition", "jacobi_weight", "fused_cg", "forcing", "max_iter",
-              "cg_max_iter", "n_threads"),
-        tau0=Option(float, 0.25, "mfn-l1: smoothing width of the first continuation stage "
-                                 "(the paper's tau_0 = 1)", 1e-12, 1e6),
-        cg_tol=Option(float, 1e-2, "mfn-l1: eq. 13 tolerance of the stage solves (divided by 100 "
-                                   "when the certificate shows the stage solve is too loose)",
-                      1e-12, 0.5),
-        max_stages=Option(int, 40, "mfn-l1: cap on continuation stages", 1),
-    ),
-    loss="l1",
-    memory=_MEMORY_MFN_L1,
-    distributed="rows",
-))
-
-_MEMORY_MFN_ORD = work_memory(12, 176)
-
-register(SolverInfo(
-    name="mfn-ord",
-    kind="ordinal",
-    objective=("1/2(||w||^2 + ||b||^2) + C sum_s sum_i max(0, 1 - z_is (w.x_i - b_s))^2, "
-               "z_is = -1 if rank_i <= s else +1   (implicit thresholds, eq. 25)"),
-    default_tol=1e-6,
-    tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13)",
-    paper="Keerthi & DeCoste 2005, Section 7 (Chu & Keerthi implicit thresholds)",
-    fit=fit_ord,
-    options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "forcing",
-                  "max_iter", "cg_max_iter", "n_threads"),
-    loss="l2",
-    memory=_MEMORY_MFN_ORD,
-    distributed="rows",
-))

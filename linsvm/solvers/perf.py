@@ -74,10 +74,10 @@ import hashlib
 import numpy as np
 
 from .. import _perf
-from ..collective import gather_objects
 from ..errors import DataError, ParameterError
-from ..problem import resolve_threads
-from . import FitResult, Option, SolverInfo, register, work_memory
+from ..problem.registry import FitResult
+from ..runtime.collective import gather_objects
+from ..runtime.threads import resolve_threads
 
 _STATUS = {0: "converged", 1: "iteration cap"}
 
@@ -403,55 +403,3 @@ def _ordinal_layout(coll, codes, cost, qid, g, gptr, n_levels):
     m = _weighted_pairs(codes_all, cost_all, g_a, n_levels)
     glob = (cost_all, level_a, perm_a, gptr_a, glevels_a, per_rank)
     return glob, m, float(np.sum(cost_all)), int(gptr_a.shape[0] - 1), (codes_all, cost_all)
-
-
-PERF_OPTIONS = {
-    "max_iter": Option(int, 10000, "cap on cutting-plane iterations (each adds one constraint)", 1),
-    "max_constraints": Option(int, 1000, "cap on the working set; at the cap inactive constraints "
-                              "are dropped, or all merged into one, with a warning", 2),
-    "inactive_iters": Option(int, 50, "remove a constraint after this many iterations with "
-                             "alpha = 0 (0 = keep all)", 0),
-    "qp_tol": Option(float, 1e-10, "KKT tolerance of the working-set QP (units of xi)", 0.0, 1.0),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads "
-                        "from 50M non-zeros, else 1)", 0, 1024),
-}
-
-# Work arrays: the cutting planes' working set starts at 16 dense rows of the
-# weight length (it doubles as constraints accumulate, up to max_constraints),
-# w, the mean-constraint vector, the returned weights and the Gram
-# bookkeeping (22 vectors measured with tracemalloc, tests/test_memory.py).
-_MEMORY_PERF = work_memory(22, 64)
-
-register(SolverInfo(
-    name="perf",
-    kind="binary",
-    objective="1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i)   (L1-SVM, as LIBLINEAR -s 3; "
-              "paper's C = C*n)",
-    default_tol=1e-3,
-    tol_meaning="training-loss precision: stop when xi' <= xi + eps, xi' = average hinge loss "
-                "(1/n) sum max(0, 1 - y_i w.x_i) at w, xi = its working-set bound (Alg. 1 line 9)",
-    paper="Joachims 2006, Algorithm 1 on OP2",
-    fit=fit_perf,
-    options=PERF_OPTIONS,
-    loss="l1",
-    memory=_MEMORY_PERF,
-    distributed="rows",
-))
-
-_MEMORY_PERF_ORD = work_memory(22, 64)
-
-register(SolverInfo(
-    name="perf-ord",
-    kind="ordinal",
-    objective="1/2||w||^2 + (C n/m) sum_{y_i>y_j} max(0, 1 - w.(x_i - x_j))   (pairwise "
-              "OR-SVM / ROC area; m pairs, within a qid when given; paper's C = C*n)",
-    default_tol=1e-3,
-    tol_meaning="pairwise training-loss precision: stop when xi' <= xi + eps, xi' = average "
-                "pairwise hinge loss (1/m) sum_pairs at w (Alg. 2 line 24)",
-    paper="Joachims 2006, Algorithm 2 on OP5",
-    fit=fit_perf_ord,
-    options=PERF_OPTIONS,
-    loss="l1",
-    memory=_MEMORY_PERF_ORD,
-    distributed="rows",
-))

@@ -70,9 +70,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _sdm
-from .cocoa import LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, rank_seed
-from . import (GAP_GUARD, GAP_GUARD_MIN_EPS, FitResult, Option, SolverInfo, gap_guard_shrink,
-               register, relative_gap, work_memory)
+from ..problem.registry import FitResult
+from .cocoa import cocoa_rounds, rank_seed, target_gap
+from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
 
 _STATUS = {0: "converged", 1: "full-loop cap", 2: "out of memory"}
 
@@ -309,8 +309,6 @@ def _fit_cocoa(kind, problem, params, start, warm, warning, log):
     0.01).  A seeded start is not moved along the ray (the serial kernel's step).  Stats
     as the serial solve's (n_iter: rounds; n_full_loops: this rank's local full loops),
     plus rounds and bytes_per_round; the state holds this rank's alphas."""
-    from .cocoa import cocoa_rounds, target_gap
-
     name, coll, k = "sdm-" + kind, problem.comm, problem.n_classes
     block = _SdmBlock(kind, problem, params, start, coll.size)
     W0 = coll.sum(_local_W(kind, problem, block.alphas))
@@ -371,62 +369,3 @@ def fit_sdm_ww(problem, params, start, state, log):
     max v_i^m of eq. 18; on several MPI ranks the same as fit_sdm_cs's.
     """
     return _fit("ww", problem, params, start, state, log)
-
-
-SDM_OPTIONS = {
-    "shrinking": Option(bool, True, "shrinking: alternate full loops with loops over the examples "
-                                    "and alphas that can still move (Sec. 2.1)"),
-    "cooling": Option(bool, True, "cooling: reach eps = 1, 0.1, ... in turn down to -e (Sec. 2.1)"),
-    "effort_cap": Option(float, 5.0, "end a run of shrunk loops after this many effective loops "
-                                     "of gradient evaluations (Sec. 2.1 footnote: 5)", 1e-3, 1e6),
-    "max_iter": Option(int, 1000, "cap on full loops over the examples (on several MPI ranks: "
-                                  "on CoCoA+ rounds)", 1),
-    "subproblem": Option(str, "all", "sdm: classes of the per-example sub-problem in full loops: "
-                                     "'all' (eq. 10 / 21 exactly, by the active-set method started "
-                                     "from the paper's set) or 'restricted' (the paper's: M_i and "
-                                     "the alphas off their bound, Sec. 2 / 3)",
-                         choices=("all", "restricted")),
-    "local_epochs": Option(int, LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, 1, 1_000_000),
-}
-
-# Work arrays: W, one weight column per class; per row: the alphas' sparse lists.
-_MEMORY_SDM_CS = work_memory(1, 64, per_class=1)
-
-register(SolverInfo(
-    name="sdm-cs",
-    kind="multiclass",
-    objective="1/2 sum_m ||w_m||^2 + C sum_i max_m (e_i^m - (w_{y_i} - w_m).x_i)   "
-              "(Crammer-Singer, as LIBLINEAR -s 4)",
-    default_tol=0.1,
-    tol_meaning="max_m g_i^m - min_{m: alpha_i^m < C_i^m} g_i^m < eps for every i (eq. 9), and a "
-                "duality gap <= 1% of the objective (else a smaller eps); on several MPI ranks "
-                "(CoCoA+): a relative duality gap (P - D) / P <= min(eps, 0.01)",
-    paper="Keerthi et al. 2008, Section 2, Algorithm 2.1",
-    fit=fit_sdm_cs,
-    options=SDM_OPTIONS,
-    loss="l1",
-    distributed="cocoa",
-    distributed_options=("local_epochs",),
-    liblinear_codes={4: {}},
-    memory=_MEMORY_SDM_CS,
-))
-
-_MEMORY_SDM_WW = work_memory(1, 64, per_class=1)
-
-register(SolverInfo(
-    name="sdm-ww",
-    kind="multiclass",
-    objective="1/2 sum_m ||w_m||^2 + C sum_i sum_{m != y_i} max(0, 1 - (w_{y_i} - w_m).x_i)   "
-              "(Weston-Watkins)",
-    default_tol=0.1,
-    tol_meaning="v_i^m < eps for every i and m != y_i (eq. 20), and a duality gap <= 1% of the "
-                "objective (else a smaller eps); on several MPI ranks (CoCoA+): a relative "
-                "duality gap (P - D) / P <= min(eps, 0.01)",
-    paper="Keerthi et al. 2008, Section 3, Algorithm 3.1",
-    fit=fit_sdm_ww,
-    options=SDM_OPTIONS,
-    loss="l1",
-    distributed="cocoa",
-    distributed_options=("local_epochs",),
-    memory=_MEMORY_SDM_WW,
-))

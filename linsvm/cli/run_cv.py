@@ -1,0 +1,151 @@
+"""`linsvm-cv` once its options are parsed: cross-validate over the grid, print the
+table and the best point, and train at it with --output-model."""
+from __future__ import annotations
+
+import json
+
+import click
+import numpy as np
+
+from ..errors import ParameterError
+from ..fit.cv import parse_grid
+from ..fit.reporting import collecting_warnings
+from ..fit.training import train
+from ..io.atomic import same_target
+from ..problem.catalog import SOLVERS
+from ..problem.kinds import PERCENT_METRICS
+from .console import Console, print_warnings
+from .messages import CommandError, UsageLineError
+from .plot import MatplotlibMissing, plot_cv, plot_format, require_matplotlib
+from .job import open_job
+from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
+                   note_imbalance)
+from .solver_options import parse_class_weights, resolve_solver
+
+__all__ = ["run"]
+
+
+def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, instance_weights, seed,
+        quiet, n_folds, n_jobs, metric, fmt, output_model, warm_start, allow_many_classes,
+        shards=False, plot_file=None, **solver_options):
+    """The cv command; its arguments are the command line's options."""
+    if C is not None and log2c is not None:
+        raise click.UsageError("give either -c or --log2c, not both")
+    Cs = parse_grid(C, "C") if C is not None else [1.0]
+    if log2c is not None:
+        Cs = [2.0 ** e for e in parse_grid(log2c, "log2c")]
+    if any(c <= 0 for c in Cs):
+        raise click.BadParameter("C values must be > 0", param_hint="-c")
+    ps = parse_grid(p_grid, "p") if p_grid is not None else None
+    solver_options = {k: v for k, v in solver_options.items() if v is not None}
+    solver = resolve_solver(solver, solver_options)
+    class_weight = parse_class_weights(class_weights)
+    job = open_job(solver)
+    console = Console(quiet, silent=not job.root)
+    log = console.log
+    echo = click.echo if job.root else (lambda *a, **k: None)    # results: rank 0's
+    if output_model is not None:    # checked now, not after the whole grid
+        job.run(check_output, output_model, "output model", training_file, instance_weights,
+                shards, root_only=True)
+    if plot_file is not None:
+        _check_plot(job, plot_file, training_file, instance_weights, shards, output_model)
+    data = load_training(training_file, solver, instance_weights, console, job, shards)
+    X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
+    note_imbalance(console, y, solver, class_weight, job)
+    options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
+                   sample_weight=sample_weight, qid=qid, allow_many_classes=allow_many_classes,
+                   comm=job.comm, **solver_options)
+    with labels_located(data, job):
+        res = cross_validate_on_console(console, "models", X, y, Cs=Cs, ps=ps, n_folds=n_folds,
+                                        n_jobs=n_jobs, warm_start=warm_start, metric=metric,
+                                        log=log, **options)
+    _print_result(echo, res, fmt, n_folds, ps)
+    if plot_file is not None:
+        job.run(plot_cv, res, plot_file, solver=solver, root_only=True)
+    edge = _edge_warning(res, Cs)
+    if edge:
+        console.warn(edge)
+    if output_model:
+        best = res.best
+        if best.p is not None:              # alm's p, or the tube width of svr (-p)
+            options["p" if "p" in SOLVERS[solver].options else "epsilon"] = best.p
+        with collecting_warnings() as records:
+            model = train(X, y, C=best.C, **options)
+        print_warnings(console, records)
+        job.run(model.save, output_model, root_only=True)
+        if log:
+            log(f"trained at the best point on all data -> {output_model}")
+
+def _print_result(echo, res, fmt, n_folds, ps):
+    """The grid's results on stdout: a table for people (accuracy, prbep, f1 and pairwise
+    as percentages) and the best point, or tsv / json (fractions, full precision)."""
+    best = res.best
+    rows = [{"C": pt.C, "p": pt.p, "mean": pt.mean, "std": pt.std, "seconds": pt.seconds,
+             "iterations": pt.n_iter} for pt in res.points]
+
+    def machine(v):                     # undefined (nan) is null in json, empty in tsv
+        return None if np.isnan(v) else v
+    if fmt == "json":
+        for r in rows:
+            r["mean"], r["std"] = machine(r["mean"]), machine(r["std"])
+        echo(json.dumps({"metric": res.metric, "folds": n_folds, "points": rows,
+                               "best": {"C": best.C, "p": best.p, "mean": machine(best.mean)}},
+                              indent=1))
+    elif fmt == "tsv":
+        echo("\t".join(["C", "p", res.metric, "std", "seconds", "iterations"]))
+        for r in rows:
+            echo("\t".join([repr(r["C"]), "" if r["p"] is None else repr(r["p"]),
+                                  *("" if np.isnan(r[k]) else repr(r[k]) for k in ("mean", "std")),
+                                  f"{r['seconds']:.6f}",
+                                  str(r["iterations"])]))
+    else:
+        pct = res.metric in PERCENT_METRICS
+
+        def show(v, width, digits):
+            if np.isnan(v):
+                return f"{'n/a':>{width}s}"
+            return f"{100 * v:{width - 1}.{digits}g}%" if pct else f"{v:{width}.{digits}g}"
+        head = f"{'C':>12s} " + (f"{'p':>6s} " if ps else "") + \
+            f"{res.metric:>10s} {'std':>9s} {'train s':>9s} {'iter':>7s}"
+        echo(head)
+        for r in rows:
+            echo(f"{r['C']:12.6g} " + (f"{r['p']:6.3g} " if ps else "") +
+                       f"{show(r['mean'], 10, 6)} {show(r['std'], 9, 3)} {r['seconds']:9.3f} "
+                       f"{r['iterations']:7d}")
+        echo(f"best: C = {best.C:g}" + (f", p = {best.p:g}" if ps else "") +
+                   f", {res.metric} = {show(best.mean, 0, 6).strip()}")
+
+
+
+def _edge_warning(res, Cs):
+    """A warning when the best C is the smallest or largest of a grid of several Cs
+    (and the metric is not flat along it): the best may lie beyond the grid."""
+    best = res.best
+    line = [pt.mean for pt in res.points if pt.p == best.p and not np.isnan(pt.mean)]
+    if len(set(Cs)) < 2 or np.isnan(best.mean) or max(line) == min(line):
+        return None
+    if best.C == min(Cs):
+        end, way = "smallest", "smaller"
+    elif best.C == max(Cs):
+        end, way = "largest", "larger"
+    else:
+        return None
+    return (f"the best C = {best.C:g} is the {end} C of the grid: the best may lie beyond it; "
+            f"try {way} C values")
+
+
+def _check_plot(job, plot_file, training_file, instance_weights, shards, output_model):
+    """--plot, before the grid runs: a .png or .svg name, matplotlib importable, a path
+    that can be written and is none of the inputs or the output model."""
+    try:
+        plot_format(plot_file)
+    except ParameterError as exc:
+        raise UsageLineError(str(exc)) from None
+    try:
+        require_matplotlib()
+    except MatplotlibMissing:
+        raise CommandError("--plot needs matplotlib: pip install 'linsvm[plot]'") from None
+    if output_model is not None and same_target(plot_file, output_model):
+        raise UsageLineError(f"--plot {plot_file} is also the --output-model file")
+    job.run(check_output, plot_file, "plot file", training_file, instance_weights, shards,
+            root_only=True)

@@ -1,0 +1,358 @@
+"""The command line's options from the solver catalog: -s, the solver options, their
+help in sections by family, --help-solver, and the options train and cv share.
+
+Everything here is read from linsvm.problem.catalog, the one home of the solvers'
+defaults; nothing imports a solver or NumPy, so `--help` starts at once.
+"""
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+import click
+
+from ..errors import ParameterError
+from ..problem.catalog import LIBLINEAR_UNSUPPORTED, SOLVERS, liblinear_code
+from .messages import SHORT_FLAGS, UsageLineError, flag
+
+__all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "solver_help",
+           "solver_option_decorators", "option_owners", "parse_class_weights", "data_options",
+           "decorate", "codes_text"]
+
+
+def codes_text(info):
+    """LIBLINEAR's -s codes of a solver, e.g. 'LIBLINEAR -s 1 (= --loss l2), -s 3 (= --loss l1)'."""
+    parts = []
+    for code, implied in sorted(info.liblinear_codes.items()):
+        extra = " ".join(f"{flag(k)} {v}" for k, v in implied.items())
+        parts.append(f"-s {code}" + (f" (= {extra})" if extra else ""))
+    return "LIBLINEAR " + ", ".join(parts) if parts else ""
+
+
+def solver_help():
+    lines = ["\b", "Solvers (-s NAME, or LIBLINEAR's code where linsvm solves the same problem), "
+             "the objective each minimizes, and the meaning/default of -e:"]
+    for info in SOLVERS.values():
+        lines.append(f"  {info.name:10s} {info.objective}")
+        lines.append(f"  {'':10s} -e: {info.tol_meaning}; default {info.default_tol:g}  [{info.paper}]")
+        if info.liblinear_codes:
+            lines.append(f"  {'':10s} {codes_text(info)}")
+    lines.append(f"  LIBLINEAR's -s {', '.join(map(str, sorted(LIBLINEAR_UNSUPPORTED)))} (logistic "
+                 "regression, L1 regularization, SVR): not solved by linsvm; `-s CODE` says what to use.")
+    lines.append("  `--help-solver NAME` describes one solver and its options.")
+    return "\n".join(lines)
+
+
+class SolverChoice(NamedTuple):
+    """The value of -s: a registered solver name, the options a LIBLINEAR code
+    implies (dcd's --loss), and the code itself (None when a name was given)."""
+
+    name: str
+    implied: dict
+    code: int | None
+
+
+class SolverParam(click.ParamType):
+    """-s NAME or LIBLINEAR's numeric code (1 = dcd --loss l2, 2 = mfn, ...)."""
+
+    name = "solver"
+
+    def get_metavar(self, param, ctx=None):
+        return "NAME|CODE"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, SolverChoice):
+            return value
+        text = str(value).strip()
+        if text in SOLVERS:
+            return SolverChoice(text, {}, None)
+        try:
+            code = int(text)
+        except ValueError:
+            codes = ", ".join(map(str, sorted(c for info in SOLVERS.values() for c in info.liblinear_codes)))
+            self.fail(f"{text!r} is not a solver: choose one of {', '.join(SOLVERS)} "
+                      f"(or LIBLINEAR's code {codes})", param, ctx)
+        try:
+            name, implied = liblinear_code(code)
+        except ParameterError as exc:       # one line, not Click's usage block
+            raise UsageLineError(str(exc)) from None
+        return SolverChoice(name, implied, code)
+
+
+def resolve_solver(solver, solver_options):
+    """The solver's name, with the options its LIBLINEAR code implies added to
+    solver_options (in place); a code that contradicts an option given is an error.
+    LIBLINEAR's flags become the solver's options here: -p is the tube width
+    (epsilon) of a solver without a p, -R turns regularize_bias off, -m N sets
+    n_threads."""
+    _liblinear_flags(SOLVERS[solver.name], solver_options)
+    for key, value in solver.implied.items():
+        given = solver_options.get(key)
+        if given is not None and given != value:
+            raise click.UsageError(f"-s {solver.code} is {solver.name} {flag(key)} {value}, "
+                                   f"which contradicts {flag(key)} {given}")
+        solver_options[key] = value
+    return solver.name
+
+
+def _liblinear_flags(info, opts):
+    """-p, -R and -m as the solver's options (resolve_solver), in place."""
+    if opts.get("p") is not None and "p" not in info.options and "epsilon" in info.options:
+        if opts.get("epsilon") is not None:
+            raise click.UsageError("-p and --epsilon are one option for "
+                                   f"{info.name} (the tube width): give one")
+        opts["epsilon"] = opts.pop("p")
+    if opts.pop("free_bias", None):
+        if "regularize_bias" not in info.options:
+            raise UsageLineError(f"-R: {info.name} has no free intercept (solvers that have "
+                                 f"one: {', '.join(_with_option('regularize_bias'))})")
+        if opts.get("regularize_bias"):
+            raise click.UsageError("-R contradicts --regularize-bias")
+        opts["regularize_bias"] = False
+    threads = opts.pop("threads", None)
+    if threads is not None:
+        if "n_threads" not in info.options:
+            raise UsageLineError(f"-m: {info.name} runs on one thread (solvers with threads: "
+                                 f"{', '.join(_with_option('n_threads'))})")
+        if opts.get("n_threads") is not None and opts["n_threads"] != threads:
+            raise click.UsageError("-m and --n-threads differ: give one")
+        opts["n_threads"] = threads
+
+
+def _with_option(name):
+    return [n for n, info in SOLVERS.items() if name in info.options]
+
+
+def option_owners():
+    """Solver option name -> [(solver name, Option)] in registry order."""
+    seen = {}
+    for info in SOLVERS.values():
+        for name, opt in info.options.items():
+            seen.setdefault(name, []).append((info.name, opt))
+    return seen
+
+
+def family(info):
+    """A solver's family (SolverInfo.family: its module, mfn_family counted with mfn)."""
+    return info.family or info.name
+
+
+def family_members():
+    """Family -> its solver names, in registry order."""
+    out = {}
+    for info in SOLVERS.values():
+        out.setdefault(family(info), []).append(info.name)
+    return out
+
+
+SHARED_SECTION = "Options of several solvers"
+
+
+def option_section(owners):
+    """The help section of a solver option: its family's, or the shared one."""
+    families = {family(SOLVERS[n]) for n in owners}
+    if len(families) > 1:
+        return SHARED_SECTION
+    return "Options of " + ", ".join(family_members()[families.pop()])
+
+
+def _solver_list(names):
+    """Solver names for help text, a whole family of three or more as 'mfn family'."""
+    out, names = [], list(names)
+    for members in family_members().values():
+        if len(members) > 2 and all(m in names for m in members):
+            out.append(f"{members[0]} family")
+            names = [n for n in names if n not in members]
+    return ", ".join(out + names)
+
+
+def _option_help(opt, owners):
+    """Help of a solver option: its text, the solvers it applies to (when not its
+    whole help section's) and its default(s)."""
+    by_default = {}
+    for name, o in owners:
+        by_default.setdefault(repr(o.default), (o.default, []))[1].append(name)
+    names = [n for n, _ in owners]
+    section = option_section(names)
+    whole = section != SHARED_SECTION and names == family_members()[family(SOLVERS[names[0]])]
+    if len(by_default) == 1:
+        where = ("" if whole else _solver_list(names) + "; ") + f"default {opt.default}"
+    else:
+        where = "default " + ", ".join(f"{d} ({_solver_list(ns)})" for d, ns in by_default.values())
+    return f"{opt.help} [{where}]"
+
+
+def solver_option_decorators(exclude=()):
+    """One Click option per solver option name across the registry (defaults None:
+    only options the user gives are passed, and train() checks they apply);
+    options with a fixed set of values are Click choices."""
+    decorators = []
+    for name, owners in sorted(option_owners().items()):
+        if name in exclude:
+            continue
+        opt = owners[0][1]
+        help_text = _option_help(opt, owners)
+        flag = name.replace("_", "-")
+        if opt.type is bool:
+            decorators.append(click.option(f"--{flag}/--no-{flag}", name, default=None, help=help_text))
+        else:
+            flags = (SHORT_FLAGS[name], f"--{flag}") if name in SHORT_FLAGS else (f"--{flag}",)
+            if name == "p":
+                help_text += ("  For the regression solvers (svr, svr-dual) -p is the tube width "
+                              "--epsilon, as LIBLINEAR's -p.")
+            typ = click.Choice(list(opt.choices)) if opt.choices else opt.type
+            decorators.append(click.option(*flags, name, type=typ, default=None, help=help_text))
+    return decorators
+
+
+def _help_solver(ctx, param, value):
+    """--help-solver NAME: one solver's objective, -e, codes and options; then exit."""
+    if value is None or ctx.resilient_parsing:
+        return
+    name = SolverParam().convert(value, param, ctx).name
+    info = SOLVERS[name]
+    out = [f"{info.name} ({info.kind}): {info.objective}",
+           f"  -e: {info.tol_meaning}; default {info.default_tol:g}",
+           f"  paper: {info.paper}"]
+    if info.liblinear_codes:
+        out.append(f"  {codes_text(info)}")
+    out.append("")
+    rows = []
+    for opt_name, opt in info.options.items():
+        name = flag(opt_name)
+        if opt.type is bool:
+            name = f"{name}/--no-{opt_name.replace('_', '-')}"
+        elif opt.choices:
+            name += " [" + "|".join(opt.choices) + "]"
+        else:
+            name += " " + opt.type.__name__.upper()
+        rows.append((name, f"{opt.help} [default {opt.default}]"))
+    if rows:
+        formatter = ctx.make_formatter()
+        with formatter.section(f"Options of {info.name}"):
+            formatter.write_dl(rows)
+        out.append(formatter.getvalue().rstrip())
+    else:
+        out.append(f"{info.name} has no options of its own.")
+    click.echo("\n".join(out))
+    ctx.exit(0)
+
+
+# LIBLINEAR's `-wLABEL WEIGHT` (-w1 2, -w-1 0.5): a label glued to -w, the weight next.
+_W_GLUED = re.compile(r"^-w([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)$")
+
+
+class SolverCommand(click.Command):
+    """A train/cv command: help with the solver options in sections by solver
+    family, and LIBLINEAR's `-wLABEL WEIGHT` read as `-w LABEL:WEIGHT`."""
+
+    def parse_args(self, ctx, args):
+        out, i = [], 0
+        while i < len(args):
+            tok = args[i]
+            if tok == "--":
+                out += args[i:]
+                break
+            m = _W_GLUED.match(tok)
+            if m and i + 1 < len(args):
+                out += ["-w", f"{m.group(1)}:{args[i + 1]}"]
+                i += 2
+                continue
+            out.append(tok)
+            i += 1
+        return super().parse_args(ctx, out)
+
+    def format_options(self, ctx, formatter):
+        owners = option_owners()
+        general, sections = [], {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.name in owners:
+                sections.setdefault(option_section([n for n, _ in owners[param.name]]), []).append(record)
+            else:
+                general.append(record)
+        with formatter.section("Options"):
+            formatter.write_dl(general)
+        order = [SHARED_SECTION] + ["Options of " + ", ".join(v) for v in family_members().values()]
+        for title in order:
+            if title in sections:
+                with formatter.section(title):
+                    formatter.write_dl(sections[title])
+
+
+def parse_class_weights(values):
+    """-w values: LABEL:WEIGHT pairs, or `balanced` alone (scikit-learn's rule)."""
+    if "balanced" in values:
+        if len(values) > 1:
+            raise click.BadParameter("'balanced' cannot be combined with other class weights",
+                                     param_hint="-w")
+        return "balanced"
+    weights = {}
+    for text in values:
+        label, sep, weight = text.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            weights[float(label)] = float(weight)
+        except ValueError:
+            raise click.BadParameter(f"{text!r} is not LABEL:WEIGHT (or -wLABEL WEIGHT, or balanced)",
+                                     param_hint="-w") from None
+    return weights
+
+
+def data_options(single_cost):
+    """Options shared by `train` and `cv`: solver, objective, weights, seed, quiet."""
+    if single_cost:
+        cost = click.option("-c", "--cost", "C", default=1.0, show_default=True, type=float,
+                            help="C: cost of the loss (LIBLINEAR's -c, the same for every solver).")
+    else:
+        cost = click.option("-c", "--cost", "C", default=None, metavar="GRID",
+                            help="C values: a list 0.25,0.5,1 or a range lo:hi:step (default 1).")
+    return [
+        click.argument("training_file", type=click.Path(dir_okay=False, allow_dash=True)),
+        click.option("-s", "--solver", default="mfn", show_default=True, type=SolverParam(),
+                     help="Solver: a name or LIBLINEAR's code 1, 2, 3, 4 (see the list below)."),
+        click.option("--help-solver", metavar="NAME", expose_value=False, is_eager=True,
+                     callback=_help_solver, help="Describe solver NAME and its options, and exit."),
+        cost,
+        click.option("-e", "--tol", type=float, default=None,
+                     help="Stopping tolerance (solver-specific meaning; see the list below)."),
+        click.option("-B", "--bias", default=None, type=float,
+                     help="Append a constant feature of this value to every example, its weight "
+                          "regularized like the others unless -R (LIBLINEAR's -B); <= 0: no "
+                          "bias.  [default: 1; none for -s oneclass (LIBLINEAR -s 21)]"),
+        click.option("-w", "--class-weight", "class_weights", multiple=True, metavar="LABEL:WEIGHT",
+                     help="Multiply C by WEIGHT for class LABEL (repeatable; LIBLINEAR's -wLABEL "
+                          "WEIGHT too, e.g. -w-1 0.5), or `-w balanced`: class j gets weight "
+                          "n_samples / (n_classes * n_j), scikit-learn's rule for imbalanced data."),
+        click.option("-W", "--instance-weights", type=click.Path(dir_okay=False),
+                     help="File with one weight >= 0 per training example, scaling its loss."),
+        click.option("-R", "free_bias", is_flag=True, default=False,
+                     help="Do not regularize the bias weight (LIBLINEAR's -R; = "
+                          "--no-regularize-bias, for the solvers that have it: the finite Newton "
+                          "solvers mfn, ls, svr and the logistic and L1 ones); needs -B > 0."),
+        click.option("-m", "threads", type=click.IntRange(1), default=None, metavar="N",
+                     help="Threads for the sparse kernels (multi-core LIBLINEAR's -m; = "
+                          "--n-threads, for the solvers that have it)."),
+        click.option("--seed", default=0, show_default=True, type=int,
+                     help="Seed for random choices (and cross-validation folds)."),
+        click.option("--allow-many-classes", is_flag=True,
+                     help="Train on labels that do not look like classes: by default a classifier "
+                          "refuses a label that is not an integer (regression data) and more than "
+                          "100 classes with under 10 training examples per class on average."),
+        click.option("-q", "--quiet", is_flag=True,
+                     help="No progress, notes or summary (warnings still show)."),
+        click.option("--shards", is_flag=True,
+                     help="TRAINING_FILE names shard files: a glob pattern (quoted, so that "
+                          "linsvm expands it, not the shell) or a comma-separated list of names "
+                          "and patterns, plain or compressed, read in sorted name order as one "
+                          "data set.  Under mpiexec each rank reads whole shards, spread by size."),
+    ]
+
+
+def decorate(func, options):
+    for deco in reversed(options):
+        func = deco(func)
+    return func

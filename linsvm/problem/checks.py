@@ -1,0 +1,55 @@
+"""Checks of what the solver cores index unchecked, and of positive parameters.
+
+The compiled cores run without bounds checks; every row list, cost factor,
+label and class code they read is checked here, once, when a
+`linsvm.problem.Problem` is built (or by the caller who builds one itself).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DataError
+
+
+def n_weights(n_features, bias):
+    """Length of a weight vector: the features plus one for the bias feature."""
+    return n_features + (1 if bias > 0 else 0)
+
+
+def check_rows_and_costs(X, rows, cost):
+    """The row list and per-position cost factors every solver core indexes unchecked:
+    returns (rows as contiguous int64, cost as contiguous float64) after checking that
+    rows is 1-D with every entry in [0, X.n_rows), cost has one finite value >= 0 per
+    row, and there is at least one example."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    cost = np.ascontiguousarray(cost, dtype=np.float64)
+    n = rows.shape[0]
+    if rows.ndim != 1 or cost.shape != (n,):
+        raise DataError(f"rows and cost factors must be 1-D of one length ({n}, {cost.shape})")
+    if n == 0:
+        raise DataError("no training examples")
+    if rows.min() < 0 or rows.max() >= X.n_rows:
+        raise DataError(f"row numbers must be in [0, {X.n_rows})")
+    if not np.all(np.isfinite(cost)) or np.any(cost < 0):
+        raise DataError("cost factors must be finite and >= 0")
+    return rows, cost
+
+
+def check_binary_targets(t, n):
+    """Labels t per position: n values, each +1 or -1; returns contiguous float64."""
+    t = np.ascontiguousarray(t, dtype=np.float64)
+    if t.shape != (n,):
+        raise DataError(f"{t.size} labels for {n} examples")
+    if not np.all(np.abs(t) == 1.0):
+        raise DataError("binary labels must be +1 or -1")
+    return t
+
+
+def check_codes(codes, n, n_classes, what="class codes"):
+    """Class or rank indices per position: n values in [0, n_classes); contiguous int32."""
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    if codes.shape != (n,):
+        raise DataError(f"{codes.size} {what} for {n} examples")
+    if n and (codes.min() < 0 or codes.max() >= n_classes):
+        raise DataError(f"{what} must be in [0, {n_classes})")
+    return codes
