@@ -93,6 +93,9 @@ cdef enum:
     BINARY = 0
     MULTINOMIAL = 1
 
+cdef enum:
+    SCATTER_MAX = 64               # csr.pxd's cap on row blocks (SCATTER_MAX_BLOCKS)
+
 cdef double S_FLOOR = 1e-100       # floor of s_i (p_{i,y_i}) in the CGLS weights (block comment)
 
 
@@ -205,7 +208,7 @@ cdef inline int mm_blocks(const CSR* X, int64_t m, int64_t k) noexcept nogil:
     if m <= 0 or X.n_rows <= 0:
         return 1
     return blocks_for((<double>(X.indptr[X.n_rows] - X.indptr[0]) / X.n_rows) * m,
-                      X.n_weights * k, 12.0, m)
+                      X.n_weights * k, 12.0, m)     # <= SCATTER_MAX (csr.pxd's cap)
 
 
 cdef void mm_rmatvec(const CSR* X, const int64_t* rows, int64_t m, const double* S, int64_t k,
@@ -251,6 +254,7 @@ ctypedef struct SoftOp:
     int64_t k
     double* S                      # m x k scratch (M_i' u per row)
     double* scratch                # block accumulators of mm_rmatvec, or NULL
+    double* scratch2               # as many more, for soft_apply_t_sq's second sum
 
 
 cdef inline void _apply_M(const double* p, const double* v, int64_t k, double* out) noexcept nogil:
@@ -289,58 +293,113 @@ cdef void soft_apply_t(const Operator* A, const double* u, double* out) noexcept
     mm_rmatvec(A.X, A.rows, m, O.S, k, out, O.scratch)
 
 
-cdef double soft_normal(const Operator* A, const double* V, const double* c, double* q,
-                        double* u, double* h) noexcept nogil:
-    """q = A V and h = A'C q in one pass over the rows when serial (each row scattered while
-    it is in cache); returns q'Cq."""
+cdef inline double _soft_normal_rows(const Operator* A, const double* V, const double* c,
+                                     double* q, double* u, double* S, int64_t lo, int64_t hi,
+                                     double* acc) noexcept nogil:
+    """soft_normal on rows lo..hi-1, in row order: q, u and acc = their part of A'Cq
+    (overwritten), each row scattered while it is in cache; returns their part of q'Cq."""
     cdef const SoftOp* O = <const SoftOp*>A.ctx
-    cdef int64_t i, l, k = O.k, m = A.poll_rows
+    cdef int64_t i, l, k = O.k
     cdef double qcq = 0.0
     cdef double* qi
     cdef double* si
-    if A.X.n_threads > 1 and m > 256:
-        soft_apply(A, V, q)
-        for i in range(m * k):
-            u[i] = c[i] * q[i]
-            qcq += u[i] * q[i]
-        soft_apply_t(A, u, h)
-        return qcq
-    memset(h, 0, A.nw * sizeof(double))
-    for i in range(m):
+    memset(acc, 0, A.nw * sizeof(double))
+    for i in range(lo, hi):
         qi = q + i * k
-        si = O.S + i * k
+        si = S + i * k
         _row_scores(A.X, A.rows[i], V, k, qi)
         _apply_M(O.P + i * k, qi, k, qi)
         for l in range(k):
             u[i * k + l] = c[i * k + l] * qi[l]
             qcq += u[i * k + l] * qi[l]
         _apply_Mt(O.P + i * k, u + i * k, k, si)
-        _row_scatter(A.X, A.rows[i], si, k, h)
+        _row_scatter(A.X, A.rows[i], si, k, acc)
     return qcq
 
 
-cdef void soft_apply_t_sq(const Operator* A, const double* u, const double* c, double* r,
-                          double* diag) noexcept nogil:
-    """r = A'u and diag = diag(A'CA): for weight (j, l), sum_i x_ij^2 sum_a c_ia (M_i)_al^2 =
-    sum_i x_ij^2 [c_il (1 - p_il)^2 + p_il^2 (sum_a c_ia - c_il)]."""
+cdef inline void _sum_block_accs(double* out, const double* scratch, int K,
+                                 int64_t nwk) noexcept nogil:
+    """out += scratch block 1 + ... + block K-1, in block order."""
+    cdef int b
+    cdef int64_t j
+    for b in range(1, K):
+        for j in range(nwk):
+            out[j] += scratch[(b - 1) * nwk + j]
+
+
+cdef double soft_normal(const Operator* A, const double* V, const double* c, double* q,
+                        double* u, double* h) noexcept nogil:
+    """q = A V and h = A'C q in one pass over the rows (each row scattered while it is in
+    cache), in mm_blocks row blocks summed in block order (threads share out whole blocks:
+    the same bits for every thread count); returns q'Cq."""
     cdef const SoftOp* O = <const SoftOp*>A.ctx
-    cdef int64_t i, l, k = O.k, m = A.poll_rows
-    cdef double cs, pl
+    cdef int64_t m = A.poll_rows, nwk = A.nw
+    cdef int K = mm_blocks(A.X, m, O.k) if O.scratch != NULL else 1
+    cdef int T = A.X.n_threads if A.X.n_threads < K else K
+    cdef int64_t b
+    cdef double qcq = 0.0
+    cdef double parts[SCATTER_MAX]
+    if K <= 1:
+        return _soft_normal_rows(A, V, c, q, u, O.S, 0, m, h)
+    if K > SCATTER_MAX:
+        K = SCATTER_MAX
+    if T > 1:
+        for b in prange(K, schedule="static", num_threads=T):
+            parts[b] = _soft_normal_rows(A, V, c, q, u, O.S, b * m // K, (b + 1) * m // K,
+                                         h if b == 0 else O.scratch + (b - 1) * nwk)
+    else:
+        for b in range(K):
+            parts[b] = _soft_normal_rows(A, V, c, q, u, O.S, b * m // K, (b + 1) * m // K,
+                                         h if b == 0 else O.scratch + (b - 1) * nwk)
+    _sum_block_accs(h, O.scratch, K, nwk)
+    for b in range(K):
+        qcq += parts[b]
+    return qcq
+
+
+cdef inline void _soft_sq_rows(const Operator* A, const double* u, const double* c,
+                               int64_t lo, int64_t hi, double* r, double* diag) noexcept nogil:
+    """soft_apply_t_sq on rows lo..hi-1 in row order (r, diag overwritten with their parts)."""
+    cdef const SoftOp* O = <const SoftOp*>A.ctx
+    cdef int64_t i, k = O.k
     cdef double* sd
-    if A.X.n_threads > 1 and m > 256:            # two parallel passes
-        soft_apply_t(A, u, r)
-        for i in range(m):
-            _diag_weights(O.P + i * k, c + i * k, k, O.S + i * k)
-        mm_rmatvec(A.X, A.rows, m, O.S, k, diag, O.scratch, 1)
-        return
-    memset(r, 0, A.nw * sizeof(double))          # one pass: both scatters while the row is in cache
+    memset(r, 0, A.nw * sizeof(double))
     memset(diag, 0, A.nw * sizeof(double))
-    for i in range(m):
+    for i in range(lo, hi):
         sd = O.S + i * k
         _apply_Mt(O.P + i * k, u + i * k, k, sd)
         _row_scatter(A.X, A.rows[i], sd, k, r)
         _diag_weights(O.P + i * k, c + i * k, k, sd)
         _row_scatter_sq(A.X, A.rows[i], sd, k, diag)
+
+
+cdef void soft_apply_t_sq(const Operator* A, const double* u, const double* c, double* r,
+                          double* diag) noexcept nogil:
+    """r = A'u and diag = diag(A'CA): for weight (j, l), sum_i x_ij^2 sum_a c_ia (M_i)_al^2 =
+    sum_i x_ij^2 [c_il (1 - p_il)^2 + p_il^2 (sum_a c_ia - c_il)]; one pass, both scatters
+    while the row is in cache, in mm_blocks row blocks as soft_normal."""
+    cdef const SoftOp* O = <const SoftOp*>A.ctx
+    cdef int64_t m = A.poll_rows, nwk = A.nw
+    cdef int K = mm_blocks(A.X, m, O.k) if O.scratch != NULL else 1
+    cdef int T = A.X.n_threads if A.X.n_threads < K else K
+    cdef int64_t b
+    if K <= 1:
+        _soft_sq_rows(A, u, c, 0, m, r, diag)
+        return
+    if K > SCATTER_MAX:
+        K = SCATTER_MAX
+    if T > 1:
+        for b in prange(K, schedule="static", num_threads=T):
+            _soft_sq_rows(A, u, c, b * m // K, (b + 1) * m // K,
+                          r if b == 0 else O.scratch + (b - 1) * nwk,
+                          diag if b == 0 else O.scratch2 + (b - 1) * nwk)
+    else:
+        for b in range(K):
+            _soft_sq_rows(A, u, c, b * m // K, (b + 1) * m // K,
+                          r if b == 0 else O.scratch + (b - 1) * nwk,
+                          diag if b == 0 else O.scratch2 + (b - 1) * nwk)
+    _sum_block_accs(r, O.scratch, K, nwk)
+    _sum_block_accs(diag, O.scratch2, K, nwk)
 
 
 cdef inline void _diag_weights(const double* p, const double* c, int64_t k,
@@ -800,6 +859,7 @@ cdef object _model_arrays(Model* M, int kind, int64_t m, int64_t k, int64_t nw, 
     M.op.P = M.P
     M.op.S = NULL
     M.op.scratch = NULL
+    M.op.scratch2 = NULL
 
 
 cdef object _solve(int kind, const int64_t[::1] indptr, const int32_t[::1] indices,
@@ -836,8 +896,9 @@ cdef object _solve(int kind, const int64_t[::1] indptr, const int32_t[::1] indic
         keep.append(opS)
         M.op.S = <double*>cnp.PyArray_DATA(opS)
         if mm_scratch_doubles(&X, k) > 0:      # whatever T is (mm_rmatvec)
-            mscratch = np.zeros(mm_scratch_doubles(&X, k))
+            mscratch = np.zeros(2 * mm_scratch_doubles(&X, k))
             M.op.scratch = <double*>cnp.PyArray_DATA(mscratch)
+            M.op.scratch2 = M.op.scratch + mm_scratch_doubles(&X, k)
     wv = np.zeros(8 * max(nb, 1) + 3)
     tm = np.zeros(3 * mk)
     trace_arr = np.zeros(max(max_iter, 1))

@@ -374,9 +374,10 @@ def test_threads_give_the_serial_answer(solver, text_binary):
     X = sp.vstack([X] * 3).tocsr()                  # enough rows for the parallel kernels
     y = np.concatenate([y] * 3)
     one = linsvm.train(X, y, solver=solver, C=2.0, tol=1e-9, n_threads=1)
-    two = linsvm.train(X, y, solver=solver, C=2.0, tol=1e-9, n_threads=2)
-    assert abs(one.stats["objective"] - two.stats["objective"]) <= 1e-12 * one.stats["objective"]
-    assert np.abs(one.weights - two.weights).max() <= 1e-6
+    for threads in (2, 3):      # the scatters sum fixed row blocks: the same bits
+        other = linsvm.train(X, y, solver=solver, C=2.0, tol=1e-9, n_threads=threads)
+        assert np.array_equal(one.weights, other.weights), threads
+        assert one.stats["objective"] == other.stats["objective"]
 
 
 # ------------------------------------------------------------------ softmax
@@ -605,26 +606,37 @@ MPI_SCRIPT = textwrap.dedent("""
         m = linsvm.train(X[a:b], labels[a:b], solver=solver, comm=comm, tol=1e-8)
         w = m.weights.ravel()
         rec = {"same": all(np.array_equal(w, v) for v in comm.allgather(w)),
-               "f": m.stats["objective"]}
+               "f": m.stats["objective"], "ranks": m.stats.get("ranks")}
         if rank == 0:
-            rec["f_serial"] = linsvm.train(X, labels, solver=solver, tol=1e-8).stats["objective"]
+            serial = linsvm.train(X, labels, solver=solver, tol=1e-8)
+            rec["f_serial"] = serial.stats["objective"]
+            rec["w_diff"] = float(np.abs(w - serial.weights.ravel()).max()
+                                  / np.abs(serial.weights).max())
+            rec["pred"] = bool(np.array_equal(m.predict(X), serial.predict(X)))
         out[solver] = rec
     with open(f"{sys.argv[1]}/rank{rank}.json", "w") as fh:
         json.dump(out, fh)
 """)
 
 
-def test_mpiexec_two_ranks_equal_serial(tmp_path):
+@pytest.mark.parametrize("n_ranks", [2, 3])
+def test_mpiexec_ranks_equal_serial(tmp_path, n_ranks):
+    """Under a real mpiexec (rank 0 of 3 holds no rows): the model equals the serial one,
+    objective to 1e-9 relative, the same predictions, every rank the same bits.  The weights
+    agree to 1e-6 of their largest only: where f is flat they are determined to about the
+    square root of its rounding (measured 3e-8 at -e 1e-8 and at 1e-10 alike, the
+    objectives equal to 2e-16)."""
     exe = mpiexec()
     script = tmp_path / "lr.py"
     script.write_text(MPI_SCRIPT)
-    proc = subprocess.run([exe, "-n", "2", sys.executable, str(script), str(tmp_path)],
+    proc = subprocess.run([exe, "-n", str(n_ranks), sys.executable, str(script), str(tmp_path)],
                           capture_output=True, text=True, timeout=300, env=child_env())
     assert proc.returncode == 0, proc.stderr
-    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(n_ranks)]
     for solver in ("lr", "softmax"):
         rec = ranks[0][solver]
         assert abs(rec["f"] - rec["f_serial"]) <= 1e-9 * rec["f_serial"], solver
+        assert rec["w_diff"] <= 1e-6 and rec["pred"] and rec["ranks"] == n_ranks, (solver, rec)
         assert all(r[solver]["same"] and r[solver]["f"] == rec["f"] for r in ranks), solver
 
 

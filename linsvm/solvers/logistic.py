@@ -64,7 +64,6 @@ import numpy as np
 from .. import _logistic
 from .._kernels import csr_matvec
 from ..problem.catalog import make_params
-from ..problem.catalog_logistic import LRDUAL_TOL, SOFTMAX_TOL
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
@@ -76,8 +75,8 @@ _STATUS = {0: "converged", 1: "iteration cap", 2: "no further descent at machine
 LS_TOL = 0.1
 LS_MAX = 20
 
-# SOFTMAX_TOL, LRDUAL_TOL: the default -e of softmax and lr-dual (linsvm.problem.catalog_logistic;
-# lr-dual's: LIBLINEAR -s 7's 0.1 inflates the measure for coordinates that cross U_i/2; at 0.1
+# The default -e of softmax and lr-dual live in linsvm.problem.catalog_logistic (lr-dual's 0.01:
+# LIBLINEAR -s 7's 0.1 inflates the measure for coordinates that cross U_i/2; at 0.1
 # this measure stopped 2-100x above LIBLINEAR's gap on the shared sets, at 0.01 at or below it in
 # less time, docs/bench-logistic.md)
 # lr-dual's finish with lr at its loop cap: lr's default -e / 10 (LIBLINEAR's -s 7 finishes
