@@ -11,7 +11,7 @@ lr's probabilities against LIBLINEAR -s 0 -b 1's, softmax against scikit-learn o
    (`-s lr-dual`) against `-s 7 -B 1` (default -e 0.1); both libraries minimize
    1/2||w||^2 + C sum log(1 + exp(-y w.x)) with a regularized bias feature of value 1.
    Data: every binary set under $LINSVM_DATA/binary, synth-text-160k (harness.SYNTH_SETS:
-   120k x 200k in training) and synth-imb-680k: linsvm.synth.make_text_classification with
+   120k x 200k in training) and synth-imb-680k: linsvm.io.synth.make_text_classification with
    680k documents, 200k words and 64 topics, relabelled one topic against the rest (1.6%
    positives; the generator has no imbalance knob), the last quarter held out (510k rows in
    training).  C: 1 and the CV C that LIBLINEAR's own `train -C -s 0 -B 1` picks (5-fold CV
@@ -80,7 +80,7 @@ REF_TOL, REF_LIBLINEAR_EPS = 1e-10, 1e-8
 
 def imbalanced_dataset():
     """synth-imb-680k (module docstring): topic 1 of 64 against the rest, a quarter held out."""
-    from linsvm.synth import make_text_classification
+    from linsvm.io.synth import make_text_classification
 
     X, y = make_text_classification(n_samples=680000, n_features=200000, n_classes=64, seed=2)
     y = np.where(y == 1.0, 1.0, -1.0)
@@ -120,7 +120,7 @@ def text_file(root, ds, tmp):
         if (root / "binary" / fname).is_file():
             src = root / "binary" / fname
     if src is None:
-        from linsvm.data import dump_svmlight
+        from linsvm import dump_svmlight
         dump_svmlight(ds.X, ds.y, path)
         return path
     opener = bz2.open if str(src).endswith(".bz2") else open

@@ -105,8 +105,10 @@ LOGISTIC_SOLVERS = (
         loss=LOGISTIC_LOSS,
         liblinear_codes={7: {}},
         # w, its copy and the returned weights, the certificate's gradient; per row alpha,
-        # its complement, U, QD, the permutation, the certificate's scratch, the state
-        memory=work_memory(4, 88),
+        # its complement, U, QD, the permutation, the certificate's scratch, the state;
+        # plus lr's solve (NewtonMemory: 11 vectors, 12 doubles a row) when it finishes
+        # with lr at its loop cap, while its own arrays are still held
+        memory=work_memory(4 + 11, 88 + 96),
         serial_only="use -s lr (LIBLINEAR -s 0: the same objective, exact over row blocks)",
     ),
     SolverInfo(
