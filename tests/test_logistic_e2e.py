@@ -322,3 +322,13 @@ def test_sklearn_bad_parameters():
         LogisticRegression(multi_class="crammer").fit(X, y)
     with pytest.raises(ValueError, match="not in y"):
         LogisticRegression(class_weight={7: 2.0}).fit(X, y)
+
+
+def test_sklearn_estimator_checks_pass():
+    """scikit-learn's own estimator checks on LogisticRegression (all of them)."""
+    from sklearn.utils.estimator_checks import check_estimator
+    from linsvm.sklearn import LogisticRegression
+    results = check_estimator(LogisticRegression(), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results
+              if r["status"] == "failed"]
+    assert len(results) > 30 and failed == []
