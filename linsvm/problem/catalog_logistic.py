@@ -55,7 +55,8 @@ NEWTON_OPTIONS = {
                             "LIBLINEAR's 0.01)", 1e-6, 1.0),
     "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads "
                         "from 50M non-zeros, else 1); the sums run over fixed row blocks, so "
-                        "the model is the same for every thread count", 0, 1024),
+                        "their rounding, and with it the iterates, do not depend on the "
+                        "thread count: the model is the same bit for bit", 0, 1024),
 }
 
 
