@@ -49,6 +49,20 @@
 # setting *optimal, once ||r|| <= eta ||r_0||, r_0 the residual at entry (the
 # negative gradient of the outer objective when CGLS computes a Newton step).
 # Eq. 13 alone decides *optimal.
+#
+# qtol > 0 adds the quadratic-model truncation rule of Nash & Sofer that Galli & Lin
+# (IEEE TNNLS 2022, "A study on truncated Newton methods for linear classification",
+# Sec. IV) recommend for Newton-CG: with Q_i the value of the quadratic model
+# Q(d) = -r_0'd + 1/2 d'Hd at the i-th iterate (H = lam I + A'CA, d = beta - beta_0),
+# the iteration stops, without setting *optimal, once
+#
+#     i (Q_{i-1} - Q_i) <= cgtol |Q_i|,    cgtol = qtol, or min(qtol, ||r_0||_{M^-1}^(1/2))
+#                                          with qadapt (their superlinear choice)
+#
+# CG lowers Q by gamma rho / 2 at each step (rho = r's, gamma = rho / p'Hp), so
+# Q_i = -1/2 sum_k gamma_k rho_k is known from the recurrence's own numbers: the rule
+# costs no pass and no dot product, and every rank of a distributed solve takes it on
+# the same reduced numbers.
 # Two products (A p, A'u) per iteration and no copy of any row.  Returns the number
 # of iterations; *optimal is set when eq. 13 holds.
 #
@@ -121,7 +135,7 @@
 
 from libc.stdint cimport int64_t
 from libc.string cimport memset
-from libc.math cimport fmax
+from libc.math cimport fmax, fmin, sqrt
 from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot
 from interrupt cimport Stop, stop_poll
 from comm cimport Comm, comm_active, comm_sum
@@ -232,13 +246,13 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
                            double* minv, double eps, double forcing, int max_iter, int* optimal,
                            Stop* stop, int fused, double* h, double* dsum, double* xd,
                            int verify, double rho, const Comm* comm,
-                           int64_t nr) noexcept nogil:
+                           int64_t nr, double cgtol=0.0) noexcept nogil:
     """cgls's iterations when distributed (block comment): r, p, s, rho from cgls's start
     (r reduced); one allreduce of [h | q'Cq | q'Cz | z'Cz] per iteration; lam on the
-    first nr weights."""
+    first nr weights.  cgtol > 0: the quadratic-model rule (block comment)."""
     cdef int64_t j, n = A.n, nw = A.nw
     cdef int it = 0
-    cdef double pp, qcq, qcz, zcz, zl = 0.0, gamma, rr
+    cdef double pp, qcq, qcz, zcz, zl = 0.0, gamma, rr, qsum = 0.0
     for j in range(n):
         zl += c[j] * z[j] * z[j]
     if xd != NULL:
@@ -301,6 +315,9 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
             break
         if rr <= forcing:
             break
+        qsum += gamma * rho                     # -2 Q_it
+        if cgtol > 0.0 and it * gamma * rho <= cgtol * qsum:
+            break
         rho = _next_direction(r, s, p, minv, rho, nw)
     return it
 
@@ -311,7 +328,7 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
                      int fused=0, double* h=NULL, int jacobi=0, double* dsum=NULL,
                      double* xd=NULL, int verify=1, double* diag=NULL, double jw=1.0,
                      double stop_rr=0.0, double* rr0=NULL, const Comm* comm=NULL,
-                     int64_t nreg=-1) noexcept nogil:
+                     int64_t nreg=-1, double qtol=0.0, int qadapt=0) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - A beta on entry
     and the final residual on exit; q, u (n) and r, p, s (nw) are scratch (s unused
     without minv); h (nw) is scratch for fused (A.normal needed, else ignored).
@@ -322,10 +339,11 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
     the block comment on fused; stop_rr, rr0: the gradient test at entry (block comment);
     stop: polled once per iteration, or NULL.  comm: a distributed solve (block comment;
     h then holds nw + 3 doubles and is required).  nreg: lam on the first nreg weights
-    only (< 0: all; block comment)."""
+    only (< 0: all; block comment).  qtol, qadapt: the quadratic-model truncation rule
+    (block comment; qtol 0: off)."""
     cdef int64_t j, n = A.n, nw = A.nw, nr = nw if nreg < 0 else nreg
     cdef int it = 0
-    cdef double rho, pp, qcq, zcz, gamma, rr, forcing
+    cdef double rho, pp, qcq, zcz, gamma, rr, forcing, cgtol = qtol, qsum = 0.0
     cdef int dist = comm_active(comm)
     residual(A, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw, comm, nr)
     if minv != NULL:
@@ -344,11 +362,13 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
         return 0
     forcing = eta * eta * rr
     optimal[0] = 1 if rr == 0.0 else 0
+    if qadapt and cgtol > 0.0:                  # min(qtol, ||r_0||_{M^-1}^(1/2))
+        cgtol = fmin(cgtol, sqrt(sqrt(rho)))
     if h == NULL or A.normal == NULL:
         fused = 0
     if dist:
         return _cgls_dist(A, c, lam, beta, z, q, u, r, p, s, minv, eps, forcing, max_iter,
-                          optimal, stop, fused, h, dsum, xd, verify, rho, comm, nr)
+                          optimal, stop, fused, h, dsum, xd, verify, rho, comm, nr, cgtol)
     if xd != NULL:
         memset(xd, 0, n * sizeof(double))
         memset(dsum, 0, nw * sizeof(double))
@@ -391,6 +411,9 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
             optimal[0] = 1
             break
         if rr <= forcing:
+            break
+        qsum += gamma * rho                     # -2 Q_it
+        if cgtol > 0.0 and it * gamma * rho <= cgtol * qsum:
             break
         rho = _next_direction(r, s, p, minv, rho, nw)
     return it

@@ -20,7 +20,7 @@ LAYERS = ["base", "problem", "runtime", "io", "model", "solvers", "fit", "interf
 BASE = {"linsvm._version", "linsvm._lazy", "linsvm.errors"}
 INTERFACE = {"linsvm", "linsvm.__main__", "linsvm.sklearn", "linsvm.sklearn.base",
              "linsvm.sklearn.classifiers", "linsvm.sklearn.regression", "linsvm.sklearn.outliers",
-             "linsvm.cv", "linsvm.distributed"}
+             "linsvm.sklearn.logistic", "linsvm.cv", "linsvm.distributed"}
 # Third-party packages a function may import where it needs them: optional extras, and
 # the numerical stack where start-up must not pay for it (the command line's --help).
 LATE_IMPORTS = {"numpy", "scipy", "sklearn", "mpi4py", "matplotlib", "isal", "indexed_bzip2"}

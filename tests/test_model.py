@@ -1022,7 +1022,7 @@ def test_predict_with_overflowing_weights_is_an_error_naming_the_example(tmp_pat
 
 
 SOLVER_KINDS = ["mfn", "ls", "mfn-huber", "mfn-l1", "dcd", "alm", "alm-exact", "perf", "sdm-cs", "sdm-ww",
-                "mfn-ord", "perf-ord", "cdn", "glmnet"]
+                "mfn-ord", "perf-ord", "cdn", "glmnet", "lr", "lr-dual", "softmax"]
 
 
 @pytest.mark.parametrize("solver", SOLVER_KINDS)
@@ -1039,7 +1039,9 @@ def test_trained_models_of_every_solver_round_trip_in_every_format(tmp_path, sol
     if SOLVERS[solver].kind == "ordinal":
         y = np.where(y > 0, 2.0, 1.0) if n_classes == 2 else y
     model = linsvm.train(X, y, solver=solver, C=1.0)
-    formats = ["linsvm", "linsvm-text", "linsvm-binary"] + ([] if model.kind == "ordinal" else ["liblinear"])
+    # LIBLINEAR has no thresholds and no multinomial logistic model (softmax)
+    formats = ["linsvm", "linsvm-text", "linsvm-binary"] + (
+        [] if model.kind == "ordinal" or solver == "softmax" else ["liblinear"])
     for format in formats:
         path = tmp_path / f"m.{format}"
         model.save(path, format=format)
@@ -1050,6 +1052,8 @@ def test_trained_models_of_every_solver_round_trip_in_every_format(tmp_path, sol
         else:
             assert_same_model(model, back)
         np.testing.assert_array_equal(back.predict(X), model.predict(X))
+        if SOLVERS[solver].loss == "logistic":      # probabilities from the scores, both formats
+            np.testing.assert_array_equal(back.predict_proba(X), model.predict_proba(X))
 
 
 @needs_liblinear

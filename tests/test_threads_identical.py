@@ -76,14 +76,17 @@ def _fit(solver, X, y, n_threads):
     return linsvm.train(X, y, solver=solver, C=1.0, n_threads=n_threads)
 
 
-@pytest.mark.parametrize("solver", ["mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord", "alm", "alm-exact",
-                                    "perf", "perf-ord", "svr"])
+THREADED = ["mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord", "alm", "alm-exact", "perf", "perf-ord",
+            "svr", "lr", "softmax"]
+
+
+@pytest.mark.parametrize("solver", THREADED)
 def test_models_are_bitwise_the_same_on_one_and_two_threads(solver):
     """Every solver with --n-threads (the registry's option) is covered."""
     X, y, score = _classification()
     if solver == "svr":
         y = score
-    elif solver.endswith("-ord"):
+    elif solver.endswith("-ord") or solver == "softmax":
         y = 1.0 + np.searchsorted(np.quantile(score, [0.3, 0.7]), score)    # levels 1..3
     one = _fit(solver, X, y, n_threads=1)
     two = _fit(solver, X, y, n_threads=2)
@@ -95,6 +98,4 @@ def test_models_are_bitwise_the_same_on_one_and_two_threads(solver):
 
 def test_every_threaded_solver_is_covered():
     from linsvm.problem.catalog import SOLVERS
-    covered = {"mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord", "alm", "alm-exact", "perf",
-               "perf-ord", "svr"}
-    assert {name for name, info in SOLVERS.items() if "n_threads" in info.options} <= covered
+    assert {name for name, info in SOLVERS.items() if "n_threads" in info.options} <= set(THREADED)

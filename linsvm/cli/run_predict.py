@@ -22,9 +22,9 @@ def run(test_file, model_file, output_file, decision_values, chunk_rows, quiet, 
                              "(one writes probabilities, the other decision values)")
     check_output_path(output_file, what="output file", inputs=(test_file, model_file), stdout_ok=True)
     model = load_model(model_file)
-    if probability and model.probability_ is None:
+    if probability and model.probability_ is None and model.link_ is None:
         raise CommandError(f"-b 1: {model_file} has no probability sigmoids (train it with "
-                           "linsvm-train -b 1)")
+                           "linsvm-train -b 1, or use a logistic regression solver)")
     console = Console(quiet)
     result = predict_file(test_file, model, output_file, decision_values=decision_values,
                           chunk_rows=chunk_rows, measures=not quiet, probability=bool(probability),

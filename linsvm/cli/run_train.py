@@ -14,6 +14,7 @@ from ..fit.search import best_line, search_C
 from ..fit.training import train
 from ..model.model import check_model_format, load_model
 from ..problem.catalog import SOLVERS
+from ..problem.catalog_logistic import LOGISTIC_LOSS
 from ..problem.kinds import KINDS
 from ..problem.labels import distinct
 from .console import Console, fmt_stat, print_warnings
@@ -41,10 +42,15 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
     solver = resolve_solver(solver, solver_options)
     class_weight = parse_class_weights(class_weights)
-    if probability:
+    logistic = SOLVERS[solver].loss == LOGISTIC_LOSS      # probabilities of its own
+    if probability and not logistic:
         check_probability_request(solver, n_folds)
-    job = open_job(solver, probability)
+    job = open_job(solver, probability and not logistic)
     console = Console(quiet, silent=not job.root)
+    if probability and logistic:
+        console.note(f"-b 1: a {solver} model gives probabilities from its decision values "
+                     "(linsvm-predict -b 1); no sigmoids are fitted")
+        probability = 0
     log = console.log
     if n_folds is None and not find_C:  # what can fail at saving fails now, not after training
         check_model_format(model_format, solver=solver, probability=bool(probability))

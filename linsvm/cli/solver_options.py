@@ -12,7 +12,7 @@ from typing import NamedTuple
 import click
 
 from ..errors import ParameterError
-from ..problem.catalog import LIBLINEAR_UNSUPPORTED, SOLVERS, liblinear_code
+from ..problem.catalog import SOLVERS, liblinear_code
 from .messages import SHORT_FLAGS, UsageLineError, flag
 
 __all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "solver_help",
@@ -42,9 +42,6 @@ def solver_help():
         lines.append(f"  {'':10s} -e: {info.tol_meaning}; default {info.default_tol:g}  [{info.paper}]")
         if info.liblinear_codes:
             lines.append(f"  {'':10s} {codes_text(info)}")
-    if LIBLINEAR_UNSUPPORTED:
-        what = "; ".join(f"{code}: {LIBLINEAR_UNSUPPORTED[code][0]}" for code in sorted(LIBLINEAR_UNSUPPORTED))
-        lines.append(f"  LIBLINEAR's -s {what}: not solved by linsvm; `-s CODE` says what to use.")
     lines.append("  `--help-solver NAME` describes one solver and its options.")
     return "\n".join(lines)
 

@@ -46,12 +46,13 @@ import numpy as np
 
 from ..errors import ModelError
 from ..problem.catalog import SOLVERS
+from ..problem.catalog_logistic import LOGISTIC_LOSS
 from ..problem.kinds import get_kind
 from .tokens import Parser, fmt_float, parse_float, parse_int, row_chunks
 
 __all__ = ["SOLVER_TYPES", "SOLVER_PREFIX", "LIBLINEAR_CLASSIFIERS", "LIBLINEAR_OTHERS",
            "is_liblinear_solver", "liblinear_kinds", "solver_type_for", "int_labels", "layout",
-           "chunks"]
+           "chunks", "check_solver"]
 
 # LIBLINEAR 2.50's solver_type enum (linear.h): the -s code -> the name its model
 # files carry.  Classification models (codes 0-7) share one prediction rule;
@@ -124,6 +125,18 @@ def solver_type_for(solver: str, params: dict) -> str:
     return _ANY_TYPE
 
 
+def check_solver(solver) -> None:
+    """ModelError for a model of `solver` that LIBLINEAR's file cannot describe: a
+    multinomial logistic model (softmax; a logistic loss over all classes jointly).
+    LIBLINEAR has none: its `predict -b 1` would read the columns as one-vs-rest
+    log-odds and normalise sigmoids, not the softmax the model was trained for."""
+    info = SOLVERS.get(solver) if isinstance(solver, str) else None
+    if info is not None and info.loss == LOGISTIC_LOSS and info.kind == "multiclass":
+        raise ModelError(f"{solver} models cannot be written in LIBLINEAR format (LIBLINEAR has "
+                         "no multinomial logistic regression: its predict -b 1 would give "
+                         "one-vs-rest probabilities); use the linsvm format")
+
+
 def int_labels(kind=None, classes=None) -> list:
     """The int labels of a model of `kind` with `classes`, as LIBLINEAR's file needs them
     (None for regression and one-class models, whose files have no labels), or
@@ -154,6 +167,7 @@ def layout(model):
     Crammer-Singer or Weston-Watkins solution, w_1 = -w_0), and k >= 3
     columns with the type `solver_type_for` gives.
     """
+    check_solver(model.solver)
     out = int_labels(model.kind, model.classes_)
     name = solver_type_for(model.solver, model.params)
     if out is None:                             # regression, one-class: one column, no labels

@@ -59,6 +59,7 @@ from ..io.atomic import atomic_output
 from ..problem.csr import CSRBuffers
 from ..problem.kinds import KINDS, get_kind
 from . import format_liblinear, format_linsvm, sigmoid
+from .logistic_proba import logistic_link, logistic_proba
 from .format_linsvm import FORMAT_MAGIC, FORMAT_VERSION
 from .format_linsvm import known_solver as _known_solver
 from .format_linsvm import solver_choices as _solver_choices
@@ -437,13 +438,19 @@ class Model:
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities (n_samples, len(classes_)), columns in the order of
-        classes_, rows summing to 1, from the Platt sigmoids of `probability_`
-        (ModelError when the model has none: train with -b 1, or
-        `linsvm.probability.calibrate`)."""
+        classes_, rows summing to 1: from the Platt sigmoids of `probability_`, else from a
+        logistic model's own link (`link_`); ModelError when it has neither."""
         return self.proba_from_scores(self.decision_function(X))
+
+    @property
+    def link_(self):
+        """A logistic model's link ("binary", "ovr", "softmax"; logistic_proba), or None."""
+        return logistic_link(self._solver, self._kind, self._weights.shape[1])
 
     def proba_from_scores(self, scores) -> np.ndarray:
         """`predict_proba` for decision values as `decision_function` returns them."""
+        if self._probability is None and self.link_ is not None:
+            return logistic_proba(scores, self.link_)
         if self._probability is None:
             raise ModelError("this model has no probability sigmoids (train it with -b 1 / "
                              "--probability, or linsvm.probability.calibrate)")
@@ -510,6 +517,7 @@ def check_model_format(format, *, kind=None, classes=None, solver=None, probabil
         raise ParameterError(f"unknown model format {format!r} (expected one of {', '.join(MODEL_FORMATS)})")
     if format != "liblinear":
         return
+    format_liblinear.check_solver(solver)
     if probability:
         raise ModelError("LIBLINEAR's model format has no place for probability sigmoids (-b 1): "
                          "save in linsvm's format, or drop them with model.with_probability(None)")

@@ -99,10 +99,12 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
     (memory grows with the file then; without `measures` it does not).
     `progress(rows)` is called after each block.
 
-    With `probability` (the model must have probability sigmoids, `Model.predict_proba`)
+    With `probability` (the model must have probability sigmoids or be a logistic
+    regression model, `Model.predict_proba`)
     the output is LIBSVM's ``svm-predict -b 1`` layout: a first line ``labels L1 L2 ...``
     (the model's classes_ in order), then per example the predicted label, which is
-    the class of the largest probability (the first on ties, as LIBSVM), and one
+    the class of the largest probability (the first on ties, as LIBSVM; a logistic
+    model's label is its prediction from the scores, as LIBLINEAR's), and one
     probability per class in the header's order, space separated, each in its
     shortest exact form (``repr``; LIBSVM prints ``%g``, which reads the same way
     to 6 digits).  The counts and measures then use that label.  It cannot be
@@ -121,7 +123,7 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
     if probability:
         if decision_values:
             raise ParameterError("probabilities (-b 1) and decision values cannot be written together")
-        if model.probability_ is None:
+        if model.probability_ is None and model.link_ is None:
             raise ModelError("the model has no probability sigmoids: train it with -b 1 "
                              "(linsvm-train) or linsvm.fit.calibration.calibrate")
     if chunk_rows is None:
@@ -141,8 +143,9 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
             except ScoreOverflowError as exc:
                 raise _overflow(exc, source, tally.n_total + exc.row + 1, model_name) from None
             P = model.proba_from_scores(scores) if probability else None
-            pred = model.classes_[np.argmax(P, axis=1)] if probability else \
-                model.predict_from_scores(scores)
+            # a logistic model labels by its scores, as LIBLINEAR's predict -b 1 does
+            pred = model.classes_[np.argmax(P, axis=1)] if probability and \
+                model.link_ is None else model.predict_from_scores(scores)
             if fh is not None:
                 fh.write(_lines(label_text, pred, scores, P, decision_values))
             tally.add(y, qid, pred, scores)

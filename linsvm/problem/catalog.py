@@ -13,6 +13,7 @@ import types
 from .._lazy import LazyFunction
 from ..errors import ParameterError
 from .catalog_l1 import L1_SOLVERS
+from .catalog_logistic import LOGISTIC_SOLVERS
 from .registry import Option, Params, SolverInfo, check_options, check_positive, work_memory
 
 
@@ -40,26 +41,12 @@ def get_solver(name: str) -> SolverInfo:
     return info
 
 
-# LIBLINEAR's -s codes whose problem linsvm does not solve: what they are there,
-# and what linsvm offers instead.
-LIBLINEAR_UNSUPPORTED = {
-    0: ("L2-regularized logistic regression (primal)",
-        "linsvm trains SVMs only: the closest are -s mfn (L2-loss SVM, LIBLINEAR -s 2) and "
-        "-s mfn-huber (modified Huber loss)"),
-    7: ("L2-regularized logistic regression (dual)",
-        "linsvm trains SVMs only: -s dcd (L2-regularized SVM dual, -s 1 / -s 3) or -s mfn"),
-}
-
-
 def liblinear_code(code: int):
-    """(solver name, implied options) for LIBLINEAR's `-s code`, or raise
-    ParameterError saying what the code is in LIBLINEAR and what linsvm offers."""
+    """(solver name, implied options) for LIBLINEAR's `-s code` (linsvm solves every
+    code of LIBLINEAR 2.50), or a ParameterError listing the codes."""
     for info in SOLVERS.values():
         if code in info.liblinear_codes:
             return info.name, dict(info.liblinear_codes[code])
-    if code in LIBLINEAR_UNSUPPORTED:
-        what, instead = LIBLINEAR_UNSUPPORTED[code]
-        raise ParameterError(f"-s {code} is LIBLINEAR's {what}, which linsvm does not solve; {instead}")
     known = sorted(c for info in SOLVERS.values() for c in info.liblinear_codes)
     raise ParameterError(f"-s {code} is not a LIBLINEAR solver code; linsvm accepts the codes "
                          f"{', '.join(map(str, known))} or a solver name")
@@ -544,4 +531,8 @@ register(SolverInfo(
 
 # ---------------------------------------------------------------------------- cdn, glmnet
 for _info in L1_SOLVERS:        # declared in catalog_l1.py
+    register(_info)
+
+# lr, lr-dual, softmax (linsvm.problem.catalog_logistic)
+for _info in LOGISTIC_SOLVERS:
     register(_info)

@@ -4,6 +4,8 @@
 
 * `LinearSVC`: any binary or multi-class solver (linsvm.sklearn.classifiers);
 * `OrdinalSVM`, `RankSVM`: ordinal regression and ranking (classifiers);
+* `LogisticRegression`: logistic regression, lr / lr-dual / softmax, or glmnet for
+  penalty "l1" (linsvm.sklearn.logistic);
 * `LinearSVR`: support vector regression, svr / svr-dual (linsvm.sklearn.regression);
 * `OneClassSVM`: linear one-class SVM for novelty detection, oneclass
   (linsvm.sklearn.outliers).
@@ -13,7 +15,8 @@ the change), has sparsify() / densify() and a verbose parameter
 (linsvm.sklearn.base).  docs/python.md maps their parameters to linsvm's options.
 """
 from .classifiers import LinearSVC, OrdinalSVM, RankSVM
+from .logistic import LogisticRegression
 from .outliers import OneClassSVM
 from .regression import LinearSVR
 
-__all__ = ["LinearSVC", "LinearSVR", "OneClassSVM", "OrdinalSVM", "RankSVM"]
+__all__ = ["LinearSVC", "LinearSVR", "LogisticRegression", "OneClassSVM", "OrdinalSVM", "RankSVM"]

@@ -9,8 +9,8 @@ from .._lazy import lazy_exports
 __getattr__ = lazy_exports(__name__, {
     **dict.fromkeys(("Option", "SolverInfo", "Params", "FitResult", "WorkMemory", "work_memory",
                      "option_error", "check_options"), "..problem.registry"),
-    **dict.fromkeys(("SOLVERS", "register", "get_solver", "make_params", "liblinear_code",
-                     "LIBLINEAR_UNSUPPORTED"), "..problem.catalog"),
+    **dict.fromkeys(("SOLVERS", "register", "get_solver", "make_params", "liblinear_code"),
+                    "..problem.catalog"),
     **dict.fromkeys(("GAP_GUARD", "GAP_GUARD_MIN_EPS", "relative_gap", "gap_guard_shrink"),
                     ".gaps"),
 })

@@ -1,0 +1,295 @@
+"""L2-regularized logistic regression: lr (LIBLINEAR -s 0), lr-dual (-s 7) and softmax.
+
+Objectives (LIBLINEAR's scaling: x_i includes the bias feature, whose weight is regularized;
+c_i is the example's cost factor, class weight x sample weight; t_i = +-1):
+
+    lr, lr-dual  f(w) = 1/2 ||w||^2 + C sum_i c_i log(1 + exp(-t_i w.x_i))
+    softmax      f(W) = 1/2 sum_m ||w_m||^2 + C sum_i c_i [log sum_m exp(w_m.x_i) - w_{y_i}.x_i]
+
+lr and lr-dual are binary solvers (train() runs one-vs-rest beyond two classes); softmax is
+multinomial: one weight column per class, all trained at once, the decision the argmax of
+w_m.x.  No rescaling is involved: softmax's f is, term for term, scikit-learn's
+LogisticRegression objective (l2 penalty, the same C, sample weights as c_i) when the
+intercept is an explicit, regularized feature (fit_intercept=False and a column of ones:
+scikit-learn does not regularize its own intercept).  On two classes softmax solves the
+problem as stated, with two columns: its minimizer has w_1 = -w_2, w_1 - w_2 is lr's solution
+at 2C and f is half of lr's f there; the model keeps both columns, as sdm-cs does.
+
+lr and softmax -- truncated Newton (Lin, Weng & Keerthi 2008; Galli & Lin 2022) in
+csrc/_logistic.pyx, whose block comment has the equations: each Newton step solves
+H d = -g by the shared CGLS (csrc/cgls.pxd) as the weighted least-squares problem of IRLS
+(softmax: over the operator W -> [M_i W'x_i]_i, M_i = I - 1 p_i', which factors the Hessian
+blocks C c_i (diag(p_i) - p_i p_i') without storing any), with the damped Jacobi
+preconditioner (weight 0.01, LIBLINEAR's) and Galli & Lin's quadratic-model truncation
+(cg_tol 0.5, adaptive, as LIBLINEAR 2.4x).  That inner stopping was chosen by measurement
+(docs/bench-logistic.md): cg_tol 0.3 or 0.1, the residual rule at 0.1 or 0.3 and a Jacobi
+weight of 0.1 were each faster on some sets and slower on others, none on all.  CGLS hands
+back X d, so the line search (a safeguarded 1-D Newton iteration on phi(tau) = f(w + tau d))
+costs O(n) per trial and no pass over the data.
+
+Stopping.  lr: -e is LIBLINEAR -s 0's test ||grad f(w)|| <= eps max(min(n+, n-), 1)/n
+||grad f(0)|| (default 0.01); softmax: ||grad f(W)|| <= eps ||grad f(0)|| (default
+SOFTMAX_TOL).  Both read it off the residual each CGLS starts from, and count it only once the
+duality gap also certifies GAP_GUARD = 1% (below): LIBLINEAR's test alone stopped 38% above
+the optimum on a nearly separable problem at C = 1e3 (tests/test_logistic.py,
+test_default_stop_certifies_one_percent_...).
+
+lr-dual -- dual coordinate descent with an inner Newton step per coordinate (Yu, Huang & Lin,
+Machine Learning 2011, Sec. 3, Algorithms 3-4; csrc/_logistic.pyx's second block comment).
+-e measures what LIBLINEAR -s 7's does, the largest |dD/dalpha_i| met in a loop, but defaults
+to LRDUAL_TOL = 0.01, not LIBLINEAR's 0.1: on the shared sets LIBLINEAR's 0.1 stops about
+where this measure reaches 0.01 (a9a, C = 1: LIBLINEAR 33 loops, gap 9e-8; this measure falls
+below 0.1 after 20 loops at a gap of 1.4e-5, below 0.01 after 30 at 9e-8), so 0.01 gives
+LIBLINEAR's accuracy, in less time (docs/bench-logistic.md).
+
+Certificate (every solver): the relative duality gap (P - D)/|P| at the dual point built from
+w, alpha_i = C c_i sigma(-t_i w.x_i) (softmax: the probabilities), D(alpha) =
+-1/2 ||sum alpha_i t_i x_i||^2 - sum_i [alpha_i log alpha_i + (C c_i - alpha_i)
+log(C c_i - alpha_i) - C c_i log(C c_i)], reported as stats["gap"].  There P - D =
+1/2 ||grad f(w)||^2 exactly: an upper bound on f - f* that is loose by the Hessian's
+conditioning (a9a at LIBLINEAR's default stop: 15% certified, 1e-3 actual), which is why the
+gap test can cost lr a Newton step or two beyond LIBLINEAR's test.  lr-dual takes the better
+of D at its iterate and at alpha(w).  A solve that ends otherwise (iteration cap, no descent
+left) with a gap above 1% warns and returns converged=False.
+
+Distributed (problem.comm set): lr and softmax run over row blocks (distributed="rows"): the
+same iterates as the serial solve up to rounding, one allreduce of n_weights k + 3 doubles
+per CG iteration (csrc/cgls.pxd) and a few small ones per Newton step.  lr-dual is serial
+only (use lr).  docs/logistic.md has the same for users.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _logistic
+from .._kernels import csr_matvec
+from ..problem.catalog import make_params
+from ..problem.registry import FitResult
+from ..runtime.threads import resolve_threads
+from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
+
+_STATUS = {0: "converged", 1: "iteration cap", 2: "no further descent at machine precision"}
+
+# The line search's settings (module constants, not options: they change the path, not the
+# answer): stop at |phi'(tau)| <= LS_TOL |phi'(0)|, at most LS_MAX trials per Newton step.
+LS_TOL = 0.1
+LS_MAX = 20
+
+# The default -e of softmax and lr-dual live in linsvm.problem.catalog_logistic (lr-dual's 0.01:
+# LIBLINEAR -s 7's 0.1 inflates the measure for coordinates that cross U_i/2; at 0.1
+# this measure stopped 2-100x above LIBLINEAR's gap on the shared sets, at 0.01 at or below it in
+# less time, docs/bench-logistic.md)
+# lr-dual's finish with lr at its loop cap: lr's default -e / 10 (LIBLINEAR's -s 7 finishes
+# with -s 0 at a tenth of the tolerance -s 0 would use)
+FALLBACK_TOL = 0.001
+
+
+def gradient_factor(t, comm=None):
+    """LIBLINEAR's scaling of -s 0's gradient test, max(min(n+, n-), 1) / n for labels t = +-1
+    (counted over every rank with comm)."""
+    n = t.shape[0]
+    n_pos = int(np.count_nonzero(t > 0))
+    if comm is not None:
+        n, n_pos = (int(v) for v in comm.sum_scalars(n, n_pos))
+    return max(min(n_pos, n - n_pos), 1) / n if n else 0.0
+
+
+def _newton_settings(opts, nnz):
+    return dict(eta=opts["forcing"], qtol=opts["cg_tol"], qadapt=True,
+                precondition=opts["precondition"], jacobi_weight=opts["jacobi_weight"],
+                ls_tol=LS_TOL, ls_max=LS_MAX, max_iter=opts["max_iter"],
+                cg_max_iter=opts["cg_max_iter"], n_threads=resolve_threads(opts["n_threads"], nnz))
+
+
+def _finish(name, st, tol, opts, weights):
+    """FitResult of a Newton solve: stats, the gap, and the warning of an uncertified end."""
+    gap = relative_gap(st["f"], st["dual"])
+    stats = {
+        "objective": st["f"],
+        "dual_objective": st["dual"],
+        "gap": gap,
+        "grad_norm": st["grad_norm"],
+        "n_iter": int(st["n_iter"]),
+        "cg_iter": int(st["cg_iter"]),
+        "ls_trials": int(st["ls_trials"]),
+        "status": _STATUS[st["status"]],
+        "trace": st["trace"],
+    }
+    warning = None
+    if st["status"] != 0 and gap > GAP_GUARD:
+        what = (f"at the iteration cap (max_iter={opts['max_iter']})" if st["status"] == 1
+                else "with no further descent at machine precision")
+        warning = (f"{name} stopped {what} with a relative duality gap of {gap:.3g} > "
+                   f"{GAP_GUARD:g} (-e {tol:g}); raise --max-iter or loosen -e")
+    return FitResult(weights, stats, warning=warning, converged=warning is None)
+
+
+def _progress(name, log):
+    if log is None:
+        return None
+
+    def callback(it, f, cg_it, step, gnorm):
+        log(f"{name} iter {it:3d}  objective {f:.10g}  |g| {gnorm:.3g}  cg {cg_it}  step {step:.3g}")
+    return callback
+
+
+def fit_lr(problem, params, start, state, log):
+    """Train binary L2-regularized logistic regression by truncated Newton (module notes).
+
+    The weights are beta = (w, w_bias); stats hold objective (f(w)), dual_objective and gap
+    (the certificate), grad_norm, n_iter (Newton steps), cg_iter, ls_trials, status and
+    trace.  Warm start: `start` (beta-seeding along C)."""
+    opts, X = params.options, problem.X
+    beta = np.zeros(problem.n_weights) if start is None else \
+        np.array(start, dtype=np.float64, copy=True)
+    st = _logistic.lr_solve(
+        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+        bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C, beta=beta,
+        gstop=min(params.tol * gradient_factor(problem.t, problem.comm), 0.999),
+        gap_stop=GAP_GUARD, callback=_progress("lr", log), comm=problem.comm,
+        **_newton_settings(opts, X.nnz))
+    return _finish("lr", st, params.tol, opts, beta)
+
+
+def fit_softmax(problem, params, start, state, log):
+    """Train multinomial logistic regression by truncated Newton over all columns (module
+    notes).  The weights are W (n_weights x n_classes); stats as fit_lr's."""
+    opts, X, k = params.options, problem.X, problem.n_classes
+    nw = problem.n_weights
+    beta = np.zeros(nw * k) if start is None else \
+        np.array(np.asarray(start, dtype=np.float64).reshape(nw, k), copy=True).reshape(-1)
+    st = _logistic.softmax_solve(
+        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+        bias=problem.bias, rows=problem.rows, codes=problem.codes, n_classes=k, c=problem.cost,
+        C=params.C, beta=beta, gstop=min(params.tol, 0.999), gap_stop=GAP_GUARD,
+        callback=_progress("softmax", log), comm=problem.comm, **_newton_settings(opts, X.nnz))
+    return _finish("softmax", st, params.tol, opts, beta.reshape(nw, k))
+
+
+def _dual_start(problem, params, start, state):
+    """(alpha, C c - alpha, warm-start note, warning): alpha-seeding from `state` (the alphas
+    of a previous lr-dual solve on these examples, each pair scaled by C c_i / U_i_previous,
+    which keeps both inside the new box without cancellation), or the dual point built from
+    the weights `start` (alpha_i = C c_i sigma(-t_i w.x_i): the optimum's own dual point when
+    w is optimal), or LIBLINEAR's cold start alpha_i = min(1e-3 C c_i, 1e-8)."""
+    t, U = problem.t, params.C * problem.cost
+    n = problem.n_rows
+    if state is not None:
+        ok = (isinstance(state, dict) and state.get("kind") == "lr-dual"
+              and all(np.shape(state.get(key)) == (n,) for key in ("alpha", "alpha_c", "t", "U"))
+              and np.array_equal(state["t"], t))
+        if ok:
+            a0, b0, U0 = (np.asarray(state[key], dtype=np.float64) for key in ("alpha", "alpha_c", "U"))
+            had = U0 > 0
+            ok = bool(np.all(np.isfinite(a0) & np.isfinite(b0) & np.isfinite(U0))
+                      and np.all(a0[had] > 0) and np.all(b0[had] > 0))
+        if ok:
+            scale = np.divide(U, U0, out=np.zeros(n), where=U0 > 0)
+            alpha, alpha_c = a0 * scale, b0 * scale
+            new = (U > 0) & (U0 <= 0)           # examples that had no cost before
+            alpha[new], alpha_c[new] = _cold_alpha(U[new])
+            return alpha, alpha_c, "alpha", None
+        return _cold_alpha(U) + ("state rejected",
+                                 "lr-dual: the previous solver state does not belong to this "
+                                 "problem; starting from the cold start")
+    if start is not None:
+        X = problem.X
+        margins = t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
+                                 problem.rows, np.asarray(start, dtype=np.float64))
+        e = np.exp(-np.abs(margins))
+        below = np.where(margins >= 0, e / (1 + e), 1 / (1 + e))      # sigma(-m)
+        above = np.where(margins >= 0, 1 / (1 + e), e / (1 + e))      # sigma(m)
+        alpha, alpha_c = U * below, U * above
+        # a margin beyond ~745 underflows sigma: keep every pair inside the box
+        tiny = np.minimum(1e-300, 1e-3 * U)
+        alpha, alpha_c = np.maximum(alpha, tiny), np.maximum(alpha_c, tiny)
+        return alpha, alpha_c, "weights", None
+    return _cold_alpha(U) + ("none", None)
+
+
+def _cold_alpha(U):
+    alpha = np.minimum(1e-3 * U, 1e-8)
+    return alpha, U - alpha
+
+
+def fit_lrdual(problem, params, start, state, log):
+    """Train binary L2-regularized logistic regression by dual coordinate descent with an inner
+    Newton step per coordinate (Yu, Huang & Lin 2011; csrc/_logistic.pyx, lrdual_solve).
+
+    -e measures what LIBLINEAR -s 7's does: stop when the largest |d D / d alpha_i| met in a
+    loop over every example is <= eps (default LRDUAL_TOL = 0.01); the stop counts once the
+    duality gap also certifies 1% (GAP_GUARD; else the loops go on at eps *
+    gap_guard_shrink(gap)).  At the loop cap the solve finishes with lr from its w at -e
+    FALLBACK_TOL (as LIBLINEAR -s 7 switches to -s 0; lr's gap test then certifies 1%),
+    unless primal_fallback is off.  Stats: objective (f(w)), dual_objective (the larger of D(alpha)
+    and D at the dual point built from w), gap, kkt_violation (the last loop's largest
+    |d D / d alpha_i|), n_iter (loops), newton_iter, status, warm_start, trace.  State: the
+    alphas, for alpha-seeding along C."""
+    X, t, opts = problem.X, problem.t, params.options
+    alpha, alpha_c, warm, warning = _dual_start(problem, params, start, state)
+    callback = None
+    if log is not None:
+        def callback(it, gmax, newton):
+            log(f"lr-dual loop {it:4d}  max violation {gmax:.4g}  inner Newton steps {newton}")
+    eps, loops, trace, newton = params.tol, 0, [], 0
+    max_iter = opts["max_iter"]
+    while True:
+        st = _logistic.lrdual_solve(
+            indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+            bias=problem.bias, rows=problem.rows, t=t, c=problem.cost, C=params.C, alpha=alpha,
+            alpha_c=alpha_c, eps=eps, seed=(params.seed + loops) & 0xFFFFFFFFFFFFFFFF,
+            max_iter=max_iter - loops, callback=callback)
+        loops += int(st["n_iter"])
+        newton += int(st["newton_iter"])
+        trace.extend(st["trace"].tolist())
+        dual = max(st["dual"], st["dual_w"])
+        gap = relative_gap(st["primal"], dual)
+        if st["status"] != 0 or gap <= GAP_GUARD or eps <= GAP_GUARD_MIN_EPS or loops >= max_iter:
+            break
+        if log is not None:
+            log(f"lr-dual: violation <= {eps:g} but the duality gap is {gap:.3g} of the objective "
+                f"(> {GAP_GUARD:g}): continuing at eps {eps * gap_guard_shrink(gap):g}")
+        eps *= gap_guard_shrink(gap)
+    w, finished, lr_stats = st["w"], "lr-dual", None
+    objective_value = st["primal"]
+    if st["status"] == 1 and opts["primal_fallback"]:
+        if log is not None:
+            log(f"lr-dual: loop cap ({loops} loops, relative duality gap {gap:.3g}): finishing "
+                "with lr from its w (as LIBLINEAR -s 7 switches to -s 0)")
+        res = fit_lr(problem, make_params("lr", C=params.C, tol=FALLBACK_TOL, seed=params.seed),
+                     w, None, log)
+        w, finished, lr_stats = res.weights, "lr", res.stats
+        objective_value, dual = res.stats["objective"], max(dual, res.stats["dual_objective"])
+        gap = relative_gap(objective_value, dual)
+        converged = res.converged
+    else:
+        converged = gap <= GAP_GUARD
+    stats = {
+        "objective": objective_value,
+        "dual_objective": dual,
+        "gap": gap,
+        "kkt_violation": st["violation"],
+        "n_iter": loops,
+        "newton_iter": newton,
+        "status": _STATUS[st["status"]] if finished == "lr-dual" else "finished by lr",
+        "final_eps": eps,
+        "warm_start": warm,
+        "finished_by": finished,
+        "trace": [dict(loop=int(r[0]), violation=r[1], seconds=r[2], newton=int(r[3]))
+                  for r in trace],
+    }
+    if lr_stats is not None:
+        stats["lr_iter"] = int(lr_stats["n_iter"])
+        stats["cg_iter"] = int(lr_stats["cg_iter"])
+    if not converged and finished == "lr":
+        warning = (f"lr-dual finished by lr: relative duality gap {gap:.3g} > {GAP_GUARD:g} "
+                   f"({res.warning or 'lr converged'})")
+    elif not converged:
+        where = (f"at the loop cap (max_iter={max_iter})" if st["status"] == 1
+                 else "at the smallest eps the gap guard tries")
+        warning = (f"lr-dual stopped {where} with max violation {st['violation']:.3g} (eps "
+                   f"{eps:g}) and a relative duality gap of {gap:.3g} > {GAP_GUARD:g}; raise "
+                   "--max-iter or loosen -e")
+    return FitResult(w, stats, warning=warning, converged=converged,
+                     state={"kind": "lr-dual", "alpha": alpha, "alpha_c": alpha_c, "t": t.copy(),
+                            "U": params.C * problem.cost, "C": params.C})
