@@ -593,3 +593,33 @@ def test_item3_under_mpi_the_line_is_the_files(tmp_path):
                if x.strip() and not x.startswith("note:")]
         assert r.returncode != 0 and len(err) == 1, r.stderr
         assert err[0].startswith(f"linsvm train: error: {name}:9: label 0.25 is not an integer"), err
+
+
+def test_item2_an_interrupt_wrapped_by_python_is_still_interrupted(capsys):
+    """A Ctrl-C that lands while NumPy's finfo class is being created (a command imports
+    NumPy late) reaches the command as a RuntimeError ("Error calling __set_name__"),
+    the KeyboardInterrupt its cause: still one line `interrupted` and exit 130, not a
+    57-line traceback (seen once under load in the start-up test above)."""
+    from linsvm.cli.failures import serial_errors
+
+    class Raises:
+        def __set_name__(self, owner, name):
+            raise KeyboardInterrupt
+
+    @serial_errors
+    def body():
+        class Late:                 # what an import in progress does
+            attr = Raises()
+        return Late
+
+    with pytest.raises(SystemExit) as info:
+        body()
+    assert info.value.code == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+    @serial_errors
+    def other():
+        raise RuntimeError("not an interrupt")
+
+    with pytest.raises(RuntimeError, match="not an interrupt"):
+        other()

@@ -65,8 +65,26 @@ def serial_errors(func):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             raise SystemExit(EXIT_INTERRUPTED) from None
+        except Exception as exc:
+            # Python wraps an exception raised inside some protocols (a descriptor's
+            # __set_name__ while a module such as NumPy's is imported) in a RuntimeError
+            if not _caused_by_interrupt(exc):
+                raise
+            click.echo("interrupted", err=True)
+            raise SystemExit(EXIT_INTERRUPTED) from None
 
     return wrapper
+
+
+def _caused_by_interrupt(exc):
+    """Whether a KeyboardInterrupt is in exc's chain of causes and contexts."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _abort_job(exc):

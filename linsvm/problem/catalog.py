@@ -14,16 +14,11 @@ from .._lazy import LazyFunction
 from ..errors import ParameterError
 from .catalog_l1 import L1_SOLVERS
 from .catalog_logistic import LOGISTIC_SOLVERS
-from .registry import Option, Params, SolverInfo, check_options, check_positive, work_memory
+from .registry import (N_THREADS_HELP, Option, Params, SolverInfo, check_options, check_positive,
+                       work_memory)
 
 
 SOLVERS: dict[str, SolverInfo] = {}
-
-# The help of every solver's n_threads (issue 31 item 7, issue 28): the scatters sum
-# fixed row blocks in block order (csrc/csr.pxd), so the count changes only the time.
-N_THREADS_HELP = ("threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M "
-                  "non-zeros, else 1); the model is the same bit for bit for every count")
-
 
 def register(info: SolverInfo) -> SolverInfo:
     """Add a solver to the registry (names are unique)."""

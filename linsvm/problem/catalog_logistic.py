@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._lazy import LazyFunction
-from .registry import Option, SolverInfo, work_memory
+from .registry import N_THREADS_HELP, Option, SolverInfo, work_memory
 
 __all__ = ["LOGISTIC_SOLVERS", "LOGISTIC_LOSS", "NEWTON_OPTIONS", "SOFTMAX_TOL", "LRDUAL_TOL"]
 
@@ -53,10 +53,7 @@ NEWTON_OPTIONS = {
     "jacobi_weight": Option(float, 0.01, "weight w of the Jacobi diagonal in the CG "
                             "preconditioner 1 / (1 + w diag(C X'DX)) (1 = plain Jacobi; "
                             "LIBLINEAR's 0.01)", 1e-6, 1.0),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads "
-                        "from 50M non-zeros, else 1); the sums run over fixed row blocks, so "
-                        "their rounding, and with it the iterates, do not depend on the "
-                        "thread count: the model is the same bit for bit", 0, 1024),
+    "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
 }
 
 

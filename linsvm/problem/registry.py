@@ -55,6 +55,12 @@ class Option:
     choices: tuple | None = None  # the values a str option may take (train() and the CLI check)
 
 
+# The help of every solver's n_threads (issue 31 item 7, issue 28): the scatters sum
+# fixed row blocks in block order (csrc/csr.pxd), so the count changes only the time.
+N_THREADS_HELP = ("threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M "
+                  "non-zeros, else 1); the model is the same bit for bit for every count")
+
+
 @dataclass(frozen=True)
 class SolverInfo:
     """What the CLI and train() need to know about a solver."""
