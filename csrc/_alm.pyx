@@ -103,7 +103,8 @@ from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy, memset
 from libc.math cimport fabs, sqrt, pow, fmin, fmax, INFINITY
 import numpy as np
-from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, col_sq_sums, dot
+from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, col_sq_sums, dot,
+                 scratch_doubles)
 from cgls cimport Operator, csr_operator, cgls
 from alm_steps cimport e_update, loss_kind
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1, comm_max, comm_allgather
@@ -780,10 +781,10 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     cap = max(max_iter, 1)
     traces = np.full((3, cap), np.nan)
     al = np.full((cap, 4), np.nan) if record_al else np.zeros((1, 4))
-    scratch_arr = np.empty(T * nw if T > 1 else 1, dtype=np.float64)
+    scratch_arr = np.empty(max(scratch_doubles(indptr, n_features, bias), 1), dtype=np.float64)
     cdef double[:, ::1] VN = vec_n, VW = vec_w, TR = traces, AL = al
     cdef double[::1] sv = scratch_arr, PK = pack
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0] if T > 1 else NULL)
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &sv[0])
     cdef void* cb = <void*>callback if callback is not None else NULL
     W.m = &VN[0, 0]; W.e = &VN[1, 0]; W.r = &VN[2, 0]; W.q = &VN[3, 0]; W.u = &VN[4, 0]
     W.v = &VN[5, 0]; W.alpha = &VN[6, 0]; W.ay = &VN[7, 0]; W.ones = &VN[8, 0]

@@ -83,7 +83,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport (CSR, make_csr, all_unit, check_rows, matvec, rmatvec, col_sq_sums,
-                 sq_norm_row, dot, axpy_row_sq)
+                 sq_norm_row, dot, axpy_row_sq, scratch_doubles)
 from cgls cimport Operator, csr_operator, cgls, residual
 from mfn_shared cimport (KNEE_HI, KNEE_LO, Breakpoint, Loss, Terms, make_loss, zone, loss_value,
                          loss_slope, mismatch_term, term_at, term_out, exact_line_search,
@@ -136,6 +136,8 @@ ctypedef struct Work:
     int shifted                    # binary: the last step solved for beta~ = beta - shift
     Stop* stop                     # polled by the loops (csrc/interrupt.pxd)
     const Comm* comm               # the ranks of a distributed solve (csrc/comm.pxd)
+    int64_t nreg                   # weights regularized: the first nreg of beta (binary
+                                   # terms with a free bias: nbeta - 1; else nbeta)
 
 
 ctypedef struct Params:
@@ -339,7 +341,7 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
         for j in range(nw):
             W.beta_bar[j] -= W.shift[j]
     if precondition:
-        keep = diag_update and W.have_diag and 4 * n_chg < n_act and not dist
+        keep = diag_update and W.have_diag and 4 * n_chg < n_act and not dist and W.nreg == nw
         for j in range(n_chg):                    # rows in and out of zone 1
             k = W.chg[j]
             W.in1[k] = 1 - W.in1[k]
@@ -356,7 +358,7 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     A = csr_operator(X, W.act_rows, n_act)
     it = cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
               W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, fused, W.h,
-              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.comm)
+              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.comm, W.nreg)
     if W.shifted:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
@@ -389,7 +391,7 @@ cdef int binary_eq13(const CSR* X, Work* W, double lam, double eps, double zcz) 
         for j in range(nw):
             W.sv[j] = W.beta_bar[j] - W.shift[j]
         bt = W.sv
-    residual(&A, W.cc, W.z, lam, bt, W.u, W.r, NULL, NULL, 1.0, W.comm)
+    residual(&A, W.cc, W.z, lam, bt, W.u, W.r, NULL, NULL, 1.0, W.comm, W.nreg)
     return dot(W.r, W.r, nw) <= eps * eps * zcz
 
 
@@ -495,7 +497,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
     cdef int need_second = P.heuristic2 and P.eps < 1e-2
     cdef int dist = comm_active(W.comm)
     cdef double eps_cur = 1e-2 if need_second else P.eps
-    cdef double F = primal(L, lam, beta, nbeta, T, W.comm), delta, mismatch, zcz, Fnew
+    cdef double F = primal(L, lam, beta, W.nreg, T, W.comm), delta, mismatch, zcz, Fnew
     cdef double red[2]
     # the gradient test: stop_rr = gstop^2 ||grad f(0)||^2, known at entry on a warm start,
     # else read off the first step's CGLS (at beta = 0 its entry residual is -grad f(0))
@@ -555,7 +557,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
                 memcpy(beta, W.beta_bar, nbeta * sizeof(double))
                 for k in range(T.m):
                     T.y[k] += T.dy[k]
-                F = primal(L, lam, beta, nbeta, T, W.comm)
+                F = primal(L, lam, beta, W.nreg, T, W.comm)
                 trace[it - 1] = F
                 if callback != NULL:
                     with gil:
@@ -575,21 +577,21 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         # is taken (Appendix A stops if F grows): with a direction at rounding level
         # (||d|| ~ 1e-13) the slope's pieces are rounding noise and the "exact" step
         # can be absurd (a9a, tau ~ 1e-7: delta = 6e12, F 11434 -> 17687).
-        delta = exact_line_search(L, lam, beta, W.p, nbeta, T, W.bp, W.n_bp, W.comm)
+        delta = exact_line_search(L, lam, beta, W.p, W.nreg, T, W.bp, W.n_bp, W.comm)
         Fnew = F
         if delta > 0.0:
             for j in range(nbeta):
                 W.beta_bar[j] = beta[j] + delta * W.p[j]
             for k in range(T.m):
                 W.ytry[k] = T.y[k] + delta * T.dy[k]
-            Fnew = _primal_at(L, lam, W.beta_bar, nbeta, T, W.ytry, X.n_weights, W.comm)
+            Fnew = _primal_at(L, lam, W.beta_bar, W.nreg, T, W.ytry, X.n_weights, W.comm)
         if delta <= 0.0 or Fnew > F + 1e-12 * fabs(F):
             # y is updated incrementally (step 7); at a tight eps its drift from
             # X w (~1e-14) can exceed the slope of a short step.  Recompute it
             # once and retry before declaring that no descent is left.
             if not refreshed:
                 matvec(X, rows, T.m, beta, T.y)
-                F = primal(L, lam, beta, nbeta, T, W.comm)
+                F = primal(L, lam, beta, W.nreg, T, W.comm)
                 trace[it - 1] = F
                 refreshed = 1
                 continue
@@ -642,9 +644,10 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                    bint heuristic2, bint precondition, double eta, int max_iter, int cg_max_iter,
                    int n_threads, object callback, bint fused=False, bint pattern=True,
                    bint kkt=False, bint diag_update=True, double jacobi_weight=1.0,
-                   double gstop=0.0, object comm=None):
+                   double gstop=0.0, object comm=None, bint regularize_bias=True):
     """Allocate the work arrays once and run newton_core (binary if nb == 0): t (n_t
-    labels) for binary terms, codes (n_codes ranks) for ordinal ones.  comm: None, or
+    labels) for binary terms, codes (n_codes ranks) for ordinal ones.  regularize_bias
+    False (binary terms with a bias feature and no zone 2): the bias weight is free.  comm: None, or
     the linsvm.collective.Collective of a distributed solve (the rows are this rank's)."""
     cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k
     cdef int64_t nw = n_features + (1 if bias > 0 else 0)
@@ -667,6 +670,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
             raise ValueError("ordinal terms take losses without a linear piece")
     if not (lam > 0 and isfinite(lam)):
         raise ValueError("lam must be > 0")
+    if not regularize_bias and (nb > 0 or L.lo > -INFINITY):
+        raise ValueError("a free bias needs binary terms of a loss without a linear zone")
     if not (0.0 <= gstop < 1.0):
         raise ValueError(f"gstop must be in [0, 1), got {gstop!r}")
     # All work arrays in one float64 and one int64 allocation (a small problem pays
@@ -674,7 +679,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     nbp = 2 * n_terms if (L.lo > -INFINITY and L.hi < INFINITY) else n_terms
     cdef int64_t me = m + 1, mt = max(n_terms, 1), mw = max(nbeta, 1)
     cdef int64_t n_trace = max(max_iter, 1), n_bp = 2 * max(nbp, 1)
-    cdef int64_t n_scratch = T_threads * nw if T_threads > 1 else 1
+    cdef int64_t n_scratch = max(scratch_doubles(indptr, n_features, bias), 1)
     y_arr = np.empty(m, dtype=np.float64)
     fbuf = np.empty(5 * me + 4 * mt + max(m, 1) + 9 * mw + 3 + n_bp + n_trace + n_scratch,
                     dtype=np.float64)
@@ -693,8 +698,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     memset(WV, 0, (9 * mw + 3) * sizeof(double))
     memset(&ib[6 * me], 0, me * sizeof(int64_t))       # in1: no example in zone 1 yet
     memset(tracep, 0, n_trace * sizeof(double))
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
-                          svp if T_threads > 1 else NULL)
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads, svp)
     cdef double kkt_viol = -1.0
     cdef void* cb = <void*>callback if callback is not None else NULL
     cdef const int64_t* rp = &rows[0] if m > 0 else NULL
@@ -750,6 +754,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     W.diag = WV + 7 * mw
     W.h = WV + 8 * mw                           # nbeta + 3: a distributed CGLS's pack
     W.shifted = 0
+    W.nreg = nbeta - 1 if (not regularize_bias and bias > 0) else nbeta
     P.eps = eps
     P.eta = eta
     P.warm = warm
@@ -776,11 +781,11 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                              tracep, cb)
         if not S.stopped:
             zone_counts(&L, &T, counts, &C)
-            if kkt and nb == 0 and (m > 0 or dist):   # Section 4.7, on the scratch Newton is done with
+            if kkt and nb == 0 and W.nreg == nbeta and (m > 0 or dist):   # Section 4.7, on the scratch Newton is done with
                 kkt_viol = dual_kkt(&X, rp, m, T.t, T.c, lam, T.y, W.q, W.u, W.r, &C)
     stop_raise(&S)                            # Ctrl-C: the work arrays go as it unwinds
     return dict(status=status, n_iter=n_iter, cg_iter=cg_total,
-                f=float(primal(&L, lam, &beta[0], nbeta, &T, &C)),
+                f=float(primal(&L, lam, &beta[0], W.nreg, &T, &C)),
                 n_active=int(counts[1]), n_zone0=int(counts[0]), n_zone2=int(counts[2]),
                 trace=fbuf[o_trace:o_trace + n_iter].copy(), y=y_arr,
                 kkt=kkt_viol if kkt_viol >= 0.0 else None)
@@ -798,7 +803,8 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                  double[::1] beta, loss, double eps, bint warm, bint heuristic1, bint heuristic2,
                  bint precondition, double eta, int max_iter, int cg_max_iter, int n_threads,
                  object callback, bint fused, bint pattern, bint kkt, bint diag_update,
-                 double jacobi_weight, double gstop, object comm=None):
+                 double jacobi_weight, double gstop, object comm=None,
+                 bint regularize_bias=True):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
@@ -815,6 +821,9 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     calls with the same beta and options and gets the same beta back, the model of the
     union of the blocks (f, n_active, n_zone0/2 and kkt over every rank; y this rank's).
     diag_update does not apply then (the diagonal is summed afresh at each step).
+    regularize_bias False (bias > 0, a loss without zone 2): lam regularizes every weight
+    but the bias feature's, which is free (LIBLINEAR's -R; cgls.pxd's nreg); kkt is then
+    None (Section 4.7's dual has no equality constraint for a free bias).
 
     indices must lie in [0, n_features) (the caller validates the CSR buffers);
     rows, lengths and the loss are checked here.  Returns a dict: status (0 converged,
@@ -824,7 +833,7 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
                   t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1,
                   heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback,
-                  fused, pattern, kkt, diag_update, jacobi_weight, gstop, comm)
+                  fused, pattern, kkt, diag_update, jacobi_weight, gstop, comm, regularize_bias)
 
 
 def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
@@ -850,14 +859,16 @@ def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
 def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
              int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
              const double[::1] c, double lam, const double[::1] beta, loss, int n_threads,
-             object comm=None):
-    """Return (f, grad, dl, y) for the binary objective of newton_solve at beta:
+             object comm=None, bint regularize_bias=True):
+    """Return (f, grad, dl, y) for the binary objective of newton_solve at beta
+    (regularize_bias False with bias > 0: lam/2 ||beta||^2 without the bias weight):
     f = lam/2 ||beta||^2 + sum_k c_k l(o_k), its gradient lam beta + sum_k c_k l'(o_k) t_k x_k,
     dl_k = l'(o_k) per unit cost, and y = X[rows] beta (o_k = t_k y_k).  comm (as for
     newton_solve): f and grad over every rank's examples (one allreduce); dl, y this
     rank's."""
     cdef Loss L = _loss_from(loss)
     cdef int64_t m = rows.shape[0], nw = beta.shape[0], k
+    cdef int64_t nreg = nw - 1 if (not regularize_bias and bias > 0) else nw
     cdef double lsum = 0.0
     cdef Comm CM = comm_from(comm)
     cdef CSR X
@@ -882,9 +893,9 @@ def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
             g[nw] = lsum
             comm_sum(&CM, &g[0], nw + 1)
             lsum = g[nw]
-        for k in range(nw):
+        for k in range(nreg):
             g[k] += lam * beta[k]
-    f = 0.5 * lam * float(np.dot(beta, beta)) + lsum
+    f = 0.5 * lam * float(np.dot(beta[:nreg], beta[:nreg])) + lsum
     return f, g_arr, dl_arr, y_arr
 
 

@@ -56,7 +56,8 @@ from libc.string cimport memcpy, memset, memmove
 from libc.math cimport sqrt, fabs, INFINITY
 from libc.float cimport DBL_EPSILON
 import numpy as np
-from csr cimport CSR, make_csr, matvec, rmatvec, dot_row, axpy_row, dot
+from csr cimport (CSR, make_csr, matvec, rmatvec, dot_row, axpy_row, dot, scratch_doubles,
+                 scatter_blocks)
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_allgather
 
@@ -123,7 +124,7 @@ cdef double oracle_binary(const CSR* X, Oracle* O, const double* w, double* xc,
     """
     cdef int64_t k, n = O.n
     cdef double s, a, r = 0.0, xi = 0.0, sc = O.scale
-    if X.n_threads > 1:
+    if X.n_threads > 1 or scatter_blocks(X, n) > 1:
         matvec(X, O.rows, n, w, O.s)
         for k in range(n):
             s = O.s[k]
@@ -1075,9 +1076,9 @@ def most_violated(const int64_t[::1] indptr, const int32_t[::1] indices, const d
     cdef int T = _n_threads(n_threads)
     if w.shape[0] != nw:
         raise ValueError("w has the wrong length")
-    scratch = np.zeros(T * nw if T > 1 else 1)
+    scratch = np.zeros(max(scratch_doubles(indptr, n_features, bias), 1))
     cdef double[::1] scv = scratch
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &scv[0] if T > 1 else NULL)
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &scv[0])
     cdef _OracleData od = _make_oracle(kind, rows, t, q, scale, level, perm, gptr, glevels)
     xc_arr = np.zeros(max(nw, 1))
     cdef double[::1] xcv = xc_arr
@@ -1182,9 +1183,9 @@ def perf_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const d
     cdef int status
     if max_constraints < 2:
         raise ValueError("max_constraints must be >= 2")
-    scratch = np.zeros(T * nw if T > 1 else 1)
+    scratch = np.zeros(max(scratch_doubles(indptr, n_features, bias), 1))
     cdef double[::1] scv = scratch
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &scv[0] if T > 1 else NULL)
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, &scv[0])
     cdef _OracleData od = _make_oracle(kind, rows, t, q, scale, level, perm, gptr, glevels,
                                        0 if glob is None else max(np.max(glob[5]), 1))
     if comm is not None:

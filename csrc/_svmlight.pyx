@@ -506,6 +506,14 @@ cdef class Parser:
     cdef int64_t qid_first_line
     cdef int64_t limit              # largest allowed feature index
     cdef int64_t lineno             # lines parsed so far
+    # where the rows are: row r is on line r + 1 + (blank and comment lines before
+    # it); one (row, lines skipped so far) pair per row that follows such lines --
+    # none for a file without them, so nothing is held in the normal case
+    cdef int64_t n_skipped          # blank and comment lines so far
+    cdef int64_t rows_taken         # rows handed over by take() before the held ones
+    cdef int64_t* gap_rows
+    cdef int64_t* gap_skipped
+    cdef Py_ssize_t n_gaps, cap_gaps
     # current chunk
     cdef const unsigned char[::1] view
     cdef const char* buf
@@ -541,6 +549,8 @@ cdef class Parser:
         PyMem_RawFree(self.labels)
         PyMem_RawFree(self.qids)
         PyMem_RawFree(self.carry)
+        PyMem_RawFree(self.gap_rows)
+        PyMem_RawFree(self.gap_skipped)
 
     # -- storage ------------------------------------------------------------
 
@@ -627,6 +637,27 @@ cdef class Parser:
             return -1
         return self._reserve_nnz(self.nnz + n_colon + 1)
 
+    cdef int _record_gap(self, int64_t row, int64_t skipped) noexcept nogil:
+        """Note that row `row` (of the whole stream) follows `skipped` blank or comment
+        lines in all; 0 or -1 (out of memory)."""
+        cdef Py_ssize_t cap
+        cdef void* q
+        if self.n_gaps >= self.cap_gaps:
+            cap = self.cap_gaps * 2 if self.cap_gaps else 16
+            q = PyMem_RawRealloc(self.gap_rows, cap * sizeof(int64_t))
+            if q == NULL:
+                return -1
+            self.gap_rows = <int64_t*>q
+            q = PyMem_RawRealloc(self.gap_skipped, cap * sizeof(int64_t))
+            if q == NULL:
+                return -1
+            self.gap_skipped = <int64_t*>q
+            self.cap_gaps = cap
+        self.gap_rows[self.n_gaps] = row
+        self.gap_skipped[self.n_gaps] = skipped
+        self.n_gaps += 1
+        return 0
+
     cdef int _carry_append(self, const char* s, Py_ssize_t n) noexcept nogil:
         cdef Py_ssize_t cap
         cdef void* q
@@ -699,6 +730,8 @@ cdef class Parser:
         cdef int32_t* indices = self.indices
         cdef double* data = self.data
         cdef int64_t lineno = self.lineno
+        cdef int64_t skipped = self.n_skipped
+        cdef int64_t noted = self.gap_skipped[self.n_gaps - 1] if self.n_gaps else 0
         cdef int64_t max_index = self.max_index
         cdef int64_t limit = self.limit
         cdef bint want_qid = self.want_qid
@@ -718,6 +751,7 @@ cdef class Parser:
             lineno += 1
             st = _skip_to_token(&p, end)
             if st == 1:                      # blank or comment-only line
+                skipped += 1
                 continue
             if st < 0:
                 rc = self._fail(E_STRAY_CR, lineno, p, p, 0, 0)
@@ -757,7 +791,12 @@ cdef class Parser:
                                     lineno, NULL, NULL, self.qid_first_line, 0)
                     break
 
-            # start the row
+            # start the row (noting where it is when lines were skipped since the last note)
+            if skipped != noted:
+                if self._record_gap(self.rows_taken + n_rows, skipped) != 0:
+                    rc = RC_NOMEM
+                    break
+                noted = skipped
             if n_rows >= self.cap_rows:
                 if self._grow_rows() != 0:
                     rc = RC_NOMEM
@@ -837,6 +876,7 @@ cdef class Parser:
         self.n_rows = n_rows
         self.max_index = max_index
         self.lineno = lineno
+        self.n_skipped = skipped
         return rc
 
     cdef int _parse_buf(self, Py_ssize_t max_rows) noexcept nogil:
@@ -957,6 +997,20 @@ cdef class Parser:
         """Lines parsed so far in the whole stream."""
         return self.lineno
 
+    def row_gaps(self):
+        """Where the rows are, as two int64 arrays (rows, skipped): row rows[k] of the
+        whole stream (rows taken before count) and every row after it up to the next
+        entry are preceded by skipped[k] blank or comment lines, so row r lies on line
+        r + 1 + skipped[k], k the last entry with rows[k] <= r (no entry: none
+        skipped).  Empty for a stream without blank or comment lines before a row."""
+        rows = np.empty(self.n_gaps, dtype=np.int64)
+        skipped = np.empty(self.n_gaps, dtype=np.int64)
+        cdef Py_ssize_t k
+        for k in range(self.n_gaps):
+            rows[k] = self.gap_rows[k]
+            skipped[k] = self.gap_skipped[k]
+        return rows, skipped
+
     @property
     def qid_mode(self):
         """With with_qid: -1 before the first row, then 1 if the rows have a
@@ -1016,6 +1070,7 @@ cdef class Parser:
             a_qid = _wrap(self.qids, n_rows, sizeof(int64_t), b"q")
             self.qids = NULL
         max_index = self.max_index
+        self.rows_taken += n_rows
         self.hint_rows = n_rows
         self.hint_nnz = nnz
         self.n_rows = 0

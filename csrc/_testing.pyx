@@ -12,7 +12,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport (CSR, make_csr, all_unit, check_rows, matvec, rmatvec, normal_matvec,
-                  col_sq_sums)
+                  col_sq_sums, scratch_doubles)
 from mfn_shared cimport (Breakpoint, Loss, Terms, make_loss, loss_value, loss_slope,
                          mismatch_term, exact_line_search, check_codes, _loss_from, dual_kkt,
                          entry_csr)
@@ -52,7 +52,8 @@ def csr_rmatvec(const int64_t[::1] indptr, const int32_t[::1] indices, const dou
     """Return X[rows].T @ u (with the bias coordinate last when bias > 0)."""
     cdef int T = n_threads if n_threads > 0 else 1
     cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef double* scratch = <double*>malloc(T * nw * sizeof(double)) if T > 1 else NULL
+    cdef double* scratch = <double*>malloc(max(scratch_doubles(indptr, n_features, bias), 1)
+                                           * sizeof(double))
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, scratch)
     if pattern:
         X.unit = all_unit(&X)
@@ -75,7 +76,8 @@ def csr_normal_matvec(const int64_t[::1] indptr, const int32_t[::1] indices,
     pass of the CGLS iterations (csr.pxd normal_matvec); lengths are the caller's."""
     cdef int T = n_threads if n_threads > 0 else 1
     cdef int64_t n = rows.shape[0], nw = n_features + (1 if bias > 0 else 0)
-    cdef double* scratch = <double*>malloc(T * nw * sizeof(double)) if T > 1 else NULL
+    cdef double* scratch = <double*>malloc(max(scratch_doubles(indptr, n_features, bias), 1)
+                                           * sizeof(double))
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, scratch)
     q_arr = np.zeros(max(n, 1))
     u_arr = np.zeros(max(n, 1))

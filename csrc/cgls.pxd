@@ -76,6 +76,15 @@
 # needs X d for the step d need not form it again for these rows (nor take d as a
 # difference of two nearby points, which loses its low digits).
 #
+# nreg (linsvm's free intercept, LIBLINEAR's -R): only the first nreg weights are
+# regularized, lam I above becoming Lam = diag(lam, ..., lam, 0, ..., 0) with nreg
+# entries lam (nreg < 0: all nw, the problem above bit for bit).  Everything reads
+# the same with Lam for lam I: r = A'Cz - Lam beta, gamma = rho / (q'Cq + p'Lam p),
+# minv = 1 / (Lam_jj + jw diag(A'CA)_jj) (1 / lam where both are 0: a free weight no
+# active term touches, whose residual is then 0).  Lam is only positive semidefinite;
+# CG on the normal equations still converges as long as A'CA is positive definite on
+# the free weights' span, i.e. some active term touches the bias feature.
+#
 # stop != NULL: each iteration polls it (csrc/interrupt.pxd); once it is stopped the
 # iteration ends at once, *optimal unset, and the caller must leave its own loops.
 #
@@ -176,12 +185,14 @@ cdef inline Operator csr_operator(const CSR* X, const int64_t* rows, int64_t n) 
 
 cdef inline void residual(const Operator* A, const double* c, const double* z, double lam,
                           const double* beta, double* u, double* r, double* minv,
-                          double* diag=NULL, double jw=1.0, const Comm* comm=NULL) noexcept nogil:
-    """r = A'Cz - lam beta (u = C z: n doubles of scratch).  With minv != NULL (A must
+                          double* diag=NULL, double jw=1.0, const Comm* comm=NULL,
+                          int64_t nreg=-1) noexcept nogil:
+    """r = A'Cz - lam beta (u = C z: n doubles of scratch); nreg >= 0: lam on the first
+    nreg weights only (block comment).  With minv != NULL (A must
     have apply_t_sq), also minv = 1 / (lam + jw diag(A'CA)) from the same pass over the
     rows, and (diag != NULL) diag = diag(A'CA).  comm: A'Cz (and diag) summed over the
     ranks (one allreduce each; nothing when serial)."""
-    cdef int64_t j
+    cdef int64_t j, nr = A.nw if nreg < 0 else nreg
     for j in range(A.n):
         u[j] = c[j] * z[j]
     if minv != NULL:
@@ -189,12 +200,14 @@ cdef inline void residual(const Operator* A, const double* c, const double* z, d
             diag = minv
         A.apply_t_sq(A, u, c, r, diag)
         comm_sum(comm, diag, A.nw)
-        for j in range(A.nw):
+        for j in range(nr):
             minv[j] = 1.0 / (lam + jw * diag[j])
+        for j in range(nr, A.nw):
+            minv[j] = 1.0 / (jw * diag[j]) if diag[j] > 0.0 else 1.0 / lam
     else:
         A.apply_t(A, u, r)
     comm_sum(comm, r, A.nw)
-    for j in range(A.nw):
+    for j in range(nr):
         r[j] -= lam * beta[j]
 
 
@@ -218,9 +231,11 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
                            double* z, double* q, double* u, double* r, double* p, double* s,
                            double* minv, double eps, double forcing, int max_iter, int* optimal,
                            Stop* stop, int fused, double* h, double* dsum, double* xd,
-                           int verify, double rho, const Comm* comm) noexcept nogil:
+                           int verify, double rho, const Comm* comm,
+                           int64_t nr) noexcept nogil:
     """cgls's iterations when distributed (block comment): r, p, s, rho from cgls's start
-    (r reduced); one allreduce of [h | q'Cq | q'Cz | z'Cz] per iteration."""
+    (r reduced); one allreduce of [h | q'Cq | q'Cz | z'Cz] per iteration; lam on the
+    first nr weights."""
     cdef int64_t j, n = A.n, nw = A.nw
     cdef int it = 0
     cdef double pp, qcq, qcz, zcz, zl = 0.0, gamma, rr
@@ -251,7 +266,7 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
         comm_sum(comm, h, nw + 3)
         qcq = h[nw]
         qcz = h[nw + 1]
-        pp = dot(p, p, nw)
+        pp = dot(p, p, nr)
         gamma = rho / (qcq + lam * pp)
         # z'Cz after the step, from the reduced numbers (block comment)
         zcz = fmax(h[nw + 2] - 2.0 * gamma * qcz + gamma * gamma * qcq, 0.0)
@@ -265,8 +280,10 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
             zl += c[j] * z[j] * z[j]
             if xd != NULL:
                 xd[j] += gamma * q[j]
-        for j in range(nw):                     # r = A'Cz - lam beta, by recurrence
+        for j in range(nr):                     # r = A'Cz - lam beta, by recurrence
             r[j] -= gamma * (h[j] + lam * p[j])
+        for j in range(nr, nw):
+            r[j] -= gamma * h[j]
         rr = dot(r, r, nw)
         if verify and rr <= eps * eps * zcz:
             # eq. 13 decides on the true residual (and on the exact z'Cz: one allreduce)
@@ -276,7 +293,7 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
             h[nw] = zl
             comm_sum(comm, h, nw + 1)
             for j in range(nw):
-                r[j] = h[j] - lam * beta[j]
+                r[j] = h[j] - (lam * beta[j] if j < nr else 0.0)
             zcz = h[nw]
             rr = dot(r, r, nw)
         if rr <= eps * eps * zcz:
@@ -293,7 +310,8 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
                      double eps, double eta, int max_iter, int* optimal, Stop* stop,
                      int fused=0, double* h=NULL, int jacobi=0, double* dsum=NULL,
                      double* xd=NULL, int verify=1, double* diag=NULL, double jw=1.0,
-                     double stop_rr=0.0, double* rr0=NULL, const Comm* comm=NULL) noexcept nogil:
+                     double stop_rr=0.0, double* rr0=NULL, const Comm* comm=NULL,
+                     int64_t nreg=-1) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - A beta on entry
     and the final residual on exit; q, u (n) and r, p, s (nw) are scratch (s unused
     without minv); h (nw) is scratch for fused (A.normal needed, else ignored).
@@ -303,12 +321,13 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
     dsum, xd (both or neither): the step and its image (block comment); verify: see
     the block comment on fused; stop_rr, rr0: the gradient test at entry (block comment);
     stop: polled once per iteration, or NULL.  comm: a distributed solve (block comment;
-    h then holds nw + 3 doubles and is required)."""
-    cdef int64_t j, n = A.n, nw = A.nw
+    h then holds nw + 3 doubles and is required).  nreg: lam on the first nreg weights
+    only (< 0: all; block comment)."""
+    cdef int64_t j, n = A.n, nw = A.nw, nr = nw if nreg < 0 else nreg
     cdef int it = 0
     cdef double rho, pp, qcq, zcz, gamma, rr, forcing
     cdef int dist = comm_active(comm)
-    residual(A, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw, comm)
+    residual(A, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw, comm, nr)
     if minv != NULL:
         for j in range(nw):
             s[j] = minv[j] * r[j]
@@ -329,7 +348,7 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
         fused = 0
     if dist:
         return _cgls_dist(A, c, lam, beta, z, q, u, r, p, s, minv, eps, forcing, max_iter,
-                          optimal, stop, fused, h, dsum, xd, verify, rho, comm)
+                          optimal, stop, fused, h, dsum, xd, verify, rho, comm, nr)
     if xd != NULL:
         memset(xd, 0, n * sizeof(double))
         memset(dsum, 0, nw * sizeof(double))
@@ -344,7 +363,7 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
             qcq = 0.0
             for j in range(n):
                 qcq += c[j] * q[j] * q[j]
-        pp = dot(p, p, nw)
+        pp = dot(p, p, nr)
         gamma = rho / (qcq + lam * pp)
         for j in range(nw):
             beta[j] += gamma * p[j]
@@ -357,14 +376,16 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
             if xd != NULL:                      # and its image on these rows
                 xd[j] += gamma * q[j]
         if fused:
-            for j in range(nw):                 # r = A'Cz - lam beta, by recurrence
+            for j in range(nr):                 # r = A'Cz - lam beta, by recurrence
                 r[j] -= gamma * (h[j] + lam * p[j])
+            for j in range(nr, nw):
+                r[j] -= gamma * h[j]
         else:
-            residual(A, c, z, lam, beta, u, r, NULL)
+            residual(A, c, z, lam, beta, u, r, NULL, NULL, 1.0, NULL, nr)
         rr = dot(r, r, nw)
         if fused and verify and rr <= eps * eps * zcz:
             # eq. 13 decides on the true residual, not the recurrence's
-            residual(A, c, z, lam, beta, u, r, NULL)
+            residual(A, c, z, lam, beta, u, r, NULL, NULL, 1.0, NULL, nr)
             rr = dot(r, r, nw)
         if rr <= eps * eps * zcz:
             optimal[0] = 1

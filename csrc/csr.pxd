@@ -11,8 +11,11 @@
 # set, a fold, a random subset or an active set), so no row is ever copied.
 #
 # Every function here is nogil and allocation-free; matvec/rmatvec use OpenMP
-# when the build has it (rows are independent for X.w; X^T.u is a scatter and
-# uses one accumulator per thread, reduced afterwards).
+# when the build has it.  Results never depend on the number of threads: X.w is
+# row by row, and the scatter X^T.u splits the rows into K fixed blocks, chosen
+# from the data alone (scatter_blocks), each accumulated in row order into its own
+# buffer, the buffers then summed in block order -- so `-m 1` and `-m 8` give the
+# same weights bit for bit.  Threads share out the blocks.
 
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
@@ -39,7 +42,8 @@ ctypedef struct CSR:
     int64_t n_weights       # n_features + (bias > 0)
     double bias             # value of the constant feature, <= 0: none
     int n_threads           # threads for matvec/rmatvec (1: serial)
-    double* scratch         # n_threads * n_weights doubles for rmatvec, or NULL
+    double* scratch         # (max_blocks - 1) * n_weights doubles for the scatter, or NULL
+    int max_blocks          # row blocks the scratch can hold (1: no scratch)
     int unit                # every stored value is exactly 1.0 (a 0/1 pattern matrix):
                             # the kernels then read only the column indices
 
@@ -161,41 +165,128 @@ cdef inline void axpy_row_sq(const CSR* X, int64_t i, double a, double* out) noe
         out[X.n_features] += a * X.bias * X.bias
 
 
+# --------------------------------------------------------------------------- #
+# The scatter X^T u in fixed row blocks
+#
+# A scatter over n rows with z non-zeros moves about B z bytes (B = 12: an int32
+# index and a float64 value per non-zero, 4 when every value is 1).  Splitting the
+# rows into K blocks, each accumulated into its own n_weights-vector, costs about
+# 24 bytes per weight and extra block (zero the buffer, read it, add it in).  K is
+# the largest count that keeps this under an eighth of the pass,
+#     K = 1 + floor(12 z / (192 n_weights)),   K <= 64,  K <= n / 64,
+# taken at B = 12 for pattern rows too (there it costs up to 3/8 of their cheaper
+# pass), so that the pattern kernels give the general ones' bits.  K depends on the
+# data's shape alone: the threads only share out the blocks, and
+# out_j = ((acc_0j + acc_1j) + acc_2j) + ... in block order whatever their number.
+# --------------------------------------------------------------------------- #
+
+cdef enum:
+    SCATTER_MAX_BLOCKS = 64
+    SCATTER_MIN_ROWS = 256      # fewer rows: one block, no threads
+    SCATTER_BLOCK_ROWS = 64     # at least this many rows per block
+    SUM_CHUNK = 1024            # weights summed over the blocks per step (8 KB of out)
+
+
+cdef inline int blocks_for(double nnz, int64_t n_weights, double bytes_per_nnz,
+                           int64_t n) noexcept nogil:
+    """Row blocks K of a scatter over n rows carrying nnz non-zeros (see above)."""
+    cdef double k
+    if n < SCATTER_MIN_ROWS or n_weights <= 0:
+        return 1
+    k = 1.0 + bytes_per_nnz * nnz / (192.0 * n_weights)
+    if k > SCATTER_MAX_BLOCKS:
+        k = SCATTER_MAX_BLOCKS
+    if k > n / SCATTER_BLOCK_ROWS:
+        k = n / SCATTER_BLOCK_ROWS
+    return <int>k if k >= 1.0 else 1
+
+
+cdef inline int64_t scratch_doubles(const int64_t[::1] indptr, int64_t n_features,
+                                    double bias) noexcept nogil:
+    """Doubles of scratch a CSR over these buffers needs for its scatters on any rows:
+    (K - 1) n_weights for K = the blocks of all rows (every subset needs fewer).
+    Independent of the thread count."""
+    cdef int64_t n = indptr.shape[0] - 1
+    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
+    cdef int k = blocks_for(<double>(indptr[n] - indptr[0]), nw, 12.0, n)
+    return (k - 1) * nw
+
+
+cdef inline int scatter_blocks(const CSR* X, int64_t n) noexcept nogil:
+    """K for a scatter over n of X's rows, their non-zeros estimated from the average row."""
+    cdef double nnz
+    cdef int k
+    if X.max_blocks <= 1 or n < SCATTER_MIN_ROWS:
+        return 1
+    nnz = (<double>(X.indptr[X.n_rows] - X.indptr[0]) / X.n_rows) * n
+    k = blocks_for(nnz, X.n_weights, 12.0, n)
+    return k if k < X.max_blocks else X.max_blocks
+
+
+cdef inline double* block_acc(const CSR* X, double* out, int64_t b) noexcept nogil:
+    """Accumulator of block b: out itself for block 0, a scratch buffer for the others."""
+    return out if b == 0 else X.scratch + (b - 1) * X.n_weights
+
+
+cdef inline void scatter_rows(const CSR* X, const int64_t* rows, int64_t lo, int64_t hi,
+                              const double* u, double* acc, int squared) noexcept nogil:
+    """acc = sum_{lo <= k < hi} u[k] x_{rows[k]} (squared: u[k] x_{rows[k]}**2) in row
+    order, overwritten; rows with u[k] == 0 are skipped."""
+    cdef int64_t k
+    memset(acc, 0, X.n_weights * sizeof(double))
+    for k in range(lo, hi):
+        if u[k] != 0.0:
+            if squared:
+                axpy_row_sq(X, rows[k], u[k], acc)
+            else:
+                axpy_row(X, rows[k], u[k], acc)
+
+
+cdef inline void sum_blocks(const CSR* X, int K, double* out) noexcept nogil:
+    """out_j += acc_1j + ... + acc_{K-1}j, in block order for every j (threads split j)."""
+    cdef int64_t nw = X.n_weights, n_chunks = (nw + SUM_CHUNK - 1) // SUM_CHUNK
+    cdef int64_t ch
+    cdef int T = X.n_threads
+    if K <= 1:
+        return
+    if T > 1 and n_chunks > 1:
+        for ch in prange(n_chunks, schedule="static", num_threads=T):
+            _sum_chunk(X, K, out, ch)
+    else:
+        for ch in range(n_chunks):
+            _sum_chunk(X, K, out, ch)
+
+
+cdef inline void _sum_chunk(const CSR* X, int K, double* out, int64_t ch) noexcept nogil:
+    cdef int64_t nw = X.n_weights, j, lo = ch * SUM_CHUNK
+    cdef int64_t hi = lo + SUM_CHUNK if lo + SUM_CHUNK < nw else nw
+    cdef int b
+    cdef const double* acc
+    for b in range(1, K):
+        acc = X.scratch + (b - 1) * nw
+        for j in range(lo, hi):
+            out[j] += acc[j]
+
+
 cdef inline void _scatter(const CSR* X, const int64_t* rows, int64_t n, const double* u,
                           double* out, int squared) noexcept nogil:
-    """out = sum_k u[k] * x_{rows[k]} (squared: u[k] * x_{rows[k]}**2), overwritten.
-
-    Rows with u[k] == 0 are skipped.  Parallel only when the rows carry many
-    more non-zeros than the per-thread accumulators have entries, so that the
-    reduction does not dominate; the summation order is fixed for a given
-    thread count, so results are reproducible.
-    """
-    cdef int64_t k, j, nnz_est = 0
-    cdef int t, T = X.n_threads
-    cdef double* acc
-    memset(out, 0, X.n_weights * sizeof(double))
-    if T > 1 and X.scratch != NULL and n > 256:
-        nnz_est = <int64_t>((<double>(X.indptr[X.n_rows] - X.indptr[0]) / (X.n_rows if X.n_rows > 0 else 1)) * n)
-    if T > 1 and X.scratch != NULL and n > 256 and nnz_est > 4 * T * X.n_weights:
-        memset(X.scratch, 0, T * X.n_weights * sizeof(double))
-        with parallel(num_threads=T):
-            acc = X.scratch + threadid() * X.n_weights
-            for k in prange(n, schedule="static"):
-                if u[k] != 0.0:
-                    if squared:
-                        axpy_row_sq(X, rows[k], u[k], acc)
-                    else:
-                        axpy_row(X, rows[k], u[k], acc)
-        for j in prange(X.n_weights, schedule="static", num_threads=T):
-            for t in range(T):
-                out[j] += X.scratch[t * X.n_weights + j]
+    """out = sum_k u[k] * x_{rows[k]} (squared: u[k] * x_{rows[k]}**2), overwritten, in
+    scatter_blocks(X, n) row blocks summed in block order; threads take whole blocks."""
+    cdef int K = scatter_blocks(X, n)
+    cdef int T = X.n_threads if X.n_threads < K else K
+    cdef int64_t b
+    if K == 1:
+        scatter_rows(X, rows, 0, n, u, out, squared)
+        return
+    if T > 1:
+        for b in prange(K, schedule="static", num_threads=T):
+            scatter_rows(X, rows, b * n // K, (b + 1) * n // K, u, block_acc(X, out, b),
+                         squared)
     else:
-        for k in range(n):
-            if u[k] != 0.0:
-                if squared:
-                    axpy_row_sq(X, rows[k], u[k], out)
-                else:
-                    axpy_row(X, rows[k], u[k], out)
+        for b in range(K):
+            scatter_rows(X, rows, b * n // K, (b + 1) * n // K, u, block_acc(X, out, b),
+                         squared)
+    sum_blocks(X, K, out)
 
 
 cdef inline void rmatvec(const CSR* X, const int64_t* rows, int64_t n, const double* u,
@@ -210,41 +301,70 @@ cdef inline void col_sq_sums(const CSR* X, const int64_t* rows, int64_t n, const
     _scatter(X, rows, n, u, out, 1)
 
 
-cdef inline double normal_matvec(const CSR* X, const int64_t* rows, int64_t n, const double* p,
-                                 const double* c, double* q, double* u, double* out) noexcept nogil:
-    """q[k] = x_{rows[k]} . p and out = sum_k c[k] q[k] x_{rows[k]} (X' C X p); returns q'Cq.
-
-    Serially this is one pass over the rows: each row is read once and scattered
-    while it is still in L1 (the fused Hessian-vector product of LIBLINEAR's
-    l2r_l2_svc_fun::Hv), half the memory traffic of matvec followed by rmatvec.
-    With threads it is matvec, then rmatvec of u = C q (u: n doubles of scratch).
-    """
+cdef inline double fused_rows(const CSR* X, const int64_t* rows, int64_t lo, int64_t hi,
+                              const double* p, const double* c, double* q,
+                              double* acc) noexcept nogil:
+    """For lo <= k < hi: q[k] = x_{rows[k]} . p and acc = sum_k c[k] q[k] x_{rows[k]}
+    (overwritten), each row scattered while it is still in L1; returns sum_k c[k] q[k]^2."""
     cdef int64_t k
     cdef double s, a, qcq = 0.0
-    if X.n_threads > 1 and n > 256:
-        matvec(X, rows, n, p, q)
-        for k in range(n):
-            u[k] = c[k] * q[k]
-            qcq += u[k] * q[k]
-        rmatvec(X, rows, n, u, out)
-        return qcq
-    memset(out, 0, X.n_weights * sizeof(double))
-    for k in range(n):
+    memset(acc, 0, X.n_weights * sizeof(double))
+    for k in range(lo, hi):
         s = dot_row(X, rows[k], p)
         q[k] = s
         a = c[k] * s
         qcq += a * s
         if a != 0.0:
-            axpy_row(X, rows[k], a, out)          # the row is still in cache
+            axpy_row(X, rows[k], a, acc)
+    return qcq
+
+
+cdef inline double normal_matvec(const CSR* X, const int64_t* rows, int64_t n, const double* p,
+                                 const double* c, double* q, double* u, double* out) noexcept nogil:
+    """q[k] = x_{rows[k]} . p and out = sum_k c[k] q[k] x_{rows[k]} (X' C X p); returns q'Cq.
+
+    One pass over the rows: each row is read once and scattered while it is still in
+    L1 (the fused Hessian-vector product of LIBLINEAR's l2r_l2_svc_fun::Hv), half the
+    memory traffic of matvec followed by rmatvec, in the scatter's row blocks (threads
+    take whole blocks; q'Cq summed per block, then in block order).  With one block and
+    threads it is matvec, then rmatvec of u = C q (u: n doubles of scratch); the same
+    numbers, since the scatter then runs in row order.
+    """
+    cdef int K = scatter_blocks(X, n)
+    cdef int T = X.n_threads if X.n_threads < K else K
+    cdef int64_t k, b
+    cdef double qcq = 0.0
+    cdef double part[SCATTER_MAX_BLOCKS]
+    if K == 1:
+        if X.n_threads > 1 and n > SCATTER_MIN_ROWS:
+            matvec(X, rows, n, p, q)
+            for k in range(n):
+                u[k] = c[k] * q[k]
+                qcq += u[k] * q[k]
+            scatter_rows(X, rows, 0, n, u, out, 0)
+            return qcq
+        return fused_rows(X, rows, 0, n, p, c, q, out)
+    if T > 1:
+        for b in prange(K, schedule="static", num_threads=T):
+            part[b] = fused_rows(X, rows, b * n // K, (b + 1) * n // K, p, c, q,
+                                 block_acc(X, out, b))
+    else:
+        for b in range(K):
+            part[b] = fused_rows(X, rows, b * n // K, (b + 1) * n // K, p, c, q,
+                                 block_acc(X, out, b))
+    sum_blocks(X, K, out)
+    for b in range(K):
+        qcq += part[b]
     return qcq
 
 
 cdef inline void rmatvec_col_sq(const CSR* X, const int64_t* rows, int64_t n, const double* u,
                                 const double* c, double* out, double* diag) noexcept nogil:
     """out = X[rows]' u and diag_j = sum_k c[k] X[rows[k], j]^2, both overwritten, in one
-    pass over the rows when serial (rmatvec and col_sq_sums otherwise)."""
+    pass over the rows when serial with one block (rmatvec and col_sq_sums otherwise,
+    the same numbers)."""
     cdef int64_t k
-    if X.n_threads > 1 and n > 256:
+    if X.n_threads > 1 or scatter_blocks(X, n) > 1:
         rmatvec(X, rows, n, u, out)
         col_sq_sums(X, rows, n, c, diag)
         return
@@ -267,7 +387,10 @@ cdef inline double dot(const double* a, const double* b, int64_t n) noexcept nog
 cdef inline CSR make_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
                          const double[::1] data, int64_t n_features, double bias,
                          int n_threads, double* scratch) noexcept nogil:
-    """Fill a CSR view of validated buffers (the caller keeps them alive)."""
+    """Fill a CSR view of validated buffers (the caller keeps them alive).  scratch:
+    NULL (every scatter in one block) or scratch_doubles(indptr, n_features, bias)
+    doubles, whatever n_threads is -- the blocks, and so the results, must not depend
+    on it."""
     cdef CSR X
     X.indptr = &indptr[0]
     X.indices = &indices[0] if indices.shape[0] > 0 else NULL
@@ -278,6 +401,9 @@ cdef inline CSR make_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
     X.n_weights = n_features + (1 if bias > 0 else 0)
     X.n_threads = n_threads if n_threads > 0 else 1
     X.scratch = scratch
+    X.max_blocks = 1
+    if scratch != NULL and X.n_weights > 0:
+        X.max_blocks = 1 + <int>(scratch_doubles(indptr, n_features, bias) // X.n_weights)
     X.unit = 0
     return X
 

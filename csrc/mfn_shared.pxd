@@ -9,7 +9,8 @@ from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, isfinite, INFINITY
 from libc.stdlib cimport malloc, free, qsort
 cimport numpy as cnp
-from csr cimport CSR, make_csr, check_rows, matvec, rmatvec, linsvm_max_threads
+from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, linsvm_max_threads,
+                  scratch_doubles)
 from comm cimport Comm, comm_active, comm_sum, comm_max, comm_allgather
 
 # Knee of a breakpoint (stored in the low bit of Breakpoint.k).
@@ -593,10 +594,9 @@ cdef inline object entry_csr(const int64_t[::1] indptr, const int32_t[::1] indic
     which the caller keeps while it uses X.  (The module must have called
     cnp.import_array().)"""
     cdef int T = entry_threads(n_threads)
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef cnp.npy_intp dim = T * nw if T > 1 else 1
+    cdef cnp.npy_intp dim = max(scratch_doubles(indptr, n_features, bias), 1)
     check_rows(rows, indptr.shape[0] - 1)
     scratch = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_FLOAT64, 0)
     X[0] = make_csr(indptr, indices, data, n_features, bias, T,
-                    <double*>cnp.PyArray_DATA(scratch) if T > 1 else NULL)
+                    <double*>cnp.PyArray_DATA(scratch))
     return scratch

@@ -25,6 +25,38 @@ def child_env(**extra):
                 PYTHONPATH=root + (os.pathsep + rest if rest else ""), **extra)
 
 
+def default_sigint():
+    """preexec_fn of a child that a test interrupts: it starts with SIGINT's default
+    disposition whatever this process has.  A runner started with SIGINT ignored (a
+    shell script's background job, `nohup pytest -q tests &`) would pass SIG_IGN on to
+    every child, and a Python child keeps an ignored SIGINT ignored (issue 31 item 8)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def default_sigint_blocked():
+    """preexec_fn as default_sigint, with SIGINT also blocked: one sent before the child
+    unblocks it waits for that moment (linsvm's entry points unblock it at their first
+    instruction, linsvm.runtime.sigint), so that a test can send it during the
+    interpreter's own start-up and still test linsvm's first instruction on."""
+    import signal
+
+    default_sigint()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler (KeyboardInterrupt) in this process for one test that
+    sends itself SIGINT, whatever the runner's disposition (ignored under nohup)."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def mpiexec():
     """The mpiexec to launch MPI tests with (the one beside this Python, as the mpich
     wheel installs it, else the first on PATH); skips the test without mpi4py or an

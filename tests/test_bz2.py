@@ -100,7 +100,7 @@ def test_bzip2_results_do_not_depend_on_threads_or_load(tmp_path, monkeypatch):
     """Two streams, the second's header digit (1) too small for its level-9
     blocks: main read 60,000 rows when the load average let it use two
     threads, and failed (or read 30,000) serially.  Now the load and the CPU
-    count play no part: one answer, whatever they are."""
+    count play no part, nor whether indexed_bzip2 is installed: one answer."""
     text = b"".join(b"%d 1:%d\n" % (i % 2, i + 1) for i in range(30000))
     good = bz2.compress(text, 9)
     blob = good + b"BZh1" + good[4:]
@@ -112,8 +112,9 @@ def test_bzip2_results_do_not_depend_on_threads_or_load(tmp_path, monkeypatch):
         results.add((kind, res if kind == "error" else res[0].shape[0]))
     assert len(results) == 1
     kind, res = results.pop()
-    # never a silent half: all rows (indexed_bzip2, whose CRCs check) or an error (libbz2)
-    assert (kind, res) == ("ok", 60000) if FAST else kind == "error"
+    # never a silent half, and (issue 31 item 5) one verdict whatever is installed:
+    # libbz2's, which refuses the second stream's blocks
+    assert kind == "error" and "bad bzip2 data" in res
 
 
 def test_bzip2_level_digit_too_small_without_fast_io(tmp_path, monkeypatch):

@@ -78,10 +78,7 @@ def test_code_1_with_conflicting_loss_is_a_usage_error(binary):
 
 
 @pytest.mark.parametrize("code,needle", [(0, "logistic regression"), (5, "L1-regularized L2-loss SVM"),
-                                         (6, "L1-regularized logistic"), (7, "logistic regression (dual)"),
-                                         (11, "support vector regression"), (12, "support vector regression"),
-                                         (13, "support vector regression"),
-                                         (21, "one-class support vector machine")])
+                                         (6, "L1-regularized logistic"), (7, "logistic regression (dual)")])
 def test_unsupported_liblinear_codes_say_what_they_are_and_what_to_use(binary, code, needle):
     tmp, f, X, y = binary
     r = run(train_cmd, ["-s", str(code), f, tmp / "m"])
@@ -89,8 +86,7 @@ def test_unsupported_liblinear_codes_say_what_they_are_and_what_to_use(binary, c
     [line] = r.stderr.splitlines()              # one line, no usage block
     assert ": error: -s " in line
     assert needle in line and "linsvm" in line.split("does not solve")[1]
-    if code != 21:
-        assert "-s " in line.split("does not solve")[1]
+    assert "-s " in line.split("does not solve")[1]
     assert not (tmp / "m").exists()
 
 
@@ -103,7 +99,8 @@ def test_code_mapping_lives_in_the_registry():
             assert liblinear_code(code) == (info.name, implied)
             for option, value in implied.items():
                 assert value in info.options[option].choices
-    assert seen == {1: "dcd", 2: "mfn", 3: "dcd", 4: "sdm-cs"}
+    assert seen == {1: "dcd", 2: "mfn", 3: "dcd", 4: "sdm-cs", 11: "svr", 12: "svr-dual",
+                    13: "svr-dual", 21: "oneclass"}
     assert not set(seen) & set(LIBLINEAR_UNSUPPORTED)
     with pytest.raises(linsvm.ParameterError, match="LIBLINEAR's L2-regularized logistic"):
         liblinear_code(0)
@@ -113,7 +110,7 @@ def test_help_shows_codes_beside_the_names():
     text = run(train_cmd, ["--help"]).output
     assert "LIBLINEAR -s 1 (= --loss l2), -s 3 (= --loss l1)" in text
     assert "LIBLINEAR -s 2" in text and "LIBLINEAR -s 4" in text
-    assert "0, 5, 6, 7, 11, 12, 13" in text
+    assert "0, 5, 6, 7" in text
 
 
 # ------------------------------------------------------------------ the invoked name (issue 17)
@@ -380,9 +377,9 @@ def test_help_groups_solver_options_by_solver():
     sdm = next(s for s in sections if s.startswith("Options of sdm-cs, sdm-ww:"))
     assert "--subproblem" in sdm and "--cooling" in sdm
     mfn = next(s for s in sections if s.startswith("Options of mfn, ls, mfn-huber, mfn-l1, mfn-ord:"))
-    assert "--heuristic1" in mfn and "--loss" not in mfn
+    assert "--subset" in mfn and "--loss" not in mfn
     shared = next(s for s in sections if s.startswith("Options of several solvers:"))
-    assert "--max-iter" in shared
+    assert "--max-iter" in shared and "--heuristic1" in shared     # mfn family and svr
     assert "Options of sdm-cs, sdm-ww:" in run(cv_cmd, ["--help"]).output
 
 

@@ -55,7 +55,7 @@ def test_buffers_are_the_parsers_arrays_not_copies(tmp_path, monkeypatch):
         return taken[-1]
     monkeypatch.setattr(data_mod, "_parse_serial", spy)
     X, y = load_svmlight_buffers(_write(tmp_path, TEXT))
-    indptr, indices, data, labels, _, max_index = taken[0]
+    (indptr, indices, data, labels, _, max_index), _gaps = taken[0]
     assert X.indptr is indptr and X.indices is indices and X.data is data and y is labels
     for a in (X.indptr, X.indices, X.data, y):
         assert _owned_by_parser(a) and not a.flags.owndata

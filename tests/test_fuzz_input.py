@@ -7,6 +7,12 @@
 * The compressed readers against the standard library's decompressors:
   random payloads in one or more gzip / bzip2 / xz streams, truncated, or
   followed by other bytes.
+* Labels a solver's kind refuses after reading (not integers, huge, negative
+  zeros, more classes than look like classes) against the rules as the docs
+  state them: the error names the file and line of the first row at fault.
+* Output paths against inputs and each other (by name, relative or absolute,
+  symlink, hard link, dangling symlink, '-'): refused before any work exactly
+  when they name the same file.
 
 The default profile (tests/conftest.py) keeps each test to ~150 examples;
 `pytest --hypothesis-profile=long` (tools/fuzz.sh) runs many more.
@@ -341,3 +347,163 @@ def test_fuzz_helpers_see_a_trailing_byte(kind):
     assert read_decompressed(io.BytesIO(blob)) == b"1 1:1\n"
     with pytest.raises(DataError):
         read_decompressed(io.BytesIO(blob + b"x"))
+
+
+# ---------------------------------------------------------------------------
+# labels a kind refuses name their file and line (issue 31, item 3)
+# ---------------------------------------------------------------------------
+
+_CLASS_LABEL = st.one_of(
+    st.integers(-3, 3).map(float),                                      # classes
+    st.sampled_from([0.0, -0.0, 1e300, -1e300, 2.0 ** 53, 2.0 ** 53 + 2, 1e16, 2.0 ** 63]),
+    st.sampled_from([0.5, -2.25, 1e-300, 3.000000001, 1e15 + 0.5]),      # not integers
+)
+
+
+@st.composite
+def labelled_file(draw):
+    """(labels in file order, their line numbers, the file's bytes): rows `LABEL 1:1`
+    between blank and comment lines; some label sets hold more than 100 classes with
+    fewer than 10 rows each."""
+    if draw(st.integers(0, 4)) == 0:                                # ids, not classes
+        k = draw(st.integers(95, 130))
+        labels = [float(v) for v in draw(st.permutations(range(k)))]
+        labels += draw(st.lists(st.sampled_from(labels), max_size=30))
+        if draw(st.booleans()):
+            labels[draw(st.integers(0, len(labels) - 1))] = draw(_CLASS_LABEL)
+    else:
+        labels = draw(st.lists(_CLASS_LABEL, min_size=1, max_size=12))
+    text, lines, line = [], [], 0
+    for v in labels:
+        for _ in range(draw(st.integers(0, 2)) if draw(st.integers(0, 3)) == 0 else 0):
+            text.append(draw(st.sampled_from(["", "# c", " ", "#1 1:1"])))
+            line += 1
+        text.append(f"{v!r} 1:1")
+        line += 1
+        lines.append(line)
+    return labels, lines, ("\n".join(text) + "\n").encode()
+
+
+def _expected_label_error(labels, lines, kind):
+    """(line or None, what) of the error the label rules must give, from the rules as
+    docs/train.md states them, or None: the first label that is not an integer; for a
+    classifier, more than 100 classes with fewer than 10 rows per class (at the first
+    row of the 101st); one class (no line)."""
+    frac = [i for i, v in enumerate(labels) if not v.is_integer()]
+    if frac:
+        return lines[frac[0]], "is not an integer"
+    first = {}
+    for i, v in enumerate(labels):
+        first.setdefault(v, i)          # -0.0 and 0.0 are one label: equal, equal hashes
+    if kind != "ordinal" and len(first) > 100 and len(labels) < 10 * len(first):
+        return lines[sorted(first.values())[100]], "distinct labels among"
+    if len(first) < 2:
+        return None, "only one class"
+    return None
+
+
+@given(labelled_file(), st.sampled_from(["mfn", "mfn-ord"]))
+@example(([0.0, -0.0], [1, 2], b"0.0 1:1\n-0.0 1:1\n"), "mfn")
+def test_label_errors_name_the_first_offending_line(case, solver):
+    """What linsvm-train meets after reading (linsvm.cli.runs: the labels of the file,
+    checked by the solver's kind) is one error naming FILE:LINE of the first row at
+    fault, or FILE alone when no row is (one class) -- for labels that are not
+    integers, huge ones, negative zeros and more classes than look like classes."""
+    from linsvm.cli.runs import labels_located, load_training
+    from linsvm.problem.catalog import SOLVERS
+    from linsvm.problem.kinds import KINDS
+    labels, lines, raw = case
+    kind = SOLVERS[solver].kind
+    expect = _expected_label_error(labels, lines, kind)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "labels.svm")
+        with open(path, "wb") as fh:
+            fh.write(raw)
+        data = load_training(path, solver, None)
+        np.testing.assert_array_equal(data.y, labels)
+        try:
+            with labels_located(data):
+                KINDS[kind].classes_from(data.y, None, data.n_rows, False)
+            got = None
+        except DataError as exc:
+            got = str(exc)
+    if expect is None:
+        assert got is None, got
+        return
+    line, what = expect
+    assert got is not None and what in got, (expect, got)
+    assert got.startswith(f"{path}:{line}: " if line is not None else f"{path}: "), (expect, got)
+
+
+# ---------------------------------------------------------------------------
+# outputs that are inputs, or each other (issue 31, item 1)
+# ---------------------------------------------------------------------------
+
+# (how a path is written, the file it names): A and B exist (la is a symlink to a, ha a
+# hard link), C and D do not (dl is a dangling symlink to c); "-" is standard output
+_PATHS = [("a", "A"), ("./a", "A"), ("sub/../a", "A"), ("ABS/a", "A"), ("la", "A"), ("ha", "A"),
+          ("sub/la2", "A"), ("b", "B"), ("ABS/b", "B"), ("c", "C"), ("./c", "C"), ("dl", "C"),
+          ("ABS/c", "C"), ("sub/../c", "C"), ("d", "D"), ("-", "-")]
+
+
+def _path_universe(d):
+    os.mkdir(os.path.join(d, "sub"))
+    for name in ("a", "b"):
+        with open(os.path.join(d, name), "wb") as fh:
+            fh.write(b"1 1:1 5:2\n-1 3:1\n" if name == "a" else b"2 2:1\n-1 7:1\n")
+    os.symlink("a", os.path.join(d, "la"))
+    os.symlink("../a", os.path.join(d, "sub", "la2"))
+    os.link(os.path.join(d, "a"), os.path.join(d, "ha"))
+    os.symlink("c", os.path.join(d, "dl"))
+
+
+def _snapshot(d):
+    out = {}
+    for root, _, names in os.walk(d):
+        for n in names:
+            p = os.path.join(root, n)
+            out[p] = os.readlink(p) if os.path.islink(p) else open(p, "rb").read()
+    return out
+
+
+@given(st.sampled_from(_PATHS), st.sampled_from(_PATHS), st.sampled_from(_PATHS[:-1]))
+def test_outputs_that_are_inputs_or_each_other_are_refused_before_any_work(out, map_, inp):
+    """`linsvm renumber IN OUT MAP` (whose OUT may be '-'): refused, with nothing
+    changed, exactly when an output is the input file (an existing file, by any name:
+    relative or absolute, through a symlink or a hard link), the two outputs are the
+    same file (existing or not, through a dangling symlink too), or MAP is '-'; the
+    same answer from check_outputs directly."""
+    from click.testing import CliRunner
+
+    from linsvm.cli import cli
+    from linsvm.errors import ParameterError
+    from linsvm.io.atomic import check_outputs
+    (o, oid), (m, mid), (i, iid) = out, map_, inp
+    same_input = iid in ("A", "B") and iid in (oid, mid)
+    expect_refused = m == "-" or same_input or oid == mid
+    with tempfile.TemporaryDirectory() as d:
+        _path_universe(d)
+        o, m, i = (p.replace("ABS", d) for p in (o, m, i))
+        here = os.getcwd()
+        os.chdir(d)
+        try:
+            before = _snapshot(d)
+            try:
+                check_outputs([(o, "output file", True), (m, "feature map", False)], inputs=(i,))
+                refused = False
+            except ParameterError:
+                refused = True
+            assert refused == expect_refused, (o, m, i)
+            assert _snapshot(d) == before
+            if iid not in ("A", "B"):           # an input that is not there: reading fails
+                return
+            r = CliRunner().invoke(cli, ["renumber", i, o, m], prog_name="linsvm")
+        finally:
+            os.chdir(here)
+        if expect_refused:
+            assert r.exit_code == 2 or r.exit_code == 1, r.output
+            lines = r.stderr.strip().splitlines()
+            assert len(lines) == 1 and "error: " in lines[0], r.stderr
+            assert _snapshot(d) == before
+        else:
+            assert r.exit_code == 0, r.stderr

@@ -27,6 +27,8 @@ from linsvm.io.svmlight import dump_svmlight
 from linsvm.runtime.interrupt import stop_running_solves
 from linsvm.io.synth import make_text_classification
 
+from conftest import default_sigint
+
 OLD_MODEL = b"the previous model, which an interrupted run must leave as it is\n"
 ENDLESS = ["-c", "10000", "-e", "1e-15", "--max-iter", "100000"]
 GRACE = 60.0           # seconds a stopped solve may take to exit (it takes < 1 s)
@@ -46,9 +48,9 @@ def data_file(problem, tmp_path_factory):
     return path
 
 
-# `python -m linsvm ARGS`, saying "ready" on stderr once its modules are imported (a Ctrl-C
-# during Python's start-up is not what these tests are about)
-READY = ("import sys; from linsvm.cli import main; sys.stderr.write('ready\\n'); "
+# `python -m linsvm ARGS` through its entry module, saying "ready" on stderr once its
+# modules are imported (Ctrl-C during start-up is test_issue31.py's item 2)
+READY = ("import sys; from linsvm.__main__ import main; sys.stderr.write('ready\\n'); "
          "sys.stderr.flush(); sys.argv[0] = 'linsvm'; main()")
 
 
@@ -68,7 +70,7 @@ def _start(children, args, cwd, stdin=subprocess.DEVNULL):
     the first being "ready"."""
     proc = subprocess.Popen([sys.executable, "-c", READY, *map(str, args)], cwd=cwd,
                             stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=default_sigint)     # whatever the runner's
     children.append(proc)
     lines = queue.Queue()
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from linsvm.errors import DataError, ModelError
-from linsvm.problem.kinds import BINARY, KINDS, MULTICLASS, ORDINAL, get_kind, metric_value, model_kind
+from linsvm.problem.kinds import (BINARY, KINDS, MULTICLASS, ONECLASS, ORDINAL, REGRESSION, get_kind,
+                                  metric_value, model_kind)
 
 
 def test_classifier_classes_follow_liblinears_order():
@@ -79,7 +80,34 @@ def test_metrics_by_kind():
 
 
 def test_kinds_by_name():
-    assert set(KINDS) == {"binary", "multiclass", "ordinal"}
+    assert set(KINDS) == {"binary", "multiclass", "ordinal", "regression", "oneclass"}
     assert get_kind("ordinal") is ORDINAL and not ORDINAL.classifier and not ORDINAL.liblinear
     with pytest.raises(ModelError, match="unknown model kind"):
         get_kind("nonsense")
+
+
+def test_regression_has_real_targets_and_liblinears_measures():
+    y = np.array([2.5, -1.0, 2000.0])
+    assert REGRESSION.classes_from(y).size == 0 and not REGRESSION.has_classes
+    assert REGRESSION.targets(y, None)["t"].tolist() == y.tolist()
+    assert REGRESSION.predict(np.array([0.5, -3.0]), np.zeros(0), None).tolist() == [0.5, -3.0]
+    REGRESSION.check_model(0, 1, None)
+    with pytest.raises(ModelError):
+        REGRESSION.check_model(2, 1, None)
+    y, pred = np.array([1.0, 2.0, 4.0]), np.array([1.5, 2.0, 3.0])
+    m = REGRESSION.measures(np.zeros(0), y, pred, pred)
+    assert m["mse"] == pytest.approx((0.25 + 0 + 1) / 3) and m["mae"] == pytest.approx(0.5)
+    r = np.corrcoef(y, pred)[0, 1]
+    assert m["scc"] == pytest.approx(r * r)
+    assert REGRESSION.report_lines(0, 3, m, np.zeros(0))[0].startswith("Mean squared error = ")
+    assert REGRESSION.cv_lines(None, y, pred)[1].startswith("Cross Validation Squared correlation")
+    assert not REGRESSION.stratified and not REGRESSION.weighs_classes
+    assert REGRESSION.metric_value("mae", None, y, pred, pred) == pytest.approx(0.5)
+
+
+def test_one_class_ignores_labels_and_predicts_plus_minus_one():
+    assert ONECLASS.classes_from(np.array([3.0, 3.0, 7.0])).tolist() == [1.0, -1.0]
+    assert ONECLASS.targets(np.zeros(3), None) == {}
+    assert ONECLASS.predict(np.array([0.1, 0.0, -2.0]), np.array([1.0, -1.0]), None).tolist() \
+        == [1.0, -1.0, -1.0]                 # LIBLINEAR: +1 only for a score > 0
+    assert not ONECLASS.classifier and not ONECLASS.weighs_classes

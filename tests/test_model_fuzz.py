@@ -6,7 +6,9 @@ random byte flips, truncations, insertions, deletions and token swaps.  The
 loader must either refuse the file with a ModelError (one line, naming the
 file) or return a model whose weights, classes and bias are exactly what the
 mutated file says, as an independent, deliberately simple reader below sees
-it.  Bounded by the hypothesis profile in conftest.py (about 150 examples per
+it.  Models whose weights are near or beyond overflow predict decision values
+equal to the exact ones, or stop with one line naming the model and the first
+example that overflows.  Bounded by the hypothesis profile in conftest.py (about 150 examples per
 test by default; `--hypothesis-profile=long` for long runs).
 """
 import re
@@ -193,3 +195,90 @@ def test_the_unmutated_files_load_and_agree_with_the_simple_reader():
         if m:
             W = reference_weights(data)[0]
             assert int(m.group(1), 16) == zlib.crc32(np.ascontiguousarray(W, dtype="<f8").tobytes())
+
+
+# ---------------------------------------------------------------------------
+# weight magnitudes near and beyond overflow (issue 31, item 4)
+# ---------------------------------------------------------------------------
+
+_MAGNITUDES = [0.0, 1e-300, 1.0, 3.5, 1e150, 1e300, 8.9e307, 1e308, 1.7976931348623157e308]
+_DBL_MAX = 1.7976931348623157e308
+
+
+@st.composite
+def overflow_case(draw):
+    """A binary model whose weights are drawn from magnitudes near and beyond overflow,
+    its bias value, and a few test rows whose features are too: (W, bias, rows)."""
+    n = draw(st.integers(1, 4))
+    signed = st.builds(lambda m, s: m * s, st.sampled_from(_MAGNITUDES), st.sampled_from([1.0, -1.0]))
+    bias = draw(st.sampled_from([-1.0, 0.5, 1.0, 2.0]))
+    W = np.array(draw(st.lists(signed, min_size=n + (bias > 0), max_size=n + (bias > 0))))
+    feature = st.builds(lambda m, s: m * s, st.sampled_from([1.0, 0.5, 10.0, 1e10, 1e300]),
+                        st.sampled_from([1.0, -1.0]))
+    rows = draw(st.lists(st.dictionaries(st.integers(1, n), feature, max_size=n),
+                         min_size=1, max_size=5))
+    return W.reshape(-1, 1), bias, rows
+
+
+def _exact_score(W, bias, row):
+    """The exact decision value and the exact sum of its terms' magnitudes (fractions)."""
+    from fractions import Fraction
+    terms = [Fraction(W[j - 1, 0]) * Fraction(v) for j, v in row.items()]
+    if bias > 0:
+        terms.append(Fraction(W[-1, 0]) * Fraction(bias))
+    return sum(terms, Fraction(0)), sum((abs(t) for t in terms), Fraction(0))
+
+
+@given(overflow_case(), st.sampled_from(["linsvm-text", "linsvm-binary", "liblinear"]))
+def test_overflowing_decision_values_are_one_error_naming_model_and_example(case, fmt):
+    """Whatever the weights' and features' magnitudes, predict_file (what linsvm-predict
+    runs) either writes decision values equal to the exact ones, or stops with one line
+    naming the model and the first example whose decision value overflows -- never a
+    NumPy warning.  A row whose terms' magnitudes sum below the largest double cannot
+    overflow in any order of summation; one whose exact value exceeds it must."""
+    import os
+    import tempfile
+    import warnings
+    from fractions import Fraction
+
+    from linsvm.errors import DataError
+    from linsvm.model.predict import predict_file
+    W, bias, rows = case
+    model = Model(solver="mfn", classes=[1, -1], weights=W, bias=bias, params={}) \
+        if not (bias > 0 and not np.isfinite(W[-1, 0] * bias)) else None
+    if model is None:           # refused at construction (bias x its weight overflows)
+        return
+    must_be_finite = []
+    must_overflow = []
+    for row in rows:
+        exact, bound = _exact_score(W, bias, row)
+        must_be_finite.append(bound < Fraction(_DBL_MAX) * Fraction(9, 10))
+        must_overflow.append(abs(exact) > Fraction(_DBL_MAX) * Fraction(101, 100))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.model")
+        model.save(path, format=fmt)
+        test = os.path.join(d, "t.svm")
+        with open(test, "w") as fh:
+            fh.write("".join("1" + "".join(f" {j}:{v!r}" for j, v in sorted(r.items())) + "\n"
+                             for r in rows))
+        out = os.path.join(d, "p.txt")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                predict_file(test, path, out, decision_values=True, measures=False)
+                error = None
+            except (ModelError, DataError) as exc:
+                error = str(exc)
+        if error is None:
+            assert not any(must_overflow)
+            values = [float(v) for v in open(out).read().split()]
+            for row, v, finite in zip(rows, values, must_be_finite):
+                if finite:          # rounding: a few ulps of the largest term
+                    exact, bound = _exact_score(W, bias, row)
+                    assert abs(Fraction(v) - exact) <= bound * Fraction(1, 10 ** 15), (v, exact)
+            return
+        assert "\n" not in error and not os.path.exists(out)
+        found = re.search(r"example (\d+)", error)
+        assert found and (path in error and f"{test}" in error), error
+        k = int(found.group(1)) - 1
+        assert not must_be_finite[k] and not any(must_overflow[:k]), (error, must_be_finite)

@@ -29,8 +29,16 @@ def _exported_type(model, tmp_path):
 
 
 def _model(solver, n_classes, params):
-    """A model of `solver` with n_classes classes (one column for two), bias row included."""
+    """A model of `solver` with n_classes classes (one column for two), bias row included
+    (a regression model: no classes, a one-class model: 1 and -1, no bias)."""
     rng = np.random.default_rng(n_classes)
+    kind = SOLVERS[solver].kind if solver in SOLVERS else None
+    if kind == "regression":
+        return Model(solver=solver, classes=[], weights=rng.normal(size=(6, 1)), bias=1.0,
+                     params=params, kind=kind)
+    if kind == "oneclass":
+        return Model(solver=solver, classes=[1, -1], weights=rng.normal(size=(5, 1)), bias=-1.0,
+                     params=params, kind=kind, offset=-0.5)
     n_columns = 1 if n_classes == 2 else n_classes
     return Model(solver=solver, classes=np.arange(n_classes) + 1.0, weights=rng.normal(size=(6, n_columns)),
                  bias=1.0, params=params)
@@ -76,7 +84,7 @@ def test_solvers_without_a_liblinear_code_export_as_l2r_l2loss_svc(tmp_path):
     matching code (and dcd without a loss it knows) writes L2R_L2LOSS_SVC."""
     checked = 0
     for info in SOLVERS.values():
-        if info.liblinear_codes or info.kind == "ordinal":
+        if info.liblinear_codes or info.kind not in ("binary", "multiclass"):
             continue
         for n_classes in (2, 3):
             assert _exported_type(_model(info.name, n_classes, {}), tmp_path) == "L2R_L2LOSS_SVC"

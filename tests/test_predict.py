@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 import linsvm
 from linsvm.cli import predict_cmd
-from linsvm.errors import DataError
+from linsvm.errors import DataError, ModelError
 from linsvm.model import Model
 from linsvm.model.predict import default_chunk_rows, note_lines, predict_file, report_lines
 from linsvm.io.synth import make_text_classification
@@ -123,8 +123,15 @@ def test_overflow_names_the_example_across_chunks_and_leaves_no_output(tmp_path)
     test.write_text("1 1:1\n" * 5 + "1 1:1e10 2:1e10\n")
     out = tmp_path / "p"
     out.write_text("old\n")
-    with pytest.raises(DataError, match=r"t\.svm: example 6: the decision value is inf"):
+    with pytest.raises(ModelError, match=r"^the model: example 6 of .*t\.svm: the decision value is inf"):
         predict_file(test, model, out, chunk_rows=2)
+    assert out.read_text() == "old\n"
+    # features the larger factor: the data are at fault, and the model is named too
+    small = Model(solver="mfn", classes=[1, -1], weights=[[1.0], [1.0]], bias=-1, params={})
+    test.write_text("1 1:1\n" * 5 + "1 1:1e308 2:1e308\n")
+    with pytest.raises(DataError, match=r"t\.svm: example 6: the decision value is inf, not finite: "
+                                        r".* \(model m\.model\)$"):
+        predict_file(test, small, out, chunk_rows=2, model_name="m.model")
     assert out.read_text() == "old\n"
 
 

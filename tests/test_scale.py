@@ -27,7 +27,7 @@ from linsvm.cli import scale_cmd
 from linsvm.errors import DataError, ParameterError
 from linsvm.io.scale import ScaleParams, format_params, read_params, scale_file, write_params
 
-from conftest import shared_file
+from conftest import child_env, shared_file
 
 
 def _find_svm_scale():
@@ -436,10 +436,8 @@ def test_compressed_input_is_read_twice(tmp_path, kind):
 
 
 def _run_module(args, **kw):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [os.path.dirname(os.path.dirname(linsvm.__file__)), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run([sys.executable, "-m", "linsvm", "scale", *map(str, args)],
-                          capture_output=True, env=env, timeout=120, **kw)
+                          capture_output=True, env=child_env(), timeout=120, **kw)
 
 
 @pytest.mark.parametrize("packed", [False, True])

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Long property-based runs (tests/test_fuzz_input.py, tests/test_model_fuzz.py): the parser
 # against an independent reader, the streaming reader against load_svmlight, the
-# compressed readers against the standard library, the model loader on mutated files.
+# compressed readers against the standard library, the model loader on mutated files;
+# and (issue 31) labels a kind refuses (non-integer, huge, negative zero, many classes)
+# naming their line, output paths that are inputs or each other (by name, symlink,
+# hard link, relative or absolute, '-'), weights near and beyond overflow.
 #
 #   tools/fuzz.sh [EXAMPLES_PER_TEST] [extra pytest args]
 #

@@ -43,6 +43,11 @@ def _train_command(func):
         click.option("-v", "--cross-validation", "n_folds", type=click.IntRange(2), default=None,
                      help="N-fold cross-validation at -c instead of training (as LIBLINEAR's -v); "
                           "see `linsvm cv` for grids."),
+        click.option("-C", "--find-C", "find_C", is_flag=True, default=False,
+                     help="Search C (and p for regression) by cross-validation instead of "
+                          "training, as LIBLINEAR's train -C: C doubles from a small value (or "
+                          "-c) to 1024 (2^20 for regression), warm-started; prints a line per "
+                          "point and 'Best C = ...  CV accuracy = ...%'.  Folds: -v (default 5)."),
         click.option("-j", "--jobs", "n_jobs", type=click.IntRange(0), default=0, show_default=True,
                      help="Threads for the columns of a one-vs-rest run (a binary solver on "
                           "more than two classes); 0 = the free cores (CPUs less the load "
@@ -74,7 +79,8 @@ def _cv_command(func):
         click.option("--log2c", default=None, metavar="LO:HI:STEP",
                      help="C = 2^e for e in the range (e.g. -5:5:0.5)."),
         click.option("-p", "--p", "p_grid", default=None, metavar="GRID",
-                     help="Grid of loss exponents p for solvers with -p (e.g. 1:2:0.1)."),
+                     help="Grid of -p values (e.g. 1:2:0.1): alm's loss exponent p, or the tube "
+                          "width (--epsilon) of svr and svr-dual."),
     ]
     options += [
         click.option("-v", "--folds", "n_folds", type=click.IntRange(2), default=5, show_default=True,
@@ -162,9 +168,10 @@ renumber_cmd = decorate(_runner("run_tools", "renumber"), [
 
 synth_cmd = decorate(_runner("run_tools", "synth"), [
     click.command("synth", context_settings=CONTEXT,
-                  help="Write a realistic sparse text-like classification data set (Zipf vocabulary, "
-                       "class topics, tf-idf rows of unit length) in SVM-light format: TRAIN_FILE and, "
-                       "if given, TEST_FILE holding --test-fraction of the examples."),
+                  help="Write a realistic sparse text-like data set (Zipf vocabulary, class topics, "
+                       "tf-idf rows of unit length) in SVM-light format, with class labels or "
+                       "(--regression) real targets: TRAIN_FILE and, if given, TEST_FILE holding "
+                       "--test-fraction of the examples."),
     click.argument("train_file", type=click.Path(dir_okay=False, allow_dash=True)),
     click.argument("test_file", required=False, type=click.Path(dir_okay=False)),
     click.option("--n-samples", default=20000, show_default=True, type=click.IntRange(2),
@@ -180,6 +187,16 @@ synth_cmd = decorate(_runner("run_tools", "synth"), [
                       "ignored without TEST_FILE."),
     click.option("--seed", default=0, show_default=True, type=int,
                  help="Seed of the generator: the same seed and options give the same files."),
+    click.option("--regression", is_flag=True,
+                 help="Real-valued targets instead of classes: a sparse linear model of the "
+                      "same documents plus Gaussian noise (--n-classes and --noise are then "
+                      "not used)."),
+    click.option("--target-noise", default=0.3, show_default=True, type=click.FloatRange(0),
+                 help="With --regression: the noise's standard deviation (the linear part has "
+                      "standard deviation 1)."),
+    click.option("--target-offset", default=0.0, show_default=True, type=float,
+                 help="With --regression: a constant added to every target (e.g. 2000, to see "
+                      "what a regularized bias cannot fit)."),
 ])
 
 

@@ -14,6 +14,7 @@ import sys
 import click
 
 from ..errors import LinsvmError
+from ..runtime.sigint import EXIT_INTERRUPTED, in_command
 from .job import Job
 from .messages import CommandError, error_text, os_error_text
 
@@ -42,11 +43,14 @@ def fail_on_errors(func):
 
 
 def serial_errors(func):
-    """OSError, MemoryError and Ctrl-C inside a command as one-line errors."""
+    """OSError, MemoryError and Ctrl-C inside a command as one-line errors.  Ctrl-C is
+    a KeyboardInterrupt inside the command only (linsvm.runtime.sigint.in_command):
+    before and after it, the entry point's handler prints `interrupted` and exits 130."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
-            return func(*args, **kwargs)
+            with in_command():
+                return func(*args, **kwargs)
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):       # `linsvm-predict ... - | head`
                 try:
@@ -60,7 +64,7 @@ def serial_errors(func):
                                "'linsvm renumber' makes the weight vectors shorter") from None
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
-            raise SystemExit(130) from None
+            raise SystemExit(EXIT_INTERRUPTED) from None
 
     return wrapper
 

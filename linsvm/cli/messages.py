@@ -35,9 +35,15 @@ class CommandError(click.ClickException):
         click.echo(f"{self.prog}: error: {self.format_message()}", err=True)
 
 
+# Solver options with LIBLINEAR's one-letter flags (-p is also the tube width of the
+# regression solvers, whose option is epsilon: linsvm.cli.solver_options routes it).
+SHORT_FLAGS = {"p": "-p", "nu": "-n"}
+_MESSAGE_FLAGS = dict(SHORT_FLAGS, epsilon="-p (--epsilon)")
+
+
 def flag(name):
     """The command-line flag of a solver option's Python name (max_iter -> --max-iter)."""
-    return "-p" if name == "p" else "--" + name.replace("_", "-")
+    return _MESSAGE_FLAGS.get(name, "--" + name.replace("_", "-"))
 
 
 def error_text(exc):

@@ -11,12 +11,15 @@ from ..errors import ParameterError
 from ..fit.cv import parse_grid
 from ..fit.reporting import collecting_warnings
 from ..fit.training import train
+from ..io.atomic import same_target
+from ..problem.catalog import SOLVERS
 from ..problem.kinds import PERCENT_METRICS
 from .console import Console, print_warnings
 from .messages import CommandError, UsageLineError
 from .plot import MatplotlibMissing, plot_cv, plot_format, require_matplotlib
 from .job import open_job
-from .runs import check_output, cross_validate_on_console, load_training, note_imbalance
+from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
+                   note_imbalance)
 from .solver_options import parse_class_weights, resolve_solver
 
 __all__ = ["run"]
@@ -52,9 +55,10 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
                    sample_weight=sample_weight, qid=qid, allow_many_classes=allow_many_classes,
                    comm=job.comm, **solver_options)
-    res = cross_validate_on_console(console, "models", X, y, Cs=Cs, ps=ps, n_folds=n_folds,
-                                    n_jobs=n_jobs, warm_start=warm_start, metric=metric, log=log,
-                                    **options)
+    with labels_located(data, job):
+        res = cross_validate_on_console(console, "models", X, y, Cs=Cs, ps=ps, n_folds=n_folds,
+                                        n_jobs=n_jobs, warm_start=warm_start, metric=metric,
+                                        log=log, **options)
     _print_result(echo, res, fmt, n_folds, ps)
     if plot_file is not None:
         job.run(plot_cv, res, plot_file, solver=solver, root_only=True)
@@ -63,8 +67,8 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         console.warn(edge)
     if output_model:
         best = res.best
-        if best.p is not None:
-            options["p"] = best.p
+        if best.p is not None:              # alm's p, or the tube width of svr (-p)
+            options["p" if "p" in SOLVERS[solver].options else "epsilon"] = best.p
         with collecting_warnings() as records:
             model = train(X, y, C=best.C, **options)
         print_warnings(console, records)
@@ -141,7 +145,7 @@ def _check_plot(job, plot_file, training_file, instance_weights, shards, output_
         require_matplotlib()
     except MatplotlibMissing:
         raise CommandError("--plot needs matplotlib: pip install 'linsvm[plot]'") from None
-    if output_model is not None and plot_file == output_model:
+    if output_model is not None and same_target(plot_file, output_model):
         raise UsageLineError(f"--plot {plot_file} is also the --output-model file")
     job.run(check_output, plot_file, "plot file", training_file, instance_weights, shards,
             root_only=True)

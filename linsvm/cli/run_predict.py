@@ -28,6 +28,7 @@ def run(test_file, model_file, output_file, decision_values, chunk_rows, quiet, 
     console = Console(quiet)
     result = predict_file(test_file, model, output_file, decision_values=decision_values,
                           chunk_rows=chunk_rows, measures=not quiet, probability=bool(probability),
+                          model_name=model_file,
                           progress=lambda rows: console.progress(f"predicting: {rows:,} rows"))
     console.done()
     if quiet:

@@ -1,18 +1,22 @@
-"""`linsvm renumber`, `linsvm synth` and `linsvm scale` once their options are parsed."""
+"""`linsvm renumber`, `linsvm synth` and `linsvm scale` once their options are parsed.
+
+Each checks every file it will write before reading or generating anything
+(linsvm.io.atomic: not an input, not another of its outputs, writable); renumber and
+synth write their two files together: each to a temporary file, both renamed into
+place only when both are complete, so a failure leaves neither."""
 from __future__ import annotations
 
-import os
-import sys
+import contextlib
 
 import click
 import numpy as np
 
 from ..errors import ParameterError
-from ..io.atomic import check_output_path
+from ..io.atomic import atomic_output, check_output_path, check_outputs, same_target
 from ..io.features import read_feature_map, renumber_features, write_feature_map
 from ..io.scale import check_options, scale_file
 from ..io.svmlight import dump_svmlight, load_svmlight
-from ..io.synth import make_text_classification
+from ..io.synth import make_text_classification, make_text_regression
 from .job import refuse_launch
 from .messages import UsageLineError
 
@@ -22,24 +26,41 @@ __all__ = ["renumber", "synth", "scale"]
 def renumber(input_file, output_file, map_file, apply_map):
     """The renumber command; its arguments are the command line's options."""
     refuse_launch("renumber")
+    check_outputs([(output_file, "output file", True),
+                   (None if apply_map else map_file, "feature map", False)],
+                  inputs=(input_file, map_file if apply_map else None))
     feature_map = read_feature_map(map_file) if apply_map else None
     X, y, qid = load_svmlight(input_file, with_qid=True)
     X, feature_map = renumber_features(X, feature_map)
-    dump_svmlight(X, y, output_file, qid=qid if np.any(qid) else None)
-    if not apply_map:
-        write_feature_map(map_file, feature_map)
+    with atomic_output(output_file, stdout_ok=True) as out, \
+            _maybe_output(None if apply_map else map_file) as map_out:
+        dump_svmlight(X, y, out, qid=qid if np.any(qid) else None)
+        if map_out is not None:
+            write_feature_map(map_out, feature_map)
 
 
-def synth(train_file, test_file, n_samples, n_features, n_classes, noise, test_fraction, seed):
+def synth(train_file, test_file, n_samples, n_features, n_classes, noise, test_fraction, seed,
+          regression=False, target_noise=0.3, target_offset=0.0):
     """The synth command; its arguments are the command line's options."""
     refuse_launch("synth")
-    X, y = make_text_classification(n_samples=n_samples, n_features=n_features,
-                                    n_classes=n_classes, noise=noise, seed=seed)
+    check_outputs([(train_file, "training file", True), (test_file, "test file", False)])
+    if regression:
+        X, y = make_text_regression(n_samples=n_samples, n_features=n_features,
+                                    noise=target_noise, offset=target_offset, seed=seed)
+    else:
+        X, y = make_text_classification(n_samples=n_samples, n_features=n_features,
+                                        n_classes=n_classes, noise=noise, seed=seed)
     n_test = int(round(test_fraction * n_samples)) if test_file else 0
-    if n_test:
-        dump_svmlight(X[n_samples - n_test:], y[n_samples - n_test:], test_file)
-    dump_svmlight(X[:n_samples - n_test], y[:n_samples - n_test],
-                  sys.stdout.buffer if train_file == "-" else train_file)
+    with atomic_output(train_file, stdout_ok=True) as train_out, \
+            _maybe_output(test_file if n_test else None) as test_out:
+        if test_out is not None:
+            dump_svmlight(X[n_samples - n_test:], y[n_samples - n_test:], test_out)
+        dump_svmlight(X[:n_samples - n_test], y[:n_samples - n_test], train_out)
+
+
+def _maybe_output(path):
+    """atomic_output(path), or a context that yields None when path is None."""
+    return contextlib.nullcontext() if path is None else atomic_output(path)
 
 
 def scale(data_file, lower, upper, y_limits, save, restore, output, quiet):
@@ -53,7 +74,7 @@ def scale(data_file, lower, upper, y_limits, save, restore, output, quiet):
     inputs = (data_file, restore)
     check_output_path(output, what="output file", inputs=inputs, stdout_ok=True)
     if save is not None:
-        if output != "-" and os.path.abspath(save) == os.path.abspath(output):
+        if same_target(save, output):      # by name, symlink, hard link (issue 31 item 1)
             raise UsageLineError(f"-s {save} is also the output file (-o)")
         check_output_path(save, what="parameter file (-s)", inputs=inputs + (output,))
     prog = click.get_current_context().command_path

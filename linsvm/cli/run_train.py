@@ -6,9 +6,11 @@ import os
 import time
 
 import click
+import numpy as np
 
 from ..fit.calibration import calibrate
-from ..fit.reporting import collecting_warnings
+from ..fit.reporting import collecting_warnings, group_warnings
+from ..fit.search import best_line, search_C
 from ..fit.training import train
 from ..model.model import check_model_format, load_model
 from ..problem.catalog import SOLVERS
@@ -17,7 +19,8 @@ from ..problem.labels import distinct
 from .console import Console, fmt_stat, print_warnings
 from .job import open_job
 from .messages import UsageLineError
-from .runs import check_output, cross_validate_on_console, load_training, note_imbalance
+from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
+                   note_imbalance)
 from .solver_options import parse_class_weights, resolve_solver
 
 __all__ = ["run"]
@@ -25,9 +28,11 @@ __all__ = ["run"]
 
 def run(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
         init_model, seed, model_format, quiet, n_folds, allow_many_classes, n_jobs,
-        probability=0, shards=False, **solver_options):
+        probability=0, shards=False, find_C=False, **solver_options):
     """The train command (module notes); its arguments are the command line's options."""
-    if model_file is None and n_folds is None:
+    if find_C and probability:
+        raise UsageLineError("-b 1 with -C: the parameter search writes no model")
+    if model_file is None and n_folds is None and not find_C:
         if training_file == "-":
             raise click.UsageError("MODEL_FILE is required when training from stdin")
         if shards:
@@ -41,17 +46,17 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     job = open_job(solver, probability)
     console = Console(quiet, silent=not job.root)
     log = console.log
-    if n_folds is None:             # what can fail at saving fails now, not after training
+    if n_folds is None and not find_C:  # what can fail at saving fails now, not after training
         check_model_format(model_format, solver=solver, probability=bool(probability))
         job.run(check_output, model_file, "model file", training_file, instance_weights,
-                shards, stdout_ok=True, root_only=True)
+                shards, stdout_ok=True, init_model=init_model, root_only=True)
     init = job.run(load_model, init_model) if init_model else None
     t0 = time.perf_counter()
     data = load_training(training_file, solver, instance_weights, console, job, shards)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
-    if n_folds is None:
-        check_model_format(model_format, classes=distinct(y) if data.labels is None
-                           else data.labels)
+    if n_folds is None and not find_C:
+        check_model_format(model_format, solver=solver,
+                           classes=distinct(y) if data.labels is None else data.labels)
     if log:
         ranks = f" on {job.size} MPI ranks" if job.comm is not None else ""
         log(f"read {data.n_rows} examples, {X.n_features} features, {data.nnz} non-zeros "
@@ -59,16 +64,22 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     note_imbalance(console, y, solver, class_weight, job)
     options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
                    allow_many_classes=allow_many_classes, **solver_options)
-    if n_folds is not None:
-        res = cross_validate_on_console(console, "folds", X, y, Cs=[C], n_folds=n_folds, qid=qid,
-                                        sample_weight=sample_weight, comm=job.comm, **options)
-        pt = res.points[0]
-        name = {"accuracy": "Accuracy", "mae": "Mean absolute error"}[res.metric]
-        value = f"{100 * pt.mean:g}%" if res.metric == "accuracy" else f"{pt.mean:g}"
-        if job.root:
-            click.echo(f"Cross Validation {name} = {value}")
+    if find_C:
+        _search(console, job, X, y, C, n_folds or 5, qid, sample_weight, quiet, options)
         return
-    with collecting_warnings() as records:     # printed here, not as Python warnings
+    if n_folds is not None:
+        with labels_located(data, job):
+            res = cross_validate_on_console(console, "folds", X, y, Cs=[C], n_folds=n_folds,
+                                            qid=qid, sample_weight=sample_weight, comm=job.comm,
+                                            keep_predictions=True, **options)
+        parts = job.gather((y, res.points[0].predictions))       # rank order: the serial rows
+        y_all = np.concatenate([a for a, _ in parts])
+        pred_all = np.concatenate([b for _, b in parts])
+        for line in KINDS[SOLVERS[solver].kind].cv_lines(np.unique(y_all), y_all, pred_all):
+            if job.root:
+                click.echo(line)
+        return
+    with collecting_warnings() as records, labels_located(data, job):    # warnings printed here
         model = train(X, y, C=C, sample_weight=sample_weight, init=init, log=log, qid=qid,
                       n_jobs=n_jobs, comm=job.comm, **options)
     print_warnings(console, records)
@@ -96,7 +107,7 @@ def check_probability_request(solver, n_folds):
     """-b 1 is refused, before any reading or training, where it has no meaning."""
     kind = KINDS[SOLVERS[solver].kind]
     if not kind.classifier:
-        raise UsageLineError(f"-b 1: {solver} is an {kind.name} solver; its models have no class "
+        raise UsageLineError(f"-b 1: {solver} trains {kind.noun}, which has no class "
                              "probabilities")
     if n_folds is not None:
         raise UsageLineError("-b 1 with -v: cross-validation writes no model to store "
@@ -114,3 +125,22 @@ def _calibrate(console, model, X, y, sample_weight, **options):
     if console.log:
         console.log(f"probability sigmoids fitted in {time.perf_counter() - t0:.3f}s")
     return model
+
+
+def _search(console, job, X, y, C, n_folds, qid, sample_weight, quiet, options):
+    """-C: LIBLINEAR's parameter search (linsvm.fit.search) and its lines on stdout."""
+    echo = click.echo if job.root else (lambda *a, **k: None)
+    given = click.get_current_context().get_parameter_source("C")
+    C0 = C if given is not None and given.name != "DEFAULT" else None
+    p0 = options.pop("epsilon", None)
+    echo(f"Doing parameter search with {n_folds}-fold cross validation.")
+    with collecting_warnings() as records:
+        res = search_C(X, y, n_folds=n_folds, C0=C0, p0=p0, qid=qid, sample_weight=sample_weight,
+                       comm=job.comm, log=None if quiet else echo,
+                       progress=lambda done, total: console.progress(
+                           f"parameter search: {done}/{total} models trained"), **options)
+    console.done()
+    print_warnings(console, [(f"{message} (and at {len(points) - 1} more grid points)"
+                              if len(points) > 1 else message, convergence)
+                             for (message, convergence), points in group_warnings([[r] for r in records])])
+    echo(best_line(res))

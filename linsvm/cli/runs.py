@@ -1,33 +1,38 @@
 """What the train and cv commands share once they run: reading the training data
 (whole, or each MPI rank its share), checking output paths, the note on imbalanced
-classes, and cross-validation with its progress on the console."""
+classes, cross-validation with its progress on the console, and the file and line
+of a label that the solver's kind refuses (`labels_located`)."""
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 import numpy as np
 
 from ..fit.cv import cross_validate
 from ..fit.reporting import collecting_warnings
+from ..errors import DataError
 from ..io.atomic import check_output_path
+from ..io.places import RowPlaces
 from ..io.shards import read_training_share, shard_paths
 from ..io.svmlight import load_svmlight_buffers
 from ..io.weights import read_instance_weights
 from ..problem.catalog import SOLVERS
 from ..problem.kinds import KINDS
-from ..problem.labels import distinct_counts, format_label
+from ..problem.labels import LabelError, distinct_counts, format_label
 from .console import print_warnings
 from .job import Job
 
 __all__ = ["TrainingData", "load_training", "check_output", "note_imbalance",
-           "cross_validate_on_console", "IMBALANCE_NOTE"]
+           "cross_validate_on_console", "labels_located", "IMBALANCE_NOTE"]
 
 
 class TrainingData(NamedTuple):
     """The training data a command holds: X, y, qid (None unless a ranking solver and
     several qids over all the data), sample_weight -- on MPI this rank's rows -- and
     over all ranks: n_rows, nnz, and the distinct labels in order of first appearance
-    (None when not known)."""
+    (None when not known); source: the input's name for messages, places: FILE:LINE
+    of this rank's rows (a RowPlaces), row_offset: the global number of its first."""
 
     X: object
     y: np.ndarray
@@ -36,6 +41,9 @@ class TrainingData(NamedTuple):
     n_rows: int
     nnz: int
     labels: object
+    source: str = ""
+    places: object = None
+    row_offset: int = 0
 
 
 def load_training(training_file, solver, instance_weights, console=None, job=None,
@@ -49,17 +57,21 @@ def load_training(training_file, solver, instance_weights, console=None, job=Non
         lambda rows: console.progress(f"reading {name}: {rows:,} rows"))
     ordinal = KINDS[SOLVERS[solver].kind].uses_qid      # ranking data: keep the qids
     distributed = job is not None and job.comm is not None
+    source = "<stdin>" if training_file == "-" else str(training_file)
     if not distributed and not shards:
+        places = RowPlaces()
         if ordinal:
-            X, y, qid = load_svmlight_buffers(training_file, with_qid=True, progress=progress)
+            X, y, qid = load_svmlight_buffers(training_file, with_qid=True, progress=progress,
+                                              places=places)
             qid = qid if qid.size and np.any(qid != qid[0]) else None
         else:
-            (X, y), qid = load_svmlight_buffers(training_file, progress=progress), None
+            (X, y), qid = load_svmlight_buffers(training_file, progress=progress,
+                                                places=places), None
         if console is not None:
             console.done()
         sample_weight = read_instance_weights(instance_weights, X.n_rows) \
             if instance_weights else None
-        return TrainingData(X, y, qid, sample_weight, X.n_rows, X.nnz, None)
+        return TrainingData(X, y, qid, sample_weight, X.n_rows, X.nnz, None, source, places)
     share, how = read_training_share(training_file, job.comm if distributed else None,
                                      shards=shards, with_qid=ordinal, progress=progress)
     if console is not None:
@@ -81,7 +93,8 @@ def load_training(training_file, solver, instance_weights, console=None, job=Non
         weights = (job or Job(None)).run(read_instance_weights, instance_weights,
                                           share.n_rows_total)
         sample_weight = weights[share.row_offset:share.row_offset + X.n_rows]
-    return TrainingData(X, y, qid, sample_weight, share.n_rows_total, nnz, share.labels)
+    return TrainingData(X, y, qid, sample_weight, share.n_rows_total, nnz, share.labels, source,
+                        share.places, share.row_offset)
 
 
 IMBALANCE_NOTE = 0.95   # note when one class holds more than this fraction of the training rows
@@ -113,10 +126,41 @@ def note_imbalance(console, y, solver, class_weight, job=None):
                      f"(linsvm-cv --metric f1)")
 
 
-def check_output(path, what, training_file, instance_weights, shards, stdout_ok=False):
-    """check_output_path for a command's output, the shard files among its inputs."""
+@contextlib.contextmanager
+def labels_located(data, job=None):
+    """A LabelError inside (the solver's kind refuses the labels of `data`, a
+    TrainingData) as a DataError naming the file and line of the first row at fault,
+    as the parser names its own: the first row holding the error's label (on MPI
+    ranks, the first over all ranks, which every rank then raises alike), or the
+    input's name when no row is at fault (one class)."""
+    try:
+        yield
+    except LabelError as exc:
+        raise DataError(f"{_label_place(exc, data, job) or data.source}: {exc}") from None
+
+
+def _label_place(exc, data, job):
+    """FILE:LINE of the first row of data holding exc.label, or None."""
+    row = None
+    if exc.label is not None:
+        hit = np.flatnonzero(data.y == exc.label)
+        row = int(hit[0]) if hit.size else None
+    where = data.places.where(row) if row is not None and data.places is not None else None
+    if job is not None and job.comm is not None:     # every rank raised it: all take part
+        found = [(offset + r, w) for offset, r, w in job.gather((data.row_offset, row, where))
+                 if r is not None]
+        where = min(found)[1] if found else None
+    return where
+
+
+def check_output(path, what, training_file, instance_weights, shards, stdout_ok=False,
+                 init_model=None):
+    """check_output_path for a command's output against everything it reads: the
+    training data (each shard file with --shards), the instance weights and the model
+    it starts from (-i)."""
     data = shard_paths(training_file) if shards else [training_file]
-    check_output_path(path, what=what, inputs=(*data, instance_weights), stdout_ok=stdout_ok)
+    check_output_path(path, what=what, inputs=(*data, instance_weights, init_model),
+                      stdout_ok=stdout_ok)
 
 
 def cross_validate_on_console(console, unit, X, y, **kwargs):

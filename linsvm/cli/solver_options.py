@@ -13,7 +13,7 @@ import click
 
 from ..errors import ParameterError
 from ..problem.catalog import LIBLINEAR_UNSUPPORTED, SOLVERS, liblinear_code
-from .messages import UsageLineError, flag
+from .messages import SHORT_FLAGS, UsageLineError, flag
 
 __all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "solver_help",
            "solver_option_decorators", "option_owners", "parse_class_weights", "data_options",
@@ -81,7 +81,11 @@ class SolverParam(click.ParamType):
 
 def resolve_solver(solver, solver_options):
     """The solver's name, with the options its LIBLINEAR code implies added to
-    solver_options (in place); a code that contradicts an option given is an error."""
+    solver_options (in place); a code that contradicts an option given is an error.
+    LIBLINEAR's flags become the solver's options here: -p is the tube width
+    (epsilon) of a solver without a p, -R turns regularize_bias off, -m N sets
+    n_threads."""
+    _liblinear_flags(SOLVERS[solver.name], solver_options)
     for key, value in solver.implied.items():
         given = solver_options.get(key)
         if given is not None and given != value:
@@ -89,6 +93,34 @@ def resolve_solver(solver, solver_options):
                                    f"which contradicts {flag(key)} {given}")
         solver_options[key] = value
     return solver.name
+
+
+def _liblinear_flags(info, opts):
+    """-p, -R and -m as the solver's options (resolve_solver), in place."""
+    if opts.get("p") is not None and "p" not in info.options and "epsilon" in info.options:
+        if opts.get("epsilon") is not None:
+            raise click.UsageError("-p and --epsilon are one option for "
+                                   f"{info.name} (the tube width): give one")
+        opts["epsilon"] = opts.pop("p")
+    if opts.pop("free_bias", None):
+        if "regularize_bias" not in info.options:
+            raise UsageLineError(f"-R: {info.name} has no free intercept (solvers that have "
+                                 f"one: {', '.join(_with_option('regularize_bias'))})")
+        if opts.get("regularize_bias"):
+            raise click.UsageError("-R contradicts --regularize-bias")
+        opts["regularize_bias"] = False
+    threads = opts.pop("threads", None)
+    if threads is not None:
+        if "n_threads" not in info.options:
+            raise UsageLineError(f"-m: {info.name} runs on one thread (solvers with threads: "
+                                 f"{', '.join(_with_option('n_threads'))})")
+        if opts.get("n_threads") is not None and opts["n_threads"] != threads:
+            raise click.UsageError("-m and --n-threads differ: give one")
+        opts["n_threads"] = threads
+
+
+def _with_option(name):
+    return [n for n, info in SOLVERS.items() if name in info.options]
 
 
 def option_owners():
@@ -164,7 +196,10 @@ def solver_option_decorators(exclude=()):
         if opt.type is bool:
             decorators.append(click.option(f"--{flag}/--no-{flag}", name, default=None, help=help_text))
         else:
-            flags = ("-p", "--p") if name == "p" else (f"--{flag}",)
+            flags = (SHORT_FLAGS[name], f"--{flag}") if name in SHORT_FLAGS else (f"--{flag}",)
+            if name == "p":
+                help_text += ("  For the regression solvers (svr, svr-dual) -p is the tube width "
+                              "--epsilon, as LIBLINEAR's -p.")
             typ = click.Choice(list(opt.choices)) if opt.choices else opt.type
             decorators.append(click.option(*flags, name, type=typ, default=None, help=help_text))
     return decorators
@@ -284,15 +319,23 @@ def data_options(single_cost):
         cost,
         click.option("-e", "--tol", type=float, default=None,
                      help="Stopping tolerance (solver-specific meaning; see the list below)."),
-        click.option("-B", "--bias", default=1.0, show_default=True, type=float,
+        click.option("-B", "--bias", default=None, type=float,
                      help="Append a constant feature of this value to every example, its weight "
-                          "regularized like the others (LIBLINEAR's -B); <= 0: no bias."),
+                          "regularized like the others unless -R (LIBLINEAR's -B); <= 0: no "
+                          "bias.  [default: 1; none for -s oneclass (LIBLINEAR -s 21)]"),
         click.option("-w", "--class-weight", "class_weights", multiple=True, metavar="LABEL:WEIGHT",
                      help="Multiply C by WEIGHT for class LABEL (repeatable; LIBLINEAR's -wLABEL "
                           "WEIGHT too, e.g. -w-1 0.5), or `-w balanced`: class j gets weight "
                           "n_samples / (n_classes * n_j), scikit-learn's rule for imbalanced data."),
         click.option("-W", "--instance-weights", type=click.Path(dir_okay=False),
                      help="File with one weight >= 0 per training example, scaling its loss."),
+        click.option("-R", "free_bias", is_flag=True, default=False,
+                     help="Do not regularize the bias weight (LIBLINEAR's -R; = "
+                          "--no-regularize-bias, for the solvers that have it: the finite Newton "
+                          "solvers mfn, ls, svr and the logistic and L1 ones); needs -B > 0."),
+        click.option("-m", "threads", type=click.IntRange(1), default=None, metavar="N",
+                     help="Threads for the sparse kernels (multi-core LIBLINEAR's -m; = "
+                          "--n-threads, for the solvers that have it)."),
         click.option("--seed", default=0, show_default=True, type=int,
                      help="Seed for random choices (and cross-validation folds)."),
         click.option("--allow-many-classes", is_flag=True,

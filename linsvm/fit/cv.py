@@ -25,12 +25,13 @@ import numpy as np
 from ..errors import DataError, ParameterError
 from ..problem.catalog import get_solver
 from ..problem.csr import CSRBuffers, to_scipy
-from ..problem.kinds import KINDS, METRICS, PERCENT_METRICS, metric_value
+from ..problem.kinds import KINDS, METRICS, PERCENT_METRICS
 from ..problem.labels import class_order
 from ..runtime.collective import agreed, collective_of
 from ..runtime.interrupt import Cancelled
 from ..runtime.threads import resolve_jobs
 from .folds import make_folds, run_folds
+from .inputs import agree_inputs
 from .reporting import collecting_warnings, group_warnings, report_warnings
 from .training import train
 
@@ -66,6 +67,8 @@ class CVPoint:
     scores: list                      # metric per fold
     seconds: float                    # training time summed over folds
     n_iter: int                       # solver iterations summed over folds
+    # with keep_predictions: every example's (this rank's) out-of-fold prediction
+    predictions: object = None
 
     @property
     def mean(self):
@@ -93,24 +96,24 @@ class CVResult:
         return min(self.points, key=key)
 
 
-def _score(model, X_test, y_test, metric, qid_test, coll=None):
-    """The fold's metric on its test rows; distributed (coll), those are this rank's
-    test rows and the metric is that of all ranks' test rows: accuracy from the
-    summed counts of correct predictions, the others on every rank's scores
-    gathered in rank order (the serial order of the test rows)."""
+def _score(kind, model, X_test, y_test, metric, qid_test, coll=None):
+    """(the fold's metric on its test rows, this rank's predictions of them); distributed
+    (coll), those are this rank's test rows and the metric is that of all ranks' test
+    rows: accuracy from the summed counts of correct predictions, the others on every
+    rank's scores gathered in rank order (the serial order of the test rows)."""
     scores = agreed(coll, model.decision_function, X_test)   # an overflow on one rank: all
+    local = model.predict_from_scores(scores)
     if coll is not None:
         if metric == "accuracy":
-            pred = model.predict_from_scores(scores)
-            hits = coll.comm.allgather((int(np.count_nonzero(y_test == pred)), y_test.shape[0]))
+            hits = coll.comm.allgather((int(np.count_nonzero(y_test == local)), y_test.shape[0]))
             n = sum(t for _, t in hits)
-            return sum(h for h, _ in hits) / n if n else float("nan")
+            return (sum(h for h, _ in hits) / n if n else float("nan")), local
         parts = coll.comm.allgather((y_test, scores, qid_test))
         y_test = np.concatenate([p[0] for p in parts])
         scores = np.concatenate([p[1] for p in parts])
         qid_test = None if qid_test is None else np.concatenate([p[2] for p in parts])
-    pred = model.predict_from_scores(scores)
-    return metric_value(metric, model.classes_, y_test, pred, scores, qid_test)
+    pred = model.predict_from_scores(scores) if coll is not None else local
+    return kind.metric_value(metric, model.classes_, y_test, pred, scores, qid_test), local
 
 
 def _merge_fold_warnings(per_fold, C, p):
@@ -131,6 +134,16 @@ def _check_xy(X, y):
     if y.shape != (Xb.n_rows,):
         raise DataError(f"y has {y.size} labels for {Xb.n_rows} examples")
     return Xb, y
+
+
+def _check_labels(kind, Xb, y, coll, allow_many):
+    """The kind's label rules (Kind.classes_from) on the whole data set, before any fold:
+    a fold's training rows would meet them too, but name their first row at fault
+    instead of the data's (linsvm.problem.labels.LabelError)."""
+    labels, n_rows = None, Xb.n_rows
+    if coll is not None:
+        labels, n_rows = agree_inputs(coll, Xb, y, None, kind)
+    kind.classes_from(y, labels, n_rows, allow_many)
 
 
 def _n_classes(y, coll):
@@ -155,12 +168,14 @@ def _check_metric(kind, metric, y, coll):
 
 def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_jobs=1,
                    warm_start=True, metric=None, qid=None, log=None, progress=None, comm=None,
-                   **train_options):
+                   keep_predictions=False, **train_options):
     """k-fold cross-validation of `solver` at every C in Cs (and p in ps for solvers
     with a `p` option).  Returns a CVResult; `train_options` go to linsvm.train
     (bias, tol, class_weight, sample_weight, allow_many_classes, solver options).
     Metrics: accuracy, prbep, roc, f1 (binary: of metrics.positive_class), mae, pairwise
-    (ordinal); linsvm.problem.kinds says which apply to which solver.  n_jobs: folds
+    (ordinal), mse, scc, mae (regression); linsvm.problem.kinds says which apply to which
+    solver.  keep_predictions: each CVPoint also holds every example's out-of-fold
+    prediction (this rank's examples, in the order of y).  n_jobs: folds
     run on this many threads (0 or None: the free cores; linsvm.runtime.threads).
     progress(done, total): called (possibly from worker threads) after each
     trained model, total = folds x grid points.
@@ -177,15 +192,19 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     None, or one rank: the serial program."""
     info = get_solver(solver)
     coll = collective_of(comm)
-    if ps is not None and "p" not in info.options:
+    grid_option = "p" if "p" in info.options else "epsilon"     # svr's tube: LIBLINEAR's -p
+    if ps is not None and grid_option not in info.options:
         raise ParameterError(f"solver {solver!r} has no p to search over")
     Xb, y = agreed(coll, _check_xy, X, y)
-    metric, higher = _check_metric(KINDS[info.kind], metric, y, coll)
+    kind = KINDS[info.kind]
+    _check_labels(kind, Xb, y, coll, train_options.get("allow_many_classes", False))
+    metric, higher = _check_metric(kind, metric, y, coll)
     Cs = sorted(float(c) for c in Cs)
     ps_list = [None] if ps is None else sorted(float(p) for p in ps)
     if "n_threads" in info.options and "n_threads" not in train_options:
         train_options["n_threads"] = 1          # identical results for any n_jobs
-    fold_of = make_folds(y, n_folds, seed, qid if info.kind == "ordinal" else None, comm=coll)
+    strata = y if kind.stratified else np.zeros(y.shape[0])      # one stratum: random folds
+    fold_of = make_folds(strata, n_folds, seed, qid if kind.uses_qid else None, comm=coll)
     jobs = 1 if coll is not None else resolve_jobs(n_jobs, n_folds)  # collectives in one order
     column_jobs = 1 if jobs > 1 else None       # parallel folds: one-vs-rest columns serial
     Xcsr = to_scipy(Xb)
@@ -203,7 +222,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
             for C in Cs:
                 opts = dict(train_options)
                 if p is not None:
-                    opts["p"] = p
+                    opts[grid_option] = p
                 if cancelled.is_set():
                     raise Cancelled
                 t0 = time.perf_counter()
@@ -213,8 +232,9 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
                                   comm=comm if coll is not None else None, **opts)
                 seconds = time.perf_counter() - t0
                 prev = model
-                out[(C, p)] = (_score(model, X_test, y_test, metric, q_test, coll), seconds,
-                               model.stats.get("n_iter", 0), records)
+                value, pred = _score(kind, model, X_test, y_test, metric, q_test, coll)
+                out[(C, p)] = (value, seconds, model.stats.get("n_iter", 0), records,
+                               (test_rows, pred) if keep_predictions else None)
                 if progress is not None:
                     with lock:
                         done[0] += 1
@@ -222,10 +242,21 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
         return out
 
     per_fold = run_folds(fold_of, n_folds, run_fold, jobs, cancelled)
-    return _result(per_fold, metric, higher, Cs, ps_list, log)
+    return _result(per_fold, metric, higher, Cs, ps_list, log, y.shape[0])
 
 
-def _result(per_fold, metric, higher, Cs, ps_list, log):
+def _out_of_fold(vals, n):
+    """Every example's out-of-fold prediction from the folds' (test rows, predictions),
+    or None when they were not kept."""
+    if vals[0][4] is None:
+        return None
+    out = np.empty(n, dtype=np.result_type(*[v[4][1].dtype for v in vals]))
+    for rows, pred in (v[4] for v in vals):
+        out[rows] = pred
+    return out
+
+
+def _result(per_fold, metric, higher, Cs, ps_list, log, n):
     """The CVResult of the folds' results (run_fold's), its warnings reported per grid
     point, and one progress line per point."""
     result = CVResult(metric=metric, higher_is_better=higher)
@@ -234,7 +265,8 @@ def _result(per_fold, metric, higher, Cs, ps_list, log):
             vals = [pf[(C, p)] for pf in per_fold]
             result.points.append(CVPoint(C=C, p=p, scores=[v[0] for v in vals],
                                          seconds=float(sum(v[1] for v in vals)),
-                                         n_iter=int(sum(v[2] for v in vals))))
+                                         n_iter=int(sum(v[2] for v in vals)),
+                                         predictions=_out_of_fold(vals, n)))
             report_warnings(_merge_fold_warnings([v[3] for v in vals], C, p), stacklevel=4)
             if log is not None:
                 pt = result.points[-1]

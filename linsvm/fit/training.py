@@ -29,12 +29,12 @@ from ..runtime.threads import check_jobs
 from .inputs import agree_inputs, class_weights, cost_factors, local_inputs, unit_costs
 from .ovr import fit_binary
 from .reporting import merge_column_warnings, merge_stats, report_warnings, warning_records
-from .warm import start_of
+from .warm import check_start, start_of
 
 __all__ = ["train", "abort_job_on_error"]
 
 
-def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, sample_weight=None,
+def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sample_weight=None,
           init=None, seed=0, log=None, qid=None, rows=None, allow_many_classes=False,
           n_jobs=None, comm=None, **solver_options):
     """Train a linear model and return a `Model`.
@@ -45,7 +45,8 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     solver: a name of the catalog (linsvm.problem.catalog.SOLVERS); C > 0: cost
     (LIBLINEAR's -c); bias: value of the constant feature appended to every example
     (> 0), or <= 0 for none (LIBLINEAR's -B; its weight is regularized like the
-    others); tol: the solver's stopping tolerance (-e; None: the solver's default);
+    others unless the solver's regularize_bias is off); None: the solver's default
+    (1, or none for the one-class solver); tol: the solver's stopping tolerance (-e; None: the solver's default);
     class_weight: {label: weight} scaling C for that class (-w), or "balanced":
     n_samples / (n_classes * n_j) for class j (scikit-learn's rule, -w balanced);
     sample_weight: one weight >= 0 per example scaling its loss (-W);
@@ -82,10 +83,7 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         info.refuse_distributed()
         fit = abort_job_on_error(fit, coll, info.name)
     params = make_params(info, C=C, tol=tol, seed=seed, options=solver_options)
-    bias = float(bias)
-    if not math.isfinite(bias):
-        raise ParameterError(f"bias must be finite, got {bias!r}")
-    bias = bias if bias > 0 else -1.0
+    bias = _checked_bias(info, bias)
     check_jobs(n_jobs)
     Xb, y, labels, qid, rows, sample_weight = agreed(
         coll, local_inputs, X, y, qid, rows, sample_weight, coll is not None)
@@ -94,12 +92,15 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
         labels, n_total = agree_inputs(coll, Xb, y, labels, kind)
     # on all rows of X: a CV fold decides as the whole set
     classes = kind.classes_from(y, labels, n_total, allow_many_classes)
+    _refuse_weights(info, kind, class_weight, sample_weight)
     class_weight, balanced = class_weights(class_weight, y, classes, coll)
     if sample_weight is None and not class_weight and info.kind == "binary":
         base, cw = unit_costs(y.shape[0]), None     # no class-weight table to build
     else:
         base, cw = cost_factors(y, classes, sample_weight, class_weight)
     state = getattr(init, "solver_state_", None) if getattr(init, "solver", None) == info.name else None
+    if init is not None:
+        agreed(coll, check_start, init, Xb, rows, bias)
     nw = n_weights(Xb.n_features, bias)
     agreed(coll, check_solve, info, Xb, rows.shape[0], nw, classes.shape[0], params.options,
            log)                         # before allocating
@@ -110,8 +111,9 @@ def train(X, y, solver="mfn", C=1.0, bias=1.0, tol=None, class_weight=None, samp
     else:
         # rows and costs checked above, targets in range by construction: no second scan
         targets = kind.targets(y, classes)
-        problem = Problem(Xb, rows, base * cw[targets["codes"]], bias,
-                          qid=qid if info.kind == "ordinal" else None, comm=coll, **targets)
+        cost = base * cw[targets["codes"]] if "codes" in targets else base
+        problem = Problem(Xb, rows, cost, bias, qid=qid if info.kind == "ordinal" else None,
+                          comm=coll, **targets)
         res = fit(problem, params, start_of(info.kind, init, classes, Xb.n_features, bias),
                   state, log)
         W = np.asarray(res.weights, dtype=np.float64).reshape(nw, -1)
@@ -151,12 +153,36 @@ def _model(info, params, bias, classes, W, results, class_weight, balanced, seco
             " ".join(f"{float(k):g}:{float(v):g}" for k, v in class_weight.items())
     model = Model._from_training(solver=info.name, classes=classes, weights=W, bias=bias,
                                  params=model_params, stats=stats, kind=kind,
-                                 thresholds=results[0].thresholds if kind == "ordinal" else None)
+                                 thresholds=results[0].thresholds if kind == "ordinal" else None,
+                                 offset=results[0].offset if len(results) == 1 else 0.0)
     model.warnings = model_warnings     # every column's own message
     model.column_stats = col_stats
     states = [r.state for r in results]
     model.solver_state_ = states if info.kind == "binary" else states[0]
     return model, records
+
+
+def _checked_bias(info, bias):
+    """The bias feature's value (None: the solver's default_bias), -1 for none."""
+    bias = info.default_bias if bias is None else bias
+    try:
+        bias = float(bias)
+    except (TypeError, ValueError):
+        raise ParameterError(f"bias must be a number, got {bias!r}") from None
+    if not math.isfinite(bias):
+        raise ParameterError(f"bias must be finite, got {bias!r}")
+    return bias if bias > 0 else -1.0
+
+
+def _refuse_weights(info, kind, class_weight, sample_weight):
+    """Class weights for a kind without classes to weigh, and sample weights for a
+    solver that would ignore them, are refused (ParameterError), not dropped."""
+    if class_weight and not kind.weighs_classes:
+        raise ParameterError(f"class weights (-w) are for classifiers; {info.name} trains "
+                             f"{kind.noun} (its labels are not weighed by class)")
+    if sample_weight is not None and info.kind == "oneclass":
+        raise ParameterError(f"{info.name} ignores instance weights (as LIBLINEAR -s 21): "
+                             "drop -W / sample_weight")
 
 
 def abort_job_on_error(fit, coll, name):

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels import all_finite, csr_matvec
 from ..errors import ParameterError
 from ..model.model import Model
 from ..problem.checks import n_weights
 
-__all__ = ["align_weights", "columns_in_order", "warm_starts", "start_of"]
+__all__ = ["align_weights", "columns_in_order", "warm_starts", "start_of", "check_start"]
 
 
 def align_weights(W0, n_features0, bias0, n_features, bias):
@@ -64,15 +65,45 @@ def warm_starts(init, classes, n_features, bias, n_columns):
 
 
 def start_of(kind, init, classes, n_features, bias):
-    """The warm start of a multi-class (n_weights x n_classes) or ordinal ((w0,
-    thresholds0)) solve from `init` (a Model, or for multi-class a weight array), or None."""
+    """The warm start of a multi-class (n_weights x n_classes), ordinal ((w0,
+    thresholds0)), regression or one-class (n_weights) solve from `init` (a Model of the
+    same kind, or a weight array for all but ordinal ones), or None."""
     if init is None:
         return None
     if kind == "multiclass":
         return np.column_stack(warm_starts(init, classes, n_features, bias, classes.shape[0]))
+    if kind in ("regression", "oneclass"):
+        if isinstance(init, Model) and init.kind != kind:
+            raise ParameterError(f"a {kind} solver warm-starts from a {kind} model, not a "
+                                 f"{init.kind} one")
+        if isinstance(init, Model):
+            return align_weights(init.weights, init.n_features_, init.bias, n_features, bias)[:, 0]
+        return warm_starts(init, classes, n_features, bias, 1)[0]
     if not isinstance(init, Model) or init.kind != "ordinal":
         raise ParameterError("an ordinal solver warm-starts only from an ordinal model")
     if not np.array_equal(init.classes_, classes):
         raise ParameterError("the initial model was trained on different ranks")
     w0 = align_weights(init.weights, init.n_features_, init.bias, n_features, bias)
     return (w0[:, 0], np.asarray(init.thresholds_, dtype=np.float64))
+
+
+def check_start(init, Xb, rows, bias):
+    """ParameterError, in one line naming the model (its file when it was loaded from
+    one), when a warm start's decision value on a training example is not finite: a
+    model whose weights overflow on this data (issue 31 item 4) would start the solve
+    from inf or nan.  `init`: a Model (or anything else, which is left to warm_starts'
+    checks); Xb, rows: the training data and the rows the solve uses."""
+    if not isinstance(init, Model):
+        return
+    W = align_weights(init.weights, init.n_features_, init.bias, Xb.n_features, bias)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    for j in range(W.shape[1]):
+        margins = csr_matvec(Xb.indptr, Xb.indices, Xb.data, Xb.n_features, bias, rows,
+                             np.ascontiguousarray(W[:, j]))
+        if not all_finite(margins):
+            k = int(np.flatnonzero(~np.isfinite(margins))[0])
+            name = init.source or "the initial model"
+            column = "" if W.shape[1] == 1 else f" (column {j + 1})"
+            raise ParameterError(f"{name}: its weights overflow the decision value{column} of "
+                                 f"training example {int(rows[k]) + 1} ({float(margins[k])!r}): "
+                                 "it cannot start a solve; train without it")

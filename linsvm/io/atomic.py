@@ -32,7 +32,8 @@ policy:
 about an output path: that it is not ``-`` where that is not allowed, not a
 directory, not one of the command's input files, that its directory exists
 and that a file can be created there, and that an existing target is
-writable.
+writable.  `check_outputs` does that for every output of a command at once and
+also refuses two outputs that are the same file.
 """
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ import zlib
 
 from ..errors import DataError, ParameterError
 
-__all__ = ["atomic_output", "check_output_path", "is_special_file", "scratch_file",
+__all__ = ["atomic_output", "check_output_path", "check_outputs", "same_target", "is_special_file",
+           "scratch_file",
            "write_atomically"]
 
 # O_TMPFILE files are named through /proc/self/fd (linkat): both are needed.
@@ -367,6 +369,35 @@ def check_output_path(path, *, what: str = "output file", inputs=(), stdout_ok: 
         raise ParameterError(f"{where}: {exc.strerror or exc}") from None
     tmp.discard()
     os.close(tmp.fd)
+
+
+def same_target(a, b) -> bool:
+    """Whether output paths `a` and `b` would write the same file: both ``-``; the same
+    existing file (through symlinks and hard links); or, for names not yet there, the
+    same resolved path (relative or absolute, through symlinked directories and a
+    dangling symlink)."""
+    a, b = os.fsdecode(os.fspath(a)), os.fsdecode(os.fspath(b))
+    if a == "-" or b == "-":
+        return a == b
+    return _same_file(a, b) or os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs(outputs, inputs=()) -> None:
+    """check_output_path for every ``(path, what, stdout_ok)`` of `outputs` (entries
+    whose path is None are left out) against all of `inputs`, and that no two outputs
+    are the same file (`same_target`): everything a command will write, checked at
+    once before it reads or writes anything."""
+    seen = []
+    for path, what, stdout_ok in outputs:
+        if path is None:
+            continue
+        check_output_path(path, what=what, inputs=inputs, stdout_ok=stdout_ok)
+        for other, other_what in seen:
+            if same_target(path, other):
+                raise ParameterError(f"cannot write {what} '{os.fsdecode(os.fspath(path))}': it is "
+                                     f"the same file as the {other_what} "
+                                     f"'{os.fsdecode(os.fspath(other))}'; give two different names")
+        seen.append((path, what))
 
 
 def write_atomically(path, write):

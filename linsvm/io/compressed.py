@@ -12,6 +12,22 @@ ISA-L (``isal``) and a bzip2 regular file by ``indexed_bzip2`` on a fixed number
 of threads, so results never depend on the load; without it, or for standard
 input and pipes, the standard library does it.  Errors are
 :class:`~linsvm.errors.DataError` naming the input.
+
+One file, one verdict, whatever is installed: the standard library's libbz2 is
+the judge of bzip2 data, and indexed_bzip2 is trusted only where it provably
+agrees.  It checks each block's CRC but neither the streams' combined CRCs nor a
+stream's block size against its header's level digit (it takes every block up to
+the format's 900k), so:
+
+* a file whose first stream says less than level 9 is read by the standard
+  library from the start;
+* after indexed_bzip2 has read a file, its streams are walked through the block
+  offsets it found (a few bytes read per block, not the data again): every
+  stream must say level 9 and its blocks' CRCs must combine to the stream's CRC;
+  otherwise (a later stream of a lower level, a bad combined CRC) the standard
+  library reads the file once more and its verdict stands;
+* when indexed_bzip2 fails on data, the standard library takes over where it
+  stopped (after reading up to there again), and its verdict stands.
 """
 from __future__ import annotations
 
@@ -137,6 +153,7 @@ if _igzip is not None:
     from isal import isal_zlib as _isal_zlib
     _DECOMPRESS_ERRORS += (_isal_zlib.error,)
 _EOSMAGIC = 0x177245385090     # bzip2's end-of-stream marker
+_BLOCKMAGIC = 0x314159265359   # and its block header's
 
 
 # ---------------------------------------------------------------------------
@@ -261,16 +278,17 @@ class Input:
                 return name
         return None
 
-    def _fast_bzip2(self):
-        """indexed_bzip2 reading the regular file we opened, or None.
+    def _fast_bzip2(self, head):
+        """indexed_bzip2 reading the regular file we opened, or None (`head`: its first
+        bytes; a first stream of a level below 9 is left to the standard library).
 
         Used only when the file ends exactly in a bzip2 end-of-stream marker
         (its last 80 bits before at most 7 zero bits of padding): indexed_bzip2
         would skip trailing data with a warning on stderr, so a file with any
         is left to the strict reader, which names the fault.
         """
-        if _indexed_bzip2 is None or not self._own or not self.fast:
-            return None
+        if _indexed_bzip2 is None or not self._own or not self.fast or head[3:4] != b"9":
+            return None             # a lower level digit: libbz2 checks the block sizes
         try:
             st = os.fstat(self._fh.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size < 14:
@@ -289,11 +307,15 @@ class Input:
         return stream
 
     def _check_bzip2_end(self, stream):
-        """After indexed_bzip2 has read everything: its streams must end where
-        the file ends.  It stops quietly at data it cannot read, and does not
-        count empty streams at the end, so whatever follows its last stream
-        must be read by the strict reader and hold nothing."""
+        """After indexed_bzip2 has read everything: its streams must be what libbz2
+        accepts (_bzip2_streams_agree, else the strict reader judges the whole file)
+        and end where the file ends.  It stops quietly at data it cannot read, and
+        does not count empty streams at the end, so whatever follows its last
+        stream must be read by the strict reader and hold nothing."""
         offsets = stream.block_offsets()
+        if not _bzip2_streams_agree(self._fh.fileno(), offsets):
+            self._strict_check()
+            return
         end = (max(offsets) + 7) // 8 if offsets else 0
         if end >= self._bz2_size:
             return
@@ -310,6 +332,41 @@ class Input:
         if extra:
             raise DataError(f"{self.name}: bad bzip2 data: unreadable after byte {end}")
 
+    def _strict_reader(self):
+        """The standard library's reader of the whole bzip2 file, from its start, in
+        place of indexed_bzip2 (closed: its threads end)."""
+        if self._stream is not None:
+            self._stream.close()
+        self._stream = None
+        self._bz2_size = None
+        self._fh.seek(0)
+        self._stream = MAGIC[1][2](self._fh)
+        return self._stream
+
+    def _strict_check(self):
+        """The standard library's verdict on the whole bzip2 file (its output dropped):
+        its error is this input's DataError, as if it had read the file alone."""
+        strict = self._strict_reader()
+        try:
+            while strict.read(CHUNK_BYTES):
+                pass
+        except _DECOMPRESS_ERRORS as e:
+            self._fail("bad bzip2 data", e)
+
+    def _strict_resume(self, done):
+        """The standard library's reader in place of a failed indexed_bzip2, past the
+        `done` decompressed bytes already handed on (read again and dropped)."""
+        strict = self._strict_reader()
+        try:
+            while done > 0:
+                part = strict.read(min(done, CHUNK_BYTES))
+                if not part:
+                    raise _TruncatedStream("compressed data ends before the end of its stream")
+                done -= len(part)
+        except _DECOMPRESS_ERRORS as e:
+            self._fail("bad bzip2 data", e)
+        return strict
+
     def chunks(self):
         head = self._head if self._head is not None else self._read_head(6)
         self._head = None
@@ -317,7 +374,7 @@ class Input:
         for magic, name, opener in MAGIC:
             if head.startswith(magic):
                 kind = name
-                self._stream = self._fast_bzip2() if name == "bzip2" else None
+                self._stream = self._fast_bzip2(head) if name == "bzip2" else None
                 if self._stream is None:
                     self._stream = opener(_Prefixed(head, self._fh))
                 stream = self._stream
@@ -333,6 +390,7 @@ class Input:
         start = len(head)
         buf[:start] = head
         readinto = getattr(stream, "readinto", None)
+        done = 0                                    # decompressed bytes handed on
         while True:
             try:
                 if readinto is not None:
@@ -342,6 +400,10 @@ class Input:
                     n = len(data)
                     buf[start:start + n] = data
             except _DECOMPRESS_ERRORS + ((RuntimeError, ValueError) if self._bz2_size else ()) as e:
+                if self._bz2_size is not None:      # indexed_bzip2 failed: libbz2 judges
+                    stream = self._strict_resume(done)
+                    readinto = stream.readinto
+                    continue
                 if kind is None:
                     self._fail("read error", e)
                 self._fail(f"bad {kind} data", e)
@@ -349,6 +411,7 @@ class Input:
             start = 0
             if not n:
                 break
+            done += n
             yield buf, n
         if self._bz2_size is not None:
             self._check_bzip2_end(stream)
@@ -360,3 +423,46 @@ def _bzip2_ends_cleanly(tail):
     v = int.from_bytes(tail, "big")
     return any(v & ((1 << pad) - 1) == 0
                and (v >> (pad + 32)) & ((1 << 48) - 1) == _EOSMAGIC for pad in range(8))
+
+
+def _bits(fd, bit, n):
+    """The n bits of the file open as fd from bit offset `bit` on, as an integer."""
+    first = bit // 8
+    width = (bit % 8 + n + 7) // 8
+    raw = os.pread(fd, width, first)
+    if len(raw) < width:
+        raise EOFError("short read")
+    return (int.from_bytes(raw, "big") >> (8 * width - bit % 8 - n)) & ((1 << n) - 1)
+
+
+def _bzip2_streams_agree(fd, offsets):
+    """Whether the bzip2 streams indexed_bzip2 read (`offsets`: its block offsets in
+    bits, blocks and end-of-stream markers, and the end of its last stream) are ones
+    libbz2 accepts as indexed_bzip2 did: each stream's header says level 9 (both then
+    allow blocks of 900k) and the CRCs of its blocks, each checked by indexed_bzip2,
+    combine to the CRC after its end-of-stream marker.  Reads 4 bytes per stream and
+    11 per block.  False for anything else, which the caller then has libbz2 judge."""
+    bits = sorted(offsets)
+    start, i = 0, 0                 # the current stream's first byte, the next offset
+    try:
+        while i < len(bits):
+            if bits[i] == 8 * start and i == len(bits) - 1:
+                return True         # the end of the last stream
+            if os.pread(fd, 4, start) != b"BZh9" or bits[i] != 8 * start + 32:
+                return False
+            crc = 0
+            while True:
+                if i >= len(bits):
+                    return False
+                magic, stored = divmod(_bits(fd, bits[i], 80), 1 << 32)
+                i += 1
+                if magic == _BLOCKMAGIC:
+                    crc = (((crc << 1) | (crc >> 31)) & 0xFFFFFFFF) ^ stored
+                elif magic == _EOSMAGIC and stored == crc:
+                    start = (bits[i - 1] + 80 + 7) // 8
+                    break
+                else:
+                    return False
+    except (OSError, EOFError):
+        return False
+    return True

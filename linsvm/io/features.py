@@ -50,10 +50,13 @@ def renumber_features(X, feature_map=None):
 
 
 def write_feature_map(path, feature_map):
-    """Write a feature map (see renumber_features), one original index a line,
-    atomically."""
+    """Write a feature map (see renumber_features), one original index a line, to a
+    path (atomically) or a binary file object."""
     body = _MAP_HEADER + "".join(f"{int(v)}\n" for v in feature_map).encode("ascii")
-    write_atomically(path, lambda fh: fh.write(body))
+    if hasattr(path, "write"):
+        path.write(body)
+    else:
+        write_atomically(path, lambda fh: fh.write(body))
 
 
 def read_feature_map(path):

@@ -26,6 +26,7 @@ from ..errors import DataError, ParameterError
 from ..problem.csr import CSRBuffers
 from ..problem.labels import class_order_raw, merge_first_appearance
 from .compressed import MAGIC
+from .places import RowPlaces
 
 __all__ = ["byte_ranges", "read_svmlight_share", "LocalShare", "rows_and_width", "source_name"]
 
@@ -66,6 +67,8 @@ class LocalShare:
     labels : the distinct labels of the whole file in order of first
         appearance (None when not asked for).
     rank, n_ranks : this rank and the number of ranks.
+    places : a linsvm.io.places.RowPlaces of this rank's rows (FILE:LINE of each),
+        or None.
     """
     X: CSRBuffers
     y: np.ndarray
@@ -78,6 +81,7 @@ class LocalShare:
     labels: np.ndarray | None
     rank: int
     n_ranks: int
+    places: object = None
 
 
 def read_svmlight_share(path, comm, n_features=None, with_qid=False, labels=True):
@@ -104,8 +108,10 @@ def read_svmlight_share(path, comm, n_features=None, with_qid=False, labels=True
     rank, n_ranks = int(comm.rank), int(comm.size)
     local, report, fault = _read_local(path, rank, n_ranks, n_features, bool(with_qid),
                                        bool(labels))
+    gaps = report.pop("gaps")           # this rank's own: not sent
     reports = comm.allgather(report)
-    return _agree(path, local, reports, rank, n_features, bool(with_qid), bool(labels), fault)
+    return _agree(path, local, reports, rank, n_features, bool(with_qid), bool(labels), fault,
+                  gaps)
 
 
 # ---------------------------------------------------------------------------
@@ -130,7 +136,7 @@ def _read_local(path, rank, n_ranks, n_features, with_qid, want_labels):
     others raise a DataError naming it).
     """
     report = {"n_lines": 0, "n_rows": 0, "max_index": 0, "qid_mode": -1, "qid_line": 0,
-              "error": None, "line_error": None, "labels": None}
+              "error": None, "line_error": None, "labels": None, "gaps": None}
     try:
         parts, parser = _parse_share(path, rank, n_ranks, n_features, with_qid, report)
     except DataError as e:
@@ -146,6 +152,7 @@ def _read_local(path, rank, n_ranks, n_features, with_qid, want_labels):
     indptr, indices, data, y, qid, max_index = parts
     report["n_rows"] = int(y.shape[0])
     report["max_index"] = int(max_index)
+    report["gaps"] = parser.row_gaps()
     if want_labels and y.shape[0]:
         report["labels"] = class_order_raw(y)
     return parts, report, None
@@ -294,7 +301,7 @@ def _first_error(name, reports, line_offsets, with_qid):
     return None
 
 
-def _agree(path, local, reports, rank, n_features, with_qid, want_labels, fault=None):
+def _agree(path, local, reports, rank, n_features, with_qid, want_labels, fault=None, gaps=None):
     """This rank's LocalShare from everyone's reports, or the common error."""
     name = source_name(path)
     n_lines = [rep["n_lines"] for rep in reports]
@@ -311,7 +318,8 @@ def _agree(path, local, reports, rank, n_features, with_qid, want_labels, fault=
                                         if rep["labels"] is not None)
     indptr, indices, data, y, qid, max_index = local
     X = CSRBuffers.trusted(indptr, indices, data, width, max_index)
+    places = RowPlaces().add(name, y.shape[0], gaps, line_offsets[rank] + 1)
     return LocalShare(X=X, y=y, qid=qid if with_qid else None, row_offset=row_offsets[rank],
                       n_rows_total=int(sum(n_rows)), first_line=line_offsets[rank] + 1,
                       n_lines=n_lines[rank], n_features=int(width), labels=labels,
-                      rank=rank, n_ranks=len(reports))
+                      rank=rank, n_ranks=len(reports), places=places)

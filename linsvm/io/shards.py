@@ -55,6 +55,7 @@ from ..errors import DataError, ParameterError
 from ..problem.csr import CSRBuffers
 from ..problem.labels import class_order_raw, merge_first_appearance
 from .compressed import MAGIC, Input
+from .places import RowPlaces
 from .plain_share import LocalShare, byte_ranges, read_svmlight_share, rows_and_width
 from .svmlight import load_svmlight_buffers
 
@@ -195,7 +196,7 @@ def read_shards(spec, comm, n_features=None, with_qid=False, labels=True):
     paths, sizes = listing
     first, stop = assign_shards(sizes, n_ranks)[rank]
     report = {"n_rows": 0, "max_index": 0, "error": None, "qid": [], "labels": None}
-    parts_list, fault = [], None
+    parts_list, fault, places = [], None, RowPlaces()
     for f in range(first, stop):
         try:
             parts, parser, line_error = _parse_whole(paths[f], bool(with_qid), n_features)
@@ -212,6 +213,7 @@ def read_shards(spec, comm, n_features=None, with_qid=False, labels=True):
             report["error"] = (f, line_error[0], f"{paths[f]}:{line_error[0]}: {line_error[1]}")
             break
         parts_list.append(parts)
+        places.add(paths[f], parts[3].shape[0], parser.row_gaps())
     local = None
     if report["error"] is None:
         local = _concat(parts_list, bool(with_qid))
@@ -234,7 +236,7 @@ def read_shards(spec, comm, n_features=None, with_qid=False, labels=True):
                       labels=merge_first_appearance(rep["labels"] for rep in reports
                                                     if rep["labels"] is not None)
                       if labels else None,
-                      rank=rank, n_ranks=n_ranks)
+                      rank=rank, n_ranks=n_ranks, places=places)
 
 
 def _first_shard_error(paths, reports, with_qid):
@@ -290,9 +292,10 @@ def scatter_svmlight(source, comm, n_features=None, with_qid=False, labels=True,
     rank, n_ranks = (0, 1) if comm is None else (int(comm.rank), int(comm.size))
     pieces = None
     if rank == 0:
+        places = RowPlaces()
         try:
             X, y, qid = load_svmlight_buffers(source, n_features=n_features, with_qid=True,
-                                              progress=progress)
+                                              progress=progress, places=places)
         except DataError as e:
             pieces = [str(e)] * n_ranks
         else:
@@ -305,7 +308,7 @@ def scatter_svmlight(source, comm, n_features=None, with_qid=False, labels=True,
                 lo, hi = int(X.indptr[a]), int(X.indptr[b])
                 pieces.append(dict(head, row_offset=a, indptr=X.indptr[a:b + 1] - lo,
                                    indices=X.indices[lo:hi], data=X.data[lo:hi], y=y[a:b],
-                                   qid=qid[a:b]))
+                                   qid=qid[a:b], places=places.slice(a, b)))
             del X, y, qid
     mine = pieces[0] if comm is None else comm.scatter(pieces, root=0)
     del pieces
@@ -317,7 +320,7 @@ def scatter_svmlight(source, comm, n_features=None, with_qid=False, labels=True,
     return LocalShare(X=X, y=mine["y"], qid=mine["qid"] if with_qid else None,
                       row_offset=mine["row_offset"], n_rows_total=mine["n_rows"], first_line=0,
                       n_lines=0, n_features=mine["n_features"], labels=mine["labels"],
-                      rank=rank, n_ranks=n_ranks)
+                      rank=rank, n_ranks=n_ranks, places=mine["places"])
 
 
 def _sniff(source):

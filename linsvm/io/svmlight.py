@@ -130,7 +130,7 @@ def load_svmlight(path, n_features=None, with_qid=False, progress=None):
     return (X, y, qid) if with_qid else (X, y)
 
 
-def load_svmlight_buffers(path, n_features=None, with_qid=False, progress=None):
+def load_svmlight_buffers(path, n_features=None, with_qid=False, progress=None, places=None):
     """Read a whole SVM-light file as the CSR buffers the solvers take.
 
     As :func:`load_svmlight` (same arguments, input, errors), but X is a
@@ -143,12 +143,14 @@ def load_svmlight_buffers(path, n_features=None, with_qid=False, progress=None):
 
     Returns ``(X, y)``, or ``(X, y, qid)`` with ``with_qid``.  A width
     ``n_features`` above 2**31 - 1 raises DataError (the cores index columns
-    with int32).
+    with int32).  `places`: a linsvm.io.places.RowPlaces to which the rows'
+    file and lines are added (for errors found in the data after reading).
     """
     n_features = _check_n_features(n_features)
     if n_features is not None and n_features > _INT32_MAX:
         raise DataError(f"X has {n_features} columns, more than int32 indices allow")
-    indptr, indices, data, y, qid, max_index = _load(path, n_features, with_qid, progress)
+    indptr, indices, data, y, qid, max_index = _load(path, n_features, with_qid, progress,
+                                                     places)
     # The parser read every index against the limit n_features (when given) and
     # returns the largest it stored, so the trusted bound holds for either width.
     X = CSRBuffers.trusted(indptr, indices, data,
@@ -156,15 +158,20 @@ def load_svmlight_buffers(path, n_features=None, with_qid=False, progress=None):
     return (X, y, qid) if with_qid else (X, y)
 
 
-def _load(path, n_features, with_qid, progress):
-    """The parser's arrays for the whole input at path (see Parser.take)."""
+def _load(path, n_features, with_qid, progress, places=None):
+    """The parser's arrays for the whole input at path (see Parser.take); the rows'
+    places added to `places` (a RowPlaces) when given."""
     with Input(path) as src:
         src.fast = True
-        return _parse_serial(src, with_qid, n_features, progress)
+        parts, gaps = _parse_serial(src, with_qid, n_features, progress)
+        if places is not None:
+            places.add(src.name, parts[3].shape[0], gaps)
+        return parts
 
 
 def _parse_serial(src, with_qid, n_features, progress=None):
-    """Parse the chunks of src in turn; the parser's arrays (see Parser.take)."""
+    """Parse the chunks of src in turn: the parser's arrays (see Parser.take) and its
+    notes of where the rows are (Parser.row_gaps)."""
     parser = _svmlight.Parser(bool(with_qid), n_features)
     consumed = 0
     hinted = False
@@ -183,7 +190,7 @@ def _parse_serial(src, with_qid, n_features, progress=None):
                 parser.reserve(int(parser.n_rows * f) + 64, int(parser.nnz * f) + 1024)
     parser.end()
     _check_parse(parser, parser.parse(), src.name)
-    return parser.take()
+    return parser.take(), parser.row_gaps()
 
 
 def iter_svmlight(path, chunk_rows=65536, with_qid=False):

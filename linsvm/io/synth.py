@@ -13,8 +13,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ParameterError
+from ..runtime.memory import require
 
-__all__ = ["make_text_classification"]
+__all__ = ["make_text_classification", "make_text_regression", "memory_needed"]
 
 # Zipf-Mandelbrot exponent and offset of the background word frequencies
 # (p(rank r) ~ 1 / (r + q)^s), close to what English corpora show.
@@ -80,6 +81,9 @@ def make_text_classification(n_samples=20000, n_features=20000, n_classes=2, avg
         raise ParameterError(f"avg_length must be > 0, got {avg_length!r}")
     if not (0 <= noise < 1):
         raise ParameterError(f"noise must be in [0, 1), got {noise!r}")
+    require(memory_needed(n_samples, n_features, n_classes, avg_length),
+            f"generating {n_samples} documents over {n_features} features", ParameterError,
+            "ask for fewer features or documents")
     rng = np.random.default_rng(seed)
     V = n_features
     # 1. Background Zipf distribution over ranks, ranks placed at random indices.
@@ -104,6 +108,25 @@ def make_text_classification(n_samples=20000, n_features=20000, n_classes=2, avg
     else:
         y = (cls + 1).astype(np.float64)
     return X, y
+
+
+# Peak bytes of make_text_classification, measured with tracemalloc and rounded up: the
+# vocabulary's arrays (Zipf weights, their CDF, the rank permutation, the topic
+# candidates) per feature, the token arrays (document, rank, word, draws) and the
+# COO -> CSR conversion per token, and each class's topic ranks and CDF.
+_BYTES_PER_FEATURE = 56
+_BYTES_PER_TOKEN = 48
+_BYTES_PER_TOPIC_WORD = 16
+
+
+def memory_needed(n_samples, n_features, n_classes=2, avg_length=80):
+    """About the most memory (bytes) make_text_classification takes for these arguments
+    (an upper estimate: checked against what the process can get before anything is
+    allocated, so that a huge --n-features fails at once with one line)."""
+    topic_words = n_classes * max(5, round(_TOPIC_FRACTION * n_features))
+    tokens = n_samples * (avg_length * 1.1 + 1)      # lengths are log-normal, at least 1
+    return int(_BYTES_PER_FEATURE * n_features + _BYTES_PER_TOKEN * tokens
+               + _BYTES_PER_TOPIC_WORD * topic_words)
 
 
 def _topics(rng, p0, n_classes):
@@ -154,6 +177,41 @@ def _tfidf_rows(doc, word, n_samples, V):
     row_norm = np.sqrt(np.add.reduceat(X.data ** 2, X.indptr[:-1]))  # every row has >= 1 token
     X.data /= np.repeat(row_norm, np.diff(X.indptr))
     return X
+
+
+def make_text_regression(n_samples=20000, n_features=20000, avg_length=80, informative=0.05,
+                         noise=0.3, offset=0.0, seed=0):
+    """Generate the documents of `make_text_classification` (two classes, the same
+    draws for the same seed) with real-valued targets from a sparse linear model:
+
+        y_d = offset + x_d . w* + noise * N(0, 1),
+
+    w* nonzero on ``k = max(1, round(informative * n_features))`` features chosen at
+    random, their values standard normal, then scaled so that x . w* has unit standard
+    deviation over the documents (all draws from ``default_rng(seed + 1)``, after the
+    documents).  The class labels are dropped.
+
+    Returns X (scipy.sparse.csr_matrix, as make_text_classification's) and y (float64,
+    shape (n_samples,)).
+    """
+    if not (np.isfinite(informative) and 0.0 < informative <= 1.0):
+        raise ParameterError(f"informative must be in (0, 1], got {informative!r}")
+    if not (np.isfinite(noise) and noise >= 0.0):
+        raise ParameterError(f"noise must be >= 0, got {noise!r}")
+    if not np.isfinite(offset):
+        raise ParameterError(f"offset must be finite, got {offset!r}")
+    X, _ = make_text_classification(n_samples=n_samples, n_features=n_features, n_classes=2,
+                                    avg_length=avg_length, noise=0.0, seed=seed)
+    rng = np.random.default_rng(None if seed is None else seed + 1)
+    k = max(1, int(round(informative * X.shape[1])))
+    w = np.zeros(X.shape[1])
+    w[rng.choice(X.shape[1], size=k, replace=False)] = rng.standard_normal(k)
+    s = X @ w
+    sd = float(s.std())
+    if sd > 0:
+        s /= sd
+    y = offset + s + noise * rng.standard_normal(X.shape[0])
+    return X, y
 
 
 def _cdf(weights):

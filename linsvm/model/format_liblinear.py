@@ -50,11 +50,13 @@ from ..problem.kinds import get_kind
 from .tokens import Parser, fmt_float, parse_float, parse_int, row_chunks
 
 __all__ = ["SOLVER_TYPES", "SOLVER_PREFIX", "LIBLINEAR_CLASSIFIERS", "LIBLINEAR_OTHERS",
-           "is_liblinear_solver", "solver_type_for", "int_labels", "layout", "chunks"]
+           "is_liblinear_solver", "liblinear_kinds", "solver_type_for", "int_labels", "layout",
+           "chunks"]
 
 # LIBLINEAR 2.50's solver_type enum (linear.h): the -s code -> the name its model
-# files carry.  Classification models (codes 0-7) share one prediction rule; the
-# others (regression, one-class) are not linsvm models.
+# files carry.  Classification models (codes 0-7) share one prediction rule;
+# regression (11-13) and one-class (21) models have no labels, one column, and the
+# one-class model a rho.
 SOLVER_TYPES = {
     0: "L2R_LR", 1: "L2R_L2LOSS_SVC_DUAL", 2: "L2R_L2LOSS_SVC", 3: "L2R_L1LOSS_SVC_DUAL",
     4: "MCSVM_CS", 5: "L1R_L2LOSS_SVC", 6: "L1R_LR", 7: "L2R_LR_DUAL",
@@ -63,10 +65,15 @@ SOLVER_TYPES = {
 _CLASSIFIER_CODES = range(0, 8)
 LIBLINEAR_CLASSIFIERS = tuple(SOLVER_TYPES[c] for c in _CLASSIFIER_CODES)
 LIBLINEAR_OTHERS = tuple(name for code, name in SOLVER_TYPES.items() if code not in _CLASSIFIER_CODES)
+# The model kind of each non-classification type.
+_OTHER_KINDS = {SOLVER_TYPES[11]: "regression", SOLVER_TYPES[12]: "regression",
+                SOLVER_TYPES[13]: "regression", SOLVER_TYPES[21]: "oneclass"}
 _MCSVM_CS = SOLVER_TYPES[4]
-# The type written for a solver without a matching LIBLINEAR code: the L2-loss
-# SVM's (any classification type gives the same prediction).
+# The type written for a model without a matching LIBLINEAR code, by kind: the
+# L2-loss SVM's for classifiers (any classification type gives the same prediction),
+# the L2-loss SVR's for regression.
 _ANY_TYPE = SOLVER_TYPES[2]
+_ANY_TYPE_OF_KIND = {"regression": SOLVER_TYPES[11], "oneclass": SOLVER_TYPES[21]}
 
 # Solver names of models read from LIBLINEAR files: SOLVER_PREFIX + solver_type.
 SOLVER_PREFIX = "liblinear:"
@@ -77,9 +84,15 @@ _VALUE_ALIASES = {"hinge": "l1", "squared_hinge": "l2"}
 
 
 def is_liblinear_solver(name) -> bool:
-    """True for ``liblinear:<solver_type>`` with a LIBLINEAR classification solver_type."""
+    """True for ``liblinear:<solver_type>`` with a LIBLINEAR solver_type."""
     return isinstance(name, str) and name.startswith(SOLVER_PREFIX) \
-        and name[len(SOLVER_PREFIX):] in LIBLINEAR_CLASSIFIERS
+        and name[len(SOLVER_PREFIX):] in SOLVER_TYPES.values()
+
+
+def liblinear_kinds(name) -> tuple:
+    """The model kinds of ``liblinear:<solver_type>`` models."""
+    kind = _OTHER_KINDS.get(name[len(SOLVER_PREFIX):])
+    return (kind,) if kind else ("binary", "multiclass")
 
 
 def _same_value(given, implied) -> bool:
@@ -107,16 +120,20 @@ def solver_type_for(solver: str, params: dict) -> str:
         for code, implied in sorted(info.liblinear_codes.items()):
             if all(_same_value(params.get(k), v) for k, v in implied.items()):
                 return SOLVER_TYPES[code]
+        return _ANY_TYPE_OF_KIND.get(info.kind, _ANY_TYPE)
     return _ANY_TYPE
 
 
 def int_labels(kind=None, classes=None) -> list:
-    """The int labels of a model of `kind` with `classes`, as LIBLINEAR's file needs them,
-    or ModelError: an ordinal model (LIBLINEAR has no thresholds) or a label that is
-    not a 32-bit integer cannot be written.  What is not given is not checked."""
+    """The int labels of a model of `kind` with `classes`, as LIBLINEAR's file needs them
+    (None for regression and one-class models, whose files have no labels), or
+    ModelError: an ordinal model (LIBLINEAR has no thresholds) or a label that is not
+    a 32-bit integer cannot be written.  What is not given is not checked."""
     if kind is not None and not get_kind(kind).liblinear:
         raise ModelError(f"{kind} models cannot be written in LIBLINEAR format "
                          f"({get_kind(kind).liblinear_note}); use the linsvm format")
+    if kind in _ANY_TYPE_OF_KIND:
+        return None
     out = []
     for c in ([] if classes is None else np.asarray(classes, dtype=np.float64).reshape(-1).tolist()):
         if c != math.floor(c) or not (-2**31 <= c < 2**31):
@@ -139,6 +156,13 @@ def layout(model):
     """
     out = int_labels(model.kind, model.classes_)
     name = solver_type_for(model.solver, model.params)
+    if out is None:                             # regression, one-class: one column, no labels
+        if model.offset_ != 0 and model.kind != "oneclass" and not model.bias > 0:
+            raise ModelError("LIBLINEAR's model file has no place for this model's offset "
+                             f"({fmt_float(model.offset_)}: the mean target the solver took out) "
+                             "without a bias feature: save it in linsvm's format, or train "
+                             "with -B 1 (the offset then goes into the bias weight)")
+        return name, out
     k, n_columns = len(out), model.weights.shape[1]
     if n_columns == 1 and k == 2 and name == _MCSVM_CS:
         name = _ANY_TYPE
@@ -153,12 +177,16 @@ def chunks(model, solver_type, labels):
     W = model.weights
     has_bias_row = W.shape[0] == model.n_features_ + 1
     bias = model.bias if has_bias_row else -1.0    # LIBLINEAR: bias >= 0 has a row
-    yield (f"solver_type {solver_type}\n"
-           f"nr_class {len(labels)}\n"
-           f"label {' '.join(str(c) for c in labels)}\n"
-           f"nr_feature {model.n_features_}\n"
-           f"bias {'%.17g' % bias}\n"
-           "w\n")
+    head = [f"solver_type {solver_type}", f"nr_class {2 if labels is None else len(labels)}"]
+    if labels is not None:
+        head.append(f"label {' '.join(str(c) for c in labels)}")
+    head += [f"nr_feature {model.n_features_}", f"bias {'%.17g' % bias}"]
+    if model.kind == "oneclass":
+        head.append(f"rho {'%.17g' % -model.offset_}")
+    elif model.offset_ != 0:                    # into the bias weight (layout checked bias > 0)
+        W = np.array(W)
+        W[-1] += model.offset_ / model.bias
+    yield "\n".join(head) + "\nw\n"
     row = "%.17g " * W.shape[1] + "\n"
     for chunk in row_chunks(W):
         yield (row * chunk.shape[0]) % tuple(chunk.ravel().tolist())
@@ -167,7 +195,7 @@ def chunks(model, solver_type, labels):
 class _LiblinearParser(Parser):
     """Reader of LIBLINEAR's model files (header keys, then 'w' and one row per feature)."""
 
-    REQUIRED = ("solver_type", "nr_class", "label", "nr_feature", "bias")
+    REQUIRED = ("solver_type", "nr_class", "nr_feature", "bias")
 
     def parse(self) -> dict:
         """Read the file; return the fields of its Model (keyword arguments of Model())."""
@@ -189,10 +217,7 @@ class _LiblinearParser(Parser):
             seen[key] = i
             if key == "solver_type":
                 name = self.one_token(i, toks, "a LIBLINEAR solver name")
-                if name in LIBLINEAR_OTHERS:
-                    raise self.error(i, f"LIBLINEAR {name} is a regression or one-class model; "
-                                        "linsvm reads classification models only")
-                if name not in LIBLINEAR_CLASSIFIERS:
+                if name not in SOLVER_TYPES.values():
                     raise self.error(i, f"unknown LIBLINEAR solver_type {name!r}")
                 values[key] = name
             elif key == "nr_class":
@@ -209,7 +234,7 @@ class _LiblinearParser(Parser):
                     raise self.error(i, "duplicate class label in 'label'")
                 values[key] = labels
             elif key == "rho":
-                raise self.error(i, "'rho' belongs to one-class models, which linsvm does not read")
+                values[key] = self.number(i, toks, "a finite number")
             elif parse_float(key, finite=False) is not None:
                 raise self.error(i, "a number where a header key belongs (no 'w' line before the weights?)")
             else:
@@ -218,11 +243,9 @@ class _LiblinearParser(Parser):
         for key in self.REQUIRED:
             if key not in values:
                 raise self.error(i, f"the LIBLINEAR header has no '{key}' line")
-        k = values["nr_class"]
-        labels = values["label"]
-        if len(labels) != k:
-            raise self.error(seen["label"], f"'label' lists {len(labels)} classes but nr_class is {k}")
         name = values["solver_type"]
+        kind, labels, offset = self._kind_labels_offset(i, name, values, seen)
+        k = values["nr_class"]
         n_columns = 1 if (k == 2 and name != _MCSVM_CS) else k
         bias = values["bias"]
         n_features = values["nr_feature"]
@@ -234,6 +257,35 @@ class _LiblinearParser(Parser):
             f"found {s.lineno - i - 1}"))
         if s.readline() is not None:
             raise self.error(s.lineno - 1, f"unexpected content after the {n_rows} weight rows")
+        if kind is None:
+            kind = "binary" if (k == 2 and n_columns == 1) else "multiclass"
         return dict(solver=SOLVER_PREFIX + name, classes=labels, weights=W, bias=bias,
-                    params={"bias": bias}, stats={}, n_features=n_features,
-                    kind="binary" if (k == 2 and n_columns == 1) else "multiclass")
+                    params={"bias": bias}, stats={}, n_features=n_features, kind=kind,
+                    offset=offset)
+
+    def _kind_labels_offset(self, i, name, values, seen):
+        """(kind or None for a classifier, class labels, offset) of a header: a classifier
+        needs its 'label' line; a regression or one-class model has none (and nr_class
+        2), a one-class model a 'rho' (offset -rho)."""
+        k = values["nr_class"]
+        kind = _OTHER_KINDS.get(name)
+        if kind is None:
+            if "label" not in values:
+                raise self.error(i, "the LIBLINEAR header has no 'label' line")
+            labels = values["label"]
+            if len(labels) != k:
+                raise self.error(seen["label"], f"'label' lists {len(labels)} classes but nr_class is {k}")
+            if "rho" in values:
+                raise self.error(seen["rho"], f"'rho' belongs to one-class models, not {name}")
+            return None, labels, 0.0
+        if k != 2:
+            raise self.error(seen["nr_class"], f"a LIBLINEAR {name} model has nr_class 2, not {k}")
+        if "label" in values:
+            raise self.error(seen["label"], f"a LIBLINEAR {name} model has no 'label' line")
+        if kind == "oneclass":
+            if "rho" not in values:
+                raise self.error(i, "the LIBLINEAR one-class header has no 'rho' line")
+            return kind, [1.0, -1.0], -values["rho"]
+        if "rho" in values:
+            raise self.error(seen["rho"], f"'rho' belongs to one-class models, not {name}")
+        return kind, [], 0.0

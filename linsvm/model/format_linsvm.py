@@ -28,12 +28,13 @@ bit for bit)::
 
 * Line 1 is ``linsvm_model <version>``.  Header lines follow in any order,
   each at most once: ``solver NAME`` (a registered solver or
-  ``liblinear:<solver_type>``), ``kind binary|multiclass|ordinal`` (ordinal
-  exactly for the ordinal solvers), ``n_features N``, ``bias B``, ``classes C1
-  C2 ...`` (model order), ``n_columns K``, and for ordinal models only
-  ``thresholds T1 ... T(k-1)``.
+  ``liblinear:<solver_type>``), ``kind binary|multiclass|ordinal|regression|oneclass``
+  (the kinds the solver makes), ``n_features N``, ``bias B``, ``classes C1 C2 ...``
+  (model order; none for a regression model), ``n_columns K``, for ordinal models
+  only ``thresholds T1 ... T(k-1)``, and ``offset V`` when the model adds a constant
+  V to its decision values (one-class: -rho; a regression solver's centering).
 * Models with probability sigmoids (``linsvm-train -b 1``,
-  `linsvm.probability.calibrate`) are written as version 3 (all others stay
+  `linsvm.fit.calibration.calibrate`) are written as version 3 (all others stay
   version 2, byte for byte, readable by older linsvm) and carry two more
   header lines, as LIBSVM names them: ``probA A1 ...`` and ``probB B1 ...``,
   one value for a two-class model (the sigmoid of ``classes_[0]``) and one
@@ -85,7 +86,7 @@ from ..problem.kinds import KINDS
 from .tokens import (NAME_RE, TOKEN_RE, fmt_float, fmt_list, parse_float,
                        parse_int, Parser, row_chunks)
 from ..problem.catalog import SOLVERS
-from .format_liblinear import is_liblinear_solver
+from .format_liblinear import is_liblinear_solver, liblinear_kinds
 
 __all__ = ["FORMAT_MAGIC", "FORMAT_VERSION", "PROBABILITY_VERSION", "READ_VERSIONS", "BINARY_MIN_ENTRIES", "binary_weights",
            "chunks", "known_solver", "solver_kinds", "solver_choices"]
@@ -113,6 +114,8 @@ def known_solver(name) -> bool:
 def solver_kinds(name) -> tuple:
     """The model kinds solver `name` produces: a classifier's binary or multiclass
     models (one-vs-rest beyond two classes), else its own kind."""
+    if is_liblinear_solver(name):
+        return liblinear_kinds(name)
     info = SOLVERS.get(name)
     if info is not None and info.kind not in ("binary", "multiclass"):
         return (info.kind,)
@@ -196,6 +199,8 @@ def chunks(model, binary=False):
     ]
     if thresholds is not None:
         head.append(f"thresholds {fmt_list(thresholds)}")
+    if model.offset_ != 0:
+        head.append(f"offset {fmt_float(model.offset_)}")
     if proba is not None:
         head.append(f"probA {fmt_list(proba[:, 0])}")
         head.append(f"probB {fmt_list(proba[:, 1])}")
@@ -226,7 +231,7 @@ class _LinsvmParser(Parser):
     """Reader of the native format (see the module docstring)."""
 
     SINGLE_KEYS = ("solver", "kind", "n_features", "bias", "classes", "n_columns", "thresholds",
-                   "probA", "probB")
+                   "probA", "probB", "offset")
     REQUIRED = ("solver", "kind", "n_features", "bias", "classes", "n_columns")
 
     def parse(self) -> dict:
@@ -240,6 +245,55 @@ class _LinsvmParser(Parser):
         if version not in READ_VERSIONS:
             raise self.error(0, f"unsupported linsvm model format version {magic[1]} "
                                 f"(this linsvm reads versions {', '.join(map(str, READ_VERSIONS))})")
+        i, line, seen, values, params, stats = self.header_fields()
+        for key in self.REQUIRED:
+            if key not in values:
+                raise self.error(i, f"the header has no '{key}' line")
+        kind = values["kind"]
+        if not values["classes"] and kind != "regression":
+            raise self.error(seen["classes"], "'classes' needs at least one value")
+        if (kind == "ordinal") != ("thresholds" in values):
+            if kind == "ordinal":
+                raise self.error(i, "an ordinal model needs a 'thresholds' line in the header")
+            raise self.error(seen["thresholds"], f"only ordinal models have thresholds (this one is {kind})")
+        probability = self.probability(i, version, kind, values, seen)
+        solver = values["solver"]
+        if not known_solver(solver):
+            raise self.error(seen["solver"], f"unknown solver {solver!r} ({solver_choices()})")
+        expected_kinds = solver_kinds(solver)
+        if kind not in expected_kinds:
+            raise self.error(seen["kind"], f"solver {solver} makes {' or '.join(expected_kinds)} models, "
+                                           f"not {kind}")
+        toks = line.split()
+        binary = len(toks) > 2
+        if binary:
+            n_rows, crc = self.binary_header(i, toks, version)
+        else:
+            n_rows = self.count(i, toks, "the number of weight rows", 0)
+        bias = values["bias"]
+        n_features = values["n_features"]
+        expect = [n_features + 1] if bias > 0 else [n_features] if bias < 0 else [n_features, n_features + 1]
+        if n_rows not in expect:
+            need = " or ".join(map(str, expect))
+            raise self.error(i, f"weights has {n_rows} rows but n_features {n_features} and bias "
+                                f"{fmt_float(bias)} need {need}")
+        n_columns = values["n_columns"]
+        W = self.allocate(n_rows, n_columns)
+        if binary:
+            self.binary_rows(i, W, crc)
+        else:
+            self.stream.text_rows(W.reshape(-1), n_rows, n_columns, lambda: self.file_error(
+                f"truncated file: expected {n_rows} weight rows after line {i + 1} and an 'end' line, "
+                f"the file ends after line {self.stream.lineno}"))
+        self.end_line(i, n_rows)
+        return dict(solver=solver, classes=values["classes"], weights=W, bias=bias,
+                    params=params, stats=stats, kind=kind, thresholds=values.get("thresholds"),
+                    n_features=n_features, probability=probability,
+                    offset=values.get("offset", 0.0))
+
+    def header_fields(self):
+        """Read the header lines up to 'weights'; return that line's index and text, the
+        line of each single key, their values, and the param and stat groups."""
         seen = {}
         values = {}
         params, stats = {}, {}
@@ -274,44 +328,11 @@ class _LinsvmParser(Parser):
                 values[key] = self.header_value(i, toks)
             else:
                 raise self.error(i, f"unknown key {key!r} in the model header")
+        return i, line, seen, values, params, stats
 
-        for key in self.REQUIRED:
-            if key not in values:
-                raise self.error(i, f"the header has no '{key}' line")
-        kind = values["kind"]
-        if (kind == "ordinal") != ("thresholds" in values):
-            if kind == "ordinal":
-                raise self.error(i, "an ordinal model needs a 'thresholds' line in the header")
-            raise self.error(seen["thresholds"], f"only ordinal models have thresholds (this one is {kind})")
-        probability = self.probability(i, version, kind, values, seen)
-        solver = values["solver"]
-        if not known_solver(solver):
-            raise self.error(seen["solver"], f"unknown solver {solver!r} ({solver_choices()})")
-        expected_kinds = solver_kinds(solver)
-        if kind not in expected_kinds:
-            raise self.error(seen["kind"], f"solver {solver} makes {' or '.join(expected_kinds)} models, "
-                                           f"not {kind}")
-        toks = line.split()
-        binary = len(toks) > 2
-        if binary:
-            n_rows, crc = self.binary_header(i, toks, version)
-        else:
-            n_rows = self.count(i, toks, "the number of weight rows", 0)
-        bias = values["bias"]
-        n_features = values["n_features"]
-        expect = [n_features + 1] if bias > 0 else [n_features] if bias < 0 else [n_features, n_features + 1]
-        if n_rows not in expect:
-            need = " or ".join(map(str, expect))
-            raise self.error(i, f"weights has {n_rows} rows but n_features {n_features} and bias "
-                                f"{fmt_float(bias)} need {need}")
-        n_columns = values["n_columns"]
-        W = self.allocate(n_rows, n_columns)
-        if binary:
-            self.binary_rows(i, W, crc)
-        else:
-            self.stream.text_rows(W.reshape(-1), n_rows, n_columns, lambda: self.file_error(
-                f"truncated file: expected {n_rows} weight rows after line {i + 1} and an 'end' line, "
-                f"the file ends after line {self.stream.lineno}"))
+    def end_line(self, i, n_rows):
+        """Check the 'end' line after the n_rows weight rows (which follow line i + 1) and
+        that nothing comes after it."""
         s = self.stream
         end_line = s.readline()
         if end_line is None:
@@ -324,9 +345,6 @@ class _LinsvmParser(Parser):
             raise self.error(s.lineno - 1, "truncated file (the last line has no newline)")
         if s.readline() is not None:
             raise self.error(s.lineno - 1, "unexpected content after 'end'")
-        return dict(solver=solver, classes=values["classes"], weights=W, bias=bias,
-                    params=params, stats=stats, kind=kind, thresholds=values.get("thresholds"),
-                    n_features=n_features, probability=probability)
 
     def probability(self, i, version, kind, values, seen):
         """The (n_sigmoids, 2) array of the 'probA' and 'probB' lines, None without them,
@@ -407,10 +425,11 @@ class _LinsvmParser(Parser):
             return self.count(i, toks, "an integer >= 0", 0)
         if key == "n_columns":
             return self.count(i, toks, "an integer >= 1", 1)
-        if key == "bias":
+        if key in ("bias", "offset"):
             return self.number(i, toks, "a finite number")
-        # classes, thresholds, probA, probB: lists of finite numbers
-        if len(toks) < 2:
+        # classes, thresholds, probA, probB: lists of finite numbers (a regression
+        # model's classes: none)
+        if len(toks) < 2 and key != "classes":
             raise self.error(i, f"'{key}' needs at least one value")
         out = []
         for tok in toks[1:]:

@@ -65,8 +65,8 @@ from .format_linsvm import solver_choices as _solver_choices
 from .format_linsvm import solver_kinds as _solver_kinds
 from .formats import MODEL_FORMATS
 from .tokens import TOKEN_RE, Stream, fmt_float, fmt_list, parse_float
-from .values import (ScoreOverflowError, as_float_array, check_probability, clean_values,
-                     overflow_error)
+from .values import (ScoreOverflowError, as_float_array, check_offset, check_probability,
+                     clean_values, overflow_error)
 
 __all__ = ["Model", "load_model", "FORMAT_VERSION", "KINDS", "MODEL_FORMATS", "check_model_format",
            "ScoreOverflowError"]
@@ -103,9 +103,10 @@ class Model:
         equal `bias`.
     stats : dict, optional
         Training statistics (objective, n_iter, seconds, ...), same value types.
-    kind : {"binary", "multiclass", "ordinal"}, optional
+    kind : {"binary", "multiclass", "ordinal", "regression", "oneclass"}, optional
         Inferred when omitted: ordinal if `thresholds` is given, binary for two
-        classes and one column, multiclass otherwise.
+        classes and one column, multiclass otherwise (a regression model, with no
+        classes, must say so).
     thresholds : sequence of float, optional
         Ordinal models only: ``len(classes) - 1`` finite, non-decreasing values.
     probability : array of shape (n_sigmoids, 2), optional
@@ -121,22 +122,33 @@ class Model:
         a bias row (LIBLINEAR's ``-B 0``: a constant feature of value 0) is
         built.  With ``bias > 0`` it must be ``n_rows - 1``, with ``bias < 0``
         ``n_rows``.
+    offset : float, optional
+        A constant added to every decision value: -rho for a one-class model
+        (LIBLINEAR's rho), the mean target a regression solver subtracted
+        (svr-dual's centering); 0 otherwise.
 
     Weights whose size makes every prediction overflow are refused: the
     bias row's contribution ``bias * w`` must be finite (the rest of a score
     depends on the example; `decision_function` reports those that overflow).
 
     Raises ``ModelError`` when the pieces are inconsistent.
+
+    A model read by `load_model` has ``source``, the file's name (else None), which
+    errors about the model (decision values that overflow, a warm start that
+    cannot be used) name.
     """
 
+    source = None           # the file a loaded model came from, for messages
+
     def __init__(self, *, solver, classes, weights, bias, params, stats=None,
-                 kind=None, thresholds=None, n_features=None, probability=None, _copy=True):
+                 kind=None, thresholds=None, n_features=None, probability=None, offset=0.0,
+                 _copy=True):
         if not isinstance(solver, str) or not TOKEN_RE.match(solver):
             raise ModelError(f"bad solver name {solver!r} (one token of printable ASCII expected)")
         if not _known_solver(solver):
             raise ModelError(f"unknown solver {solver!r} ({_solver_choices()})")
         classes = as_float_array(classes, "classes").reshape(-1)
-        if classes.size == 0:
+        if classes.size == 0 and kind != "regression":
             raise ModelError("a model needs at least one class")
         if not np.isfinite(classes).all():
             raise ModelError("class labels must be finite")
@@ -192,10 +204,12 @@ class Model:
             raise ModelError(f"params['bias'] = {pb!r} disagrees with the model's bias {fmt_float(bias)}")
 
         probability = check_probability(probability, kind, k)
-        self._set(solver, kind, classes, W, bias, thresholds, params, stats, n_features, probability)
+        offset = check_offset(offset)
+        self._set(solver, kind, classes, W, bias, thresholds, params, stats, n_features, probability,
+                  offset)
 
     def _set(self, solver, kind, classes, W, bias, thresholds, params, stats, n_features=None,
-             probability=None):
+             probability=None, offset=0.0):
         """Store checked pieces; the arrays become read-only."""
         W.flags.writeable = False
         classes.flags.writeable = False
@@ -214,10 +228,11 @@ class Model:
         if probability is not None:
             probability.flags.writeable = False
         self._probability = probability
+        self._offset = offset
 
     @classmethod
     def _from_training(cls, *, solver, classes, weights, bias, params, stats, kind,
-                       thresholds=None):
+                       thresholds=None, offset=0.0):
         """The model train() returns, from pieces it has already checked and that
         nothing else holds: solver is a registered name, classes a fresh float64
         array of distinct finite labels in model order, weights a fresh contiguous
@@ -226,9 +241,9 @@ class Model:
         are kept without copies.  Only what a solver produced is checked again
         here: the weights must be finite (otherwise the full constructor raises its
         error) and stats are normalized as in __init__."""
-        if thresholds is not None or not _kernels.all_finite(weights):
+        if thresholds is not None or offset != 0 or not _kernels.all_finite(weights):
             return cls(solver=solver, classes=classes, weights=weights, bias=bias,
-                       params=params, stats=stats, kind=kind, thresholds=thresholds)
+                       params=params, stats=stats, kind=kind, thresholds=thresholds, offset=offset)
         self = cls.__new__(cls)
         self._set(solver, kind, classes, weights, bias, None, params, clean_values(stats, "stat"))
         return self
@@ -241,7 +256,7 @@ class Model:
 
     @property
     def kind(self) -> str:
-        """``"binary"``, ``"multiclass"`` or ``"ordinal"``."""
+        """``"binary"``, ``"multiclass"``, ``"ordinal"``, ``"regression"`` or ``"oneclass"``."""
         return self._kind
 
     @property
@@ -256,10 +271,16 @@ class Model:
 
     @property
     def intercept_(self) -> np.ndarray:
-        """(n_columns,) array: ``bias * weights[-1]`` when bias > 0, else zeros."""
-        if self._bias > 0:
-            return self._bias * self._weights[-1]
-        return np.zeros(self._weights.shape[1])
+        """(n_columns,) array: ``bias * weights[-1]`` when bias > 0, else zeros, plus the
+        offset."""
+        out = self._bias * self._weights[-1] if self._bias > 0 else np.zeros(self._weights.shape[1])
+        return out + self._offset if self._offset != 0 else out
+
+    @property
+    def offset_(self) -> float:
+        """The constant added to every decision value (one-class: -rho; see the class
+        docstring); 0.0 for most models."""
+        return self._offset
 
     @property
     def classes_(self) -> np.ndarray:
@@ -293,7 +314,7 @@ class Model:
         probability = check_probability(probability, self._kind, self._classes.size)
         new = type(self).__new__(type(self))
         new._set(self._solver, self._kind, self._classes, self._weights, self._bias, self._thresholds,
-                 dict(self._params), dict(self._stats), self._n_features, probability)
+                 dict(self._params), dict(self._stats), self._n_features, probability, self._offset)
         return new
 
     @property
@@ -332,10 +353,12 @@ class Model:
         remaining features.  Returns shape (n_samples,) for a one-column model
         (binary, ordinal) and (n_samples, n_columns) otherwise.
 
-        A decision value that is not finite (the products of large weights and
-        features overflow the largest double) raises `ScoreOverflowError` (a
-        DataError) naming the first such row (`row` attribute, 0-based), instead
-        of handing on ``inf``/``nan`` scores that would label the row anyway.
+        A decision value that is not finite (a product of a weight and a feature,
+        their sum or the bias term overflows the largest double) raises
+        `ScoreOverflowError` (a DataError) naming the first such row (`row`
+        attribute, 0-based) and the largest weight and feature involved, instead
+        of handing on ``inf``/``nan`` scores that would label the row anyway; NumPy
+        warns of nothing.
         """
         W = self._weights
         n = self._n_features
@@ -344,8 +367,12 @@ class Model:
             scores = _kernels.csr_scores(X.indptr, X.indices, X.data, W, n,
                                          self._bias if self._bias > 0 else 0.0)
             scores = scores[:, 0] if one else scores
+            if self._offset != 0:
+                with np.errstate(all="ignore"):     # an overflow is reported below, in one line
+                    scores = scores + self._offset
             if not _kernels.all_finite(scores.reshape(-1)):
-                raise overflow_error(scores, X)
+                raise overflow_error(scores, X, W[:n], W[-1] if self._bias > 0 else None,
+                                     self._bias)
             return scores
         sp = _scipy_sparse(X)
         if sp is not None:
@@ -362,7 +389,8 @@ class Model:
                     X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))
                 m = n
             Wm = W[:m, 0] if one else W[:m]
-            scores = np.asarray(X @ Wm, dtype=np.float64)
+            with np.errstate(all="ignore"):         # an overflow is reported below, in one line
+                scores = np.asarray(X @ Wm, dtype=np.float64)
         else:
             X = np.asarray(X)
             if X.ndim != 2:
@@ -371,11 +399,16 @@ class Model:
                 raise DataError(f"X must be numeric, got dtype {X.dtype}")
             m = min(X.shape[1], n)
             Wm = W[:m, 0] if one else W[:m]
-            scores = X[:, :m].astype(np.float64, copy=False) @ Wm
+            with np.errstate(all="ignore"):         # an overflow is reported below, in one line
+                scores = X[:, :m].astype(np.float64, copy=False) @ Wm
         if self._bias > 0:
-            scores = scores + (W[-1, 0] if one else W[-1]) * self._bias
+            with np.errstate(all="ignore"):
+                scores = scores + (W[-1, 0] if one else W[-1]) * self._bias
+        if self._offset != 0:
+            with np.errstate(all="ignore"):
+                scores = scores + self._offset
         if not _kernels.all_finite(scores.reshape(-1)):
-            raise overflow_error(scores, X)
+            raise overflow_error(scores, X, W[:m], W[-1] if self._bias > 0 else None, self._bias)
         return scores
 
     def predict(self, X) -> np.ndarray:
@@ -415,12 +448,13 @@ class Model:
             raise ModelError("this model has no probability sigmoids (train it with -b 1 / "
                              "--probability, or linsvm.probability.calibrate)")
         s = np.asarray(scores, dtype=np.float64)
-        if self._classes.size == 2:
-            f = s[:, 0] - s[:, 1] if (s.ndim == 2 and s.shape[1] == 2) else s.reshape(-1)
-            A, B = self._probability[0]
-            p0 = sigmoid.sigmoid_proba(f, A, B)
-            return np.column_stack([p0, 1.0 - p0])
-        return sigmoid.multiclass_proba(s, self._probability)
+        with np.errstate(over="ignore"):    # huge scores: A f + B is +-inf, a probability 0 or 1
+            if self._classes.size == 2:
+                f = s[:, 0] - s[:, 1] if (s.ndim == 2 and s.shape[1] == 2) else s.reshape(-1)
+                A, B = self._probability[0]
+                p0 = sigmoid.sigmoid_proba(f, A, B)
+                return np.column_stack([p0, 1.0 - p0])
+            return sigmoid.multiclass_proba(s, self._probability)
 
     # ----------------------------------------------------------------- saving
     def save(self, path, format: str = "linsvm") -> None:
@@ -532,9 +566,11 @@ def _load_stream(fh, source: str) -> Model:
     stream.unread_first()
     fields = parser(stream, source).parse()
     try:
-        return Model(**fields, _copy=False)     # the parser's fresh array: no second copy
+        model = Model(**fields, _copy=False)    # the parser's fresh array: no second copy
     except ModelError as exc:                   # its consistency errors get the file name
         raise ModelError(f"{source}: {exc}") from None
+    model.source = source
+    return model
 
 
 def _describe_foreign(tokens) -> str:

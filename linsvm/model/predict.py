@@ -84,7 +84,7 @@ def _source_name(test_source) -> str:
 
 
 def predict_file(test_source, model, out, decision_values=False, chunk_rows=None, measures=True,
-                 progress=None, probability=False) -> PredictionResult:
+                 progress=None, probability=False, model_name=None) -> PredictionResult:
     """Predict the SVM-light data `test_source` (a path, ``"-"`` for standard input)
     with `model` (a Model, or the path of a model file) and write the predictions.
 
@@ -109,11 +109,15 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
     combined with `decision_values` (ParameterError).
 
     Bad data raise DataError naming the file and line; a decision value that
-    overflows raises DataError ``SOURCE: example N: ...``; a file that cannot be
+    overflows raises one error naming the model (`model_name`, or the file `model`
+    was loaded from: Model.source) and the example: ModelError ``MODEL: example N of SOURCE: ...``
+    when the model's weights are the larger factor of the products that overflowed,
+    else DataError ``SOURCE: example N: ... (model MODEL)``; a file that cannot be
     read or written, OSError.
     """
     if not isinstance(model, Model):
         model = load_model(model)
+    model_name = model_name or model.source
     if probability:
         if decision_values:
             raise ParameterError("probabilities (-b 1) and decision values cannot be written together")
@@ -135,8 +139,7 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
             try:
                 scores = model.decision_function(X)
             except ScoreOverflowError as exc:
-                where = "standard input" if source == "-" else source
-                raise DataError(f"{where}: example {tally.n_total + exc.row + 1}: {exc.detail}") from None
+                raise _overflow(exc, source, tally.n_total + exc.row + 1, model_name) from None
             P = model.proba_from_scores(scores) if probability else None
             pred = model.classes_[np.argmax(P, axis=1)] if probability else \
                 model.predict_from_scores(scores)
@@ -154,6 +157,17 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
     return tally.result(source)
 
 
+def _overflow(exc, source, example, model_name):
+    """The one-line error for a decision value that overflowed (ScoreOverflowError exc)
+    on `example` (1-based) of the test data: about the model when its weights are the
+    larger factor, else about the data; naming both."""
+    where = "standard input" if source == "-" else source
+    model_name = model_name or "the model"
+    if exc.model_at_fault:
+        return ModelError(f"{model_name}: example {example} of {where}: {exc.detail}")
+    return DataError(f"{where}: example {example}: {exc.detail} (model {model_name})")
+
+
 def _lines(label_text, pred, scores, P, decision_values):
     """One block of predict_file's output: per example its probabilities (P not None),
     its decision values, or its label."""
@@ -164,7 +178,8 @@ def _lines(label_text, pred, scores, P, decision_values):
         S = scores.reshape(scores.shape[0], -1)
         text = "".join(" ".join(map(repr, row.tolist())) + "\n" for row in S)
     else:
-        labels = [label_text[v] for v in pred.tolist()]
+        labels = [label_text[v] for v in pred.tolist()] if label_text else \
+            [repr(v) for v in pred.tolist()]       # a regression model: values in full
         text = "\n".join(labels) + ("\n" if labels else "")
     return text.encode("ascii")
 
@@ -184,7 +199,7 @@ class _Tally:
     def see(self, X, y):
         """A block read: its width and, with measures, the labels the model does not know."""
         self.width = max(self.width, X.n_features)
-        if self.measures:
+        if self.measures and get_kind(self.model.kind).has_classes:
             known = np.isin(y, self.model.classes_)
             if not known.all():
                 self.n_unknown += int(np.count_nonzero(~known))
@@ -225,13 +240,8 @@ def report_lines(result: PredictionResult) -> list:
     threshold, for ordinal models the rank measures); undefined measures print as n/a.  Without examples, one line saying so."""
     if not result.n_total:
         return [f"{'stdin' if result.source == '-' else result.source}: 0 examples, nothing to predict"]
-    lines = [f"Accuracy = {100.0 * result.n_correct / result.n_total:g}% "
-             f"({result.n_correct}/{result.n_total})"]
-    m = result.measures
-    if m is None:
-        return lines
-    lines += get_kind(result.kind).describe(m, result.classes, result.per_query)
-    return lines
+    return get_kind(result.kind).report_lines(result.n_correct, result.n_total, result.measures,
+                                              result.classes, result.per_query)
 
 
 def note_lines(result: PredictionResult) -> list:

@@ -10,7 +10,7 @@ from ..errors import DataError, ModelError
 from ..problem.kinds import get_kind
 from .tokens import NAME_RE
 
-__all__ = ["clean_values", "check_probability", "as_float_array", "ScoreOverflowError",
+__all__ = ["clean_values", "check_probability", "check_offset", "as_float_array", "ScoreOverflowError",
            "overflow_error"]
 
 # Value types stored as they are (exact types: a numpy scalar is converted below).
@@ -72,6 +72,18 @@ def check_probability(probability, kind, k):
     return P
 
 
+def check_offset(offset) -> float:
+    """A model's offset (the constant added to its decision values) as a finite float,
+    or ModelError."""
+    try:
+        v = float(offset)
+    except (TypeError, ValueError):
+        raise ModelError(f"offset must be a number, got {offset!r}") from None
+    if not np.isfinite(v):
+        raise ModelError(f"offset must be finite, got {offset!r}")
+    return v
+
+
 def as_float_array(values, what) -> np.ndarray:
     """A fresh C-contiguous float64 copy of `values`, or ModelError."""
     if values is None:
@@ -83,29 +95,59 @@ def as_float_array(values, what) -> np.ndarray:
 
 
 class ScoreOverflowError(DataError):
-    """A decision value is not finite; `row` (0-based) and `column` locate the first one."""
+    """A decision value is not finite; `row` (0-based) and `column` locate the first one,
+    `detail` says why, and `model_at_fault` whether the model's weights are the larger
+    factor of the products that overflowed (else the example's features are)."""
 
-    def __init__(self, row, column, detail):
+    def __init__(self, row, column, detail, model_at_fault=True):
         super().__init__(f"row {row}: {detail}")
         self.row = row
         self.column = column
         self.detail = detail
+        self.model_at_fault = model_at_fault
 
 
-def overflow_error(scores, X) -> ScoreOverflowError:
-    """The error for the first non-finite entry of `scores` (rows of X)."""
+def _row_entries(X, row, width):
+    """(column indices, values) of row `row` of X (CSRBuffers, a scipy sparse matrix or
+    a dense array) among its first `width` columns."""
+    if hasattr(X, "indptr") and not hasattr(X, "toarray"):        # CSRBuffers
+        a, b = int(X.indptr[row]), int(X.indptr[row + 1])
+        idx, vals = np.asarray(X.indices[a:b]), np.asarray(X.data[a:b], dtype=np.float64)
+    elif hasattr(X, "toarray"):
+        r = X[row].tocsr()
+        idx, vals = r.indices, np.asarray(r.data, dtype=np.float64)
+    else:
+        dense = np.asarray(X[row], dtype=np.float64).reshape(-1)
+        idx = np.flatnonzero(dense)
+        vals = dense[idx]
+    keep = idx < width
+    return idx[keep], vals[keep]
+
+
+def overflow_error(scores, X, W, bias_row=None, bias=0.0) -> ScoreOverflowError:
+    """The error for the first non-finite entry of `scores` (rows of X; W: the weights of
+    the model's features (n_features, k); the bias row and the bias value when the model
+    has a bias term): the largest magnitudes of the column's weights and of the row's
+    features (the bias value among them), whose products, or their sum, overflowed."""
     S = scores.reshape(scores.shape[0], -1)
     row, col = (int(v) for v in np.argwhere(~np.isfinite(S))[0])
+    W = np.asarray(W).reshape(W.shape[0], -1)
     try:
-        if hasattr(X, "indptr") and not hasattr(X, "toarray"):        # CSRBuffers
-            xrow = X.data[X.indptr[row]:X.indptr[row + 1]]
-        else:
-            xrow = X[row].toarray() if hasattr(X, "toarray") else np.asarray(X[row], dtype=np.float64)
-        x_finite = bool(np.isfinite(xrow).all())
-    except (TypeError, ValueError):
-        x_finite = True
+        idx, vals = _row_entries(X, row, W.shape[0])
+    except (TypeError, ValueError, IndexError):
+        idx, vals = np.zeros(0, dtype=np.int64), np.zeros(0)
     what = "" if S.shape[1] == 1 else f" of column {col + 1}"
-    cause = ("the products of the model's weights and the example's features overflow the largest "
-             "double (weights too large)" if x_finite else "the example has a non-finite feature value")
-    return ScoreOverflowError(row, col, f"the decision value{what} is {float(S[row, col])!r}, "
-                                        f"not finite: {cause}")
+    value = f"the decision value{what} is {float(S[row, col])!r}, not finite"
+    if not np.isfinite(vals).all():
+        return ScoreOverflowError(row, col, f"{value}: the example has a non-finite feature value",
+                                  model_at_fault=False)
+    nonzero = vals != 0
+    w_max = float(np.abs(W[idx[nonzero], col]).max()) if nonzero.any() else 0.0
+    x_max = float(np.abs(vals).max()) if vals.size else 0.0
+    if bias_row is not None:
+        w_max = max(w_max, float(np.abs(np.reshape(bias_row, -1)[col])))
+        x_max = max(x_max, float(bias))
+    return ScoreOverflowError(row, col, f"{value}: the model's weights (up to {w_max:.4g} in "
+                                        f"magnitude) times the example's features (up to "
+                                        f"{x_max:.4g}) overflow the largest double",
+                              model_at_fault=w_max >= x_max)

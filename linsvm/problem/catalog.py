@@ -17,6 +17,13 @@ from .registry import Option, Params, SolverInfo, check_options, check_positive,
 
 SOLVERS: dict[str, SolverInfo] = {}
 
+# The help of every solver's n_threads (issue 31, item 7): the kernels split their sums
+# over the threads, so the count changes the rounding, and through it the iterates.
+N_THREADS_HELP = ("threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M "
+                  "non-zeros, else 1); the thread count changes the rounding of the sums "
+                  "and therefore the iterates, so models trained with different counts may "
+                  "differ slightly (in iterations and in the last digits)")
+
 
 def register(info: SolverInfo) -> SolverInfo:
     """Add a solver to the registry (names are unique)."""
@@ -46,14 +53,6 @@ LIBLINEAR_UNSUPPORTED = {
         "linsvm trains L2-regularized SVMs only: -s mfn (L2-loss SVM, -s 2)"),
     7: ("L2-regularized logistic regression (dual)",
         "linsvm trains SVMs only: -s dcd (L2-regularized SVM dual, -s 1 / -s 3) or -s mfn"),
-    11: ("L2-regularized L2-loss support vector regression (primal)",
-         "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
-    12: ("L2-regularized L2-loss support vector regression (dual)",
-         "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
-    13: ("L2-regularized L1-loss support vector regression (dual)",
-         "linsvm has no regression solvers; for ordered labels see -s mfn-ord or -s perf-ord"),
-    21: ("one-class support vector machine (dual)",
-         "linsvm has no outlier-detection solver; it trains two-class, multi-class and ordinal SVMs"),
 }
 
 
@@ -123,8 +122,7 @@ ALM_OPTIONS = {
     "mu_growth": Option(float, 2.0, "factor by which mu grows", 1.0, 1e6),
     "precondition": Option(bool, True, "diagonal (Jacobi) preconditioning (alm: of the w-step; off gives "
                            "the paper's plain gradient step)"),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from "
-                        "50M non-zeros, else 1)", 0, 1024),
+    "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
     "primal_fallback": Option(bool, True, "p = 1 or 2 with --stop objective: a solve whose "
                               "certified gap stops paying (judged at iterations 100, 200, 400, "
                               "...) or that reaches the cap finishes with mfn-l1 (p = 1) or mfn "
@@ -234,7 +232,8 @@ MFN_OPTIONS = {
     "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step (Appendix A: 5000)", 1),
     "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol min(n+,n-)/n ||grad F(0)|| (the scaling of LIBLINEAR -s 2's test); default 0.3 x -e (0.003 at the default -e 0.01); 0 = off: the paper's rule alone, zones settled and eq. 13 at -e", 0.0, 0.99),
     "kkt_tol": Option(float, None, "continue with smaller eps until the dual KKT violation (Sec. 4.7) is below this", 1e-300),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M non-zeros, else 1)", 0, 1024),
+    "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
+    "regularize_bias": Option(bool, True, "regularize the bias weight like the others (LIBLINEAR's default); off: a free intercept (LIBLINEAR's -R; needs -B > 0; no Section 4.7 KKT measure then)"),
 }
 
 # Work arrays: beta, its gradient and CG/line-search vectors (9 in one block), the
@@ -276,7 +275,7 @@ register(SolverInfo(
     fit=_fit("mfn_family", "fit_ls"),
     family="mfn",
     options=_pick("precondition", "jacobi_weight", "fused_cg", "max_iter", "cg_max_iter",
-                  "n_threads"),
+                  "n_threads", "regularize_bias"),
     loss="ls",
     memory=_MEMORY_LS,
     distributed="rows",
@@ -355,8 +354,7 @@ PERF_OPTIONS = {
     "inactive_iters": Option(int, 50, "remove a constraint after this many iterations with "
                              "alpha = 0 (0 = keep all)", 0),
     "qp_tol": Option(float, 1e-10, "KKT tolerance of the working-set QP (units of xi)", 0.0, 1.0),
-    "n_threads": Option(int, 0, "threads for the sparse mat-vecs (0 = auto: all OpenMP threads "
-                        "from 50M non-zeros, else 1)", 0, 1024),
+    "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
 }
 
 # Work arrays: the cutting planes' working set starts at 16 dense rows of the
@@ -461,4 +459,96 @@ register(SolverInfo(
     distributed="cocoa",
     distributed_options=("local_epochs",),
     memory=_MEMORY_SDM_WW,
+))
+
+
+# ---------------------------------------------------------------------------- svr
+EPSILON_HELP = ("half-width p of the regression tube (LIBLINEAR's -p): deviations |y - w.x| "
+                "below it cost nothing")
+
+register(SolverInfo(
+    name="svr",
+    kind="regression",
+    objective="1/2||w||_R^2 + C sum_i max(0, |y_i - w.x_i| - p)^2 (L2-loss SVR, LIBLINEAR -s 11; "
+              "||w||_R leaves the bias weight out unless --regularize-bias: LIBLINEAR's -R)",
+    default_tol=0.0001,
+    tol_meaning="LIBLINEAR -s 11's gradient test ||grad F|| <= eps ||grad F(0)|| (--gtol), or "
+                "the paper's rule (active set settled, relative CGLS residual <= eps, eq. 13), "
+                "whichever comes first; a relative duality gap above 1% warns",
+    paper="Keerthi & DeCoste 2005, Sections 3-4 and Appendix A (squared eps-insensitive loss)",
+    fit=_fit("svr", "fit_svr"),
+    family="svr",
+    options={
+        "epsilon": Option(float, 0.1, EPSILON_HELP, 0.0),
+        "regularize_bias": Option(bool, False, "regularize the bias weight like the others "
+                                  "(LIBLINEAR -s 11 without -R); off: a free intercept"),
+        "heuristic1": Option(bool, True, "at most 10 CGLS iterations in the first Newton step of a cold start (Sec. 4.6)"),
+        "heuristic2": Option(bool, True, "converge at eps=1e-2 first, then at -e (Sec. 4.6)"),
+        "precondition": Option(bool, True, "diagonal (Jacobi) preconditioning of CGLS"),
+        "jacobi_weight": Option(float, 0.3, "weight w of the Jacobi diagonal in the CGLS preconditioner (1 = plain Jacobi)", 1e-6, 1.0),
+        "fused_cg": Option(bool, True, "one pass over the active rows per CGLS iteration"),
+        "forcing": Option(float, 0.1, "inexact Newton: a CGLS step may also stop at ||r|| <= forcing * ||gradient|| (0 = off)", 0.0, 0.99),
+        "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),
+        "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step", 1),
+        "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol ||grad F(0)|| (LIBLINEAR -s 11's test); default -e; 0 = off", 0.0, 0.99),
+        "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
+    },
+    loss="l2",
+    liblinear_codes={11: {}},
+    memory=work_memory(12, 216),     # per row: margins, CGLS, two line-search terms, lists
+    distributed="rows",
+))
+
+register(SolverInfo(
+    name="svr-dual",
+    kind="regression",
+    objective="1/2||w||^2 + C sum_i max(0, |y_i - y_offset - w.x_i| - p) (--loss l1, LIBLINEAR "
+              "-s 13) or its square (--loss l2, -s 12); y_offset the weighted mean target "
+              "(--no-center-targets: 0, LIBLINEAR's problem)",
+    default_tol=0.1,
+    tol_meaning="summed violation of a loop <= eps x the first loop's (Ho & Lin 2012, "
+                "LIBLINEAR), and a duality gap <= 1% of the objective (else a smaller eps)",
+    paper="Ho & Lin 2012 (JMLR 13), Algorithm 4 with shrinking",
+    fit=_fit("svr", "fit_svr_dual"),
+    family="svr",
+    options={
+        "loss": Option(str, "l1", "svr-dual: l1 = eps-insensitive (LIBLINEAR -s 13), l2 = its square (-s 12)",
+                       choices=("l1", "l2")),
+        "epsilon": Option(float, 0.1, EPSILON_HELP, 0.0),
+        "center_targets": Option(bool, True, "solve for the targets minus their cost-weighted "
+                                 "mean (stats y_offset, added back at prediction): the dual's "
+                                 "stand-in for a free intercept"),
+        "shrinking": Option(bool, True, "shrinking (Ho & Lin 2012, Sec. 3.4)"),
+        "max_iter": Option(int, 1000, "cap on loops over the examples", 1),
+    },
+    loss="l1",
+    liblinear_codes={12: {"loss": "l2"}, 13: {"loss": "l1"}},
+    memory=work_memory(3, 104),      # per row: b, box, constants, index, the packed record
+    serial_only="use svr (the primal Newton method for -s 11's problem; it runs over row "
+                "blocks exactly)",
+))
+
+
+# ---------------------------------------------------------------------------- oneclass
+register(SolverInfo(
+    name="oneclass",
+    kind="oneclass",
+    objective="1/2||w||^2 - rho + 1/(nu n) sum_i max(0, rho - w.x_i) (one-class SVM, LIBLINEAR "
+              "-s 21; weights and rho returned in LIBLINEAR's scale, nu n times these)",
+    default_tol=0.01,
+    tol_meaning="max_{a<1} -G - min_{a>0} -G < eps in the dual scaled by nu n (LIBLINEAR), and "
+                "a duality gap <= 1% of the objective (else a smaller eps)",
+    paper="Chou, Lin & Lin, SDM 2020 (dual CD with two-variable updates, as LIBLINEAR -s 21)",
+    fit=_fit("oneclass", "fit_oneclass"),
+    family="oneclass",
+    options={
+        "nu": Option(float, 0.5, "nu in (0, 1]: bounds the fraction of training outliers (<= nu) "
+                                 "and of support vectors (>= nu) (LIBLINEAR's -n)", 1e-12, 1.0),
+        "max_iter": Option(int, 1000, "cap on outer iterations (LIBLINEAR: 1000)", 1),
+    },
+    loss="l1",
+    liblinear_codes={21: {}},
+    memory=work_memory(3, 72),
+    serial_only="oneclass (no distributed one-class solver; train on one rank)",
+    default_bias=-1.0,
 ))

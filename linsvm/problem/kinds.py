@@ -10,6 +10,8 @@ kind says what becomes of the scores:
                  the class of the largest score, the first one on ties.
 * ``ordinal``    one column and ``n_levels - 1`` ascending thresholds; level
                  ``classes[r]``, r the number of thresholds strictly below the score.
+* ``regression`` one column, no classes; the prediction is the score itself.
+* ``oneclass``   one column (its score w.x - rho); +1 where it is > 0, else -1.
 
 Every solver declares the kind it solves (SolverInfo.kind, a key of KINDS); a
 binary solver given more than two classes runs one-vs-rest and its model is
@@ -33,13 +35,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataError, ModelError
+from ..errors import ModelError
 from . import metrics
 from .metric_names import METRICS, PERCENT_METRICS
-from .labels import (check_class_like, class_codes, class_order, format_label,
-                     merge_first_appearance)
+from .labels import (LabelError, check_class_like, class_codes, class_order,
+                     class_order_raw, first_non_integer, format_label, merge_first_appearance)
 
-__all__ = ["Kind", "KINDS", "BINARY", "MULTICLASS", "ORDINAL", "get_kind", "model_kind",
+__all__ = ["Kind", "KINDS", "BINARY", "MULTICLASS", "ORDINAL", "REGRESSION", "ONECLASS",
+           "get_kind", "model_kind",
            "METRICS", "PERCENT_METRICS", "report",
            "metric_value"]
 
@@ -73,6 +76,9 @@ class Kind:
     noun = "a model"            # "a binary model", for messages
     has_measures = False        # linsvm-predict reports measures beyond accuracy (measures)
     uses_qid = False            # its data's query ids matter (ranking)
+    has_classes = True          # the labels are among the model's classes (else real values)
+    stratified = True           # cross-validation folds are stratified by label
+    weighs_classes = True       # class weights (-w) apply
 
     def __repr__(self):
         return f"<kind {self.name}>"
@@ -123,6 +129,24 @@ class Kind:
         """The lines linsvm-predict prints for measures `m` (after the accuracy line)."""
         return []
 
+    def report_lines(self, n_correct, n_total, m, classes, per_query=False):
+        """What linsvm-predict prints of n_total predictions: LIBLINEAR's accuracy line,
+        then the kind's measures (m: `measures` plus accuracy, or None)."""
+        lines = [f"Accuracy = {100.0 * n_correct / n_total:g}% ({n_correct}/{n_total})"]
+        return lines + (self.describe(m, classes, per_query) if m is not None else [])
+
+    def metric_value(self, metric, classes, y, pred, scores, qid=None):
+        """Cross-validation metric `metric` of predictions `pred` and decision values
+        `scores` against labels y (module function metric_value)."""
+        return metric_value(metric, classes, y, pred, scores, qid)
+
+    def cv_lines(self, classes, y, pred):
+        """LIBLINEAR's lines for -v from every example's out-of-fold prediction (pooled
+        over the folds, as LIBLINEAR's train -v counts them)."""
+        n = y.shape[0]
+        value = 100.0 * np.count_nonzero(pred == y) / n if n else float("nan")
+        return [f"Cross Validation Accuracy = {value:g}%"]
+
 
 class Classifier(Kind):
     """What binary and multiclass share: class labels in LIBLINEAR's order."""
@@ -133,7 +157,8 @@ class Classifier(Kind):
 
 def _at_least_two(classes):
     if classes.shape[0] < 2:
-        raise DataError(f"only one class (label {classes[0]:g}) in the training data; need at least two")
+        raise LabelError(f"only one class (label {classes[0]:g}) in the training data; need at "
+                         "least two")
     return classes
 
 
@@ -212,10 +237,13 @@ class Ordinal(Kind):
     what = "ranks"
 
     def classes_from(self, y, labels=None, n_rows=None, allow_many=False):
-        """The distinct integer ranks of y, sorted (DataError for a non-integer one)."""
+        """The distinct integer ranks of y, sorted (LabelError, naming the first
+        non-integer in order of appearance, for a rank that is not an integer)."""
         classes = np.unique(y) if labels is None else np.sort(labels)
         if not np.all(classes == np.round(classes)):
-            raise DataError("ordinal labels must be integer ranks")
+            frac = first_non_integer(class_order_raw(y) if labels is None else labels)
+            raise LabelError(f"rank {frac:.17g} is not an integer: ordinal labels must be "
+                             "integer ranks", frac)
         return _at_least_two(classes)
 
     def merge_labels(self, lists):
@@ -252,6 +280,9 @@ class Ordinal(Kind):
                 "pairwise_accuracy": metrics.pairwise_accuracy(y, scores, qid),
                 "kendall_tau": metrics.kendall_tau(y, scores, qid)}
 
+    def cv_lines(self, classes, y, pred):
+        return [f"Cross Validation Mean absolute error = {metrics.rank_mae(classes, y, pred):g}"]
+
     def describe(self, m, classes, per_query=False):
         two = classes.shape[0] == 2
         return [f"Mean absolute error = {_num(m['mae'])}, Exact-rank accuracy = "
@@ -260,8 +291,103 @@ class Ordinal(Kind):
                 f", Kendall tau = {_num(m['kendall_tau'])}" + (" (per query)" if per_query else "")]
 
 
+class Regression(Kind):
+    """Real-valued targets, one column: the prediction is the decision value."""
+
+    name = "regression"
+    noun = "a regression model"
+    classifier = False
+    has_classes = False
+    has_measures = True
+    stratified = False
+    weighs_classes = False
+    metrics = ("mse", "scc", "mae")
+    what = "targets"
+
+    def classes_from(self, y, labels=None, n_rows=None, allow_many=False):
+        """No classes: any finite real target (checked when read) is one."""
+        return np.zeros(0)
+
+    def merge_labels(self, lists):
+        return np.zeros(0)
+
+    def targets(self, y, classes):
+        return {"t": np.ascontiguousarray(y, dtype=np.float64)}
+
+    def check_model(self, k, n_columns, thresholds):
+        if k != 0 or n_columns != 1:
+            raise ModelError(f"a regression model has no classes and 1 weight column, "
+                             f"got {k} classes and {n_columns} columns")
+        super().check_model(k, n_columns, thresholds)
+
+    def predict(self, scores, classes, thresholds):
+        return np.array(scores, dtype=np.float64)
+
+    def metric_value(self, metric, classes, y, pred, scores, qid=None):
+        """mse: mean squared error; scc: squared correlation coefficient (LIBLINEAR's);
+        mae: mean absolute error."""
+        if y.shape[0] == 0:
+            return float("nan")
+        if metric == "mae":
+            return float(np.mean(np.abs(pred - y)))
+        mse, scc = metrics.regression_measures(y, pred)
+        return mse if metric == "mse" else scc
+
+    def measures(self, classes, y, pred, scores, qid=None):
+        """Mean squared error and squared correlation coefficient as LIBLINEAR's predict
+        prints them, and the mean absolute error."""
+        mse, scc = metrics.regression_measures(y, pred)
+        return {"mse": mse, "scc": scc, "mae": float(np.mean(np.abs(pred - y)))}
+
+    def report_lines(self, n_correct, n_total, m, classes, per_query=False):
+        """LIBLINEAR's two lines (mean squared error, squared correlation coefficient)
+        and the mean absolute error; no accuracy."""
+        if m is None:
+            return []
+        return [f"Mean squared error = {m['mse']:g} (regression)",
+                f"Squared correlation coefficient = {m['scc']:g} (regression)",
+                f"Mean absolute error = {m['mae']:g} (regression)"]
+
+    def cv_lines(self, classes, y, pred):
+        mse, scc = metrics.regression_measures(y, pred) if y.shape[0] else (np.nan, np.nan)
+        return [f"Cross Validation Mean squared error = {mse:g}",
+                f"Cross Validation Squared correlation coefficient = {scc:g}"]
+
+
+class OneClass(Kind):
+    """Novelty detection: labels are ignored in training; the model predicts +1 (an
+    inlier, decision value > 0) or -1."""
+
+    name = "oneclass"
+    noun = "a one-class model"
+    classifier = False
+    stratified = False
+    weighs_classes = False
+    what = "labels (+1 / -1)"
+
+    def classes_from(self, y, labels=None, n_rows=None, allow_many=False):
+        """The two labels a one-class model predicts, +1 and -1, whatever y holds."""
+        return np.array([1.0, -1.0])
+
+    def merge_labels(self, lists):
+        return np.array([1.0, -1.0])
+
+    def targets(self, y, classes):
+        return {}
+
+    def check_model(self, k, n_columns, thresholds):
+        if k != 2 or n_columns != 1:
+            raise ModelError(f"a one-class model has the classes 1, -1 and 1 weight column, "
+                             f"got {k} classes and {n_columns} columns")
+        super().check_model(k, n_columns, thresholds)
+
+    def predict(self, scores, classes, thresholds):
+        return np.where(scores > 0, classes[0], classes[1])
+
+
 BINARY, MULTICLASS, ORDINAL = Binary(), Multiclass(), Ordinal()
-KINDS = {k.name: k for k in (BINARY, MULTICLASS, ORDINAL)}
+REGRESSION, ONECLASS = Regression(), OneClass()
+KINDS = {k.name: k for k in (BINARY, MULTICLASS, ORDINAL, REGRESSION, ONECLASS)}
 
 
 def get_kind(name):

@@ -19,6 +19,25 @@ MAX_CLASSES_FEW_ROWS = 100      # more classes than this ...
 MIN_ROWS_PER_CLASS = 10         # ... with fewer training rows per class on average: not classes
 
 
+class LabelError(DataError):
+    """Labels that a kind's rules refuse (linsvm.problem.kinds), found once the data
+    are read.  `label`: the label whose first row is at fault -- the first label of
+    the data, in order of first appearance, that breaks the rule -- or None when no
+    row is (one class), so that whoever read the data can name that row's file and
+    line (linsvm.io.places)."""
+
+    def __init__(self, message, label=None):
+        super().__init__(message)
+        self.label = None if label is None else float(label)
+
+
+def first_non_integer(values):
+    """The first of `values` (floats, e.g. labels in order of first appearance) that is
+    not an integer, or None."""
+    return next((v for v in np.asarray(values, dtype=np.float64).tolist()
+                 if not v.is_integer()), None)
+
+
 def format_label(v) -> str:
     """A label as linsvm writes it: the shortest text that reads back as the same
     double, integers without '.0'."""
@@ -88,21 +107,27 @@ def check_labels(y, n_rows):
 
 
 def check_class_like(classes, n_rows):
-    """Refuse labels that are not class-like for a classifier (DataError): a label
-    that is not an integer (real-valued targets: regression data), or more than
-    MAX_CLASSES_FEW_ROWS classes with fewer than MIN_ROWS_PER_CLASS training rows
-    per class on average.  train(allow_many_classes=True) skips this check."""
-    values = classes.tolist()                  # a handful: plain floats are cheapest
-    frac = [v for v in values if not v.is_integer()]
-    if frac:
-        raise DataError(f"label {frac[0]:.17g} is not an integer ({classes.shape[0]} distinct labels): "
-                        "this looks like regression data, not classes; to train one class per "
-                        "distinct value anyway, allow it (--allow-many-classes)")
+    """Refuse labels that are not class-like for a classifier (LabelError, a
+    DataError): a label that is not an integer (real-valued targets: regression
+    data), or more than MAX_CLASSES_FEW_ROWS classes with fewer than
+    MIN_ROWS_PER_CLASS training rows per class on average.  `classes` in order of
+    first appearance (the error's label is then the first row's at fault: the first
+    non-integer, or the first label beyond MAX_CLASSES_FEW_ROWS).
+    train(allow_many_classes=True) skips this check."""
+    frac = first_non_integer(classes)
+    if frac is not None:
+        raise LabelError(f"label {frac:.17g} is not an integer ({classes.shape[0]} distinct labels): "
+                         "this looks like regression data, not classes: use a regression solver "
+                         "(-s svr = LIBLINEAR -s 11, or svr-dual = -s 12 / -s 13); to train one "
+                         "class per distinct value anyway, allow it (--allow-many-classes)", frac)
     k = classes.shape[0]
     if k > MAX_CLASSES_FEW_ROWS and n_rows < MIN_ROWS_PER_CLASS * k:
-        raise DataError(f"{k} distinct labels among {n_rows} training examples (fewer than "
-                        f"{MIN_ROWS_PER_CLASS} per class): these do not look like classes; to train "
-                        "one class per distinct value anyway, allow it (--allow-many-classes)")
+        extra = classes[MAX_CLASSES_FEW_ROWS]
+        raise LabelError(f"{k} distinct labels among {n_rows} training examples (fewer than "
+                         f"{MIN_ROWS_PER_CLASS} per class; label {format_label(extra)} is the "
+                         f"{MAX_CLASSES_FEW_ROWS + 1}st): these do not look like classes; to train "
+                         "one class per distinct value anyway, allow it (--allow-many-classes)",
+                         extra)
 
 
 def class_codes(y, classes):

@@ -4,6 +4,6 @@ computes them."""
 
 # name -> higher is better
 METRICS = {"accuracy": True, "prbep": True, "roc": True, "f1": True, "mae": False,
-           "pairwise": True}
+           "pairwise": True, "mse": False, "scc": True}
 # fractions people read as percentages
 PERCENT_METRICS = ("accuracy", "prbep", "f1", "pairwise")

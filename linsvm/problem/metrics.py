@@ -189,3 +189,20 @@ def rank_mae(classes, y_true, y_pred):
             p = np.where(v > classes[-1], pos[-1] + (v - classes[-1]) / hi_gap, p)
         return p
     return float(np.mean(np.abs(position(y_pred) - position(y_true))))
+
+
+def regression_measures(y_true, y_pred):
+    """(mean squared error, squared correlation coefficient) of real predictions, as
+    LIBLINEAR's predict prints them for regression models: MSE = sum (v - y)^2 / l and
+    SCC = (l S_vy - S_v S_y)^2 / ((l S_vv - S_v^2)(l S_yy - S_y^2)) with S_v = sum v,
+    S_vy = sum v y, ... (nan when either side is constant)."""
+    y = np.asarray(y_true, dtype=np.float64).ravel()
+    v = np.asarray(y_pred, dtype=np.float64).ravel()
+    if y.shape != v.shape or y.size == 0:
+        raise ValueError("regression_measures needs two non-empty arrays of one length")
+    n = float(y.size)
+    mse = float(np.mean((v - y) ** 2))
+    sv, sy = float(v.sum()), float(y.sum())
+    num = (n * float(v @ y) - sv * sy) ** 2
+    den = (n * float(v @ v) - sv * sv) * (n * float(y @ y) - sy * sy)
+    return mse, (num / den if den > 0 else float("nan"))

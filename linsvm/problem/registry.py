@@ -23,7 +23,8 @@ On several MPI ranks problem.comm is a linsvm.runtime.collective.Collective and 
 problem holds this rank's block of the examples; only solvers registered with
 `distributed` set are called so.  They return the same weights on every rank.
 
-FitResult carries the weights, the ordinal thresholds, stats (objective in linsvm's
+FitResult carries the weights, the ordinal thresholds, an offset added to every
+decision value (one-class: -rho; svr-dual: the mean target it took out), stats (objective in linsvm's
 scaling, n_iter, and anything else the solver reports), the solve's warning (with
 `converged` False when it is about the accuracy) and the state.  The weight arrays
 are handed over to the model without copying, so a solver must not keep or later
@@ -84,6 +85,8 @@ class SolverInfo:
     # the solver's family (its module in linsvm.solvers: "mfn" for the whole finite
     # Newton family); the command line's help groups options by it
     family: str = ""
+    # the bias feature's value when -B is not given (LIBLINEAR's -B; <= 0: none)
+    default_bias: float = 1.0
 
     def refuse_distributed(self):
         """The one-line ParameterError for a solver that does not run on several MPI
@@ -119,6 +122,7 @@ class FitResult:
     weights: object
     stats: dict
     thresholds: object = None
+    offset: float = 0.0             # added to every decision value (one-class: -rho)
     warning: str | None = None
     converged: bool = True
     state: object = None

@@ -6,7 +6,8 @@ use: one line ``1 2147483647:1`` asks for 16 GiB per vector.  Each solver's
 catalog entry (`linsvm.problem.registry.SolverInfo.memory`) estimates the bytes of its
 work arrays; `check` compares that with what this process can still get and
 refuses, with one line that names the largest index and the remedy
-(``linsvm renumber``), before anything is allocated.
+(``linsvm renumber``), before anything is allocated.  `require` is the same
+check for other work whose size its arguments fix (``linsvm synth``).
 
 What the process can get is the smallest of: MemAvailable in /proc/meminfo;
 RLIMIT_AS less the address space in use; RLIMIT_DATA less the data segment in
@@ -24,6 +25,7 @@ from ..errors import DataError
 from .threads import resolve_threads
 
 F8 = 8                  # bytes of a float64 / int64
+_SMALL = 64 << 20       # below this a solve or an allocation is not checked (no /proc reads)
 
 
 def _read_kib(path, key):
@@ -98,6 +100,18 @@ def distinct_features(X):
         return None
 
 
+def require(need, what, error=DataError, remedy=""):
+    """Raise `error` (one line: WHAT needs about N but M is available (LIMIT)[; REMEDY])
+    when this process cannot get `need` bytes; nothing when it can, or when no limit
+    can be read.  For work whose size the arguments fix, checked before allocating."""
+    if need < _SMALL:
+        return
+    have, where = available()
+    if have is not None and need > have:
+        raise error(f"{what} needs about {fmt_bytes(need)} but {fmt_bytes(have)} is available "
+                    f"({where})" + (f"; {remedy}" if remedy else ""))
+
+
 def check(need, X, solver, log=None):
     """Refuse (DataError) a solve that needs `need` bytes when this process
     cannot get them; log a note when the weight vectors dwarf the data."""
@@ -122,9 +136,6 @@ def note(need, X, log):
         log(f"note: {n_features} features but {X.nnz} non-zeros: every iteration does dense "
             f"work over all {n_features} weights (about {fmt_bytes(need)} of work arrays); "
             f"'linsvm renumber' shrinks them to the features in use")
-
-
-_SMALL = 64 << 20       # below this a solve is not checked (no /proc reads per call)
 
 
 def check_solve(info, X, n_rows, n_weights, n_classes, options, log=None):

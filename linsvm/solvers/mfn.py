@@ -95,6 +95,7 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
         n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]), callback=callback,
         fused=opts["fused_cg"], pattern=True, kkt=kkt, diag_update=True,
         jacobi_weight=opts["jacobi_weight"], gstop=gstop, comm=problem.comm,
+        regularize_bias=opts.get("regularize_bias", True),
     )
 
 
@@ -169,8 +170,8 @@ def fit_mfn(problem, params, start, state, log):
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
         traces.append(st["trace"] / lam)
-        kkt = st["kkt"]
-        if kkt_tol is None or kkt <= kkt_tol or eps <= 1e-15 or st["status"] == 1:
+        kkt = st["kkt"]                # None with a free bias (no Section 4.7 measure)
+        if kkt_tol is None or kkt is None or kkt <= kkt_tol or eps <= 1e-15 or st["status"] == 1:
             break
         if log is not None:
             log(f"mfn dual KKT violation {kkt:.3g} > {kkt_tol:g}: continuing with eps {eps / 10:g}")
@@ -191,9 +192,14 @@ def fit_mfn(problem, params, start, state, log):
     if st["status"] == 1:
         warning = (
             f"mfn stopped at the iteration cap (max_iter={opts['max_iter']}) before the "
-            f"active set settled (dual KKT violation {kkt:.3g}, -e {tol:g}); the model may be "
+            f"active set settled (dual KKT violation {_num(kkt)}, -e {tol:g}); the model may be "
             "inaccurate: raise --max-iter or loosen -e"
         )
-    elif kkt_tol is not None and kkt > kkt_tol:
+    elif kkt_tol is not None and kkt is not None and kkt > kkt_tol:
         warning = f"mfn could not bring the dual KKT violation {kkt:.3g} below --kkt-tol {kkt_tol:g}"
     return FitResult(beta, stats, warning=warning, converged=warning is None)
+
+
+def _num(v):
+    """A measure to 3 digits, nan when there is none."""
+    return f"{v if v is not None else float('nan'):.3g}"

@@ -89,7 +89,8 @@ def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, o
     f, g, _, _ = _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
                                n_features=X.n_features, bias=problem.bias, rows=problem.rows,
                                t=problem.t, c=problem.cost, lam=lam, beta=beta, loss=loss,
-                               n_threads=opts["n_threads"], comm=problem.comm)
+                               n_threads=opts["n_threads"], comm=problem.comm,
+                               regularize_bias=opts.get("regularize_bias", True))
     stats = {
         "objective": f / lam,
         "n_iter": n_iter,

@@ -1,0 +1,127 @@
+"""The parameter search of `linsvm-train -C` (LIBLINEAR's `train -C`): cross-validation
+along a doubling grid of C, warm-started from small C up, and the best point.
+
+The grid starts at C0, the largest power of two at most 1 / (n max_i ||x_i||^2) (x
+with the bias feature): below it every fitted margin C n ||x||^2 stays under one, and
+the models are all alike.  It doubles up to 1024 for classifiers and ordinal solvers
+and 2^20 for regression (LIBLINEAR's caps); a C given with -c starts it instead.
+For a regression solver the tube width p is searched too (LIBLINEAR searches p from
+its largest useful value down in 20 steps): p = i max_p / 20, i = 19 .. 0, with max_p
+the largest absolute deviation of a target from the targets' mean (linsvm's
+regression solvers fit an intercept, so deviations, not raw targets, set the scale),
+or from -p down when -p is given.  Each point's value is pooled over the folds as
+LIBLINEAR counts it (every example's out-of-fold prediction), not a mean of folds.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..problem.catalog import get_solver
+from ..problem.csr import CSRBuffers, to_scipy
+from ..problem.kinds import KINDS
+from ..runtime.collective import collective_of
+from .cv import cross_validate
+
+__all__ = ["search_C", "SearchResult", "start_C", "P_STEPS"]
+
+MAX_C = 1024.0
+MAX_C_REGRESSION = 2.0 ** 20
+P_STEPS = 20
+
+
+@dataclass
+class SearchResult:
+    """The grid (C, p, pooled value) in the order searched, the metric, and the best."""
+
+    metric: str
+    higher_is_better: bool
+    points: list = field(default_factory=list)
+
+    @property
+    def best(self):
+        """The best point (C, p, value): ties go to the smaller C, then the larger p;
+        an undefined value is never best unless every one is."""
+        sign = -1.0 if self.higher_is_better else 1.0
+        return min(self.points, key=lambda pt: (math.isnan(pt[2]), sign * pt[2] if not
+                                                math.isnan(pt[2]) else 0.0, pt[0], -(pt[1] or 0.0)))
+
+
+def start_C(X, bias, coll=None):
+    """C0 of the module notes for the rows of X (CSRBuffers or scipy) and bias."""
+    Xs = to_scipy(X) if isinstance(X, CSRBuffers) else X
+    sq = np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel() + (bias * bias if bias and bias > 0 else 0.0)
+    n, top = sq.shape[0], float(sq.max()) if sq.size else 0.0
+    if coll is not None:
+        n, top = int(coll.sum_scalars(n)[0]), float(max(coll.comm.allgather(top)))
+    if n == 0 or top <= 0:
+        return 1.0
+    return 2.0 ** math.floor(math.log2(1.0 / (n * top)))
+
+
+def search_C(X, y, solver="mfn", n_folds=5, C0=None, p0=None, seed=0, n_jobs=1, comm=None,
+             log=None, progress=None, **train_options):
+    """Cross-validate `solver` along the grid of the module notes; a SearchResult whose
+    values are pooled over all examples (and all MPI ranks with comm).  C0: the first C
+    (None: start_C); p0: a regression solver's largest p (None: from the targets).
+    log(line) receives LIBLINEAR's line per point.  train_options go to linsvm.train."""
+    info = get_solver(solver)
+    kind = KINDS[info.kind]
+    coll = collective_of(comm)
+    Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
+    y = np.asarray(y, dtype=np.float64)
+    bias = train_options.get("bias")
+    C0 = start_C(Xb, info.default_bias if bias is None else bias, coll) if C0 is None else float(C0)
+    if not C0 > 0:
+        raise ParameterError(f"the first C of the search must be > 0, got {C0!r}")
+    regression = info.kind == "regression"
+    cap = MAX_C_REGRESSION if regression else MAX_C
+    Cs = [C0 * 2.0 ** k for k in range(int(math.floor(math.log2(cap / C0))) + 1)] if C0 <= cap else [C0]
+    ps = _p_grid(y, p0, coll) if regression else None
+    res = cross_validate(Xb, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
+                         n_jobs=n_jobs, comm=comm, keep_predictions=True, progress=progress,
+                         **train_options)
+    out = SearchResult(metric=res.metric, higher_is_better=res.higher_is_better)
+    y_all = _all(coll, y)
+    classes = np.unique(y_all)
+    for pt in sorted(res.points, key=lambda pt: (-(pt.p or 0.0), pt.C)):
+        pred = _all(coll, pt.predictions)
+        value = kind.metric_value(res.metric, classes, y_all, pred, pred)
+        out.points.append((pt.C, pt.p, float(value)))
+        if log is not None:
+            log(grid_line(res.metric, pt.C, pt.p, value))
+    return out
+
+
+def _all(coll, a):
+    """a over all ranks in rank order (a itself when serial)."""
+    return a if coll is None else np.concatenate(coll.comm.allgather(a))
+
+
+def _p_grid(y, p0, coll):
+    """The tube widths of a regression search, largest first (module notes)."""
+    if p0 is None:
+        y_all = _all(coll, y)
+        p0 = float(np.max(np.abs(y_all - y_all.mean()))) if y_all.size else 1.0
+    return [i * p0 / P_STEPS for i in range(P_STEPS - 1, -1, -1)]
+
+
+def grid_line(metric, C, p, value):
+    """LIBLINEAR's line for one grid point (log2 C, and p for regression)."""
+    if p is None:
+        shown = f"rate={100 * value:g}" if metric == "accuracy" else f"{metric}={value:g}"
+        return f"log2c={math.log2(C):7.2f}\t{shown}"
+    return f"log2c={math.log2(C):7.2f}\tp={p:7.2f}\tMean squared error={value:g}"
+
+
+def best_line(result):
+    """LIBLINEAR's last line: `Best C = ...  CV accuracy = ...%` (or its regression form)."""
+    C, p, value = result.best
+    if p is not None:
+        return f"Best C = {C:g} Best p = {p:g}  CV MSE = {value:g}"
+    if result.metric == "accuracy":
+        return f"Best C = {C:g}  CV accuracy = {100 * value:g}%"
+    return f"Best C = {C:g}  CV {result.metric} = {value:g}"

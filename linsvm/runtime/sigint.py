@@ -1,0 +1,69 @@
+"""Ctrl-C from a program's first instruction: `interrupted` and exit status 130.
+
+Python's own SIGINT handler raises KeyboardInterrupt wherever the main thread is.
+Once a command's body runs, that is what linsvm wants: the body catches it, stops
+the solves, removes its temporary files and prints ``interrupted``
+(linsvm.cli.failures).  Before that -- while the console script imports the
+command line, its options are parsed, NumPy loads -- there is nothing to clean up,
+and a KeyboardInterrupt would end in a traceback of the import in progress.  So:
+
+* `arrange()` is the first thing an entry point does (linsvm/__main__.py, before it
+  imports anything else of linsvm): unless SIGINT is ignored (``nohup``, a shell
+  script's background job: it stays ignored), it installs `exit_interrupted`,
+  which prints ``interrupted`` and ends the process at once with status 130, and
+  unblocks SIGINT, so that a Ctrl-C that arrived while it was blocked is handled
+  here, not lost;
+* `in_command()` brackets a command's body: Python's handler inside, so that the
+  body's own cleanup runs; `exit_interrupted` again after it, until the process
+  ends.
+
+A library caller of linsvm (``import linsvm``) never runs `arrange`, so its signal
+handling is its own.  This module imports nothing but the standard library's
+os, signal and sys (docs/design.md, "Ctrl-C at start-up").
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+
+__all__ = ["arrange", "in_command", "exit_interrupted", "EXIT_INTERRUPTED"]
+
+EXIT_INTERRUPTED = 130          # 128 + SIGINT, the shell's status of a Ctrl-C'd program
+
+
+def exit_interrupted(signum=None, frame=None):
+    """SIGINT handler outside a command's body: what was printed stays printed, then
+    ``interrupted`` on stderr and exit 130 at once (nothing to clean up, no traceback)."""
+    with contextlib.suppress(BaseException):       # e.g. a write in progress: skip it
+        sys.stdout.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, b"interrupted\n")
+    os._exit(EXIT_INTERRUPTED)
+
+
+def arrange():
+    """Install exit_interrupted for SIGINT, unless SIGINT is ignored or has a handler
+    of the embedding program's; then unblock SIGINT (one blocked until now arrives
+    here).  The first call of an entry point (module notes)."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+    signal.signal(signal.SIGINT, exit_interrupted)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def in_command():
+    """Python's KeyboardInterrupt inside the block (a command's body, which cleans up
+    and prints ``interrupted`` itself), exit_interrupted again after it -- when
+    arrange() installed it; otherwise nothing changes."""
+    if signal.getsignal(signal.SIGINT) is not exit_interrupted:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, exit_interrupted)

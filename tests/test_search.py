@@ -1,0 +1,67 @@
+"""`linsvm-train -C` (LIBLINEAR's parameter search, linsvm.fit.search): the grid, the
+pooled values recomputed from folds trained here, and LIBLINEAR's lines."""
+import math
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+
+import linsvm
+from linsvm.cli import train_cmd
+from linsvm.cv import make_folds
+from linsvm.fit.search import P_STEPS, search_C, start_C
+from linsvm.io.svmlight import dump_svmlight
+
+from conftest import random_problem
+
+
+def test_start_c_is_the_power_of_two_below_one_over_n_times_the_largest_squared_norm():
+    X = sp.csr_matrix(np.array([[3.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+    # largest ||x||^2 with the bias feature (1): 9 + 1 = 10; n = 3: 1/30 -> 2^-5
+    assert start_C(X, 1.0) == 2.0 ** -5
+    assert start_C(X, -1.0) == 2.0 ** -5          # 1/27 -> 2^-5 too
+    assert start_C(sp.csr_matrix((3, 2)), -1.0) == 1.0
+
+
+def test_each_point_is_the_accuracy_of_the_pooled_out_of_fold_predictions():
+    X, y = random_problem(n_samples=90, n_features=6, seed=4)
+    res = search_C(X, y, solver="mfn", n_folds=3, C0=0.25, seed=0)
+    assert [pt[0] for pt in res.points] == [0.25 * 2 ** k for k in range(13)]   # to 1024
+    fold = make_folds(y, 3, seed=0)
+    for C, _, value in res.points[:4]:
+        pred = np.empty_like(y)
+        for f in range(3):
+            m = linsvm.train(X, y, solver="mfn", C=C, rows=np.flatnonzero(fold != f))
+            pred[fold == f] = m.predict(X[fold == f])
+        assert value == pytest.approx(np.mean(pred == y), abs=1e-12)
+    best = res.best
+    assert best[2] == max(v for _, _, v in res.points)
+    assert best[0] == min(C for C, _, v in res.points if v == best[2])
+
+
+def test_regression_searches_the_tube_width_too():
+    rng = np.random.default_rng(0)
+    X = sp.random(80, 5, density=0.5, format="csr", random_state=rng)
+    y = 3.0 + X @ rng.standard_normal(5)
+    res = search_C(X, y, solver="svr", n_folds=3, C0=256.0, p0=1.0)
+    ps = sorted({pt[1] for pt in res.points}, reverse=True)
+    assert ps == pytest.approx([i / P_STEPS for i in range(P_STEPS - 1, -1, -1)])
+    assert {pt[0] for pt in res.points} == {256.0 * 2 ** k for k in range(13)}        # to 2^20
+    assert res.metric == "mse" and res.best[2] == min(v for _, _, v in res.points)
+
+
+def test_the_command_prints_liblinears_lines(tmp_path):
+    X, y = random_problem(n_samples=80, n_features=5, seed=2)
+    dump_svmlight(X, y, tmp_path / "d.svm")
+    r = CliRunner().invoke(train_cmd, ["-C", "-v", "3", "-c", "0.5", str(tmp_path / "d.svm")])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.strip().splitlines()
+    assert lines[0] == "Doing parameter search with 3-fold cross validation."
+    assert all(re.fullmatch(r"log2c=\s*-?\d+\.\d\d\trate=[\d.]+", ln) for ln in lines[1:-1])
+    assert len(lines) == 2 + 12                                     # 2^-1 .. 2^10
+    m = re.fullmatch(r"Best C = ([\d.e+-]+)  CV accuracy = ([\d.]+)%", lines[-1])
+    assert m and float(m.group(2)) == max(float(ln.split("rate=")[1]) for ln in lines[1:-1])
+    assert math.log2(float(m.group(1))).is_integer()
+    assert not list(tmp_path.glob("*.model"))                       # -C writes no model

@@ -1,0 +1,87 @@
+"""Results that do not depend on the thread count (csr.pxd: the scatter X'u sums fixed
+row blocks in a fixed order, whatever the number of threads).
+
+The kernels are compared bit for bit across thread counts and against scipy in value;
+the Newton-type solvers, whose every weight passes through that scatter, must then give
+the same model bit for bit at -m 1 and -m 2."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import linsvm
+from linsvm import _testing
+
+THREADS = (1, 2, 3, 8)
+
+
+def _matrix(n, d, density, seed):
+    X = sp.random(n, d, density=density, format="csr", random_state=seed)
+    X.data = X.data * 2.0 - 1.0
+    return X
+
+
+# (n, d, density): many row blocks; a few (n just above two blocks); one block (short).
+SHAPES = [(6000, 80, 0.2), (200, 30, 0.6), (90, 400, 0.05)]
+
+
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_scatter_is_bitwise_the_same_for_every_thread_count(shape, bias):
+    X = _matrix(*shape, seed=1)
+    rng = np.random.default_rng(2)
+    rows = rng.permutation(X.shape[0])[: 2 * X.shape[0] // 3].astype(np.int64)
+    u = rng.standard_normal(rows.size)
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, X.shape[1], bias, rows)
+    Xa = X[rows]
+    if bias > 0:
+        Xa = sp.hstack([Xa, np.ones((rows.size, 1))]).tocsr()
+    outs = [_testing.csr_rmatvec(*args, u, t) for t in THREADS]
+    np.testing.assert_allclose(outs[0], Xa.T @ u, rtol=1e-11, atol=1e-11)
+    for t, out in zip(THREADS[1:], outs[1:]):
+        assert out.tobytes() == outs[0].tobytes(), f"{t} threads differ from 1"
+
+
+@pytest.mark.parametrize("unit", [False, True])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_fused_normal_matvec_is_bitwise_the_same_for_every_thread_count(shape, unit):
+    X = _matrix(*shape, seed=3)
+    if unit:
+        X.data[:] = 1.0
+    rng = np.random.default_rng(4)
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    p = rng.standard_normal(X.shape[1] + 1)
+    c = rng.uniform(0.0, 2.0, X.shape[0])
+    args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, X.shape[1], 1.0, rows,
+            p, c)
+    Xa = sp.hstack([X, np.ones((X.shape[0], 1))]).tocsr()
+    q_ref = Xa @ p
+    outs = [_testing.csr_normal_matvec(*args, n_threads=t, pattern=unit) for t in THREADS]
+    q, h, qcq = outs[0]
+    np.testing.assert_allclose(q, q_ref, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(h, Xa.T @ (c * q_ref), rtol=1e-10, atol=1e-10)
+    assert qcq == pytest.approx(q_ref @ (c * q_ref), rel=1e-11)
+    for t, (q_t, h_t, qcq_t) in zip(THREADS[1:], outs[1:]):
+        assert q_t.tobytes() == q.tobytes() and h_t.tobytes() == h.tobytes(), f"{t} threads"
+        assert qcq_t == qcq, f"{t} threads: q'Cq differs"
+
+
+def _classification(n=4000, d=60, seed=5):
+    X = _matrix(n, d, 0.25, seed)
+    w = np.random.default_rng(seed).standard_normal(d)
+    score = X @ w
+    return X, np.where(score > np.median(score), 1.0, -1.0), score
+
+
+def _fit(solver, X, y, n_threads):
+    return linsvm.train(X, y, solver=solver, C=1.0, n_threads=n_threads)
+
+
+@pytest.mark.parametrize("solver", ["mfn", "mfn-huber", "mfn-l1", "alm", "perf", "svr"])
+def test_models_are_bitwise_the_same_on_one_and_two_threads(solver):
+    X, y, score = _classification()
+    if solver == "svr":
+        y = score
+    one = _fit(solver, X, y, n_threads=1)
+    two = _fit(solver, X, y, n_threads=2)
+    assert one.weights.tobytes() == two.weights.tobytes()
+    assert one.stats["n_iter"] == two.stats["n_iter"]
