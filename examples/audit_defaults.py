@@ -8,7 +8,9 @@ LIBLINEAR -s 1's objective) runs at its defaults -- no -e, no caps, only -s, -c 
 the default bias feature -- through linsvm.train on the shared data sets of its kind:
 binary solvers on the binary training sets (default: heart_scale, australian, a1a,
 a9a, w1a, w8a, ijcnn1), sdm-cs and sdm-ww on SECTOR, mfn-ord and perf-ord on
-abalone (5 ranks, split 1), each at C = 1 and C = 64.
+abalone (5 ranks, split 1), svr and svr-dual (--loss l1, the default, and l2) on
+debian-deps-size, each at C = 1 and C = 64, and oneclass (nu = 0.5, no C) on the
+binary sets (labels ignored).
 
 Each row recomputes the model's objective here, with NumPy, from the weights it
 returned (never the solver's own report), and compares it with an independent tight
@@ -39,6 +41,16 @@ References (`--quick` loosens none of them):
         mfn-l1 -e 1e-9 on the pair differences (each pair once with label +1 and once
         negated with -1, at half the cost, no bias: the same objective; a different
         algorithm whose gap gives D) and perf-ord -e 1e-6
+    squared eps-insensitive, free intercept (svr: its default is LIBLINEAR's -R)
+        LIBLINEAR -s 11 -R -e 1e-8 (primal Newton) and svr -e 1e-10 (its dual point
+        gives D)
+    eps-insensitive / its square on centered targets (svr-dual --loss l1 / l2: y minus
+        the cost-weighted mean, the bias weight regularized)
+        LIBLINEAR -s 13 / -s 12 -e 1e-8 on the centered targets, for l2 also -s 11
+        -e 1e-8 (the same objective by primal Newton), and svr-dual -e 1e-6 (its dual
+        value is D)
+    one-class (oneclass, the problem of linsvm/solvers/oneclass.py in its own scale)
+        LIBLINEAR -s 21 -e 1e-8 and oneclass -e 1e-10 (its dual value is D)
 
 Output: Markdown (the audit table, then the references) on stdout and, with --out,
 DIR/audit.md; progress on stderr.  CPU seconds are the process's (time.process_time)
@@ -66,6 +78,8 @@ BINARY_SETS = ("heart_scale", "australian", "a1a", "a9a", "w1a", "w8a", "ijcnn1.
 QUICK_SETS = ("heart_scale", "australian", "a1a", "w1a")
 MULTICLASS_SET = ("sector", "multiclass/sector.scale.bz2")
 ORDINAL_SET = ("abalone-5", "ordinal/abalone_5bins.train.1")
+REGRESSION_SET = ("debian-deps-size", "regression/debian-deps-size.train.bz2")
+KINDS = ("binary", "multiclass", "ordinal", "regression", "oneclass")
 RULE = 0.01
 
 # the objective each binary configuration minimizes
@@ -82,6 +96,8 @@ def configurations(kind):
         out.append((name, name, {}))
         if name == "dcd":
             out.append(("dcd-l2", "dcd", {"loss": "l2"}))
+        if name == "svr-dual":
+            out.append(("svr-dual-l2", "svr-dual", {"loss": "l2"}))
     return out
 
 
@@ -349,6 +365,110 @@ def audit_ordinal(Cs, only, rows, refs):
             rows.append(record(ORDINAL_SET[0], C, row, f, ref[0], warned, seconds, model))
 
 
+# ---------------------------------------------------------------------------- regression
+
+def regression_objective(Xa, y, C, loss, w, free_bias):
+    """1/2 ||w||^2 + C sum_i max(0, |y_i - w.x_i| - p)^p' (p = 0.1, p' = 1 for "l1", 2 for
+    "l2"), the bias weight (last) left out of the norm when free_bias."""
+    dev = np.maximum(0.0, np.abs(y - Xa @ w) - 0.1)
+    reg = w[:-1] if free_bias else w
+    return 0.5 * float(reg @ reg) + C * float(np.sum(dev if loss == "l1" else dev * dev))
+
+
+def regression_reference(X, y, Xa, C, row):
+    """(f*, source, runs, D or None) for svr (l2, free bias) or svr-dual (l1 / l2 on the
+    targets minus their mean, y here already centered for svr-dual)."""
+    d = X.shape[1]
+    free = row == "svr"
+    loss = "l1" if row == "svr-dual" else "l2"
+    obj = lambda w: regression_objective(Xa, y, C, loss, w, free)     # noqa: E731
+    runs, lower = {}, None
+    L = harness.liblinear()
+    if L is not None:
+        prob = L.problem(y, X)
+        codes = ["-s 11 -R"] if free else (["-s 13"] if loss == "l1" else ["-s 12", "-s 11"])
+        for code in codes:
+            _, lm = harness.liblinear_train(prob, f"{code} -c {C!r} -p 0.1 -B 1 -e 1e-8")
+            runs[f"LIBLINEAR {code} -e 1e-8"] = obj(harness.liblinear_vector(lm, d))
+    if free:
+        model, _, _ = run(X, y, "svr", C, tol=1e-10, max_iter=1000)
+    else:
+        model, _, _ = run(X, y, "svr-dual", C, tol=1e-6, max_iter=100000, loss=loss,
+                          center_targets=False)
+    lower = model.stats.get("dual_objective")
+    runs[f"{row} -e {'1e-10' if free else '1e-6'}"] = obj(model_vector(model, d))
+    source = min(runs, key=runs.get)
+    return runs[source], source, runs, lower
+
+
+def audit_regression(Cs, only, rows, refs):
+    path = harness.data_root() / REGRESSION_SET[1]
+    if not path.is_file():
+        harness.log(f"skip {REGRESSION_SET[0]}: {path} not found")
+        return
+    X, y = linsvm.load_svmlight(str(path))
+    X = sp.csr_matrix(X)
+    yc = y - y.mean()                        # svr-dual's default: the targets centered
+    Xa = harness.augmented(X)
+    for C in Cs:
+        for row, solver, options in configurations("regression"):
+            if only and row not in only:
+                continue
+            harness.log(f"reference {REGRESSION_SET[0]} C={C:g} {row}")
+            target = y if row == "svr" else yc
+            ref = regression_reference(X, target, Xa, C, row)
+            refs.append((REGRESSION_SET[0], C, row) + ref)
+            model, seconds, warned = run(X, y, solver, C, **options)
+            loss = "l1" if row == "svr-dual" else "l2"
+            f = regression_objective(Xa, target, C, loss, model_vector(model, X.shape[1]),
+                                     row == "svr")
+            rows.append(record(REGRESSION_SET[0], C, row, f, ref[0], warned, seconds, model))
+
+
+# ---------------------------------------------------------------------------- one-class
+
+NU = 0.5
+
+
+def oneclass_objective(X, w, rho):
+    """oneclass's problem (linsvm/solvers/oneclass.py) at (w, rho) given in LIBLINEAR's
+    scale (nu n times): 1/2 ||v||^2 - r + 1/(nu n) sum_i max(0, r - v.x_i), v = w / (nu n),
+    r = rho / (nu n)."""
+    s = NU * X.shape[0]
+    v, r = w / s, rho / s
+    return 0.5 * float(v @ v) - r + float(np.maximum(0.0, r - X @ v).sum()) / s
+
+
+def audit_oneclass(names, only, rows, refs):
+    if only and "oneclass" not in only:
+        return
+    root = harness.data_root()
+    for name in names:
+        path = root / "binary" / name
+        if not path.is_file():
+            continue
+        X, y = linsvm.load_svmlight(str(path))
+        X = sp.csr_matrix(X)
+        d = X.shape[1]
+        harness.log(f"reference {name} oneclass")
+        runs = {}
+        L = harness.liblinear()
+        if L is not None:
+            _, lm = harness.liblinear_train(L.problem(y, X), f"-s 21 -n {NU} -e 1e-8")
+            w, minus_rho = lm.get_decfun()
+            w = np.concatenate([np.asarray(w), np.zeros(max(0, d - len(w)))])[:d]
+            runs["LIBLINEAR -s 21 -e 1e-8"] = oneclass_objective(X, w, -minus_rho)
+        ref_model, _, _ = run(X, y, "oneclass", 1.0, tol=1e-10, max_iter=100000)
+        runs["oneclass -e 1e-10"] = oneclass_objective(
+            X, np.asarray(ref_model.weights)[:d, 0], -ref_model.offset_)
+        source = min(runs, key=runs.get)
+        refs.append((name, 0.0, "one-class", runs[source], source, runs,
+                     ref_model.stats.get("dual_objective")))
+        model, seconds, warned = run(X, y, "oneclass", 1.0)
+        f = oneclass_objective(X, np.asarray(model.weights)[:d, 0], -model.offset_)
+        rows.append(record(name, 0.0, "oneclass", f, runs[source], warned, seconds, model))
+
+
 def record(name, C, row, f, fstar, warned, seconds, model):
     gap = (f - fstar) / abs(fstar)
     by = stat(model, "finished_by")
@@ -362,7 +482,7 @@ def report(rows, refs):
     out = ["| set | C | solver | objective | f* | (f - f*)/f* | warned | finished by | CPU s | rule |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        out.append(f"| {r['set']} | {r['C']:g} | {r['solver']} | {r['f']:.10g} | {r['fstar']:.10g} "
+        out.append(f"| {r['set']} | {r['C'] or '-'} | {r['solver']} | {r['f']:.10g} | {r['fstar']:.10g} "
                    f"| {r['gap']:.2e} | {'yes' if r['warned'] else 'no'} | {r['by']} "
                    f"| {r['seconds']:.2f} | {'ok' if r['ok'] else '**FAIL**'} |")
     bad = [r for r in rows if not r["ok"]]
@@ -383,16 +503,28 @@ def main(argv=None):
     ap.add_argument("--C", default="1,64", help="values of C (default 1,64)")
     ap.add_argument("--solvers", help="only these rows (e.g. dcd,dcd-l2,perf)")
     ap.add_argument("--quick", action="store_true", help="the four small binary sets only")
+    ap.add_argument("--kinds", default=",".join(KINDS),
+                    help=f"problem kinds to audit (default all: {','.join(KINDS)})")
+    ap.add_argument("--oneclass-sets", help="binary sets for oneclass (default: --sets')")
     ap.add_argument("--out", help="also write DIR/audit.md")
     args = ap.parse_args(argv)
     names = args.sets.split(",") if args.sets else (QUICK_SETS if args.quick else BINARY_SETS)
     Cs = [float(c) for c in args.C.split(",")]
     only = set(args.solvers.split(",")) if args.solvers else None
+    kinds = set(args.kinds.split(","))
     rows, refs = [], []
-    audit_binary(names, Cs, only, rows, refs)
+    if "binary" in kinds:
+        audit_binary(names, Cs, only, rows, refs)
     if not args.quick:
-        audit_multiclass(Cs, only, rows, refs)
-        audit_ordinal(Cs, only, rows, refs)
+        if "multiclass" in kinds:
+            audit_multiclass(Cs, only, rows, refs)
+        if "ordinal" in kinds:
+            audit_ordinal(Cs, only, rows, refs)
+        if "regression" in kinds:
+            audit_regression(Cs, only, rows, refs)
+    if "oneclass" in kinds:
+        one = args.oneclass_sets.split(",") if args.oneclass_sets else names
+        audit_oneclass([n for n in one], only, rows, refs)
     text = report(rows, refs)
     sys.stdout.write(text)
     if args.out:
