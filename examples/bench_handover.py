@@ -18,6 +18,13 @@ mfn -e 1e-12 --gtol 0 (l2) with this checkout, recomputed likewise.
 synth-rcv1 is an RCV1-like text set from linsvm's generator (linsvm.io.synth: Zipf
 vocabulary, about 80 tokens per document), 40,000 x 47,236, written once to a
 temporary file so that both builds read the same bytes.
+
+    python examples/bench_handover.py --sweep [--sets ...] [--C 0.25,1,4,16,64]
+
+The sweep behind the rule's constants (linsvm/solvers/handover.py): with this checkout
+only, in process, dcd at its defaults with and without the hand-over (--no-primal-fallback)
+for each set, C and loss: whether the dual method alone certifies 1% within its loop cap
+and in how many loops, where the hand-over fired, and both CPU times (one run each).
 """
 from __future__ import annotations
 
@@ -86,14 +93,65 @@ def data_file(name, tmp):
     return path
 
 
+def sweep(names, Cs):
+    """The --sweep table (module notes)."""
+    import time
+    import warnings
+
+    import linsvm
+    lines = ["| set | C | loss | alone: loops, certified | alone CPU s | with: finished by, "
+             "gap checks (loop: gap) | with CPU s |", "|---|---|---|---|---|---|---|"]
+    warm = harness.data_root() / "binary" / "heart_scale"      # the lazy imports, untimed
+    if warm.is_file():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            Xw, yw = linsvm.load_svmlight(str(warm))
+            for loss in ("l1", "l2"):
+                linsvm.train(Xw, yw, solver="dcd", loss=loss, C=64.0, max_iter=30)
+    for name in names:
+        path = harness.data_root() / "binary" / name
+        if not path.is_file():
+            continue
+        X, y = linsvm.load_svmlight(str(path))
+        for C in Cs:
+            for loss in ("l1", "l2"):
+                out = {}
+                for fb in (False, True):
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        t0 = time.process_time()
+                        m = linsvm.train(X, y, solver="dcd", loss=loss, C=C, primal_fallback=fb)
+                        cpu = time.process_time() - t0
+                    warned = any(issubclass(w.category, linsvm.ConvergenceWarning) for w in caught)
+                    out[fb] = (m.column_stats[0], cpu, warned)
+                a, ca, wa = out[False]
+                b, cb, _ = out[True]
+                checks = ", ".join(f"{c[0]}: {c[1]:.2g}" for c in b.get("gap_checks", []))
+                lines.append(f"| {name} | {C:g} | {loss} | {a['n_iter']}, "
+                             f"{'no (warned)' if wa else 'yes'} | {ca:.3f} | {b['finished_by']}"
+                             f"{' at ' + str(b['n_iter']) if b['finished_by'] != 'dcd' else ''}; "
+                             f"{checks} | {cb:.3f} |")
+                harness.log(lines[-1])
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--before", required=True, help="an in-place build of the earlier code")
+    ap.add_argument("--before", help="an in-place build of the earlier code")
+    ap.add_argument("--sweep", action="store_true", help="the sweep of the rule (module notes)")
     ap.add_argument("--sets", default="a9a,w8a,synth-rcv1,australian")
     ap.add_argument("--C", default="1")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out")
     args = ap.parse_args(argv)
+    if args.sweep:
+        text = sweep(args.sets.split(","), [float(c) for c in args.C.split(",")])
+        sys.stdout.write(text)
+        if args.out:
+            Path(args.out).write_text(text)
+        return 0
+    if not args.before:
+        ap.error("--before is required (or --sweep)")
     after = harness.REPO
     builds = {"before": Path(args.before), "after": after}
     Cs = [float(c) for c in args.C.split(",")]
