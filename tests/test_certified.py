@@ -95,24 +95,27 @@ def no_convergence_warning(fn):
 
 # ------------------------------------------------------------------ the hand-over rule
 
-def test_payoff_keeps_a_steady_solve_and_hands_over_a_stalled_one():
-    fast = Payoff(first=10, budget=1.0, target=0.01)
-    assert fast.due(10) and not fast.due(9)
-    assert not fast.judge(10, 0.5)                 # one point: no rate yet
-    assert not fast.due(19) and fast.due(20)
-    # 0.5 -> 0.1 in 10 loops: 1% in log(10) / (log(5) / 10) = 14.3 more loops <= 20 spent
-    assert not fast.judge(20, 0.1)
-    assert fast.predicted == pytest.approx(math.log(10) / (math.log(5) / 10))
-    slow = Payoff(first=10, budget=1.0, target=0.01)
-    slow.judge(10, 0.9)
-    assert slow.judge(20, 0.8)                     # 372 more loops predicted > 20 spent
-    stalled = Payoff(first=10, budget=1.0, target=0.01)
+def test_payoff_hands_over_only_what_the_cap_would_not_certify():
+    steady = Payoff(first=10, cap=1000, target=0.01)
+    assert steady.due(10) and not steady.due(9)
+    assert not steady.judge(10, 0.9)               # one point: no rate yet
+    assert not steady.due(19) and steady.due(20)
+    # 0.9 -> 0.8 in 10 loops: 1% in log(80) / (log(9/8) / 10) = 372 more loops <= 980 left
+    assert not steady.judge(20, 0.8)
+    assert steady.predicted == pytest.approx(math.log(80) / (math.log(0.9 / 0.8) / 10))
+    short = Payoff(first=10, cap=300, target=0.01)
+    short.judge(10, 0.9)
+    assert short.judge(20, 0.8)                    # 372 predicted > 280 left
+    stalled = Payoff(first=10, cap=1000, target=0.01)
     stalled.judge(10, 0.9)
     assert stalled.judge(20, 0.95) and stalled.predicted == math.inf
-    done = Payoff(first=10, budget=1.0, target=0.01)
+    done = Payoff(first=10, cap=30, target=0.01)
     done.judge(10, 0.9)
     assert not done.judge(20, 0.009)               # within the target: the dual method finishes
     assert [h[0] for h in done.history] == [10, 20] and done.next == 40
+    uncapped = Payoff(first=10, target=0.01)
+    uncapped.judge(10, 0.9)
+    assert not uncapped.judge(20, 0.8999) and uncapped.judge(40, 0.8999)
 
 
 # ------------------------------------------------------------------ dcd hands over

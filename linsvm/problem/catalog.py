@@ -124,9 +124,10 @@ ALM_OPTIONS = {
                            "the paper's plain gradient step)"),
     "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
     "primal_fallback": Option(bool, True, "p = 1 or 2 with --stop objective: a solve whose "
-                              "certified gap stops paying (judged at iterations 100, 200, 400, "
-                              "...) or that reaches the cap finishes with mfn-l1 (p = 1) or mfn "
-                              "(p = 2) from its w; off: ALM alone, with a warning at the cap"),
+                              "certified gap, judged at iterations 100, 200, 400, ..., predicts "
+                              "no 1% within --max-iter, or that reaches the cap, finishes with "
+                              "mfn-l1 (p = 1) or mfn (p = 2) from its w; off: ALM alone, with a "
+                              "warning at the cap"),
 }
 
 ALM_EXACT_OPTIONS = dict(
@@ -202,9 +203,9 @@ register(SolverInfo(
                                         "(Sec. 2.1 / Hsieh et al. Alg. 3)"),
         "max_iter": Option(int, 1000, "cap on loops over the examples (on several MPI ranks: "
                                       "on CoCoA+ rounds)", 1),
-        "primal_fallback": Option(bool, True, "a solve whose duality gap stops paying for "
-                                  "its loops (judged at loops 10, 20, 40, ...), or that reaches "
-                                  "the loop cap without a certified 1%, finishes in the primal "
+        "primal_fallback": Option(bool, True, "a solve whose duality gap, judged at loops "
+                                  "10, 20, 40, ..., predicts no certified 1% within the loop "
+                                  "cap, or that reaches the cap uncertified, finishes in the primal "
                                   "from its w: --loss l1 with mfn-l1, l2 with mfn (as LIBLINEAR "
                                   "-s 1 switches to -s 2); on several MPI ranks the same over "
                                   "CoCoA+ rounds; off: the dual method alone, with a warning at "

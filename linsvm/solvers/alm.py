@@ -108,9 +108,10 @@ _MU_RULE = {"geometric": 0, "eq29": 1, "balance": 2}
 _REFRESH = 50                  # recompute X w every this many inexact iterations
 _GUARD = 0.01                  # the objective rule also needs a certified gap <= min(1%, 100 e)
 _GUARD_PER_TOL = 100.0
-# Hand-over (module notes): the gap is judged at iterations 100, 200, 400, 800.
+# Hand-over (linsvm/solvers/handover.py): with p = 1 or 2 and the objective rule the
+# certified gap is judged at iterations 100, 200, 400, 800; when its rate predicts no 1%
+# within max_iter (or at the cap) mfn-l1 / mfn finish from beta.
 HANDOVER_FIRST_CHECK = 100
-HANDOVER_BUDGET = 1.0
 _L1_FINISH_TOL = 1e-3          # mfn-l1's default -e: a certified 0.1%
 
 
@@ -174,7 +175,7 @@ def _fit(exact, problem, params, start, state, log):
     lam = _start_multipliers(problem, C, p, state, beta, beta0 is not None, core_bias)
 
     guard = min(_GUARD, _GUARD_PER_TOL * float(tol))
-    payoff = (Payoff(HANDOVER_FIRST_CHECK, HANDOVER_BUDGET, guard)
+    payoff = (Payoff(HANDOVER_FIRST_CHECK, opts["max_iter"], guard)
               if opts["primal_fallback"] and p in (1.0, 2.0) and stop == _STOP["objective"]
               and not free_b else None)
     callback = _callback(name, log, payoff)
@@ -258,7 +259,7 @@ def _callback(name, log, payoff):
 
 def _finish(name, problem, params, p, beta, st, guard, log):
     """Finish an alm solve (p = 1 or 2, the objective rule) that reached the cap or
-    stopped paying (module notes, "Hand-over") with mfn-l1 / mfn from its beta; st is
+    stopped paying (linsvm/solvers/handover.py) with mfn-l1 / mfn from its beta; st is
     updated to the finisher's objective, certificate and status.  Returns (beta, the
     multipliers of the finisher's dual point, the finisher's FitResult)."""
     why = (f"the duality gap stopped paying for its iterations ({st['n_iter']} iterations)"
