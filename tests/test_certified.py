@@ -112,7 +112,7 @@ def test_payoff_hands_over_only_what_the_cap_would_not_certify():
     done = Payoff(first=10, cap=30, target=0.01)
     done.judge(10, 0.9)
     assert not done.judge(20, 0.009)               # within the target: the dual method finishes
-    assert [h[0] for h in done.history] == [10, 20] and done.next == 40
+    assert [h[0] for h in done.history] == [10, 20] and not done.due(10 ** 9)   # no more checks
     uncapped = Payoff(first=10, target=0.01)
     uncapped.judge(10, 0.9)
     assert not uncapped.judge(20, 0.8999) and uncapped.judge(40, 0.8999)

@@ -16,8 +16,9 @@ and the loops still needed to reach GAP_GUARD are log(g_L / GAP_GUARD) / r.  The
 hands over when that prediction exceeds the loops its cap leaves (max_iter - L), or when
 the gap did not fall at all over the doubling: only solves that would end at the cap
 uncertified, never one the dual method would finish.  Checkpoints cost one pass each,
-log2(max_iter / first) of them at most.  A gap already within GAP_GUARD is never handed
-over: the dual method finishes by its own rule.
+log2(max_iter / first) of them at most, none after the first gap within GAP_GUARD: such
+a solve is never handed over, the dual method finishes by its own rule (the gap guard
+of its stop certifies it, and a later stall still ends at the cap, which hands over).
 
 Why against the cap and not against the loops spent (docs/audit.md, "dcd's hand-over"):
 dcd's rate grows as it goes (on an RCV1-like text set at C = 64 the gap went 0.90, 0.78,
@@ -66,7 +67,10 @@ class Payoff:
         self.next = 2 * max(int(loops), 1)
         last = self.history[-1] if self.history else None
         self.history.append((int(loops), float(gap)))
-        if last is None or not gap > self.target:
+        if not gap > self.target:
+            self.next = math.inf        # certified: the dual method finishes by its own rule
+            return False
+        if last is None:
             return False
         loops0, gap0 = last
         rate = math.log(gap0 / gap) / (loops - loops0) if 0 < gap < gap0 and loops > loops0 else 0.0
