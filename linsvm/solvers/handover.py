@@ -80,16 +80,19 @@ class Payoff:
 
 def binary_primal(problem, C, loss, w):
     """1/2 ||w||^2 + C sum_k c_k max(0, 1 - t_k w.x_k)^p (p = 1 for loss "l1", 2 for
-    "l2") over this problem's rows: one pass (X w), in NumPy."""
+    "l2") over this problem's rows: one pass (X w), in NumPy without BLAS."""
     X = problem.X
+    # sums without BLAS: a dot product here wakes OpenBLAS's thread pool, whose spinning
+    # threads then slowed dcd's next loops by 1.1-1.35x in process CPU (docs/audit.md)
+    ww = float(np.sum(w * w))
     if problem.n_rows == 0:
-        return 0.5 * float(w @ w)
+        return 0.5 * ww
     margins = problem.t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
                                      problem.rows, w)
     slack = np.maximum(0.0, 1.0 - margins)
     if loss == "l2":
         slack *= slack
-    return 0.5 * float(w @ w) + C * float(problem.cost @ slack)
+    return 0.5 * ww + C * float(np.sum(problem.cost * slack))
 
 
 class LoopMonitor:
