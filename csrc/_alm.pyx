@@ -168,6 +168,7 @@ cdef enum:
     CONVERGED = 0
     MAX_ITER = 1
     BREAKDOWN = 2          # the objective became non-finite
+    HANDED_OVER = 3        # the callback asked to stop: the caller finishes another way
 
 cdef enum:
     STOP_OBJECTIVE = 0
@@ -667,10 +668,12 @@ cdef int alm_core(const CSR* X, const int64_t* rows, int64_t n, const double* y,
         if callback != NULL and (it == 1 or it % 10 == 0 or status == CONVERGED):
             with gil:                           # every 10th iteration: the GIL seldom
                 try:
-                    (<object>callback)(it, f, mu, pres, dres, f - R.dual)
+                    if (<object>callback)(it, f, mu, pres, dres, f - R.dual) \
+                            and status != CONVERGED:
+                        status = HANDED_OVER    # the same answer on every rank
                 except BaseException as e:
                     stop_keep(W.stop, e)
-        if status == CONVERGED:
+        if status == CONVERGED or status == HANDED_OVER:
             break
         f_prev = f
         # 5. the next mu: non-decreasing, capped
@@ -731,7 +734,11 @@ def alm_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     stop: 0 objective change, 1 gradient (p > 1), 2 duality gap; mu_rule:
     0 geometric, 1 eq. 29, 2 residual balancing.
 
-    Returns a dict: status (0 converged, 1 iteration cap, 2 breakdown), n_iter,
+    callback(it, f, mu, primal res, dual res, f - dual) is called at iterations 1, 10,
+    20, ... (and at convergence); a true value returned stops the solve with status 3
+    (the caller hands the problem to another solver).
+
+    Returns a dict: status (0 converged, 1 iteration cap, 2 breakdown, 3 handed over), n_iter,
     n_matvec, cg_iter, f = P(beta), dual (a lower bound on min P; -inf if none),
     gap = f - dual, mu0, mu (final), primal_res, dual_res, grad_norm, alpha (the
     dual point of the last iteration), traces f_trace, mu_trace, gap_trace and,

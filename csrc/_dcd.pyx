@@ -47,6 +47,7 @@ from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_r
 cdef enum:
     CONVERGED = 0
     MAX_ITER = 1
+    HANDED_OVER = 2
 
 cdef int TRACE_COLS = 5       # loop, dual f, PG spread, seconds, active size
 
@@ -78,13 +79,15 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
     sigma scales each step's move of w (w += sigma d t_k x_k): 1 for the serial
     solve (exact: the products are unchanged), sigma' of a CoCoA+ local pass
     (dcd_local_pass, whose QD holds sigma' ||x_k||^2 + D_kk).
-    Returns CONVERGED or MAX_ITER; trace gets one row per loop.  Each loop polls stop
-    (csrc/interrupt.pxd): once it is stopped the solve returns, the caller raises.
+    Returns CONVERGED, MAX_ITER or HANDED_OVER (the callback, called after every loop,
+    returned a true value: the caller finishes the solve another way); trace gets one
+    row per loop.  Each loop polls stop (csrc/interrupt.pxd): once it is stopped the
+    solve returns, the caller raises.
     """
     cdef int64_t n_active = n_total, s, k, tmp
     cdef double Mbar = INFINITY, mbar = -INFINITY, PGmax, PGmin, G, PG, a_old, a_new, d
     cdef double t0 = _now(), spread = 0.0
-    cdef int it = 0, status = MAX_ITER
+    cdef int it = 0, status = MAX_ITER, handed = 0
     while it < max_iter:
         shuffle(rng, index, n_active)
         PGmax = -INFINITY
@@ -142,10 +145,14 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
         if callback != NULL:
             with gil:
                 try:
-                    (<object>callback)(it, f[0], spread, n_active)
+                    if (<object>callback)(it, f[0], spread, n_active):
+                        handed = 1
                 except BaseException as e:
                     stop_keep(stop, e)
         if stop_poll(stop, n_active * stop.per_row):
+            break
+        if handed:
+            status = HANDED_OVER
             break
         if spread <= eps:
             if n_active == n_total:
@@ -169,10 +176,20 @@ def request_stop():
     stop_request()
 
 
+def _with_monitor(callback, monitor, w):
+    """One per-loop callback for dcd_core: the progress callback (if any), then the
+    monitor on (loop, w, dual), whose answer it returns."""
+    def both(it, f, spread, n_active):
+        if callback is not None:
+            callback(it, f, spread, n_active)
+        return monitor(it, w, -f)
+    return both
+
+
 def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
               int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
               const double[::1] c, double C, int loss, double[::1] alpha, double eps,
-              bint shrinking, uint64_t seed, int max_iter, object callback):
+              bint shrinking, uint64_t seed, int max_iter, object callback, object monitor=None):
     """Solve the binary SVM dual by coordinate descent (paper [9], Algorithms 1 and 3).
 
     Minimizes f(alpha) = 1/2 alpha'(Q + D)alpha - sum alpha over 0 <= alpha <= U
@@ -182,8 +199,13 @@ def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     the caller: indices in [0, n_features), rows in [0, n_rows), t = +-1,
     c >= 0 finite, len(t) == len(c) == len(alpha) == len(rows).
 
+    callback(loop, f, PG spread, active size) is called after every loop (progress);
+    monitor(loop, w, dual), if given, too, with the current w (read it, do not keep
+    it) and dual value -f: when it returns a true value the solve stops there with
+    status 2 (the caller hands the problem to another solver).
+
     Returns a dict: w (n_features + (bias > 0)), status (0 converged, 1 loop
-    cap), n_iter (loops), dual (the maximization dual -f(alpha)), primal (the
+    cap, 2 stopped by monitor), n_iter (loops), dual (the maximization dual -f(alpha)), primal (the
     primal objective at w), pg_spread (max PG - min PG recomputed at the
     returned alpha over all examples: the optimality measure of [9]),
     loop_spread (the measure of the last loop), n_sv, n_bound, trace (one row
@@ -207,6 +229,8 @@ def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     cdef double[:, ::1] tr = trace_arr
     cdef int64_t[::1] idx = idx_arr
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
+    if monitor is not None:
+        callback = _with_monitor(callback, monitor, w_arr)
     cdef void* cb = <void*>callback if callback is not None else NULL
     cdef Stop S
     stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)

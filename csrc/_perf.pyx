@@ -32,6 +32,10 @@
 #      xi' = b_c - w.x_c  (the average weighted hinge loss at w)
 #   9: stop when xi' <= xi + eps; otherwise add c to W (its vector x_c stored
 #      dense, one new row and column of G) and go back to 4.
+#      Guarded (a departure, linsvm/solvers/perf.py): the stop also needs the duality
+#      gap F(w) - D = 1/2 w.w + Cp xi' - (b.a - 1/2 a'Ga) <= gap_guard F(w), so the
+#      returned objective is certified within gap_guard of the optimum whatever eps
+#      is in absolute terms (gap_guard = 0: the paper's rule alone).
 #
 # The constraint store (V: one dense row of n_weights per constraint, G, b,
 # alpha) lives in buffers the Python wrapper allocates; when they are full the
@@ -876,7 +880,7 @@ cdef int _distribute(_OracleData od, object comm, int64_t nw, object glob) excep
 
 
 cdef int perf_core(const CSR* X, Oracle* O, Cuts* W, QPWork* Q, double Cp, double eps,
-                   double* w, const double* w0, double* xc,
+                   double gap_guard, double* w, const double* w0, double* xc,
                    double qp_tol, int64_t qp_max_iter, int64_t max_iter,
                    Result* res, void* callback, Stop* stop) noexcept nogil:
     """The repeat loop of Algorithm 1 / 2 on the working set W (in/out).
@@ -943,10 +947,12 @@ cdef int perf_core(const CSR* X, Oracle* O, Cuts* W, QPWork* Q, double Cp, doubl
         elif stop_poll(stop, O.n * stop.per_row + W.k * nw):
             status = MAX_ITER
             break
-        # line 9
+        # line 9, guarded: F(w) - D <= gap_guard F(w) too (block comment)
         if can_stop and xi_p <= xi_w + eps:
-            status = CONVERGED
-            break
+            nrm = 0.5 * dot(w, w, nw) + Cp * xi_p
+            if gap_guard <= 0.0 or nrm - res.dual <= gap_guard * nrm:
+                status = CONVERGED
+                break
         if res.n_iter >= max_iter:
             status = MAX_ITER
             break
@@ -1152,8 +1158,12 @@ def perf_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const d
                const double[::1] t, const double[::1] q, double scale, double Cp, double eps, w0,
                V0, G0, b0, alpha0, level, perm, gptr, glevels, int64_t max_constraints,
                int64_t max_iter, int64_t inactive_iters, double qp_tol, int64_t qp_max_iter,
-               int n_threads, object callback, object comm=None, object glob=None):
+               int n_threads, object callback, object comm=None, object glob=None,
+               double gap_guard=0.0):
     """Run Algorithm 1 (kind 0) or 2 (kind 1) from the working set (V0, G0, b0, alpha0).
+
+    The stop is line 9's, xi' <= xi + eps, and when gap_guard > 0 also a relative
+    duality gap (F(w) - dual) / F(w) <= gap_guard (the block comment).
 
     Buffers must be validated by the caller (see linsvm/solvers/perf.py).
     comm: None (serial) or a linsvm.collective.Collective: rows, t, q (and the query
@@ -1259,7 +1269,7 @@ def perf_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const d
         Q.p = &pvv[0]
         Q.y = &yvv[0]
         with nogil:
-            status = perf_core(&X, &od.O, &W, &Q, Cp, eps, &wv[0], w0p, &xcv[0], qp_tol,
+            status = perf_core(&X, &od.O, &W, &Q, Cp, eps, gap_guard, &wv[0], w0p, &xcv[0], qp_tol,
                                qp_max_iter, max_iter, &res, cb, &S)
         stop_raise(&S)                      # Ctrl-C: the work arrays go as it unwinds
         if status != NEED_ROOM:

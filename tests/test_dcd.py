@@ -148,8 +148,11 @@ def test_warm_start_along_a_c_path(loss):
     prev = None
     warm_loops = cold_loops = 0
     for C in (0.1, 1.0, 10.0, 0.3):            # up and down: alphas scaled, then clipped
-        cold = linsvm.train(X, y, solver="dcd", loss=loss, C=C, tol=1e-4, max_iter=100000)
-        warm = linsvm.train(X, y, solver="dcd", loss=loss, C=C, tol=1e-4, init=prev, max_iter=100000)
+        # the dual method alone (no hand-over): alpha-seeding's effect on its loops
+        cold = linsvm.train(X, y, solver="dcd", loss=loss, C=C, tol=1e-4, max_iter=100000,
+                            primal_fallback=False)
+        warm = linsvm.train(X, y, solver="dcd", loss=loss, C=C, tol=1e-4, init=prev,
+                            max_iter=100000, primal_fallback=False)
         if prev is not None:
             assert all(ws["warm_start"] == "alpha" for ws in warm.column_stats)
             warm_loops += warm.n_iter
@@ -284,9 +287,9 @@ def test_l2_dcd_that_reaches_the_loop_cap_finishes_with_mfn():
     with pytest.warns(linsvm.ConvergenceWarning, match="loop cap"):
         capped = linsvm.train(X, y, solver="dcd", loss="l2", C=C, max_iter=3, primal_fallback=False)
     assert primal(capped.weights[:, 0], Xa, t, C * np.ones_like(t), "l2") > F * 1.01
-    # l1 has no primal fallback: the cap still warns
+    # l1 finishes with mfn-l1 likewise (tests/test_certified.py); off, the cap still warns
     with pytest.warns(linsvm.ConvergenceWarning, match="loop cap"):
-        linsvm.train(X, y, solver="dcd", loss="l1", C=C, max_iter=3)
+        linsvm.train(X, y, solver="dcd", loss="l1", C=C, max_iter=3, primal_fallback=False)
 
 
 def test_l2_dcd_on_unscaled_australian_reaches_the_optimum():

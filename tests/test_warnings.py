@@ -30,10 +30,10 @@ CAPPED = [
     ("mfn", {"max_iter": 1, "heuristic2": False}, "iteration cap"),
     ("mfn-huber", {"max_iter": 1, "heuristic2": False}, "iteration cap"),
     ("mfn-l1", {"max_stages": 1}, "stages"),
-    ("dcd", {"max_iter": 1, "loss": "l1"}, "loop cap"),
+    ("dcd", {"max_iter": 1, "loss": "l1", "primal_fallback": False}, "loop cap"),
     ("dcd", {"max_iter": 1, "loss": "l2", "primal_fallback": False}, "loop cap"),
-    ("alm", {"max_iter": 2}, "iteration cap"),
-    ("alm-exact", {"max_iter": 1}, "iteration cap"),
+    ("alm", {"max_iter": 2, "primal_fallback": False}, "iteration cap"),
+    ("alm-exact", {"max_iter": 1, "primal_fallback": False}, "iteration cap"),
     ("perf", {"max_iter": 2}, "iteration cap"),
     ("sdm-cs", {"max_iter": 1}, "full-loop cap"),
     ("sdm-ww", {"max_iter": 1}, "full-loop cap"),
@@ -81,7 +81,8 @@ def test_one_vs_rest_columns_warn_once_naming_their_classes(tmp_path):
     X, y = random_problem(n_samples=210, n_features=12, n_classes=4, seed=5)
     classes = ", ".join(f"{c:g}" for c in class_order(y))
     with pytest.warns(linsvm.ConvergenceWarning) as record:
-        model = linsvm.train(X, y, solver="dcd", C=10.0, max_iter=1, n_jobs=2)
+        model = linsvm.train(X, y, solver="dcd", C=10.0, max_iter=1, n_jobs=2,
+                             primal_fallback=False)
     messages = [str(w.message) for w in record]
     assert len(messages) == 1                        # one per kind of message, not per column
     assert messages[0].startswith(f"4 of 4 one-vs-rest columns (classes {classes}): dcd stopped")
@@ -90,7 +91,7 @@ def test_one_vs_rest_columns_warn_once_naming_their_classes(tmp_path):
     data = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(data))
     result = run(train_cmd, [data, tmp_path / "m", "-s", "dcd", "-c", "10", "--max-iter", "1",
-                             "-q", "-j", "2"])
+                             "--no-primal-fallback", "-q", "-j", "2"])
     assert result.exit_code == 0
     assert result.stderr.splitlines() == ["warning: " + messages[0]]
 
@@ -110,13 +111,15 @@ def test_column_warnings_merge_by_kind_and_name_their_classes():
 def test_cross_validation_merges_fold_warnings(tmp_path):
     X, y = random_problem(n_samples=200, n_features=15, seed=3)
     with pytest.warns(linsvm.ConvergenceWarning) as record:
-        cross_validate(X, y, solver="dcd", Cs=[1.0, 10.0], n_folds=4, max_iter=1, n_jobs=2)
+        cross_validate(X, y, solver="dcd", Cs=[1.0, 10.0], n_folds=4, max_iter=1, n_jobs=2,
+                       primal_fallback=False)
     messages = [str(w.message) for w in record]
     assert len(messages) == 2                       # one per grid point, not one per fold
     assert all("of 4 folds: dcd stopped at the loop cap" in m for m in messages)
     data = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(data))
-    result = run(cv_cmd, [data, "-s", "dcd", "-c", "1,10", "-v", "4", "--max-iter", "1", "-q"])
+    result = run(cv_cmd, [data, "-s", "dcd", "-c", "1,10", "-v", "4", "--max-iter", "1",
+                          "--no-primal-fallback", "-q"])
     assert result.exit_code == 0
     lines = result.stderr.splitlines()
     assert all(line.startswith("warning:") for line in lines)

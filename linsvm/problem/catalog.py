@@ -100,6 +100,11 @@ ALM_OPTIONS = {
     "precondition": Option(bool, True, "diagonal (Jacobi) preconditioning (alm: of the w-step; off gives "
                            "the paper's plain gradient step)"),
     "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
+    "primal_fallback": Option(bool, True, "p = 1 or 2 with --stop objective: a solve whose "
+                              "certified gap, judged at iterations 100, 200, 400, ..., predicts "
+                              "no 1% within --max-iter, or that reaches the cap, finishes with "
+                              "mfn-l1 (p = 1) or mfn (p = 2) from its w; off: ALM alone, with a "
+                              "warning at the cap"),
 }
 
 ALM_EXACT_OPTIONS = dict(
@@ -116,8 +121,10 @@ _TOL = ("stop=objective: |P_k - P_k-1| <= e |P_k| (paper Sec. 4) and certified d
         "e min(n+,n-)/n ||grad P(0)||; stop=gap: certified duality gap <= e |P|")
 
 # Work arrays: 7 weight-length vectors in one block, beta and the returned copy;
-# per row: 10 + 3 float64 vectors of the augmented Lagrangian.
-_MEMORY_ALM = work_memory(9, 112)
+# per row: 10 + 3 float64 vectors of the augmented Lagrangian.  With the hand-over (on by
+# default) the peak is mfn-l1's (12 vectors, 176 bytes per row) plus the beta it finishes
+# from (12.1 vectors measured, tests/test_memory.py).
+_MEMORY_ALM = work_memory(13, 176)
 
 register(SolverInfo(
     name="alm",
@@ -134,7 +141,7 @@ register(SolverInfo(
     distributed="rows",
 ))
 
-_MEMORY_ALM_EXACT = work_memory(9, 112)
+_MEMORY_ALM_EXACT = work_memory(13, 176)     # as alm's, the hand-over's peak
 
 register(SolverInfo(
     name="alm-exact",
@@ -154,7 +161,9 @@ register(SolverInfo(
 
 # ---------------------------------------------------------------------------- dcd
 # Work arrays: w, the start copy and the returned weights; per row: alpha, U, D, QD, index.
-_MEMORY_DCD = work_memory(3, 48)
+# With the hand-over (on by default) the peak is mfn-l1's / mfn's (12 vectors, 176 bytes
+# per row) plus the w handed over (12.05 vectors measured, tests/test_memory.py).
+_MEMORY_DCD = work_memory(13, 176)
 
 register(SolverInfo(
     name="dcd",
@@ -175,10 +184,13 @@ register(SolverInfo(
                                         "(Sec. 2.1 / Hsieh et al. Alg. 3)"),
         "max_iter": Option(int, 1000, "cap on loops over the examples (on several MPI ranks: "
                                       "on CoCoA+ rounds)", 1),
-        "primal_fallback": Option(bool, True, "--loss l2: a solve that reaches the loop cap "
-                                  "without a certified 1% finishes with mfn from its w (as "
-                                  "LIBLINEAR -s 1 switches to -s 2); off: stop there and warn "
-                                  "(not on several MPI ranks, where the gap certifies)"),
+        "primal_fallback": Option(bool, True, "a solve whose duality gap, judged at loops "
+                                  "10, 20, 40, ..., predicts no certified 1% within the loop "
+                                  "cap, or that reaches the cap uncertified, finishes in the primal "
+                                  "from its w: --loss l1 with mfn-l1, l2 with mfn (as LIBLINEAR "
+                                  "-s 1 switches to -s 2); on several MPI ranks the same over "
+                                  "CoCoA+ rounds; off: the dual method alone, with a warning at "
+                                  "the cap"),
         "local_epochs": Option(int, LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, 1, 1_000_000),
     },
     distributed="cocoa",

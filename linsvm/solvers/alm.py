@@ -99,13 +99,20 @@ from ..errors import ParameterError
 from .._kernels import csr_matvec
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
+from .handover import Payoff, finish_in_primal, l2_dual
 
-_STATUS = {0: "converged", 1: "iteration cap", 2: "breakdown (non-finite objective)"}
+_STATUS = {0: "converged", 1: "iteration cap", 2: "breakdown (non-finite objective)",
+           3: "handed over"}
 _STOP = {"objective": 0, "gradient": 1, "gap": 2}
 _MU_RULE = {"geometric": 0, "eq29": 1, "balance": 2}
 _REFRESH = 50                  # recompute X w every this many inexact iterations
 _GUARD = 0.01                  # the objective rule also needs a certified gap <= min(1%, 100 e)
 _GUARD_PER_TOL = 100.0
+# Hand-over (linsvm/solvers/handover.py): with p = 1 or 2 and the objective rule the
+# certified gap is judged at iterations 100, 200, 400, 800; when its rate predicts no 1%
+# within max_iter (or at the cap) mfn-l1 / mfn finish from beta.
+HANDOVER_FIRST_CHECK = 100
+_L1_FINISH_TOL = 1e-3          # mfn-l1's default -e: a certified 0.1%
 
 
 def _checked_options(opts, bias):
@@ -167,12 +174,11 @@ def _fit(exact, problem, params, start, state, log):
         beta[-1] *= bias                       # model weight b / B -> b
     lam = _start_multipliers(problem, C, p, state, beta, beta0 is not None, core_bias)
 
-    callback = None
-    if log is not None:
-        def callback(it, f, mu, pres, dres, gap):
-            if it == 1 or it % 10 == 0:
-                log(f"{name} iter {it:4d}  objective {f:.10g}  mu {mu:.3g}  primal res {pres:.2e}  "
-                    f"dual res {dres:.2e}  gap {gap / abs(f) if f else gap:.2e}")
+    guard = min(_GUARD, _GUARD_PER_TOL * float(tol))
+    payoff = (Payoff(HANDOVER_FIRST_CHECK, opts["max_iter"], guard)
+              if opts["primal_fallback"] and p in (1.0, 2.0) and stop == _STOP["objective"]
+              and not free_b else None)
+    callback = _callback(name, log, payoff)
 
     st = _alm.alm_solve(
         indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
@@ -183,9 +189,12 @@ def _fit(exact, problem, params, start, state, log):
         max_iter=int(opts["max_iter"]),
         cg_tol=float(opts["cg_tol"]) if exact else 0.0,         # 0: unused (no CGLS in alm)
         cg_max_iter=int(opts["cg_max_iter"]) if exact else 0, refresh=_REFRESH,
-        guard=min(_GUARD, _GUARD_PER_TOL * float(tol)),
-        n_threads=n_threads, callback=callback, record_al=False, comm=problem.comm,
+        guard=guard, n_threads=n_threads, callback=callback, record_al=False, comm=problem.comm,
     )
+    if payoff is not None and st["status"] in (1, 3):
+        beta, lam, finisher = _finish(name, problem, params, p, beta, st, guard, log)
+    else:
+        finisher = None
     f = st["f"]
     rel_gap = st["gap"] / abs(f) if f != 0 else (0.0 if st["gap"] <= 0 else float("inf"))
     if free_b:
@@ -206,6 +215,12 @@ def _fit(exact, problem, params, start, state, log):
     }
     if exact:
         stats["cg_iter"] = st["cg_iter"]
+    if payoff is not None and payoff.history:
+        stats["gap_checks"] = [list(h) for h in payoff.history]
+    if finisher is not None:
+        stats["finished_by"] = "mfn-l1" if p == 1.0 else "mfn"
+        stats["status"] = ("converged" if st["status"] == 0 else "not certified") + \
+            f" (handed over to {stats['finished_by']})"
     if stop == _STOP["gradient"]:
         stats["grad_norm"] = st["grad_norm"]
     warning = None
@@ -213,6 +228,9 @@ def _fit(exact, problem, params, start, state, log):
         warning = (f"{name} broke down: the objective became non-finite at iteration "
                    f"{st['n_iter']} (p = {p:g} on data this large overflows?); the model "
                    "is not usable")
+    elif finisher is not None and st["status"] != 0:
+        warning = (f"{name} finished by {stats['finished_by']}: relative duality gap "
+                   f"{rel_gap:.3g} > {guard:g} ({finisher.warning or 'it converged'})")
     elif st["status"] == 1:
         target = (f"-e {tol:g}" if stop == _STOP["gap"] else
                   f"needed {min(_GUARD, _GUARD_PER_TOL * float(tol)):g} for -e {tol:g}"
@@ -221,8 +239,40 @@ def _fit(exact, problem, params, start, state, log):
         warning = (f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) "
                    f"with a certified relative duality gap of {rel_gap:.3g} ({target}): "
                    "raise --max-iter or loosen -e")
-    return FitResult(beta, stats, warning=warning, converged=st["status"] not in (1, 2),
+    return FitResult(beta, stats, warning=warning, converged=st["status"] == 0,
                      state={"lam": lam, "C": float(C)})
+
+
+def _callback(name, log, payoff):
+    """alm_solve's callback: progress lines, and the hand-over rule (or None)."""
+    if log is None and payoff is None:
+        return None
+
+    def callback(it, f, mu, pres, dres, gap):
+        rel = gap / abs(f) if f else gap
+        if log is not None and (it == 1 or it % 10 == 0):
+            log(f"{name} iter {it:4d}  objective {f:.10g}  mu {mu:.3g}  primal res {pres:.2e}  "
+                f"dual res {dres:.2e}  gap {rel:.2e}")
+        return payoff is not None and payoff.due(it) and payoff.judge(it, rel)
+    return callback
+
+
+def _finish(name, problem, params, p, beta, st, guard, log):
+    """Finish an alm solve (p = 1 or 2, the objective rule) that reached the cap or
+    stopped paying (linsvm/solvers/handover.py) with mfn-l1 / mfn from its beta; st is
+    updated to the finisher's objective, certificate and status.  Returns (beta, the
+    multipliers of the finisher's dual point, the finisher's FitResult)."""
+    why = (f"the duality gap stopped paying for its iterations ({st['n_iter']} iterations)"
+           if st["status"] == 3 else f"no certified solution after {st['n_iter']} iterations")
+    C = params.C
+    alpha, dual, res = finish_in_primal(problem, C, "l1" if p == 1.0 else "l2", beta,
+                                        params.seed, log, why, name, min(guard, _L1_FINISH_TOL))
+    if dual is None:
+        dual = l2_dual(problem, C, alpha)
+    f = res.stats["objective"]
+    st["f"], st["dual"], st["gap"] = f, dual, f - dual
+    st["status"] = 0 if f - dual <= guard * abs(f) else 1
+    return res.weights, -problem.t * alpha, res
 
 
 def _margins(X, rows, bias, beta):

@@ -27,13 +27,16 @@ noisier single run).  LIBLINEAR -s 3 at its defaults stops 1.2% above the
 guarded sum (examples/bench_ovr.py).
 The compiled core is csrc/_dcd.pyx.
 
---loss l2 finishes in the primal when dual coordinate descent cannot (option
-`primal_fallback`, on by default): a solve that reaches the loop cap, or stops
-without certifying 1%, continues with mfn (the same objective, linsvm -s mfn)
-from its w, and the dual point alpha_k = 2 C c_k max(0, 1 - t_k w.x_k) of the
-result gives its state and its certificate.  LIBLINEAR -s 1 does the same
-(after 300 loops it switches to -s 2).  On unscaled data (australian, C = 1)
-1000 loops ended 56x above the optimum, where -s 1 reaches 7e-4.
+Both losses finish in the primal when dual coordinate descent cannot (option
+`primal_fallback`, on by default; linsvm/solvers/handover.py): a solve whose gap,
+judged at loops 10, 20, 40, ..., predicts no certified 1% within the loop cap, or that
+reaches the cap or stops without certifying 1%, continues from its w with the exact
+primal solver of the same objective -- mfn-l1 (l1, Huber continuation with a certified
+gap) or mfn (l2) -- whose dual point (alpha_k = C c_k H_tau'(1 - t_k w.x_k), resp.
+2 C c_k max(0, 1 - t_k w.x_k)) gives the state and, with mfn-l1's own dual bound, the
+certificate.  LIBLINEAR -s 1 does the same for l2 (after 300 loops it switches to -s 2).
+On unscaled data (australian, C = 1) 1000 loops ended 56x (l2) and 2.1x (l1) above the
+optimum; the hand-over reaches it after 20 loops.
 
 With more than two classes linsvm.train runs it one-vs-rest (one column per
 class, LIBLINEAR's rule for class weights).
@@ -60,35 +63,16 @@ import numpy as np
 
 from .. import _dcd
 from .._kernels import csr_matvec
-from ..problem.catalog import make_params
 from ..problem.registry import FitResult
 from .cocoa import cocoa_rounds, rank_seed, target_gap
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
-from .mfn import fit_mfn
+from .handover import LoopMonitor, block_w, finish_in_primal
 
-_STATUS = {0: "converged", 1: "iteration cap"}
+_STATUS = {0: "converged", 1: "iteration cap", 2: "handed over"}
 _LOSSES = {"l1": 1, "l2": 2}
-
-
-# The tolerance of the mfn solve that finishes a capped --loss l2 run: the paper's -e,
-# without the gradient test (the dual point of a near-exact optimum certifies it).
-_FALLBACK_TOL = 1e-6
-
-
-def _finish_with_mfn(problem, C, w, seed, log, loops):
-    """--loss l2 after the dual solver gave up (see the module docstring): mfn (-e
-    _FALLBACK_TOL, no gradient test, its other defaults) from w, then the dual point alpha = 2 C c max(0, 1 - t w.x)
-    of its result, whose dual value (dcd_solve with no loop) certifies mfn's point.
-    Returns (alpha, mfn's FitResult)."""
-    if log is not None:
-        log(f"dcd: no certified solution after {loops} loops: finishing with mfn from its w "
-            "(as LIBLINEAR -s 1 switches to -s 2)")
-    params = make_params("mfn", C=C, tol=_FALLBACK_TOL, seed=seed, options={"gtol": 0.0})
-    res = fit_mfn(problem, params, w, None, log)
-    X = problem.X
-    margins = problem.t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
-                                     problem.rows, res.weights)
-    return 2.0 * C * problem.cost * np.maximum(0.0, 1.0 - margins), res
+# mfn-l1's -e when it finishes an l1 solve: its default (a certified 0.1%) at dcd's
+# default -e 0.1, tighter in proportion to a tighter -e.
+_L1_FINISH_TOL = 1e-3
 
 
 def _seed_alpha(problem, params, start, state):
@@ -126,56 +110,107 @@ def fit_dcd(problem, params, start, state, log):
     The weights are beta = (w, w_bias); stats hold objective (primal, linsvm's
     scaling), dual_objective, duality_gap, kkt_violation (max PG - min PG recomputed
     at the returned alphas: [9]'s optimality measure), n_iter (loops), n_sv, n_bound,
-    status and trace; the state is the alphas, for alpha-seeding.  On several MPI ranks
-    (problem.comm set) it runs CoCoA+ (module notes) and -e is a relative duality gap
-    (P - D) / P <= min(eps, 0.01) over all ranks.
+    status, finished_by (dcd, or mfn / mfn-l1 after a hand-over: module notes),
+    gap_checks (the hand-over rule's (loop, relative gap) pairs) and trace; the state
+    is the alphas, for alpha-seeding.  On several MPI ranks (problem.comm set) it runs
+    CoCoA+ (module notes) and -e is a relative duality gap (P - D) / P <= min(eps,
+    0.01) over all ranks.
     """
     if problem.comm is not None:
         return _fit_dcd_cocoa(problem, params, start, state, log)
-    X, rows, t, cost, bias = problem.X, problem.rows, problem.t, problem.cost, problem.bias
-    C, tol, seed, opts = params.C, params.tol, params.seed, params.options
-    loss, max_iter = opts["loss"], opts["max_iter"]
-    n = problem.n_rows
+    C, seed, opts = params.C, params.seed, params.options
+    loss = opts["loss"]
     alpha, warm, warning = _seed_alpha(problem, params, start, state)
+    monitor = LoopMonitor(problem, C, loss, opts["max_iter"]) if opts["primal_fallback"] else None
+    st, eps, loops, trace = _dual_loops(problem, params, alpha, monitor, log)
+    rel_gap = relative_gap(st["primal"], st["dual"])
+    finisher = None
+    if opts["primal_fallback"] and problem.n_rows > 0 and (st["status"] != 0
+                                                          or rel_gap > GAP_GUARD):
+        why = (f"the duality gap ({rel_gap:.3g}) stopped paying for its loops "
+               f"({monitor.payoff.history[-1][0]} loops)" if st["status"] == 2 else
+               f"no certified solution after {loops} loops")
+        alpha, dual, finisher = finish_in_primal(problem, C, loss, st["w"], seed, log, why,
+                                                 l1_tol=min(_L1_FINISH_TOL, 0.01 * params.tol))
+        handed = st["status"] == 2
+        st = _certificate(problem, params, alpha)
+        # the primal point, certified by the best dual value known (w(alpha) only
+        # approximates it)
+        st["w"], st["primal"] = finisher.weights, finisher.stats["objective"]
+        if dual is not None and dual > st["dual"]:
+            st["dual"] = dual
+        rel_gap = relative_gap(st["primal"], st["dual"])
+        st["status"] = 0 if rel_gap <= GAP_GUARD else 1
+        st["handed"] = handed
+    st["n_iter"], st["trace"] = loops, trace
+    stats = _stats(st, warm, eps, finisher, loss, monitor)
+    converged = True
+    if finisher is not None and st["status"] == 1:
+        converged = False
+        warning = (f"dcd --loss {loss} finished by {stats['finished_by']}: relative duality gap "
+                   f"{rel_gap:.3g} > {GAP_GUARD:g} ({finisher.warning or 'it converged'})")
+    elif st["status"] == 1 or rel_gap > GAP_GUARD:
+        converged = False
+        max_iter = opts["max_iter"]
+        warning = (f"dcd stopped at the loop cap (max_iter={max_iter}) with PG "
+                   f"spread {st['loop_spread']:.3g} (eps {eps:g}) and relative duality gap "
+                   f"{rel_gap:.3g}; raise --max-iter or loosen -e")
+        if st["status"] != 1:
+            warning = (f"dcd stopped at PG spread {st['loop_spread']:.3g} <= eps {eps:g} with a "
+                       f"relative duality gap of {rel_gap:.3g} > {GAP_GUARD:g} (the rule cannot "
+                       "certify 1% here; scale the features?)")
+    return FitResult(st["w"], stats, warning=warning, converged=converged,
+                     state={"kind": "dcd", "alpha": alpha, "t": problem.t.copy(), "loss": loss,
+                            "C": C})
 
+
+def _dcd_args(problem, params):
+    """The arguments of _dcd.dcd_solve that one solve keeps."""
+    X = problem.X
+    return dict(indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+                bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C,
+                loss=_LOSSES[params["loss"]])
+
+
+def _dual_loops(problem, params, alpha, monitor, log):
+    """[9]'s loops from alpha (updated in place) under the gap guard: -e is [9]'s
+    PG-spread rule; its stop is accepted once the duality gap also certifies 1%
+    (GAP_GUARD), else the solve continues from its alphas at a smaller eps.  `monitor`
+    (a LoopMonitor or None) may stop them for a hand-over (status 2).  Returns (the
+    last dcd_solve result, eps, loops, trace)."""
+    opts, max_iter = params.options, params["max_iter"]
     callback = None
     if log is not None:
         def callback(it, f, spread, n_active):
             log(f"dcd loop {it:4d}  dual {-f:.10g}  PG spread {spread:.4g}  active {n_active}")
-
-    # -e is [9]'s PG-spread rule; its stop is accepted once the duality gap also
-    # certifies 1% (GAP_GUARD), else the solve continues from its alphas at a smaller eps
-    eps, loops, trace = tol, 0, []
+    eps, loops, trace = params.tol, 0, []
     while True:
-        st = _dcd.dcd_solve(indptr=X.indptr, indices=X.indices, data=X.data,
-                            n_features=X.n_features, bias=bias, rows=rows, t=t, c=cost, C=C,
-                            loss=_LOSSES[loss], alpha=alpha, eps=eps, shrinking=opts["shrinking"],
-                            seed=seed & 0xFFFFFFFFFFFFFFFF, max_iter=max_iter - loops,
-                            callback=callback)
+        if monitor is not None:
+            monitor.offset = loops
+        st = _dcd.dcd_solve(**_dcd_args(problem, params), alpha=alpha, eps=eps,
+                            shrinking=opts["shrinking"], seed=params.seed & 0xFFFFFFFFFFFFFFFF,
+                            max_iter=max_iter - loops, callback=callback, monitor=monitor)
         loops += int(st["n_iter"])
         trace.extend(st["trace"])
         rel_gap = relative_gap(st["primal"], st["dual"])
         if st["status"] != 0 or rel_gap <= GAP_GUARD or eps <= GAP_GUARD_MIN_EPS \
                 or loops >= max_iter:
-            break
+            return st, eps, loops, trace
         if log is not None:
             log(f"dcd: PG spread <= {eps:g} but the duality gap is {rel_gap:.3g} of the "
                 f"objective (> {GAP_GUARD:g}): continuing at eps "
                 f"{eps * gap_guard_shrink(rel_gap):g}")
         eps *= gap_guard_shrink(rel_gap)
-    mfn = None
-    if loss == "l2" and opts["primal_fallback"] and n > 0 and (
-            st["status"] == 1 or rel_gap > GAP_GUARD):
-        alpha, mfn = _finish_with_mfn(problem, C, st["w"], seed, log, loops)
-        st = _dcd.dcd_solve(indptr=X.indptr, indices=X.indices, data=X.data,
-                            n_features=X.n_features, bias=bias, rows=rows, t=t, c=cost, C=C,
-                            loss=_LOSSES[loss], alpha=alpha, eps=eps, shrinking=False, seed=0,
-                            max_iter=0, callback=None)
-        # mfn's point, certified by the dual value of alpha (w(alpha) only approximates it)
-        st["w"], st["primal"] = mfn.weights, mfn.stats["objective"]
-        rel_gap = relative_gap(st["primal"], st["dual"])
-        st["status"] = 0 if rel_gap <= GAP_GUARD else 1
-    st["n_iter"], st["trace"] = loops, trace
+
+
+def _certificate(problem, params, alpha):
+    """dcd_solve without a loop: w(alpha), the dual value, PG spread and counts at alpha."""
+    return _dcd.dcd_solve(**_dcd_args(problem, params), alpha=alpha, eps=params.tol,
+                          shrinking=False, seed=0, max_iter=0, callback=None)
+
+
+def _stats(st, warm, eps, finisher, loss, monitor):
+    """fit_dcd's stats from the final dcd_solve result `st` (see fit_dcd)."""
     stats = {
         "objective": st["primal"],
         "dual_objective": st["dual"],
@@ -187,45 +222,19 @@ def fit_dcd(problem, params, start, state, log):
         "n_bound": int(st["n_bound"]),
         "status": _STATUS[st["status"]],
         "warm_start": warm,
-        "finished_by": "mfn" if mfn is not None else "dcd",
+        "finished_by": "dcd" if finisher is None else ("mfn-l1" if loss == "l1" else "mfn"),
         "trace": [dict(loop=int(r[0]), dual=-r[1], pg_spread=r[2], seconds=r[3], active=int(r[4]))
                   for r in st["trace"]],
     }
     stats["final_eps"] = eps
-    if mfn is not None:
-        stats["mfn_iter"] = int(mfn.stats["n_iter"])
-        stats["status"] = "converged (finished by mfn)" if st["status"] == 0 else \
-            "not certified (finished by mfn)"
-    converged = True
-    if mfn is not None and st["status"] == 1:
-        converged = False
-        warning = (f"dcd --loss l2 finished by mfn: relative duality gap {rel_gap:.3g} > "
-                   f"{GAP_GUARD:g} ({mfn.warning or 'mfn converged'})")
-    elif st["status"] == 1 or rel_gap > GAP_GUARD:
-        converged = False
-        warning = (f"dcd stopped at the loop cap (max_iter={max_iter}) with PG "
-                   f"spread {st['loop_spread']:.3g} (eps {eps:g}) and relative duality gap "
-                   f"{rel_gap:.3g}; raise --max-iter or loosen -e")
-        if st["status"] != 1:
-            warning = (f"dcd stopped at PG spread {st['loop_spread']:.3g} <= eps {eps:g} with a "
-                       f"relative duality gap of {rel_gap:.3g} > {GAP_GUARD:g} (the rule cannot "
-                       "certify 1% here; scale the features?)")
-    return FitResult(st["w"], stats, warning=warning, converged=converged,
-                     state={"kind": "dcd", "alpha": alpha, "t": t.copy(), "loss": loss, "C": C})
-
-
-def _local_w(problem, coef):
-    """sum over this block of coef_k x_k (the bias feature included): n_weights values."""
-    import scipy.sparse as sp
-
-    X, rows = problem.X, problem.rows
-    w = np.zeros(problem.n_weights)
-    if rows.shape[0] and np.any(coef != 0):
-        Xs = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.n_rows, X.n_features))
-        w[:X.n_features] = Xs[rows].T @ coef
-        if problem.bias > 0:
-            w[X.n_features] = problem.bias * coef.sum()
-    return w
+    if monitor is not None and monitor.payoff.history:
+        stats["gap_checks"] = [list(h) for h in monitor.payoff.history]
+    if finisher is not None:
+        stats["mfn_iter"] = int(finisher.stats["n_iter"])
+        how = "handed over" if st["handed"] else "finished"
+        stats["status"] = (f"converged ({how} to {stats['finished_by']})" if st["status"] == 0
+                           else f"not certified ({how} to {stats['finished_by']})")
+    return stats
 
 
 class _DcdBlock:
@@ -272,7 +281,7 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
     coll, t, n = problem.comm, problem.t, problem.n_rows
     alpha, warm, warning = _seed_alpha(problem, params, start, state)
     block = _DcdBlock(problem, params, alpha, coll.size)
-    w0 = coll.sum(_local_w(problem, alpha * t))
+    w0 = coll.sum(block_w(problem, alpha * t))
     w, info = cocoa_rounds(coll, block, w0, params.tol, params["max_iter"], log, "dcd")
     alpha = block.alpha
     # the optimality measures at the result, over every block: PG spread, n_sv, n_bound

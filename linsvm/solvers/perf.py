@@ -78,6 +78,7 @@ from ..errors import DataError, ParameterError
 from ..problem.registry import FitResult
 from ..runtime.collective import gather_objects
 from ..runtime.threads import resolve_threads
+from .gaps import GAP_GUARD, relative_gap
 
 _STATUS = {0: "converged", 1: "iteration cap"}
 
@@ -165,7 +166,7 @@ def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, stat
         w0=w0, V0=V0, G0=G0, b0=b0, alpha0=a0, max_constraints=opts["max_constraints"],
         max_iter=opts["max_iter"], inactive_iters=opts["inactive_iters"], qp_tol=opts["qp_tol"],
         qp_max_iter=_QP_MAX_ITER, n_threads=n_threads, callback=callback, level=level, perm=perm,
-        gptr=gptr, glevels=glevels, comm=comm, glob=glob)
+        gptr=gptr, glevels=glevels, comm=comm, glob=glob, gap_guard=GAP_GUARD)
     w = res["w"]
     assert w.shape[0] == nw_core
     ww = float(w @ w)
@@ -188,10 +189,12 @@ def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, stat
         "trace": trace,
     }
     warnings = []
+    stats["rel_gap"] = relative_gap(stats["objective"], res["dual"])
     if res["status"] == 1:
         warnings.append(
-            f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) with xi' = {xi_p:.6g} > "
-            f"xi + eps = {xi + tol:.6g}: the model is not eps-accurate; raise --max-iter or loosen -e")
+            f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) with xi' = {xi_p:.6g} "
+            f"(xi + eps = {xi + tol:.6g}) and a relative duality gap of {stats['rel_gap']:.3g} "
+            f"(the stop needs <= {GAP_GUARD:g}): raise --max-iter or loosen -e")
     if res["n_dropped"] or res["n_merges"]:
         warnings.append(
             f"{name} reached max_constraints={opts['max_constraints']}: "
