@@ -419,7 +419,7 @@ def test_cocoa_under_mpiexec(tmp_path):
 
 
 @pytest.mark.parametrize("solver,kw", [("dcd", {"loss": "l2", "primal_fallback": False}),
-                                       ("sdm-ww", {})])
+                                       ("sdm-ww", {"gather_finish": False})])
 def test_cocoa_round_cap_warns_with_a_true_gap(solver, kw):
     """At the round cap (dcd: without --primal-fallback) every rank warns alike and
     returns the last certified point, and the reported gap is still the true gap of the
@@ -472,6 +472,39 @@ def test_dcd_round_cap_finishes_in_the_primal_over_the_ranks(loss, P):
     st = gaps[0][2]
     assert st["finished_by"] == ("mfn-l1" if loss == "l1" else "mfn")
     assert st["status"] == f"converged (finished to {st['finished_by']})" and st["rounds"] == 2
+
+
+@pytest.mark.parametrize("solver", ["sdm-cs", "sdm-ww"])
+@pytest.mark.parametrize("P,blocks", [(2, "uneven"), (3, "empty")])
+def test_sdm_rounds_that_stop_paying_finish_serially_from_the_gathered_alphas(solver, P, blocks):
+    """With --gather-finish (the default), rounds that stop paying (here: six classes at
+    -e 1e-3) finish by the serial solver on the gathered rows, from the gathered alphas:
+    every rank the same weights, each rank's state its own rows' share of the final
+    alphas (the true gap recomputed from them and the weights within the tolerance), the
+    serial optimum within it."""
+    X, y = _synthetic(300, 12, 6, seed=31)
+    Xt, _ = _synthetic(120, 12, 6, seed=32)
+    ser = _serial(X, y, solver, tol=1e-4)
+    models = _distributed(X, y, solver, P, _blocks(300, P, blocks), tol=TOL)
+    st = _check(models, ser, X, y, Xt, solver)[0][2]
+    assert st["finished_by"] == "serial, gathered after rounds stopped paying"
+    assert st["gap_checks"][-1][0] == st["rounds"]
+    assert st["status"].startswith("converged")
+
+
+@pytest.mark.parametrize("solver", ["sdm-cs", "sdm-ww"])
+def test_sdm_gathers_at_once_when_a_round_outweighs_the_data(solver):
+    """Many classes and features, few non-zeros (SECTOR's shape): one round's W would
+    carry more bytes than the whole data set, so the solve gathers the rows at once and
+    runs the serial solver -- certified, every rank the same weights, no rounds."""
+    X, y = _synthetic(240, 400, 10, seed=33, density=0.02)
+    Xt, _ = _synthetic(100, 400, 10, seed=34, density=0.02)
+    assert 8 * 401 * 10 > 12 * X.nnz
+    ser = _serial(X, y, solver, tol=1e-4)
+    models = _distributed(X, y, solver, 2, _blocks(240, 2, "uneven"), tol=TOL)
+    st = _check(models, ser, X, y, Xt, solver)[0][2]
+    assert st["finished_by"] == "serial, gathered at once (a round outweighs the data)"
+    assert st["rounds"] == 0 and st["status"].startswith("converged")
 
 
 def _unscaled(n, seed):

@@ -58,6 +58,12 @@ near the end: a1a dcd l2 at -e 0.001 (a certified 0.1%) was not reached in 1000
 rounds on 2 ranks (gap 0.10%) for any H, where the primal was already within 1e-4
 (relative) of the optimum; mfn (exact over ranks) is the better choice for tight l2 solves.
 
+When the rounds stop paying (the hand-over rule of linsvm.solvers.handover, judged at
+rounds 10, 20, 40, ...) or reach the cap uncertified, dcd finishes with mfn-l1 / mfn
+over the same row blocks (exact distributed Newton), and sdm-cs / sdm-ww finish with the
+serial solver on the gathered rows (linsvm.solvers.gather) -- at once when one round's
+W outweighs the whole data set.
+
 Blocks that differ in their classes converge much more slowly: abalone (sorted by
 label) split into two contiguous halves was still at a 4.2% gap after 300 rounds of
 sdm-cs, against 3 rounds to 0.5% with the rows shuffled.  Byte-range splits of a
