@@ -397,6 +397,10 @@ SDM_OPTIONS = {
                                      "the alphas off their bound, Sec. 2 / 3)",
                          choices=("all", "restricted")),
     "local_epochs": Option(int, LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, 1, 1_000_000),
+    "gather_finish": Option(bool, True, "distributed (MPI): CoCoA+ rounds that stop paying "
+                            "(judged at rounds 10, 20, 40, ...) or reach the cap uncertified "
+                            "finish serially on every rank from the gathered rows and alphas, "
+                            "when every rank can hold all rows; off: rounds only"),
 }
 
 # Work arrays: W, one weight column per class; per row: the alphas' sparse lists.
@@ -417,7 +421,7 @@ register(SolverInfo(
     options=SDM_OPTIONS,
     loss="l1",
     distributed="cocoa",
-    distributed_options=("local_epochs",),
+    distributed_options=("local_epochs", "gather_finish"),
     liblinear_codes={4: {}},
     memory=_MEMORY_SDM_CS,
 ))
@@ -439,7 +443,7 @@ register(SolverInfo(
     options=SDM_OPTIONS,
     loss="l1",
     distributed="cocoa",
-    distributed_options=("local_epochs",),
+    distributed_options=("local_epochs", "gather_finish"),
     memory=_MEMORY_SDM_WW,
 ))
 

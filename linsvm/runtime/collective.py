@@ -170,6 +170,12 @@ def agreed(coll, fn, *args, **kwargs):
     return out
 
 
-def gather_objects(coll, obj):
-    """Every rank's picklable `obj`, in rank order ([obj] when serial)."""
-    return [obj] if coll is None else coll.comm.allgather(obj)
+def gather_objects(coll, obj, nbytes=0):
+    """Every rank's picklable `obj`, in rank order ([obj] when serial); the call and
+    `nbytes` (this rank's payload, when the caller knows it) count in coll's stats."""
+    if coll is None:
+        return [obj]
+    t0 = time.perf_counter()
+    out = coll.comm.allgather(obj)
+    coll._count(t0, int(nbytes))
+    return out

@@ -58,6 +58,12 @@ near the end: a1a dcd l2 at -e 0.001 (a certified 0.1%) was not reached in 1000
 rounds on 2 ranks (gap 0.10%) for any H, where the primal was already within 1e-4
 (relative) of the optimum; mfn (exact over ranks) is the better choice for tight l2 solves.
 
+When the rounds stop paying (the hand-over rule of linsvm.solvers.handover, judged at
+rounds 10, 20, 40, ...) or reach the cap uncertified, dcd finishes with mfn-l1 / mfn
+over the same row blocks (exact distributed Newton), and sdm-cs / sdm-ww finish with the
+serial solver on the gathered rows (linsvm.solvers.gather) -- at once when one round's
+W outweighs the whole data set.
+
 Blocks that differ in their classes converge much more slowly: abalone (sorted by
 label) split into two contiguous halves was still at a 4.2% gap after 300 rounds of
 sdm-cs, against 3 rounds to 0.5% with the rows shuffled.  Byte-range splits of a
@@ -80,9 +86,11 @@ def target_gap(tol):
     return min(float(tol), GAP_GUARD)
 
 
-def cocoa_rounds(coll, block, w, tol, max_rounds, log=None, name="cocoa"):
+def cocoa_rounds(coll, block, w, tol, max_rounds, log=None, name="cocoa", payoff=None):
     """Run CoCoA+ rounds (module notes) until the relative duality gap of a round's
-    starting point is <= target_gap(tol), or for max_rounds rounds.
+    starting point is <= target_gap(tol), or for max_rounds rounds, or -- with a
+    `payoff` (linsvm.solvers.handover.Payoff) -- until the rule judges at one of its
+    checkpoints that the rounds stopped paying (info["handed"]: the caller finishes).
 
     coll: the Collective; w: the replicated W(alpha) of the blocks' current alphas
     (float64 array, any shape; not changed); block: this rank's local solver, with
@@ -95,8 +103,9 @@ def cocoa_rounds(coll, block, w, tol, max_rounds, log=None, name="cocoa"):
 
     Returns (w, info): the certified point's w (every rank the same bits) and a dict
     with primal, dual, rel_gap, rounds, converged, final_eps, local_loops (the sum
-    of the passes' loops on this rank), bytes_per_round (this rank's payload) and
-    trace (one dict per round)."""
+    of the passes' loops on this rank), bytes_per_round (this rank's payload), handed
+    and trace (one dict per round).  Every rank takes the same decisions: they depend
+    on the allreduced certificate only."""
     K = coll.size
     target = target_gap(tol)
     eps_local = float(tol)
@@ -123,11 +132,13 @@ def cocoa_rounds(coll, block, w, tol, max_rounds, log=None, name="cocoa"):
         if log is not None:
             log(f"{name} round {rounds - 1:4d}  primal {primal:.10g}  dual {dual_obj:.10g}  "
                 f"gap {rel:.3g}  local eps {eps_local:g}")
-        if rel <= target or rounds >= max_rounds:
+        handed = (payoff is not None and rel > target and payoff.due(rounds - 1)
+                  and payoff.judge(rounds - 1, rel))
+        if rel <= target or rounds >= max_rounds or handed:
             block.revert()                      # the certified point: the round's start
             return w, {"primal": primal, "dual": dual_obj, "rel_gap": rel,
                        "rounds": rounds - 1, "converged": rel <= target,
-                       "final_eps": eps_local, "local_loops": loops,
+                       "final_eps": eps_local, "local_loops": loops, "handed": handed,
                        "bytes_per_round": 8 * (n + 4), "trace": trace}
         w += buf[:n].reshape(w.shape)
         if buf[n + 2] >= K:                     # every block met its rule: ask more of them

@@ -66,7 +66,7 @@ from .._kernels import csr_matvec
 from ..problem.registry import FitResult
 from .cocoa import cocoa_rounds, rank_seed, target_gap
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
-from .handover import LoopMonitor, block_w, finish_in_primal
+from .handover import LoopMonitor, Payoff, block_w, finish_in_primal, hinge_dual, l2_dual
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "handed over"}
 _LOSSES = {"l1": 1, "l2": 2}
@@ -274,17 +274,75 @@ class _DcdBlock:
 def _fit_dcd_cocoa(problem, params, start, state, log):
     """fit_dcd on several MPI ranks: CoCoA+ rounds of dcd's local passes on this rank's
     block (linsvm.solvers.cocoa), stopping on the global duality gap (P - D) / P <=
-    min(-e, 0.01).  --loss l2 does not fall back to mfn here (the gap certifies the
-    result, or the solve warns at the round cap).  Same result and stats as fit_dcd
-    (n_iter: rounds; local_loops: this rank's loops), plus rounds, bytes_per_round and
-    the state of this rank's alphas."""
-    coll, t, n = problem.comm, problem.t, problem.n_rows
+    min(-e, 0.01).  With --primal-fallback (the default) the rounds are judged by the
+    hand-over rule at rounds 10, 20, 40, ... (linsvm.solvers.handover) and a solve
+    whose rounds stop paying, or that reaches the round cap uncertified, finishes as
+    the serial one does, with mfn-l1 / mfn over the same row blocks, from its w.  Same
+    result and stats as fit_dcd (n_iter: rounds; local_loops: this rank's loops),
+    plus rounds, bytes_per_round and the state of this rank's alphas."""
+    coll, t = problem.comm, problem.t
+    C, loss, fallback = params.C, params["loss"], params["primal_fallback"]
     alpha, warm, warning = _seed_alpha(problem, params, start, state)
     block = _DcdBlock(problem, params, alpha, coll.size)
     w0 = coll.sum(block_w(problem, alpha * t))
-    w, info = cocoa_rounds(coll, block, w0, params.tol, params["max_iter"], log, "dcd")
+    payoff = Payoff() if fallback else None
+    w, info = cocoa_rounds(coll, block, w0, params.tol, params["max_iter"], log, "dcd", payoff)
     alpha = block.alpha
-    # the optimality measures at the result, over every block: PG spread, n_sv, n_bound
+    primal, dual, finisher = info["primal"], info["dual"], None
+    if fallback and not info["converged"]:
+        why = (f"the duality gap ({info['rel_gap']:.3g}) stopped paying for its CoCoA+ rounds "
+               f"({info['rounds']} rounds)" if info["handed"] else
+               f"no certified solution after {info['rounds']} rounds")
+        alpha, _, finisher = finish_in_primal(problem, C, loss, w, params.seed, log, why,
+                                              l1_tol=min(_L1_FINISH_TOL, 0.01 * params.tol))
+        # the primal point certified by the dual value of the alphas returned with it
+        w, primal = finisher.weights, finisher.stats["objective"]
+        dual = l2_dual(problem, C, alpha) if loss == "l2" else hinge_dual(problem, alpha)
+    rel_gap = relative_gap(primal, dual)
+    converged = rel_gap <= target_gap(params.tol)
+    spread, counts = _block_optimality(problem, block, alpha, w)
+    if not converged:
+        cap = f"the round cap (max_iter={params['max_iter']})"
+        warning = (f"dcd --loss {loss} (CoCoA+ on {coll.size} MPI ranks) finished by "
+                   f"{'mfn-l1' if loss == 'l1' else 'mfn'}: relative duality gap {rel_gap:.3g} > "
+                   f"{target_gap(params.tol):g} ({finisher.warning or 'it converged'})"
+                   if finisher is not None else
+                   f"dcd (CoCoA+ on {coll.size} MPI ranks) stopped at {cap} with a relative "
+                   f"duality gap of {rel_gap:.3g} > {target_gap(params.tol):g}: raise --max-iter "
+                   "or --local-epochs, loosen -e, or turn --primal-fallback on")
+    how = "" if finisher is None else (" (handed over" if info["handed"] else " (finished") + \
+        f" to {'mfn-l1' if loss == 'l1' else 'mfn'})"
+    stats = {
+        "objective": primal,
+        "dual_objective": dual,
+        "duality_gap": primal - dual,
+        "kkt_violation": spread,
+        "n_iter": int(info["rounds"]),
+        "rounds": int(info["rounds"]),
+        "local_loops": int(info["local_loops"]),
+        "bytes_per_round": int(info["bytes_per_round"]),
+        "n_sv": int(counts[0]),
+        "n_bound": int(counts[1]),
+        "status": ("converged" if converged else "not certified" if finisher is not None
+                   else "round cap") + how,
+        "warm_start": warm,
+        "finished_by": "dcd (CoCoA+)" if finisher is None else ("mfn-l1" if loss == "l1" else "mfn"),
+        "final_eps": info["final_eps"],
+        "trace": info["trace"],
+    }
+    if payoff is not None and payoff.history:
+        stats["gap_checks"] = [list(h) for h in payoff.history]
+    if finisher is not None:
+        stats["mfn_iter"] = int(finisher.stats["n_iter"])
+    return FitResult(w, stats, warning=warning, converged=converged,
+                     state={"kind": "dcd", "alpha": alpha, "t": t.copy(), "loss": loss, "C": C})
+
+
+def _block_optimality(problem, block, alpha, w):
+    """The PG spread (max PG - min PG over every rank's examples, [9]'s optimality
+    measure) at (alpha, w) and the global counts of support vectors and of alphas at
+    their bound: one max and one sum allreduce."""
+    coll, t, n = problem.comm, problem.t, problem.n_rows
     X = problem.X
     margins = t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
                              problem.rows, w) if n else np.zeros(0)
@@ -297,32 +355,4 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
     counts = coll.sum(np.array([np.count_nonzero(alpha[pos] > 0),
                                 np.count_nonzero((alpha > 0) & (alpha >= block.U) & pos)],
                                dtype=np.float64))
-    spread = float(ext[0] + ext[1]) if np.isfinite(ext[0]) else 0.0
-    target = target_gap(params.tol)
-    converged = info["converged"]
-    if not converged:
-        warning = (f"dcd (CoCoA+ on {coll.size} MPI ranks) stopped at the round cap "
-                   f"(max_iter={params['max_iter']}) with a relative duality gap of "
-                   f"{info['rel_gap']:.3g} > {target:g}: raise --max-iter or --local-epochs, "
-                   "loosen -e" + (", or use -s mfn (the same objective, exact over ranks)"
-                                  if params["loss"] == "l2" else ""))
-    stats = {
-        "objective": info["primal"],
-        "dual_objective": info["dual"],
-        "duality_gap": info["primal"] - info["dual"],
-        "kkt_violation": spread,
-        "n_iter": int(info["rounds"]),
-        "rounds": int(info["rounds"]),
-        "local_loops": int(info["local_loops"]),
-        "bytes_per_round": int(info["bytes_per_round"]),
-        "n_sv": int(counts[0]),
-        "n_bound": int(counts[1]),
-        "status": "converged" if converged else "round cap",
-        "warm_start": warm,
-        "finished_by": "dcd (CoCoA+)",
-        "final_eps": info["final_eps"],
-        "trace": info["trace"],
-    }
-    return FitResult(w, stats, warning=warning, converged=converged,
-                     state={"kind": "dcd", "alpha": alpha, "t": t.copy(),
-                            "loss": params["loss"], "C": params.C})
+    return (float(ext[0] + ext[1]) if np.isfinite(ext[0]) else 0.0), counts

@@ -131,6 +131,19 @@ def block_w(problem, coef):
     return w
 
 
+def hinge_dual(problem, alpha):
+    """The hinge loss's dual value D(alpha) = sum alpha_k - 1/2 ||sum alpha_k t_k x_k||^2
+    for 0 <= alpha_k <= C c_k (the caller's point must be feasible; examples with
+    c_k = 0 left out), over every rank's rows when problem.comm is set: a lower bound on
+    the optimum."""
+    a = np.where(problem.cost > 0, alpha, 0.0)
+    w = block_w(problem, a * problem.t)
+    total = np.array([a.sum()])
+    if problem.comm is not None:
+        w, total = problem.comm.sum(w), problem.comm.sum(total)
+    return float(total[0] - 0.5 * (w @ w))
+
+
 def l2_dual(problem, C, alpha):
     """The squared-hinge dual value D(alpha) = sum alpha_k - 1/2 ||sum alpha_k t_k x_k||^2
     - sum alpha_k^2 / (4 C c_k) (examples with c_k = 0 left out: alpha_k = 0 there),

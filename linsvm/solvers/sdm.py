@@ -73,6 +73,8 @@ from .. import _sdm
 from ..problem.registry import FitResult
 from .cocoa import cocoa_rounds, rank_seed, target_gap
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
+from .gather import fits, gather_rows
+from .handover import Payoff
 
 _STATUS = {0: "converged", 1: "full-loop cap", 2: "out of memory"}
 
@@ -306,22 +308,73 @@ class _SdmBlock:
 def _fit_cocoa(kind, problem, params, start, warm, warning, log):
     """_fit on several MPI ranks: CoCoA+ rounds of SDM's local passes on this rank's block
     (linsvm.solvers.cocoa), stopping on the global duality gap (P - D) / P <= min(-e,
-    0.01).  A seeded start is not moved along the ray (the serial kernel's step).  Stats
-    as the serial solve's (n_iter: rounds; n_full_loops: this rank's local full loops),
-    plus rounds and bytes_per_round; the state holds this rank's alphas."""
-    name, coll, k = "sdm-" + kind, problem.comm, problem.n_classes
+    0.01).  With --gather-finish (the default) the rounds are judged by the hand-over
+    rule (linsvm.solvers.handover) and rounds that stop paying, or that reach the cap
+    uncertified, finish serially from the gathered rows and alphas
+    (linsvm.solvers.gather) when every rank can hold them.  A seeded start is not moved
+    along the ray (the serial kernel's step).  Stats as the serial solve's (n_iter:
+    rounds; n_full_loops: this rank's local full loops), plus rounds and
+    bytes_per_round; the state holds this rank's alphas."""
+    name, coll = "sdm-" + kind, problem.comm
+    payoff = Payoff() if params["gather_finish"] else None
+    if payoff is not None and _rounds_outweigh_data(problem):
+        # a round would send more than the whole data set: gather it at once
+        info = {"converged": False, "handed": False, "at_once": True, "rounds": 0,
+                "rel_gap": float("nan"), "primal": float("nan"), "dual": float("nan"),
+                "local_loops": 0, "bytes_per_round": 0, "final_eps": params.tol, "trace": []}
+        finisher, alphas = _gather_finish(kind, problem, params, start, info, log)
+        if finisher is not None:
+            return _cocoa_result(kind, problem, params, finisher.weights, alphas, info,
+                                 finisher, warm, warning, payoff)
     block = _SdmBlock(kind, problem, params, start, coll.size)
     W0 = coll.sum(_local_W(kind, problem, block.alphas))
-    W, info = cocoa_rounds(coll, block, W0, params.tol, params["max_iter"], log, name)
-    ay, ptr, cls, val = block.alphas
-    n_nonzero = coll.sum(np.array([float(cls.shape[0] + (np.count_nonzero(ay) if kind == "cs"
-                                                         else 0))]))[0]
-    converged = info["converged"]
-    if not converged:
+    W, info = cocoa_rounds(coll, block, W0, params.tol, params["max_iter"], log, name, payoff)
+    alphas, finisher = block.alphas, None
+    if payoff is not None and not info["converged"]:
+        finisher, alphas = _gather_finish(kind, problem, params, alphas, info, log)
+    return _cocoa_result(kind, problem, params, W, alphas, info, finisher, warm, warning, payoff)
+
+
+def _rounds_outweigh_data(problem):
+    """Whether one CoCoA+ round's allreduce (n_weights x n_classes doubles) carries more
+    bytes than gathering every rank's rows once (12 per non-zero) would."""
+    X = problem.X
+    z = float(X.indptr[problem.rows + 1].sum() - X.indptr[problem.rows].sum()) \
+        if problem.n_rows else 0.0
+    total_nnz, = problem.comm.sum_scalars(z)
+    return 8.0 * problem.n_weights * problem.n_classes > 12.0 * total_nnz
+
+
+def _cocoa_result(kind, problem, params, W, alphas, info, finisher, warm, warning, payoff):
+    """The FitResult of a distributed SDM solve (see _fit_cocoa)."""
+    name, coll, k = "sdm-" + kind, problem.comm, problem.n_classes
+    if finisher is not None:
+        W = finisher.weights
+    stats = _cocoa_stats(info, finisher, warm)
+    if payoff is not None and payoff.history:
+        stats["gap_checks"] = [list(h) for h in payoff.history]
+    converged = info["converged"] if finisher is None else finisher.converged
+    if finisher is not None and not converged:
+        warning = f"{name} finished serially after CoCoA+ rounds: {finisher.warning}"
+    elif not converged:
         warning = (f"{name} (CoCoA+ on {coll.size} MPI ranks) stopped at the round cap "
                    f"(max_iter={params['max_iter']}) with a relative duality gap of "
                    f"{info['rel_gap']:.3g} > {target_gap(params.tol):g}: raise --max-iter or "
-                   "--local-epochs, or loosen -e")
+                   "--local-epochs, or loosen -e" + (
+                       "" if payoff is None else
+                       " (the rows do not fit on every rank for --gather-finish)"))
+    ay, ptr, cls, val = alphas
+    stats["n_nonzero"] = int(coll.sum(np.array([float(cls.shape[0] + (
+        np.count_nonzero(ay) if kind == "cs" else 0))]))[0])
+    n = problem.n_rows
+    return FitResult(W, stats, warning=warning, converged=converged,
+                     state={"kind": kind, "n_classes": k, "codes": problem.codes.copy(),
+                            "C": params.C, "alpha_y": ay.copy() if kind == "cs" else np.zeros(n),
+                            "a_ptr": ptr, "a_cls": cls, "a_val": val})
+
+
+def _cocoa_stats(info, finisher, warm):
+    """The stats of a distributed SDM solve (see _fit_cocoa)."""
     stats = {
         "objective": info["primal"],
         "dual_objective": info["dual"],
@@ -330,17 +383,55 @@ def _fit_cocoa(kind, problem, params, start, warm, warning, log):
         "rounds": int(info["rounds"]),
         "n_full_loops": int(info["local_loops"]),
         "bytes_per_round": int(info["bytes_per_round"]),
-        "n_nonzero": int(n_nonzero),
-        "status": "converged" if converged else "round cap",
+        "status": "converged" if info["converged"] else "round cap",
         "warm_start": warm,
         "final_eps": info["final_eps"],
         "trace": info["trace"],
+        "finished_by": "CoCoA+ rounds",
     }
-    n = problem.n_rows
-    return FitResult(W, stats, warning=warning, converged=converged,
-                     state={"kind": kind, "n_classes": k, "codes": problem.codes.copy(),
-                            "C": params.C, "alpha_y": ay.copy() if kind == "cs" else np.zeros(n),
-                            "a_ptr": ptr, "a_cls": cls, "a_val": val})
+    if finisher is not None:
+        fs = finisher.stats
+        stats.update(objective=fs["objective"], dual_objective=fs["dual_objective"],
+                     duality_gap=fs["duality_gap"], kkt_violation=fs["kkt_violation"],
+                     serial_full_loops=fs["n_full_loops"], final_eps=fs["final_eps"],
+                     finished_by="serial, gathered " + (
+                         "at once (a round outweighs the data)" if info.get("at_once") else
+                         "after rounds stopped paying" if info["handed"] else
+                         "after the round cap"),
+                     status=fs["status"] + " (finished serially from the gathered alphas)")
+    return stats
+
+
+def _gather_finish(kind, problem, params, alphas, info, log):
+    """The serial finish of linsvm.solvers.gather from this rank's alphas: (the serial
+    FitResult, this rank's share of its final alphas), or (None, alphas) when the rows
+    do not fit on every rank."""
+    k = problem.n_classes
+    if not fits(problem, extra_bytes=8.0 * problem.n_weights * k * 4):
+        return None, alphas
+    if log is not None:
+        if info.get("at_once"):
+            log(f"sdm-{kind}: a CoCoA+ round would send more than the whole data set: "
+                "solving serially on the gathered rows")
+        else:
+            why = "stopped paying" if info["handed"] else "reached the cap uncertified"
+            log(f"sdm-{kind}: the CoCoA+ rounds {why} (relative gap {info['rel_gap']:.3g} "
+                f"after {info['rounds']} rounds): finishing serially on the gathered rows")
+    whole, offsets, parts = gather_rows(problem, alphas)
+    counts = [p[1].shape[0] - 1 for p in parts]
+    a_ptr = np.zeros(sum(counts) + 1, dtype=np.int64)
+    np.cumsum(np.concatenate([np.diff(p[1]) for p in parts]), out=a_ptr[1:])
+    state = {"kind": kind, "n_classes": k, "codes": whole.codes, "C": params.C,
+             "alpha_y": np.concatenate([p[0] for p in parts]), "a_ptr": a_ptr,
+             "a_cls": np.concatenate([p[2] for p in parts]),
+             "a_val": np.concatenate([p[3] for p in parts])}
+    res = _fit(kind, whole, params, None, state, log)
+    st, r = res.state, problem.comm.rank
+    lo, hi = int(offsets[r]), int(offsets[r + 1])
+    p0, p1 = int(st["a_ptr"][lo]), int(st["a_ptr"][hi])
+    mine = (np.array(st["alpha_y"][lo:hi]), st["a_ptr"][lo:hi + 1] - p0,
+            np.array(st["a_cls"][p0:p1]), np.array(st["a_val"][p0:p1]))
+    return res, mine
 
 
 def fit_sdm_cs(problem, params, start, state, log):
