@@ -285,7 +285,9 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
     alpha, warm, warning = _seed_alpha(problem, params, start, state)
     block = _DcdBlock(problem, params, alpha, coll.size)
     w0 = coll.sum(block_w(problem, alpha * t))
-    payoff = Payoff() if fallback else None
+    # a CoCoA+ round on K ranks gains about 1/K of a serial loop (sigma' = K): the rule
+    # judges the rounds against max_iter / K, the serial loops they stand for
+    payoff = Payoff(cap=params["max_iter"] / coll.size) if fallback else None
     w, info = cocoa_rounds(coll, block, w0, params.tol, params["max_iter"], log, "dcd", payoff)
     alpha = block.alpha
     primal, dual, finisher = info["primal"], info["dual"], None

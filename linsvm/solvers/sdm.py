@@ -316,7 +316,8 @@ def _fit_cocoa(kind, problem, params, start, warm, warning, log):
     rounds; n_full_loops: this rank's local full loops), plus rounds and
     bytes_per_round; the state holds this rank's alphas."""
     name, coll = "sdm-" + kind, problem.comm
-    payoff = Payoff() if params["gather_finish"] else None
+    payoff = (Payoff(cap=params["max_iter"] / coll.size)      # as dcd's (linsvm.solvers.dcd)
+              if params["gather_finish"] else None)
     if payoff is not None and _rounds_outweigh_data(problem):
         # a round would send more than the whole data set: gather it at once
         info = {"converged": False, "handed": False, "at_once": True, "rounds": 0,
