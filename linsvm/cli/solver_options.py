@@ -107,7 +107,9 @@ def _liblinear_flags(info, opts):
         opts["epsilon"] = opts.pop("p")
     if opts.pop("free_bias", None):
         if "regularize_bias" not in info.options:
-            raise UsageLineError(f"-R: {info.name} has no free intercept (solvers that have "
+            why = (" yet: its stop is certified by a duality gap that does not cover a free "
+                   "bias" if info.liblinear_codes.keys() & {0, 5, 6} else "")
+            raise UsageLineError(f"-R: {info.name} has no free intercept{why} (solvers that have "
                                  f"one: {', '.join(_with_option('regularize_bias'))})")
         if opts.get("regularize_bias"):
             raise click.UsageError("-R contradicts --regularize-bias")

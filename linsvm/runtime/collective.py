@@ -170,12 +170,14 @@ def agreed(coll, fn, *args, **kwargs):
     return out
 
 
-def gather_objects(coll, obj, nbytes=0):
-    """Every rank's picklable `obj`, in rank order ([obj] when serial); the call and
-    `nbytes` (this rank's payload, when the caller knows it) count in coll's stats."""
+def gather_objects(coll, obj, nbytes=None):
+    """Every rank's picklable `obj`, in rank order ([obj] when serial).  With `nbytes`
+    (this rank's payload) the call counts in coll's stats like the float64 collectives
+    (a data gather); without, it is bookkeeping (a few small objects) and does not."""
     if coll is None:
         return [obj]
     t0 = time.perf_counter()
     out = coll.comm.allgather(obj)
-    coll._count(t0, int(nbytes))
+    if nbytes is not None:
+        coll._count(t0, int(nbytes))
     return out
