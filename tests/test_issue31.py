@@ -623,3 +623,33 @@ def test_item2_an_interrupt_wrapped_by_python_is_still_interrupted(capsys):
 
     with pytest.raises(RuntimeError, match="not an interrupt"):
         other()
+
+
+def test_item2_a_swallowed_interrupt_still_ends_the_command(tmp_path):
+    """A Ctrl-C whose KeyboardInterrupt something swallows on its way (an `except
+    Exception` around an import that met it as a RuntimeError) used to leave the command
+    running -- waiting on its standard input for ever.  The handler inside a command arms
+    a watchdog: `interrupted` and exit 130 once the grace period is over."""
+    import textwrap
+    import time
+
+    script = tmp_path / "swallow.py"
+    script.write_text(textwrap.dedent("""
+        import os, signal, sys, time
+        from linsvm.runtime import sigint
+        sigint.arrange()
+        sigint.CLEANUP_GRACE = 0.5
+        with sigint.in_command():
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(5)
+            except BaseException:
+                pass                    # swallowed
+            print("ready", flush=True)
+            time.sleep(60)              # what a command waiting on stdin does
+    """))
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60, env=child_env())
+    assert proc.returncode == 130 and proc.stderr == "interrupted\n", proc.stderr
+    assert proc.stdout == "ready\n" and time.monotonic() - t0 < 30

@@ -13,9 +13,10 @@ and a KeyboardInterrupt would end in a traceback of the import in progress.  So:
   which prints ``interrupted`` and ends the process at once with status 130, and
   unblocks SIGINT, so that a Ctrl-C that arrived while it was blocked is handled
   here, not lost;
-* `in_command()` brackets a command's body: Python's handler inside, so that the
-  body's own cleanup runs; `exit_interrupted` again after it, until the process
-  ends.
+* `in_command()` brackets a command's body: a KeyboardInterrupt inside, as Python's
+  handler raises it, so that the body's own cleanup runs -- with a watchdog that ends
+  the process CLEANUP_GRACE seconds later if the interrupt was swallowed on its way;
+  `exit_interrupted` again after it, until the process ends.
 
 A library caller of linsvm (``import linsvm``) never runs `arrange`, so its signal
 handling is its own.  This module imports nothing but the standard library's
@@ -62,8 +63,27 @@ def in_command():
     if signal.getsignal(signal.SIGINT) is not exit_interrupted:
         yield
         return
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, _interrupt_command)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, exit_interrupted)
+
+
+# Seconds a command has, after a Ctrl-C, to clean up and end by itself.
+CLEANUP_GRACE = 10.0
+
+
+def _interrupt_command(signum, frame):
+    """SIGINT inside a command's body: KeyboardInterrupt, as Python's handler raises it,
+    and a watchdog that ends the process as exit_interrupted does if the command is
+    still running CLEANUP_GRACE seconds later.  A KeyboardInterrupt can be swallowed: one
+    raised while a module is being imported can reach an `except Exception` as the
+    RuntimeError Python wraps it in (a descriptor's __set_name__), and the command then
+    goes on -- e.g. to wait on its standard input for ever."""
+    import threading        # already imported by the interpreter; not at start-up here
+
+    watchdog = threading.Timer(CLEANUP_GRACE, exit_interrupted)
+    watchdog.daemon = True
+    watchdog.start()
+    raise KeyboardInterrupt
