@@ -20,7 +20,7 @@ and a KeyboardInterrupt would end in a traceback of the import in progress.  So:
 
 A library caller of linsvm (``import linsvm``) never runs `arrange`, so its signal
 handling is its own.  This module imports nothing but the standard library's
-os, signal and sys (docs/design.md, "Ctrl-C at start-up").
+os, signal, sys and threading (docs/design.md, "Ctrl-C at start-up").
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 
 __all__ = ["arrange", "in_command", "exit_interrupted", "EXIT_INTERRUPTED"]
 
@@ -81,8 +82,6 @@ def _interrupt_command(signum, frame):
     raised while a module is being imported can reach an `except Exception` as the
     RuntimeError Python wraps it in (a descriptor's __set_name__), and the command then
     goes on -- e.g. to wait on its standard input for ever."""
-    import threading        # already imported by the interpreter; not at start-up here
-
     watchdog = threading.Timer(CLEANUP_GRACE, exit_interrupted)
     watchdog.daemon = True
     watchdog.start()
