@@ -75,8 +75,8 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span, axpy_row,
-                 sq_norm_row, blocks_for)
+from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span, axpy_span,
+                 axpy_row, sq_norm_row, blocks_for)
 from cgls cimport Operator, csr_operator, cgls
 from mfn_shared cimport entry_threads, entry_csr
 from rng cimport shuffle
@@ -1206,11 +1206,7 @@ cdef inline double _span_dot(const CSR* X, const DualVar* v, const double* w) no
 
 cdef inline void _span_axpy(const CSR* X, const DualVar* v, double a, double* w) noexcept nogil:
     """w += a x_i for the row of v (the bias feature included)."""
-    cdef const int32_t* ind = X.indices
-    cdef const double* val = X.data
-    cdef int64_t p
-    for p in range(v.lo, v.hi):
-        w[ind[p]] += a * val[p]
+    axpy_span(X.indices, X.data, v.lo, v.hi, a, w, 0)
     if X.bias > 0:
         w[X.n_features] += a * X.bias
 

@@ -74,7 +74,7 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span,
+from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span, axpy_span,
                  axpy_row, sq_norm_row, scratch_doubles)
 from cgls cimport Operator, csr_operator, cgls, residual
 from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search, entry_threads
@@ -585,19 +585,8 @@ cdef inline double _ex_dot(const CSR* X, const Ex* e, const double* w) noexcept 
 
 
 cdef inline void _ex_axpy(const CSR* X, const Ex* e, double a, double* w) noexcept nogil:
-    """w += a x_k (bias included), unrolled by four as csr.pxd's axpy_row."""
-    cdef const int32_t* ind = X.indices
-    cdef const double* val = X.data
-    cdef int64_t q = e.start, end = e.end
-    while q + 4 <= end:
-        w[ind[q]] += a * val[q]
-        w[ind[q + 1]] += a * val[q + 1]
-        w[ind[q + 2]] += a * val[q + 2]
-        w[ind[q + 3]] += a * val[q + 3]
-        q += 4
-    while q < end:
-        w[ind[q]] += a * val[q]
-        q += 1
+    """w += a x_k (bias included), over the row span the record keeps."""
+    axpy_span(X.indices, X.data, e.start, e.end, a, w, X.unit)
     if X.bias > 0:
         w[X.n_features] += a * X.bias
 

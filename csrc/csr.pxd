@@ -91,36 +91,41 @@ cdef inline double dot_row(const CSR* X, int64_t i, const double* w) noexcept no
     return s
 
 
-cdef inline void axpy_row(const CSR* X, int64_t i, double a, double* out) noexcept nogil:
-    """out += a * x_i (including the bias feature).
+cdef inline void axpy_span(const int32_t* ind, const double* val, int64_t a, int64_t b,
+                           double s, double* out, int unit) noexcept nogil:
+    """out[ind[p]] += s * val[p] (+= s when unit) for p in [a, b): the scatter of one
+    row's span (the bias feature is the caller's).
 
     Unrolled by four like dot_span: the scatter's loop control costs as much as its
     body on short rows.  Column indices within a row are distinct, so the four
     updates of a group never touch one entry twice and their order is immaterial.
     """
-    cdef const int32_t* ind = X.indices
-    cdef const double* val = X.data
-    cdef int64_t p = X.indptr[i], end = X.indptr[i + 1]
-    if X.unit:
-        while p + 4 <= end:
-            out[ind[p]] += a
-            out[ind[p + 1]] += a
-            out[ind[p + 2]] += a
-            out[ind[p + 3]] += a
+    cdef int64_t p = a
+    if unit:
+        while p + 4 <= b:
+            out[ind[p]] += s
+            out[ind[p + 1]] += s
+            out[ind[p + 2]] += s
+            out[ind[p + 3]] += s
             p += 4
-        while p < end:
-            out[ind[p]] += a
+        while p < b:
+            out[ind[p]] += s
             p += 1
     else:
-        while p + 4 <= end:
-            out[ind[p]] += a * val[p]
-            out[ind[p + 1]] += a * val[p + 1]
-            out[ind[p + 2]] += a * val[p + 2]
-            out[ind[p + 3]] += a * val[p + 3]
+        while p + 4 <= b:
+            out[ind[p]] += s * val[p]
+            out[ind[p + 1]] += s * val[p + 1]
+            out[ind[p + 2]] += s * val[p + 2]
+            out[ind[p + 3]] += s * val[p + 3]
             p += 4
-        while p < end:
-            out[ind[p]] += a * val[p]
+        while p < b:
+            out[ind[p]] += s * val[p]
             p += 1
+
+
+cdef inline void axpy_row(const CSR* X, int64_t i, double a, double* out) noexcept nogil:
+    """out += a * x_i (including the bias feature)."""
+    axpy_span(X.indices, X.data, X.indptr[i], X.indptr[i + 1], a, out, X.unit)
     if X.bias > 0:
         out[X.n_features] += a * X.bias
 

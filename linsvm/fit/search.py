@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..problem.catalog import get_solver
-from ..problem.csr import CSRBuffers, to_scipy
+from ..problem.csr import CSRBuffers, row_sq_norms, to_scipy
 from ..problem.kinds import KINDS
 from ..runtime.collective import collective_of
 from .cv import cross_validate
@@ -52,8 +52,8 @@ class SearchResult:
 
 def start_C(X, bias, coll=None):
     """C0 of the module notes for the rows of X (CSRBuffers or scipy) and bias."""
-    Xs = to_scipy(X) if isinstance(X, CSRBuffers) else X
-    sq = np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel() + (bias * bias if bias and bias > 0 else 0.0)
+    Xs = X if isinstance(X, CSRBuffers) else to_scipy(X).tocsr()
+    sq = row_sq_norms(Xs) + (bias * bias if bias and bias > 0 else 0.0)
     n, top = sq.shape[0], float(sq.max()) if sq.size else 0.0
     if coll is not None:
         n, top = int(coll.sum_scalars(n)[0]), float(max(coll.comm.allgather(top)))

@@ -140,3 +140,16 @@ def take_rows(X, rows):
     """Rows `rows` (an index array) of a scipy sparse matrix, a dense array or a
     CSRBuffers, as a matrix of the same family (CSRBuffers: a scipy CSR matrix)."""
     return to_scipy(X)[rows]
+
+
+def row_sq_norms(X):
+    """||x_i||^2 of every row of X (CSRBuffers or a scipy CSR matrix; the bias feature
+    is the caller's): one pass over the stored values."""
+    indptr, data = np.asarray(X.indptr), np.asarray(X.data)
+    n = indptr.shape[0] - 1
+    if data.size == 0 or n == 0:
+        return np.zeros(n)
+    # a trailing 0 keeps every row start a valid index (empty rows at the end)
+    sq = np.add.reduceat(np.append(data * data, 0.0), indptr[:-1])
+    sq[np.diff(indptr) == 0] = 0.0            # reduceat gives an empty row its neighbour's value
+    return sq

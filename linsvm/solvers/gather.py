@@ -26,14 +26,21 @@ from ..runtime.memory import available
 def fits(problem, extra_bytes=0):
     """Whether every rank can hold every rank's rows (CSR at 12 bytes per non-zero plus
     a row pointer, label and cost per row) and `extra_bytes` more: one max allreduce."""
-    X, coll = problem.X, problem.comm
-    z = int(X.indptr[problem.rows + 1].sum() - X.indptr[problem.rows].sum()) \
-        if problem.n_rows else 0
-    total_nnz, total_rows = coll.sum_scalars(float(z), float(problem.n_rows))
-    need = 12.0 * total_nnz + 24.0 * total_rows + float(extra_bytes)
+    nnz, rows = problem.comm.sum_scalars(_local_nnz(problem), float(problem.n_rows))
+    need = 12.0 * nnz + 24.0 * rows + float(extra_bytes)
     room, _ = available()
     short = 0.0 if room is None or room >= 2.0 * need else 1.0
-    return coll.max(np.array([short]))[0] == 0.0
+    return problem.comm.max(np.array([short]))[0] == 0.0
+
+
+def total_nnz(problem):
+    """The non-zeros of every rank's rows: one allreduce."""
+    return problem.comm.sum_scalars(_local_nnz(problem))[0]
+
+
+def _local_nnz(problem):
+    X, rows = problem.X, problem.rows
+    return float(X.indptr[rows + 1].sum() - X.indptr[rows].sum()) if rows.size else 0.0
 
 
 def gather_rows(problem, extras):

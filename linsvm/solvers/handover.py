@@ -136,22 +136,24 @@ def hinge_dual(problem, alpha):
     for 0 <= alpha_k <= C c_k (the caller's point must be feasible; examples with
     c_k = 0 left out), over every rank's rows when problem.comm is set: a lower bound on
     the optimum."""
-    a = np.where(problem.cost > 0, alpha, 0.0)
-    w = block_w(problem, a * problem.t)
-    total = np.array([a.sum()])
-    if problem.comm is not None:
-        w, total = problem.comm.sum(w), problem.comm.sum(total)
-    return float(total[0] - 0.5 * (w @ w))
+    return _dual(problem, alpha, None)
 
 
 def l2_dual(problem, C, alpha):
     """The squared-hinge dual value D(alpha) = sum alpha_k - 1/2 ||sum alpha_k t_k x_k||^2
     - sum alpha_k^2 / (4 C c_k) (examples with c_k = 0 left out: alpha_k = 0 there),
     over every rank's rows when problem.comm is set: a lower bound on the optimum."""
+    return _dual(problem, alpha, C)
+
+
+def _dual(problem, alpha, C):
+    """hinge_dual (C None) or l2_dual (its alpha^2 / (4 C c) term): one pass for
+    w(alpha), and with problem.comm one allreduce of w and one of the sums."""
     pos = problem.cost > 0
     a = np.where(pos, alpha, 0.0)
     w = block_w(problem, a * problem.t)
-    sums = np.array([a.sum(), float(np.sum(a[pos] ** 2 / (4.0 * C * problem.cost[pos])))])
+    sums = np.array([a.sum(), 0.0 if C is None else
+                     float(np.sum(a[pos] ** 2 / (4.0 * C * problem.cost[pos])))])
     if problem.comm is not None:
         w, sums = problem.comm.sum(w), problem.comm.sum(sums)
     return float(sums[0] - 0.5 * (w @ w) - sums[1])

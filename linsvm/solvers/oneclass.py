@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import _oneclass
 from ..errors import ParameterError
+from ..problem.csr import row_sq_norms
 from ..problem.registry import FitResult
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
 
@@ -103,8 +104,5 @@ def fit_oneclass(problem, params, start, state, log):
 
 
 def _max_sq_norm(problem):
-    """max over the problem's rows of ||x_i||^2 (0 without non-zeros)."""
-    X, rows = problem.X, problem.rows
-    sq = np.add.reduceat(X.data * X.data, X.indptr[:-1]) if X.data.size else np.zeros(X.n_rows)
-    sq[np.diff(X.indptr) == 0] = 0.0          # reduceat's value for an empty row is not 0
-    return float(sq[rows].max()) if rows.size else 0.0
+    """max over the problem's rows of ||x_i||^2 (0 without rows)."""
+    return float(row_sq_norms(problem.X)[problem.rows].max()) if problem.n_rows else 0.0

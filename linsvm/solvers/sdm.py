@@ -73,7 +73,7 @@ from .. import _sdm
 from ..problem.registry import FitResult
 from .cocoa import cocoa_rounds, rank_seed, target_gap
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
-from .gather import fits, gather_rows
+from .gather import fits, gather_rows, total_nnz
 from .handover import Payoff
 
 _STATUS = {0: "converged", 1: "full-loop cap", 2: "out of memory"}
@@ -339,11 +339,7 @@ def _fit_cocoa(kind, problem, params, start, warm, warning, log):
 def _rounds_outweigh_data(problem):
     """Whether one CoCoA+ round's allreduce (n_weights x n_classes doubles) carries more
     bytes than gathering every rank's rows once (12 per non-zero) would."""
-    X = problem.X
-    z = float(X.indptr[problem.rows + 1].sum() - X.indptr[problem.rows].sum()) \
-        if problem.n_rows else 0.0
-    total_nnz, = problem.comm.sum_scalars(z)
-    return 8.0 * problem.n_weights * problem.n_classes > 12.0 * total_nnz
+    return 8.0 * problem.n_weights * problem.n_classes > 12.0 * total_nnz(problem)
 
 
 def _cocoa_result(kind, problem, params, W, alphas, info, finisher, warm, warning, payoff):
@@ -419,8 +415,7 @@ def _gather_finish(kind, problem, params, alphas, info, log):
             log(f"sdm-{kind}: the CoCoA+ rounds {why} (relative gap {info['rel_gap']:.3g} "
                 f"after {info['rounds']} rounds): finishing serially on the gathered rows")
     whole, offsets, parts = gather_rows(problem, alphas)
-    counts = [p[1].shape[0] - 1 for p in parts]
-    a_ptr = np.zeros(sum(counts) + 1, dtype=np.int64)
+    a_ptr = np.zeros(whole.n_rows + 1, dtype=np.int64)
     np.cumsum(np.concatenate([np.diff(p[1]) for p in parts]), out=a_ptr[1:])
     state = {"kind": kind, "n_classes": k, "codes": whole.codes, "C": params.C,
              "alpha_y": np.concatenate([p[0] for p in parts]), "a_ptr": a_ptr,
