@@ -83,6 +83,11 @@
 # divided by 4 whenever an inner solve ended after a single sweep; at most
 # inner_max_iter sweeps per Newton iteration.
 #
+# Free bias (LIBLINEAR's -R; free = the bias column, else -1).  The bias weight then has no
+# |w_b| term: its subgradient is g_b itself (violation |g_b|, counted in ||S||_1 like the
+# others), its step the plain Newton step -g_b/h_b (Armijo without the |.| change), and it
+# is never shrunk.
+#
 # Certificate (both).  The Fenchel dual of min ||w||_1 + sum_k phi_k(z_k) is
 #     max_alpha  -sum_k phi_k*(-alpha_k)   s.t.  ||sum_k alpha_k v_k||_inf <= 1,
 #     squared hinge: -phi_k*(-alpha) = alpha - alpha^2 / (4 a_k),  alpha >= 0
@@ -93,6 +98,11 @@
 # At any w the point s alpha, s = min(1, 1 / ||g||_inf) (for the squared hinge the
 # maximizer of the concave dual value s A - s^2 B, A = sum alpha, B = sum alpha^2/(4a),
 # if smaller), is dual feasible; P(w) - D(s alpha) >= P(w) - P* bounds the error.
+# With a free bias the dual has the equality constraint sum_k alpha_k t_k = 0 (the bias
+# column is t_k bias) and no infinity-norm row for it: the side (t_k = +1 or -1) with the
+# larger sum of alpha is first scaled down to the other's sum (each alpha_k stays in its
+# range), then s is taken over the regularized columns as above; at the optimum g_b = 0,
+# so both sums agree and nothing changes.
 #
 # The margins (cdn: b; glmnet: z, exp(z) and the loss of each row) are updated
 # incrementally, as the papers do, and the returned objective and certificate are
@@ -216,6 +226,16 @@ cdef double violation(double g, double wj) noexcept nogil:
     return 0.0
 
 
+cdef inline double subgrad(double g, double wj, bint is_free) noexcept nogil:
+    """|S_j|: violation(g, wj), or |g| for the free bias."""
+    return fabs(g) if is_free else violation(g, wj)
+
+
+cdef inline double reg_abs(double x, bint is_free) noexcept nogil:
+    """|x|, the L1 term of a weight (0 for the free bias)."""
+    return 0.0 if is_free else fabs(x)
+
+
 cdef inline double newton_step(double g, double h, double u) noexcept nogil:
     """The minimizer d of g d + h d^2 / 2 + |u + d| (h > 0): the three cases of the block
     comment; the last one is exactly -u."""
@@ -233,16 +253,16 @@ cdef inline double logistic_loss(double zk, double ezk) noexcept nogil:
     return -zk + log1p(ezk)
 
 
-cdef double start_norm(const CSC* A, const double* a, double factor) noexcept nogil:
+cdef double start_norm(const CSC* A, const double* a, double factor, int64_t free) noexcept nogil:
     """||S(0)||_1: at w = 0 every margin is 0, so g_j(0) = -factor sum_k a_k v_kj
-    (factor 2 for the squared hinge, 1/2 for the logistic loss)."""
+    (factor 2 for the squared hinge, 1/2 for the logistic loss; free: the free column)."""
     cdef int64_t j, p
     cdef double s, total = 0.0
     for j in range(A.n_cols):
         s = 0.0
         for p in range(A.colptr[j], A.colptr[j + 1]):
             s += a[A.row[p]] * A.val[p]
-        total += violation(-factor * s, 0.0)
+        total += subgrad(-factor * s, 0.0, j == free)
     return total
 
 
@@ -310,8 +330,8 @@ cdef inline void col_shift(const CSC* A, int64_t p0, int64_t p1, double* rs, int
 cdef int cdn_core(const CSC* A, double* ba, int S, double a0, double* w, const double* Hub,
                   int64_t* index, int64_t n_total, double eps, double* ref, int shrinking,
                   uint64_t* rng, int max_iter, int max_ls, double* trace, CdnOut* out,
-                  void* callback, Stop* stop) noexcept nogil:
-    """CDN outer iterations (block comment) from w, with ba[S k] = b_k = 1 - z_k(w) and
+                  void* callback, Stop* stop, int64_t free) noexcept nogil:
+    """CDN outer iterations (block comment) from w (free: the free bias column or -1), with ba[S k] = b_k = 1 - z_k(w) and
     a_k = ba[2k + 1] (S = 2: each row's residual and cost side by side, one cache line
     per entry of a column) or a0 (S = 1: every cost equal, the residuals alone, half
     the memory the random accesses touch).
@@ -333,6 +353,7 @@ cdef int cdn_core(const CSC* A, double* ba, int S, double a0, double* w, const d
     cdef double applied, loss_old, loss_new, wj, wnew, reg_change, obj, t0 = _now()
     cdef double reset_norm = INFINITY
     cdef int it = 0, status = MAX_ITER, m, accepted
+    cdef bint is_free
     while it < max_iter:
         shuffle(rng, index, n_active)
         Mnew = 0.0
@@ -350,30 +371,32 @@ cdef int cdn_core(const CSC* A, double* ba, int S, double a0, double* w, const d
             g *= 2.0
             h = 2.0 * h + NU
             wj = w[j]
-            if wj == 0.0 and shrinking and g + 1.0 > Mold / n_ex and g - 1.0 < -Mold / n_ex:
+            is_free = j == free
+            if (wj == 0.0 and shrinking and not is_free and g + 1.0 > Mold / n_ex
+                    and g - 1.0 < -Mold / n_ex):
                 # shrink: swap j to the end of the active part and revisit slot s
                 n_active -= 1
                 tmp = index[s]; index[s] = index[n_active]; index[n_active] = tmp
                 continue
-            v = violation(g, wj)
+            v = subgrad(g, wj, is_free)
             if v > Mnew:
                 Mnew = v
             norm1 += v
             s += 1
             if stop_poll(stop, p1 - p0 + 1):
                 break
-            d = newton_step(g, h, wj)
+            d = -g / h if is_free else newton_step(g, h, wj)
             if fabs(d) < TINY_STEP and wj + d != 0.0:
                 continue
             # Armijo: loss change + |w_j + z| - |w_j| <= sigma lam (g d + |w_j + d| - |w_j|)
-            delta = g * d + fabs(wj + d) - fabs(wj)
+            delta = g * d + reg_abs(wj + d, is_free) - reg_abs(wj, is_free)
             lam = 1.0
             accepted = 0
             applied = 0.0           # the step b currently carries on this column
             for m in range(max_ls):
                 zstep = lam * d
                 wnew = wj + zstep
-                reg_change = fabs(wnew) - fabs(wj)
+                reg_change = reg_abs(wnew, is_free) - reg_abs(wj, is_free)
                 # the quadratic upper bound of the loss change first (O(1))
                 if g * zstep + 0.5 * Hub[j] * zstep * zstep + reg_change <= SIGMA * lam * delta:
                     accepted = 1
@@ -409,7 +432,7 @@ cdef int cdn_core(const CSC* A, double* ba, int S, double a0, double* w, const d
                 if ba[S * k] > 0.0:
                     obj += (ba[2 * k + 1] if S == 2 else a0) * ba[S * k] * ba[S * k]
             for j in range(A.n_cols):
-                obj += fabs(w[j])
+                obj += reg_abs(w[j], j == free)
         trace[(it - 1) * TRACE_COLS + 0] = it
         trace[(it - 1) * TRACE_COLS + 1] = obj
         trace[(it - 1) * TRACE_COLS + 2] = norm1
@@ -467,8 +490,8 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                      int64_t* index, int64_t* qindex, int64_t n_total, double eps_abs,
                      double ref, int shrinking, uint64_t* rng, int max_iter, int inner_max,
                      int max_ls, double* f, double* trace, GlmOut* out, void* callback,
-                     Stop* stop) noexcept nogil:
-    """newGLMNET Newton iterations (block comment) from w with z = z(w), ez = exp(z),
+                     Stop* stop, int64_t free) noexcept nogil:
+    """newGLMNET Newton iterations (block comment) from w (free: the free bias column or -1) with z = z(w), ez = exp(z),
     lk = log(1 + exp(-z)) per row and f = f(w).  Work space per row: gk (the loss
     derivative a_k (tau_k - 1)), Dk (D_kk) and Xd.
 
@@ -485,6 +508,7 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
     cdef double qMold, qMnew, qnorm1, inner_eps = 1.0, delta, lam, reg_change, dloss, zn, ezn
     cdef double t0 = _now()
     cdef int it = 0, status = MAX_ITER, it_in, m, accepted
+    cdef bint is_free
     while it < max_iter:
         # --- per row: the loss derivative a_k (tau_k - 1) and D_kk = a_k tau_k (1 - tau_k)
         for k in range(n):
@@ -513,11 +537,13 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
             if fabs(g) > gmax:
                 gmax = fabs(g)
             wj = w[j]
-            if wj == 0.0 and shrinking and g + 1.0 > Mold / n_ex and g - 1.0 < -Mold / n_ex:
+            is_free = j == free
+            if (wj == 0.0 and shrinking and not is_free and g + 1.0 > Mold / n_ex
+                    and g - 1.0 < -Mold / n_ex):
                 n_active -= 1
                 tmp = index[s]; index[s] = index[n_active]; index[n_active] = tmp
                 continue
-            v = violation(g, wj)
+            v = subgrad(g, wj, is_free)
             if v > Mnew:
                 Mnew = v
             norm1 += v
@@ -562,17 +588,19 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                 uj = u[j]
                 g += grad[j] + NU * (uj - w[j])
                 h = hdiag[j]
-                if uj == 0.0 and shrinking and g + 1.0 > qMold / n_ex and g - 1.0 < -qMold / n_ex:
+                is_free = j == free
+                if (uj == 0.0 and shrinking and not is_free and g + 1.0 > qMold / n_ex
+                        and g - 1.0 < -qMold / n_ex):
                     q_active -= 1
                     tmp = qindex[s]; qindex[s] = qindex[q_active]; qindex[q_active] = tmp
                     continue
-                v = violation(g, uj)
+                v = subgrad(g, uj, is_free)
                 if v > qMnew:
                     qMnew = v
                 qnorm1 += v
                 s += 1
-                step = newton_step(g, h, uj)
-                if step == -uj:
+                step = -g / h if is_free else newton_step(g, h, uj)
+                if step == -uj and not is_free:
                     u[j] = 0.0
                 else:
                     if step > STEP_BOUND:
@@ -606,7 +634,7 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
         delta = 0.0
         for s in range(n_active):
             j = index[s]
-            delta += grad[j] * (u[j] - w[j]) + fabs(u[j]) - fabs(w[j])
+            delta += grad[j] * (u[j] - w[j]) + reg_abs(u[j], j == free) - reg_abs(w[j], j == free)
         lam = 1.0
         accepted = 0
         for m in range(max_ls):
@@ -614,6 +642,8 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
             reg_change = 0.0
             for s in range(n_active):
                 j = index[s]
+                if j == free:
+                    continue
                 if lam == 1.0:
                     reg_change += fabs(u[j]) - fabs(w[j])
                 else:
@@ -677,16 +707,19 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
 # ------------------------------------------------------------------ certificate
 
 cdef void certificate(const CSC* A, const double* a, const double* w, const double* z,
-                      const double* ez, double* alpha, int loss, double gknown,
+                      const double* ez, double* alpha, int loss, double gknown, int64_t free,
                       double* primal, double* dual, double* gmax) noexcept nogil:
     """Primal f(w) and dual value of the scaled point s alpha (block comment), from the
     margins z the solve kept up to date (and, for the logistic loss, ez = exp(z), or NULL);
-    gmax = ||grad L(w)||_inf, computed by one pass over the columns unless gknown >= 0
-    is it already.  loss 2: squared hinge, 3: logistic.  alpha (n values) is work space."""
+    gmax = ||grad L(w)||_inf over the regularized columns, computed by one pass over the
+    columns unless gknown >= 0 is it already (never with a free bias, whose balancing
+    changes alpha).  loss 2: squared hinge, 3: logistic.  free: the free bias column or -1.
+    alpha (n values) is work space."""
     cdef int64_t n = A.n_rows, j, k, p
     cdef double P = 0.0, Asum = 0.0, B = 0.0, s, gm = 0.0, gj, xi, ezk, pk, q, D = 0.0
+    cdef double side[2]
     for j in range(A.n_cols):
-        P += fabs(w[j])
+        P += reg_abs(w[j], j == free)
     for k in range(n):
         if a[k] <= 0.0:
             alpha[k] = 0.0
@@ -696,16 +729,34 @@ cdef void certificate(const CSC* A, const double* a, const double* w, const doub
             if xi > 0.0:
                 P += a[k] * xi * xi
                 alpha[k] = 2.0 * a[k] * xi
-                Asum += alpha[k]
-                B += alpha[k] * alpha[k] / (4.0 * a[k])
             else:
                 alpha[k] = 0.0
         else:
             ezk = ez[k] if ez != NULL else exp(z[k])
             P += a[k] * logistic_loss(z[k], ezk)
             alpha[k] = a[k] / (1.0 + ezk)
-    # ||sum_k alpha_k v_k||_inf = ||grad L(w)||_inf
+    if free >= 0:
+        # the equality constraint: scale the side with the larger sum down to the other's
+        # (the free column is dense: one entry per row, val = t_k bias)
+        side[0] = 0.0
+        side[1] = 0.0
+        for p in range(A.colptr[free], A.colptr[free + 1]):
+            side[1 if A.val[p] > 0.0 else 0] += alpha[A.row[p]]
+        for p in range(A.colptr[free], A.colptr[free + 1]):
+            k = A.row[p]
+            if A.val[p] > 0.0 and side[1] > side[0]:
+                alpha[k] *= side[0] / side[1]
+            elif A.val[p] < 0.0 and side[0] > side[1]:
+                alpha[k] *= side[1] / side[0]
+        gknown = -1.0
+    for k in range(n):
+        if loss == 2 and a[k] > 0.0:
+            Asum += alpha[k]
+            B += alpha[k] * alpha[k] / (4.0 * a[k])
+    # ||sum_k alpha_k v_k||_inf = ||grad L(w)||_inf over the regularized columns
     for j in range(A.n_cols if gknown < 0.0 else 0):
+        if j == free:
+            continue
         gj = 0.0
         for p in range(A.colptr[j], A.colptr[j + 1]):
             gj += alpha[A.row[p]] * A.val[p]
@@ -809,8 +860,10 @@ cdef int64_t _active_features(const CSC* A, double* w, int64_t* index) noexcept 
 def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
               int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
               const double[::1] c, double C, object start, double eps, bint shrinking,
-              uint64_t seed, int max_iter, int max_linesearch, object callback):
-    """Minimize ||w||_1 + C sum_k c_k max(0, 1 - t_k w.x_k)^2 by CDN (block comment).
+              uint64_t seed, int max_iter, int max_linesearch, object callback,
+              bint regularize_bias=True):
+    """Minimize ||w||_1 + C sum_k c_k max(0, 1 - t_k w.x_k)^2 by CDN (block comment);
+    regularize_bias False (bias > 0): the bias weight leaves ||w||_1 (a free intercept).
 
     Buffers must be validated by the caller: indices in [0, n_features), rows in
     [0, n_rows) (checked here too), t = +-1, c >= 0 finite, one t and c per row.  start:
@@ -825,6 +878,7 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     iteration, objective (nan when not logged), ||S||_1, active features, seconds,
     failed line searches so far)."""
     cdef int64_t m = rows.shape[0], k, j, p, n_total, nw
+    cdef int64_t free = -1 if (regularize_bias or bias <= 0) else n_features
     cdef double ref = 0.0, primal = 0.0, dual = 0.0, gmax = 0.0
     cdef uint64_t rng = seed, rng0
     cdef double a0 = 0.0
@@ -857,7 +911,7 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     cdef Stop st
     stop_init(&st, A.colptr[A.n_cols], A.n_cols)
     if m == 0 or nw == 0:
-        return dict(w=w_arr, status=CONVERGED, n_iter=0, primal=float(np.abs(w_arr).sum()),
+        return dict(w=w_arr, status=CONVERGED, n_iter=0, primal=float(np.abs(w_arr[:n_features] if free >= 0 else w_arr).sum()),
                     dual=0.0, grad_inf=0.0, ref=0.0, last_norm=0.0, n_active=0,
                     ls_failures=0, trace=trace_arr[:0].copy())
     with nogil:
@@ -886,19 +940,19 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
             for k in range(m):
                 bav[S2 * k] = 1.0
             cdn_core(&A, &bav[0], S2, a0, &wv[0], &hv[0], &iv[0], n_total, 0.0, &ref, shrinking,
-                     &rng0, 1, max_linesearch, &tr[0, 0], &out, NULL, &st)
+                     &rng0, 1, max_linesearch, &tr[0, 0], &out, NULL, &st, free)
             for j in range(nw):
                 wv[j] = w0v[j]
         # b = 1 - z(w)
         _residuals(&A, &wv[0], &bav[0], S2)
         if n_total > 0 and max_iter > 0 and not st.stopped:
             cdn_core(&A, &bav[0], S2, a0, &wv[0], &hv[0], &iv[0], n_total, eps, &ref, shrinking,
-                     &rng, max_iter, max_linesearch, &tr[0, 0], &out, cb, &st)
+                     &rng, max_iter, max_linesearch, &tr[0, 0], &out, cb, &st, free)
         if not st.stopped:
             # the margins z = 1 - b the solve kept, and alpha, in the certificate's space
             for k in range(m):
                 cv[k] = 1.0 - bav[S2 * k]
-            certificate(&A, &av[0], &wv[0], &cv[0], NULL, &cv[m], 2, -1.0, &primal, &dual,
+            certificate(&A, &av[0], &wv[0], &cv[0], NULL, &cv[m], 2, -1.0, free, &primal, &dual,
                         &gmax)
     stop_raise(&st)
     if max_iter == 0:
@@ -913,8 +967,10 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                  const double[::1] data, int64_t n_features, double bias,
                  const int64_t[::1] rows, const double[::1] t, const double[::1] c, double C,
                  object start, double eps, bint shrinking, uint64_t seed, int max_iter,
-                 int inner_max_iter, int max_linesearch, object callback):
-    """Minimize ||w||_1 + C sum_k c_k log(1 + exp(-t_k w.x_k)) by newGLMNET (block comment).
+                 int inner_max_iter, int max_linesearch, object callback,
+                 bint regularize_bias=True):
+    """Minimize ||w||_1 + C sum_k c_k log(1 + exp(-t_k w.x_k)) by newGLMNET (block comment);
+    regularize_bias as cdn_solve's.
 
     Buffers, start and eps as cdn_solve's, the reference ||S(0)||_1.  max_iter caps the Newton iterations,
     inner_max_iter the sweeps of each inner solve, max_linesearch the trials of each
@@ -925,6 +981,7 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     adaptive inner tolerance at the end), and a trace whose last column is the inner
     sweeps of the iteration (objective always filled)."""
     cdef int64_t m = rows.shape[0], k, n_total, nw
+    cdef int64_t free = -1 if (regularize_bias or bias <= 0) else n_features
     cdef double ref = 0.0, primal = 0.0, dual = 0.0, gmax = 0.0, f = 0.0
     cdef uint64_t rng = seed
     cdef GlmOut out
@@ -955,16 +1012,16 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef Stop st
     stop_init(&st, A.colptr[A.n_cols], A.n_cols)
     if m == 0 or nw == 0:
-        return dict(w=w_arr, status=CONVERGED, n_iter=0, primal=float(np.abs(w_arr).sum()),
+        return dict(w=w_arr, status=CONVERGED, n_iter=0, primal=float(np.abs(w_arr[:n_features] if free >= 0 else w_arr).sum()),
                     dual=0.0, grad_inf=0.0, ref=0.0, last_norm=0.0, n_active=0,
                     inner_total=0, ls_trials=0, inner_eps=1.0, trace=trace_arr[:0].copy())
     with nogil:
         n_total = _active_features(&A, &wv[0], &I[0, 0])
-        ref = start_norm(&A, &av[0], 0.5)
+        ref = start_norm(&A, &av[0], 0.5, free)
         margins(&A, &wv[0], &R[0, 0])
         f = 0.0
         for k in range(nw):
-            f += fabs(wv[k])
+            f += reg_abs(wv[k], k == free)
         for k in range(m):
             R[1, k] = exp(R[0, k])
             R[2, k] = logistic_loss(R[0, k], R[1, k])
@@ -973,10 +1030,10 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
             glmnet_core(&A, &av[0], &wv[0], &W[0, 0], &R[0, 0], &R[1, 0], &R[2, 0], &R[3, 0],
                         &R[4, 0], &R[5, 0], &R[6, 0], &R[7, 0], &W[1, 0], &W[2, 0],
                         &I[0, 0], &I[1, 0], n_total, eps * ref, ref, shrinking, &rng, max_iter,
-                        inner_max_iter, max_linesearch, &f, &tr[0, 0], &out, cb, &st)
+                        inner_max_iter, max_linesearch, &f, &tr[0, 0], &out, cb, &st, free)
         if not st.stopped:
             certificate(&A, &av[0], &wv[0], &R[0, 0], &R[1, 0], &R[8, 0], 3,
-                        out.grad_inf if out.grad_at_w else -1.0, &primal, &dual, &gmax)
+                        out.grad_inf if out.grad_at_w else -1.0, free, &primal, &dual, &gmax)
     stop_raise(&st)
     if max_iter == 0:
         out.status = MAX_ITER

@@ -58,6 +58,13 @@
 # (each from U l(m) = max_{0<=a<=U} -a m - [a log a + (U-a) log(U-a) - U log U], resp.
 # lse(o) = max_{pi in simplex} pi.o - sum pi log pi), and P(w) - D = 1/2 ||g||^2 exactly, so
 # ||g||^2 <= 2 gap_stop f(w) is the gap test, folded into the gradient test's threshold.
+# Free bias (binary only, LIBLINEAR -s 0 -R): the bias weight, last, leaves 1/2 ||w||^2 (cgls'
+# nreg, and every ||.||^2 of the driver over the first nbeta - 1 weights).  The dual then has
+# the constraint sum_i alpha_i t_i = 0, which alpha(w) meets only at the optimum: the side
+# (t_i = +1 or -1) with the larger sum of alpha is scaled down by the ratio of the two sums
+# (free_bias_dual), and D of that point, with the entropy terms of the scaled alpha, is the
+# certificate; P - D is no longer 1/2 ||g||^2, so the driver's test is the gradient test
+# alone and the caller repeats it tighter until the gap certifies.
 #
 # Distributed over row blocks (csrc/comm.pxd): each rank holds its block of the examples and
 # the same w.  CGLS takes one allreduce of nbeta + 3 doubles per iteration (cgls.pxd); each
@@ -437,6 +444,8 @@ ctypedef struct Model:
     int64_t m                      # examples of this rank
     int64_t k                      # scores per example (1: binary)
     int64_t nbeta                  # weights: n_weights * k
+    int64_t nreg                   # the first nreg weights are regularized (binary with a free
+                                   # bias: nbeta - 1; else nbeta)
     const double* t                # binary labels +-1
     const int32_t* y               # multinomial class codes
     const double* U                # U_i = C c_i
@@ -713,7 +722,8 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
     cdef int it = 0, cg_it, optimal, status = MAX_ITER, refreshed = 0, n_ls = 0, stalled = 0
     cdef double F, Fnew, rr0 = 0.0, stop_rr, thr, wd, dd, phi0, tau
     cdef Operator A
-    F = 0.5 * dot(beta, beta, nb) + comm_sum1(M.comm, model_eval(M))
+    cdef int64_t nr = M.nreg
+    F = 0.5 * dot(beta, beta, nr) + comm_sum1(M.comm, model_eval(M))
     # the gradient test's threshold on ||g||^2 (-1: not known before the first CGLS of a
     # cold start, whose entry residual is -g(0); +inf: no gradient test)
     if P.gstop <= 0.0:
@@ -730,12 +740,14 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
         # only the tests)
         model_setup(M)
         memcpy(W.beta_bar, beta, nb * sizeof(double))
-        thr = fmin(stop_rr, 2.0 * P.gap_stop * F) if stop_rr >= 0.0 else 0.0
+        # (1/2 ||g||^2 = P - D holds without a free bias only; with one the caller checks
+        # the gap)
+        thr = (fmin(stop_rr, 2.0 * P.gap_stop * F) if nr == nb else stop_rr) if stop_rr >= 0.0 else 0.0
         A = model_operator(M)
         cg_it = cgls(&A, M.cc, 1.0, W.beta_bar, M.z, W.q, W.u, W.r, W.p, W.sv,
                      W.minv if P.precondition else NULL, 0.0, P.eta,
                      P.cg_max_iter if it < P.max_iter and not stalled else 0, &optimal, W.stop, 1,
-                     W.h, P.precondition, W.dsum, M.xi, 0, W.diag, P.jw, thr, &rr0, M.comm, -1,
+                     W.h, P.precondition, W.dsum, M.xi, 0, W.diag, P.jw, thr, &rr0, M.comm, nr,
                      P.qtol, P.qadapt)
         if W.stop.stopped:
             break
@@ -753,8 +765,8 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
         it += 1
         cg_total[0] += cg_it
         # line search along d = dsum, whose image CGLS accumulated in M.xi
-        wd = dot(beta, W.dsum, nb)
-        dd = dot(W.dsum, W.dsum, nb)
+        wd = dot(beta, W.dsum, nr)
+        dd = dot(W.dsum, W.dsum, nr)
         phi0 = wd + comm_sum1(M.comm, model_slope0(M))
         Fnew = F
         tau = 0.0
@@ -764,14 +776,14 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
             Fnew = comm_sum1(M.comm, model_accept(M, tau))
             for j in range(nb):
                 W.beta_bar[j] = beta[j] + tau * W.dsum[j]
-            Fnew += 0.5 * dot(W.beta_bar, W.beta_bar, nb)
+            Fnew += 0.5 * dot(W.beta_bar, W.beta_bar, nr)
         if not (phi0 < 0.0 and Fnew <= F):
             if phi0 < 0.0:                  # undo the step
                 memcpy(M.o, W.ytry, M.m * M.k * sizeof(double))
             # the scores drift from X beta as steps add up; recompute them once and retry,
             # else only the tests are left
             model_scores(M, beta)
-            F = 0.5 * dot(beta, beta, nb) + comm_sum1(M.comm, model_eval(M))
+            F = 0.5 * dot(beta, beta, nr) + comm_sum1(M.comm, model_eval(M))
             trace[it - 1] = F
             if refreshed:
                 stalled = 1
@@ -799,16 +811,56 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
 cdef void certificate(Model* M, const double* beta, double F, Work* W, int have_grad,
                       double* gsq, double* D) noexcept nogil:
     """D at the dual point built from beta (block comment) and ||g(beta)||^2; W.r holds
-    -g(beta) when have_grad, else g is summed here (one pass, one allreduce)."""
-    cdef int64_t j, nb = M.nbeta
+    -g(beta) when have_grad, else g is summed here (one pass, one allreduce).  With a free
+    bias (M.nreg < M.nbeta) the dual point is balanced first (free_bias_dual)."""
+    cdef int64_t j, nb = M.nbeta, nr = M.nreg
     if not have_grad:
         model_loss_grad(M, W.u, W.r)         # the loss part of g ...
         for j in range(nb):
-            W.r[j] = -(beta[j] + W.r[j])      # ... and r = -g
+            W.r[j] = -((beta[j] if j < nr else 0.0) + W.r[j])      # ... and r = -g
     gsq[0] = dot(W.r, W.r, nb)
+    if nr < nb:
+        D[0] = free_bias_dual(M, W)
+        return
     for j in range(nb):                      # w_alpha = w - g = w + r
         W.sv[j] = beta[j] + W.r[j]
     D[0] = -0.5 * dot(W.sv, W.sv, nb) + comm_sum1(M.comm, model_dual_terms(M))
+
+
+cdef double free_bias_dual(Model* M, Work* W) noexcept nogil:
+    """D at a feasible dual point of the binary problem with a free bias (block comment):
+    its dual adds the constraint sum_i alpha_i t_i = 0 (the bias column is constant), which
+    alpha_i = U_i sigma(-m_i) meets only at the optimum.  The side (t_i = +1 or -1) with the
+    larger sum of alpha is scaled down by the ratio of the sums (every alpha_i stays inside
+    (0, U_i)); then D = -1/2 ||sum_i alpha_i t_i x_i||_R^2 + sum_i U_i H(alpha_i / U_i), H the
+    binary entropy, ||.||_R without the bias weight.  One pass over the rows, one allreduce
+    of the weights and two of scalars."""
+    cdef int64_t i, nb = M.nbeta
+    cdef double sides[2]
+    cdef double mm, q, p, sc, ent = 0.0
+    sides[0] = 0.0
+    sides[1] = 0.0
+    for i in range(M.m):
+        sides[1 if M.t[i] > 0.0 else 0] += M.U[i] * _sig_minus(M.t[i] * M.o[i], M.e[i])
+    comm_sum(M.comm, sides, 2)
+    for i in range(M.m):
+        mm = M.t[i] * M.o[i]
+        q = _sig_minus(mm, M.e[i])
+        sc = 1.0
+        if M.t[i] > 0.0 and sides[1] > sides[0]:
+            sc = sides[0] / sides[1]
+        elif M.t[i] < 0.0 and sides[0] > sides[1]:
+            sc = sides[1] / sides[0]
+        W.u[i] = sc * M.U[i] * q * M.t[i]
+        if sc == 1.0:                        # H(sigma(-m)) = l(m) + m sigma(-m), stably
+            ent += M.U[i] * (_logloss(mm, M.e[i]) + mm * q)
+        else:
+            p = sc * q
+            if p > 0.0:
+                ent -= M.U[i] * (p * log(p) + (1.0 - p) * log1p(-p))
+    rmatvec(M.X, M.rows, M.m, W.u, W.sv)
+    comm_sum(M.comm, W.sv, nb)
+    return -0.5 * dot(W.sv, W.sv, M.nreg) + comm_sum1(M.comm, ent)
 
 
 # ------------------------------------------------------------------ Python entries
@@ -845,6 +897,7 @@ cdef object _model_arrays(Model* M, int kind, int64_t m, int64_t k, int64_t nw, 
     M.m = m
     M.k = k
     M.nbeta = nw * k
+    M.nreg = nw * k
     M.t = t
     M.y = y
     M.U = &Uv[0]
@@ -868,7 +921,8 @@ cdef object _solve(int kind, const int64_t[::1] indptr, const int32_t[::1] indic
                    const double[::1] c, double C, double[::1] beta, double gstop,
                    double gap_stop, double eta, double qtol, bint qadapt, bint precondition,
                    double jacobi_weight, double ls_tol, int ls_max, int max_iter,
-                   int cg_max_iter, int n_threads, object callback, object comm):
+                   int cg_max_iter, int n_threads, object callback, object comm,
+                   bint regularize_bias=True):
     """Allocate the work arrays, run newton_core and certify its result (see lr_solve)."""
     cdef int64_t m = rows.shape[0], nw = n_features + (1 if bias > 0 else 0)
     cdef int64_t nb = nw * k, mk = max(m * k, 1), j
@@ -888,6 +942,8 @@ cdef object _solve(int kind, const int64_t[::1] indptr, const int32_t[::1] indic
     _model_arrays(&M, kind, m, k, nw, t, y, c, C, keep)
     M.X = &X
     M.rows = &rows[0] if m > 0 else NULL
+    if kind == BINARY and not regularize_bias and bias > 0:
+        M.nreg = nb - 1                      # the bias weight, last, is free
     cdef Comm CM = comm_from(comm)
     M.comm = &CM
     mscratch = None
@@ -966,9 +1022,11 @@ def lr_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
              const double[::1] c, double C, double[::1] beta, double gstop, double gap_stop,
              double eta, double qtol, bint qadapt, bint precondition, double jacobi_weight,
              double ls_tol, int ls_max, int max_iter, int cg_max_iter, int n_threads,
-             object callback, object comm=None):
+             object callback, object comm=None, bint regularize_bias=True):
     """Minimize f(w) = 1/2 ||w||^2 + C sum_k c_k log(1 + exp(-t_k x_k.w)) by truncated Newton
     (block comment), updating beta in place (its values are the warm start; zeros: cold).
+    regularize_bias False (bias > 0): the bias weight leaves ||w||^2 (a free intercept); the
+    gap test is then the caller's (dual is D at the balanced dual point, free_bias_dual).
 
     Stop: ||g(w)|| <= gstop ||g(0)|| and 1/2 ||g(w)||^2 <= gap_stop f(w) (both at once;
     gstop 0: the gap test alone), or max_iter Newton steps, or no descent left.  CGLS per
@@ -987,7 +1045,7 @@ def lr_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
     return _solve(BINARY, indptr, indices, data, n_features, bias, rows,
                   &t[0] if t.shape[0] else NULL, NULL, 1, c, C, beta, gstop, gap_stop, eta, qtol,
                   qadapt, precondition, jacobi_weight, ls_tol, ls_max, max_iter, cg_max_iter,
-                  n_threads, callback, comm)
+                  n_threads, callback, comm, regularize_bias)
 
 
 def softmax_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,

@@ -35,15 +35,15 @@ def test_free_bias_matches_lbfgs(solver, bias):
     assert reg.stats["objective"] > m.stats["objective"]
 
 
-def test_free_bias_over_row_blocks():
-    from linsvm.runtime.collective import Collective
+@pytest.mark.parametrize("solver", ["mfn", "lr"])
+def test_free_bias_over_row_blocks(solver):
     X, y = random_problem(n_samples=300, n_features=20, seed=5)
-    serial = linsvm.train(X, y, solver="mfn", tol=1e-8, regularize_bias=False)
+    serial = linsvm.train(X, y, solver=solver, tol=1e-8, regularize_bias=False)
     cuts = [0, 40, 40, 300]
 
     def work(comm):
         r = comm.Get_rank()
-        return linsvm.train(X[cuts[r]:cuts[r + 1]], y[cuts[r]:cuts[r + 1]], solver="mfn",
+        return linsvm.train(X[cuts[r]:cuts[r + 1]], y[cuts[r]:cuts[r + 1]], solver=solver,
                             tol=1e-8, regularize_bias=False, comm=comm)
     out = run_ranks(work, 3)
     for m in out:
@@ -57,3 +57,109 @@ def test_losses_with_a_linear_zone_do_not_take_it():
     for solver in ("mfn-huber", "mfn-l1", "dcd"):
         with pytest.raises(Exception, match="regularize_bias|does not apply"):
             linsvm.train(X, y, solver=solver, regularize_bias=False)
+
+
+# ------------------------------------------------------------------ L1 (cdn, glmnet) and lr
+from scipy.special import expit  # noqa: E402
+
+
+def _loss(kind, Xa, t, a, w):
+    """sum_k a_k l(t_k w.x_k) and its gradient: l the squared hinge or the logistic loss."""
+    z = t * (Xa @ w)
+    if kind == "sqhinge":
+        r = np.maximum(0.0, 1.0 - z)
+        return float(np.sum(a * r * r)), Xa.T @ (t * (-2.0 * a * r))
+    return float(np.sum(a * np.logaddexp(0.0, -z))), Xa.T @ (t * (-a * expit(-z)))
+
+
+def _penalty(pen, w):
+    """The regularizer of every weight but the last (the free bias)."""
+    return np.abs(w[:-1]).sum() if pen == "l1" else 0.5 * w[:-1] @ w[:-1]
+
+
+def _free_reference(kind, pen, Xa, t, a):
+    """argmin of the penalty (bias excluded) + the loss by L-BFGS-B: for L1 on the split
+    w = u - v, u, v >= 0, with the bias weight unbounded."""
+    d = Xa.shape[1] - 1
+    if pen == "l2":
+        def f2(w):
+            val, g = _loss(kind, Xa, t, a, w)
+            return 0.5 * w[:-1] @ w[:-1] + val, g + np.append(w[:-1], 0.0)
+        res = so.minimize(f2, np.zeros(d + 1), jac=True, method="L-BFGS-B",
+                          options=dict(maxiter=100000, ftol=1e-16, gtol=1e-12))
+        return res.x
+
+    def f1(x):
+        w = np.append(x[:d] - x[d:2 * d], x[-1])
+        val, g = _loss(kind, Xa, t, a, w)
+        return x[:2 * d].sum() + val, np.concatenate([1.0 + g[:d], 1.0 - g[:d], g[d:]])
+    res = so.minimize(f1, np.zeros(2 * d + 1), jac=True, method="L-BFGS-B",
+                      bounds=[(0.0, None)] * (2 * d) + [(None, None)],
+                      options=dict(maxiter=200000, maxfun=400000, ftol=1e-16, gtol=1e-13,
+                                   maxcor=50))
+    return np.append(res.x[:d] - res.x[d:2 * d], res.x[-1])
+
+
+_FREE = {"cdn": ("sqhinge", "l1"), "glmnet": ("logistic", "l1"), "lr": ("logistic", "l2")}
+
+
+def _binary_fit(solver, X, t, C, bias, tol, **options):
+    from linsvm.problem import CSRBuffers, Problem
+    from linsvm.solvers import get_solver, make_params
+    info = get_solver(solver)
+    if solver == "cdn":
+        options.setdefault("max_iter", 100000)
+    Xb = CSRBuffers(X)
+    problem = Problem.binary(Xb, np.arange(Xb.n_rows), t, np.ones(Xb.n_rows), bias)
+    return info.fit(problem, make_params(info, C=C, tol=tol,
+                                         options=dict(options, regularize_bias=False)),
+                    None, None, None)
+
+
+@pytest.mark.parametrize("solver", sorted(_FREE))
+@pytest.mark.parametrize("bias", [1.0, 3.0])
+def test_free_bias_of_l1_and_logistic_solvers_matches_lbfgs(solver, bias):
+    """-R for cdn, glmnet and lr: the objective without the bias weight's penalty, against
+    L-BFGS-B; the certificate bounds the distance at a loose tolerance too (weak duality
+    against the independent f*), and an off-centre problem's intercept moves past where
+    the regularized one stays."""
+    kind, pen = _FREE[solver]
+    X, y = random_problem(n_samples=90, n_features=8, seed=4)
+    t = np.where(X @ np.ones(8) + 2.0 > 0.8, 1.0, -1.0)     # an off-centre boundary
+    Xa = np.hstack([X.toarray(), np.full((90, 1), bias)])
+    C, a = 0.7, 0.7 * np.ones(90)
+    ref = _free_reference(kind, pen, Xa, t, a)
+    fstar = _penalty(pen, ref) + _loss(kind, Xa, t, a, ref)[0]
+    res = _binary_fit(solver, X, t, C, bias, 1e-12)
+    w = res.weights.ravel()
+    f = _penalty(pen, w) + _loss(kind, Xa, t, a, w)[0]
+    assert res.converged
+    assert f <= fstar * (1 + 1e-9)
+    assert f == pytest.approx(fstar, rel=1e-9)
+    assert res.stats["objective"] == pytest.approx(f, rel=1e-9)
+    np.testing.assert_allclose(w, ref, atol=1e-4 * max(1.0, np.abs(ref).max()))
+    loose = _binary_fit(solver, X, t, C, bias, 0.5, max_iter=2)
+    P, D = loose.stats["objective"], loose.stats["dual_objective"]
+    assert D <= fstar * (1 + 1e-10)
+    assert P - fstar <= loose.stats["gap"] * P + 1e-9 * P
+
+
+@pytest.mark.parametrize("code,solver", [(0, "lr"), (5, "cdn"), (6, "glmnet")])
+def test_free_bias_is_liblinears_minus_R(code, solver):
+    """LIBLINEAR's own -R (liblinear-official, -s 0/5/6 -R -B 1 at a tight -e) minimizes the
+    same objective: linsvm's is no larger, and within 1e-7 of it."""
+    ll = pytest.importorskip("liblinear.liblinearutil")
+    kind, pen = _FREE[solver]
+    X, _ = random_problem(n_samples=150, n_features=12, seed=8)
+    t = np.where(X @ np.ones(12) + 1.0 > 0.9, 1.0, -1.0)
+    Xa = np.hstack([X.toarray(), np.ones((150, 1))])
+    rows = [{j + 1: v for j, v in enumerate(r) if v != 0} for r in X.toarray()]
+    m = ll.train(list(t), rows, f"-q -s {code} -R -B 1 -c 2 -e 1e-8")
+    w_ll = np.array(list(m.get_decfun()[0]) + [m.get_decfun()[1]])
+    w_ll = w_ll if m.get_labels()[0] == 1 else -w_ll
+    res = _binary_fit(solver, X, t, 2.0, 1.0, 1e-11)
+
+    def f(w):
+        return _penalty(pen, w) + _loss(kind, Xa, t, 2.0 * np.ones(150), w)[0]
+    assert f(res.weights.ravel()) <= f(w_ll) * (1 + 1e-12)
+    assert f(res.weights.ravel()) == pytest.approx(f(w_ll), rel=1e-7)

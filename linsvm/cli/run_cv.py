@@ -38,7 +38,7 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         raise click.BadParameter("C values must be > 0", param_hint="-c")
     ps = parse_grid(p_grid, "p") if p_grid is not None else None
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
-    solver = resolve_solver(solver, solver_options)
+    solver = resolve_solver(solver, solver_options, bias)
     class_weight = parse_class_weights(class_weights)
     job = open_job(solver)
     console = Console(quiet, silent=not job.root)

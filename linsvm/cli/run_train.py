@@ -40,7 +40,7 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
             raise click.UsageError("MODEL_FILE is required with --shards")
         model_file = os.path.basename(training_file) + ".model"
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
-    solver = resolve_solver(solver, solver_options)
+    solver = resolve_solver(solver, solver_options, bias)
     class_weight = parse_class_weights(class_weights)
     logistic = SOLVERS[solver].loss == LOGISTIC_LOSS      # probabilities of its own
     if probability and not logistic:

@@ -82,13 +82,16 @@ class SolverParam(click.ParamType):
         return SolverChoice(name, implied, code)
 
 
-def resolve_solver(solver, solver_options):
+def resolve_solver(solver, solver_options, bias=1.0):
     """The solver's name, with the options its LIBLINEAR code implies added to
     solver_options (in place); a code that contradicts an option given is an error.
     LIBLINEAR's flags become the solver's options here: -p is the tube width
-    (epsilon) of a solver without a p, -R turns regularize_bias off, -m N sets
-    n_threads."""
+    (epsilon) of a solver without a p, -R turns regularize_bias off (which needs a bias
+    feature, bias > 0), -m N sets n_threads."""
     _liblinear_flags(SOLVERS[solver.name], solver_options)
+    if solver_options.get("regularize_bias") is False and bias is not None and bias <= 0:
+        raise UsageLineError(f"-R (--no-regularize-bias) frees the bias weight, but -B {bias:g} "
+                             "adds no bias feature: give -B > 0 (e.g. -B 1)")
     for key, value in solver.implied.items():
         given = solver_options.get(key)
         if given is not None and given != value:
@@ -107,9 +110,7 @@ def _liblinear_flags(info, opts):
         opts["epsilon"] = opts.pop("p")
     if opts.pop("free_bias", None):
         if "regularize_bias" not in info.options:
-            why = (" yet: its stop is certified by a duality gap that does not cover a free "
-                   "bias" if info.liblinear_codes.keys() & {0, 5, 6} else "")
-            raise UsageLineError(f"-R: {info.name} has no free intercept{why} (solvers that have "
+            raise UsageLineError(f"-R: {info.name} has no free intercept (solvers that have "
                                  f"one: {', '.join(_with_option('regularize_bias'))})")
         if opts.get("regularize_bias"):
             raise click.UsageError("-R contradicts --regularize-bias")

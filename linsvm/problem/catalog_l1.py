@@ -31,6 +31,9 @@ def _memory(per_weight, per_row):
 
 _SHRINKING = Option(bool, True, "shrinking: leave out features at w_j = 0 whose gradient is "
                                 "well inside [-1, 1] (the papers' shrinking)")
+_REGULARIZE_BIAS = Option(bool, True, "the bias weight in ||w||_1 like the others (LIBLINEAR's "
+                                      "default); off: a free intercept (LIBLINEAR's -R; needs "
+                                      "-B > 0)")
 
 CDN = SolverInfo(
     name="cdn",
@@ -47,6 +50,7 @@ CDN = SolverInfo(
         "max_iter": Option(int, 1000, "cap on outer iterations (sweeps over the features)",
                            1, 1e9),
         "shrinking": _SHRINKING,
+        "regularize_bias": _REGULARIZE_BIAS,
     },
     loss="l2",
     penalty="l1",
@@ -72,6 +76,7 @@ GLMNET = SolverInfo(
         "inner_max_iter": Option(int, 1000, "cap on coordinate-descent sweeps of one Newton "
                                             "iteration's quadratic model", 1, 1e9),
         "shrinking": _SHRINKING,
+        "regularize_bias": _REGULARIZE_BIAS,
     },
     loss="logistic",
     penalty="l1",

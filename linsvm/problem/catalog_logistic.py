@@ -74,7 +74,9 @@ LOGISTIC_SOLVERS = (
               "truncation)",
         fit=_fit("fit_lr"),
         family="logistic",
-        options=dict(NEWTON_OPTIONS),
+        options=dict(NEWTON_OPTIONS, regularize_bias=Option(
+            bool, True, "regularize the bias weight like the others (LIBLINEAR's default); off: "
+                        "a free intercept (LIBLINEAR's -R; needs -B > 0)")),
         loss=LOGISTIC_LOSS,
         liblinear_codes={0: {}},
         memory=NewtonMemory(False),

@@ -4,7 +4,8 @@
     glmnet  min_w ||w||_1 + C sum_i c_i log(1 + exp(-t_i w.x_i))      (LIBLINEAR -s 6)
 
 x_i includes the bias feature when bias > 0, and its weight is L1-regularized like the
-others (LIBLINEAR without -R); c_i is the relative cost (class weight x sample weight).
+others (LIBLINEAR without -R), or, with regularize_bias off (LIBLINEAR's -R), free: the
+bias weight leaves ||w||_1; c_i is the relative cost (class weight x sample weight).
 The papers write the same problems with the same C, so nothing is rescaled.
 
 cdn is coordinate descent over the features with a one-variable Newton direction and
@@ -79,7 +80,8 @@ def _fit(name, problem, params, start, log):
                 bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C,
                 start=_start(problem, start), eps=params.tol * eps_scale(problem.t),
                 shrinking=opts["shrinking"], seed=params.seed & 0xFFFFFFFFFFFFFFFF,
-                max_iter=opts["max_iter"], max_linesearch=MAX_LINESEARCH)
+                max_iter=opts["max_iter"], max_linesearch=MAX_LINESEARCH,
+                regularize_bias=opts["regularize_bias"])
     callback = None
     if name == "cdn":
         if log is not None:
