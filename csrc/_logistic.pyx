@@ -58,13 +58,16 @@
 # (each from U l(m) = max_{0<=a<=U} -a m - [a log a + (U-a) log(U-a) - U log U], resp.
 # lse(o) = max_{pi in simplex} pi.o - sum pi log pi), and P(w) - D = 1/2 ||g||^2 exactly, so
 # ||g||^2 <= 2 gap_stop f(w) is the gap test, folded into the gradient test's threshold.
-# Free bias (binary only, LIBLINEAR -s 0 -R): the bias weight, last, leaves 1/2 ||w||^2 (cgls'
-# nreg, and every ||.||^2 of the driver over the first nbeta - 1 weights).  The dual then has
+# Free bias (LIBLINEAR -s 0 -R; softmax: scikit-learn's unpenalized intercept): the bias weight
+# (multinomial: the bias row, the last k weights) leaves 1/2 ||w||^2 (cgls' nreg, and every
+# ||.||^2 of the driver over the first nreg weights).  The binary dual then has
 # the constraint sum_i alpha_i t_i = 0, which alpha(w) meets only at the optimum: the side
 # (t_i = +1 or -1) with the larger sum of alpha is scaled down by the ratio of the two sums
 # (free_bias_dual), and D of that point, with the entropy terms of the scaled alpha, is the
 # certificate; P - D is no longer 1/2 ||g||^2, so the driver's test is the gradient test
-# alone and the caller repeats it tighter until the gap certifies.
+# alone and the caller repeats it tighter until the gap certifies.  The multinomial dual has
+# one such constraint per class; linsvm.solvers.logistic builds its feasible point (a shift
+# of every row's scores by one vector, chosen so that the constraints hold).
 #
 # Distributed over row blocks (csrc/comm.pxd): each rank holds its block of the examples and
 # the same w.  CGLS takes one allreduce of nbeta + 3 doubles per iteration (cgls.pxd); each
@@ -76,7 +79,7 @@
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memcpy, memset
-from libc.math cimport exp, log, log1p, fabs, fmax, fmin, sqrt, isfinite, INFINITY
+from libc.math cimport exp, log, log1p, fabs, fmax, fmin, sqrt, isfinite, INFINITY, NAN
 from cython.parallel cimport prange, parallel, threadid
 import numpy as np
 cimport numpy as cnp
@@ -819,8 +822,8 @@ cdef void certificate(Model* M, const double* beta, double F, Work* W, int have_
         for j in range(nb):
             W.r[j] = -((beta[j] if j < nr else 0.0) + W.r[j])      # ... and r = -g
     gsq[0] = dot(W.r, W.r, nb)
-    if nr < nb:
-        D[0] = free_bias_dual(M, W)
+    if nr < nb:                              # multinomial: the caller's (NaN here)
+        D[0] = free_bias_dual(M, W) if M.kind == BINARY else NAN
         return
     for j in range(nb):                      # w_alpha = w - g = w + r
         W.sv[j] = beta[j] + W.r[j]
@@ -942,8 +945,8 @@ cdef object _solve(int kind, const int64_t[::1] indptr, const int32_t[::1] indic
     _model_arrays(&M, kind, m, k, nw, t, y, c, C, keep)
     M.X = &X
     M.rows = &rows[0] if m > 0 else NULL
-    if kind == BINARY and not regularize_bias and bias > 0:
-        M.nreg = nb - 1                      # the bias weight, last, is free
+    if not regularize_bias and bias > 0:
+        M.nreg = nb - k                      # the bias row, last (k weights), is free
     cdef Comm CM = comm_from(comm)
     M.comm = &CM
     mscratch = None
@@ -1054,11 +1057,13 @@ def softmax_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                   const double[::1] c, double C, double[::1] beta, double gstop,
                   double gap_stop, double eta, double qtol, bint qadapt, bint precondition,
                   double jacobi_weight, double ls_tol, int ls_max, int max_iter,
-                  int cg_max_iter, int n_threads, object callback, object comm=None):
+                  int cg_max_iter, int n_threads, object callback, object comm=None,
+                  bint regularize_bias=True):
     """Minimize f(W) = 1/2 ||W||_F^2 + C sum_k c_k [log sum_l exp(w_l.x_k) - w_{y_k}.x_k] by
     truncated Newton over all n_classes columns at once (block comment), W = beta as an
     n_weights x n_classes row-major array updated in place; codes: class index of each row,
-    in [0, n_classes).  Settings and result as lr_solve."""
+    in [0, n_classes).  Settings and result as lr_solve; regularize_bias False (bias > 0):
+    the bias row leaves ||W||_F^2, and dual is NaN (the caller certifies)."""
     cdef int64_t i, m = rows.shape[0]
     if codes.shape[0] != m:
         raise ValueError("class codes and rows differ in length")
@@ -1070,7 +1075,7 @@ def softmax_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     return _solve(MULTINOMIAL, indptr, indices, data, n_features, bias, rows, NULL,
                   &codes[0] if m else NULL, n_classes, c, C, beta, gstop, gap_stop, eta, qtol,
                   qadapt, precondition, jacobi_weight, ls_tol, ls_max, max_iter, cg_max_iter,
-                  n_threads, callback, comm)
+                  n_threads, callback, comm, regularize_bias)
 
 
 def objective(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,

@@ -1,6 +1,8 @@
 """The free intercept of the finite Newton core (regularize_bias=False, LIBLINEAR's -R):
 lam on every weight but the bias's (csrc/cgls.pxd nreg), for mfn and ls; against
 scipy's L-BFGS on the same objective, serial and over row blocks."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.optimize as so
@@ -35,7 +37,7 @@ def test_free_bias_matches_lbfgs(solver, bias):
     assert reg.stats["objective"] > m.stats["objective"]
 
 
-@pytest.mark.parametrize("solver", ["mfn", "lr"])
+@pytest.mark.parametrize("solver", ["mfn", "lr", "softmax"])
 def test_free_bias_over_row_blocks(solver):
     X, y = random_problem(n_samples=300, n_features=20, seed=5)
     serial = linsvm.train(X, y, solver=solver, tol=1e-8, regularize_bias=False)
@@ -163,3 +165,57 @@ def test_free_bias_is_liblinears_minus_R(code, solver):
         return _penalty(pen, w) + _loss(kind, Xa, t, 2.0 * np.ones(150), w)[0]
     assert f(res.weights.ravel()) <= f(w_ll) * (1 + 1e-12)
     assert f(res.weights.ravel()) == pytest.approx(f(w_ll), rel=1e-7)
+
+
+def _softmax_free_objective(Xa, codes, W, C, cost):
+    """1/2 ||W without its last (bias) row||^2 + C sum_i c_i [lse(o_i) - o_{i,y_i}]."""
+    O = Xa @ W
+    mx = O.max(axis=1, keepdims=True)
+    lse = (mx + np.log(np.exp(O - mx).sum(axis=1, keepdims=True))).ravel()
+    return 0.5 * np.sum(W[:-1] ** 2) + C * np.sum(cost * (lse - O[np.arange(len(codes)), codes]))
+
+
+@pytest.mark.parametrize("bias", [1.0, 2.5])
+def test_softmax_free_intercepts_match_lbfgs_and_scikit_learn(bias):
+    """softmax with regularize_bias off is scikit-learn's LogisticRegression objective (the
+    intercepts unpenalized): against L-BFGS on it and against scikit-learn's own lbfgs
+    solve; the certificate bounds the distance at a loose tolerance too; a class without
+    examples of positive cost leaves the balanced dual point feasible."""
+    X, y = random_problem(n_samples=150, n_features=6, seed=11)
+    codes = np.digitize(X.toarray() @ np.arange(1, 7) / 6.0, [0.45, 0.6, 0.75])   # 4 classes
+    Xa = np.hstack([X.toarray(), np.full((150, 1), bias)])
+    C, cost = 0.8, np.where(np.arange(150) % 5 == 0, 2.0, 1.0)
+
+    def f(v):
+        W = v.reshape(7, 4)
+        O = Xa @ W
+        P = np.exp(O - O.max(axis=1, keepdims=True))
+        P /= P.sum(axis=1, keepdims=True)
+        Y = np.eye(4)[codes]
+        G = Xa.T @ (C * cost[:, None] * (P - Y))
+        G[:-1] += W[:-1]
+        return _softmax_free_objective(Xa, codes, W, C, cost), G.ravel()
+    ref = so.minimize(f, np.zeros(28), jac=True, method="L-BFGS-B",
+                      options=dict(maxiter=100000, ftol=1e-16, gtol=1e-12)).fun
+    m = linsvm.train(X, codes.astype(float), solver="softmax", C=C, bias=bias, tol=1e-10,
+                     sample_weight=cost, regularize_bias=False)
+    W = m.weights[:, np.argsort(m.classes_)]           # columns in the order 0..3
+    fm = _softmax_free_objective(Xa, codes, W, C, cost)
+    assert fm <= ref * (1 + 1e-10) and fm == pytest.approx(ref, rel=1e-9)
+    assert m.stats["objective"] == pytest.approx(fm, rel=1e-9)
+    sk = pytest.importorskip("sklearn.linear_model").LogisticRegression(
+        C=C, tol=1e-12, max_iter=100000).fit(X.toarray(), codes, sample_weight=cost)
+    Wsk = np.vstack([sk.coef_.T, sk.intercept_ / bias])
+    assert fm <= _softmax_free_objective(Xa, codes, Wsk, C, cost) * (1 + 1e-9)
+    np.testing.assert_allclose(W[:-1], Wsk[:-1], atol=1e-5 * np.abs(Wsk).max())
+    with warnings.catch_warnings():            # one Newton step: it may warn, rightly
+        warnings.simplefilter("ignore")
+        loose = linsvm.train(X, codes.astype(float), solver="softmax", C=C, bias=bias, tol=0.5,
+                             sample_weight=cost, regularize_bias=False, max_iter=1)
+    P, D = loose.stats["objective"], loose.stats["dual_objective"]
+    assert D <= ref * (1 + 1e-10) and P - ref <= loose.stats["gap"] * P + 1e-9 * P
+    # a class whose only examples cost nothing: its probabilities are 0 in the dual point
+    zero = np.where(codes == 3, 0.0, cost)
+    mz = linsvm.train(X, codes.astype(float), solver="softmax", C=C, bias=bias, tol=1e-8,
+                      sample_weight=zero, regularize_bias=False)
+    assert not mz.warnings and 0 <= mz.stats["gap"] <= 0.01

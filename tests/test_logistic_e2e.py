@@ -273,7 +273,8 @@ def test_sklearn_binary_matches_the_objective_and_follows_coef():
     X, y = random_problem(n_samples=120, n_features=6, seed=9)
     X = np.asarray(X.todense()) if sp.issparse(X) else np.asarray(X)
     labels = np.where(y > 0, "yes", "no")
-    est = LogisticRegression(C=2.0, tol=1e-10, intercept_scaling=1.5).fit(X, labels)
+    est = LogisticRegression(C=2.0, tol=1e-10, intercept_scaling=1.5,
+                             regularize_intercept=True).fit(X, labels)
     w = _lr_reference(X, y, 2.0, 1.5)
     np.testing.assert_allclose(est.coef_[0], w[:-1], atol=1e-6)
     np.testing.assert_allclose(est.intercept_, [1.5 * w[-1]], atol=1e-6)
@@ -285,6 +286,26 @@ def test_sklearn_binary_matches_the_objective_and_follows_coef():
     est.coef_ = -est.coef_                       # predictions follow the edited coefficients
     est.intercept_ = -est.intercept_
     np.testing.assert_array_equal(est.predict(X), np.where(d > 0, "no", "yes"))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_sklearn_default_is_scikit_learns_objective(n_classes):
+    """The default (regularize_intercept=False) is scikit-learn's LogisticRegression with its
+    unpenalized intercept: the same probabilities and coefficients as its lbfgs solve, binary
+    (lr -R) and multinomial (softmax, free intercepts); lr-dual has no such form and says so."""
+    from sklearn.linear_model import LogisticRegression as SkLR
+    from linsvm.sklearn import LogisticRegression
+    X, y = make_text_classification(n_samples=240, n_features=60, n_classes=n_classes,
+                                    avg_length=10, seed=6)
+    y = y.astype(int)
+    X = X * 3.0                                  # margins away from 0: the intercepts matter
+    ours = LogisticRegression(C=0.5, tol=1e-10).fit(X, y)
+    ref = SkLR(C=0.5, tol=1e-12, max_iter=10000).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-6)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-5)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-5)
+    with pytest.raises(ParameterError, match="regularize_intercept=True"):
+        LogisticRegression(solver="lr-dual", multi_class="ovr").fit(X, y)
 
 
 def test_sklearn_multinomial_and_ovr():
@@ -299,7 +320,8 @@ def test_sklearn_multinomial_and_ovr():
     ref = SkLR(C=1.0, fit_intercept=False, tol=1e-12, max_iter=10000).fit(Xa, y)
     np.testing.assert_allclose(est.predict_proba(Xa), ref.predict_proba(Xa), atol=1e-6)
     ovr = LogisticRegression(multi_class="ovr", solver="lr-dual", class_weight={"a": 2.0},
-                             warm_start=True, random_state=3).fit(X, y)
+                             warm_start=True, random_state=3,
+                             regularize_intercept=True).fit(X, y)
     assert ovr.model_.solver == "lr-dual" and ovr.n_iter_.shape == (3,)
     S = ovr.decision_function(X)
     np.testing.assert_allclose(ovr.predict_proba(X), sigma(S) / sigma(S).sum(1, keepdims=True),

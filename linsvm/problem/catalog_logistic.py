@@ -123,7 +123,10 @@ LOGISTIC_SOLVERS = (
               "classes at once",
         fit=_fit("fit_softmax"),
         family="logistic",
-        options=dict(NEWTON_OPTIONS),
+        options=dict(NEWTON_OPTIONS, regularize_bias=Option(
+            bool, True, "regularize the bias row like the others; off: free intercepts "
+                        "(scikit-learn's LogisticRegression does not penalize its intercept; "
+                        "needs -B > 0)")),
         loss=LOGISTIC_LOSS,
         memory=NewtonMemory(True),
         distributed="rows",

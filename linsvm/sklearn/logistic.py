@@ -1,14 +1,17 @@
 """scikit-learn's LogisticRegression over linsvm's logistic solvers (linsvm.sklearn
 re-exports it: ``from linsvm.sklearn import LogisticRegression``).
 
-The objective is LIBLINEAR's (scikit-learn's solver="liblinear"), in linsvm's scaling:
+The objective is scikit-learn's, in linsvm's scaling:
 
     penalty="l2"  1/2 ||w||^2 + C sum_i c_i log(1 + exp(-y_i w.x_i))        (lr, -s 0)
     multinomial   1/2 sum_m ||w_m||^2 + C sum_i c_i [log sum_m exp(w_m.x_i) - w_{y_i}.x_i]
 
-x including the constant feature of value intercept_scaling when fit_intercept (its
-weight regularized like the others, as scikit-learn's liblinear solver does;
-intercept_ = intercept_scaling x that weight), c_i = class weight x sample weight.
+x including the constant feature of value intercept_scaling when fit_intercept
+(intercept_ = intercept_scaling x its weight), c_i = class weight x sample weight.  By
+default (regularize_intercept=False) the intercept's weight is left out of the
+regularizer, as scikit-learn's default solvers (lbfgs, newton-cg, sag, saga) leave it;
+regularize_intercept=True penalizes it like the others, as scikit-learn's
+solver="liblinear" (and LIBLINEAR without -R) does, and is what lr-dual solves.
 multi_class "ovr" (binary problems, and one-vs-rest beyond two classes: lr or lr-dual) or
 "multinomial" (softmax, all classes jointly; "auto": multinomial beyond two classes, as
 scikit-learn's default).  penalty="l1" runs the solver "glmnet" (LIBLINEAR -s 6) when the
@@ -64,6 +67,10 @@ class LogisticRegression(ClassifierMixin, LinearPredictorMixin, BaseEstimator):
     fit_intercept : bool, default True
         Append a constant feature of value intercept_scaling (LIBLINEAR's -B).
     intercept_scaling : float, default 1.0
+    regularize_intercept : bool, default False
+        Penalize the intercept's weight like the others (scikit-learn's liblinear solver,
+        LIBLINEAR's default); False: scikit-learn's default objective (-R).  lr-dual has
+        only the penalized form.
     class_weight : dict, "balanced" or None
     random_state : int, RandomState or None
         Seed of lr-dual's random order (None: linsvm's 0).
@@ -87,13 +94,15 @@ class LogisticRegression(ClassifierMixin, LinearPredictorMixin, BaseEstimator):
     """
 
     def __init__(self, penalty="l2", *, C=1.0, tol=None, fit_intercept=True,
-                 intercept_scaling=1.0, class_weight=None, random_state=None, solver=None,
-                 max_iter=None, multi_class="auto", verbose=0, warm_start=False, n_jobs=None):
+                 intercept_scaling=1.0, regularize_intercept=False, class_weight=None,
+                 random_state=None, solver=None, max_iter=None, multi_class="auto", verbose=0,
+                 warm_start=False, n_jobs=None):
         self.penalty = penalty
         self.C = C
         self.tol = tol
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.regularize_intercept = regularize_intercept
         self.class_weight = class_weight
         self.random_state = random_state
         self.solver = solver
@@ -139,6 +148,11 @@ class LogisticRegression(ClassifierMixin, LinearPredictorMixin, BaseEstimator):
         if self.fit_intercept and not self.intercept_scaling > 0:
             raise ParameterError(f"intercept_scaling must be > 0, got {self.intercept_scaling!r}")
         opts = {}
+        if self.fit_intercept and not self.regularize_intercept:
+            if "regularize_bias" not in SOLVERS[name].options:
+                raise ParameterError(f"solver {name!r} penalizes the intercept: pass "
+                                     "regularize_intercept=True, or use solver 'lr'")
+            opts["regularize_bias"] = False
         if self.max_iter is not None:
             opts["max_iter"] = self.max_iter
         seed = self.random_state

@@ -67,6 +67,7 @@ from ..problem.catalog import make_params
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
+from .softmax_dual import softmax_free_bias_dual
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "no further descent at machine precision"}
 
@@ -144,17 +145,14 @@ def fit_lr(problem, params, start, state, log):
         np.array(start, dtype=np.float64, copy=True)
     free = not opts["regularize_bias"] and problem.bias > 0
     gstop = min(params.tol * gradient_factor(problem.t, problem.comm), 0.999)
-    n_iter = cg_iter = ls_trials = 0
-    trace = []
+    runs = []
     while True:
         st = _logistic.lr_solve(
             indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
             bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C,
             beta=beta, gstop=gstop, gap_stop=GAP_GUARD, callback=_progress("lr", log),
             comm=problem.comm, regularize_bias=not free, **_newton_settings(opts, X.nnz))
-        n_iter, cg_iter, ls_trials = (n_iter + st["n_iter"], cg_iter + st["cg_iter"],
-                                      ls_trials + st["ls_trials"])
-        trace.append(st["trace"])
+        runs.append(st)
         gap = relative_gap(st["f"], st["dual"])
         # a free bias: the core's stop is the gradient test alone (its gap test needs
         # P - D = 1/2 ||g||^2, which a free bias breaks); repeat it tighter from beta until
@@ -165,8 +163,7 @@ def fit_lr(problem, params, start, state, log):
             log(f"lr: relative duality gap {gap:.3g} > {GAP_GUARD:g}: continuing at a gradient "
                 f"test {gap_guard_shrink(gap):g} times tighter")
         gstop *= gap_guard_shrink(gap)
-    st = dict(st, n_iter=n_iter, cg_iter=cg_iter, ls_trials=ls_trials, trace=np.concatenate(trace))
-    return _finish("lr", st, params.tol, opts, beta)
+    return _finish("lr", _merged(runs), params.tol, opts, beta)
 
 
 def fit_softmax(problem, params, start, state, log):
@@ -176,12 +173,43 @@ def fit_softmax(problem, params, start, state, log):
     nw = problem.n_weights
     beta = np.zeros(nw * k) if start is None else \
         np.array(np.asarray(start, dtype=np.float64).reshape(nw, k), copy=True).reshape(-1)
-    st = _logistic.softmax_solve(
-        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-        bias=problem.bias, rows=problem.rows, codes=problem.codes, n_classes=k, c=problem.cost,
-        C=params.C, beta=beta, gstop=min(params.tol, 0.999), gap_stop=GAP_GUARD,
-        callback=_progress("softmax", log), comm=problem.comm, **_newton_settings(opts, X.nnz))
-    return _finish("softmax", st, params.tol, opts, beta.reshape(nw, k))
+    free = not opts["regularize_bias"] and problem.bias > 0
+    gstop = min(params.tol, 0.999)
+    runs = []
+    while True:
+        st = _logistic.softmax_solve(
+            indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
+            bias=problem.bias, rows=problem.rows, codes=problem.codes, n_classes=k,
+            c=problem.cost, C=params.C, beta=beta, gstop=gstop, gap_stop=GAP_GUARD,
+            callback=_progress("softmax", log), comm=problem.comm, regularize_bias=not free,
+            **_newton_settings(opts, X.nnz))
+        runs.append(st)
+        if not free:
+            break
+        # a free intercept: the core's stop is the gradient test alone; certify here
+        # (linsvm.solvers.softmax_dual) and repeat the test tighter until 1% is certified
+        st["dual"] = softmax_free_bias_dual(problem, params.C, beta.reshape(nw, k))
+        gap = relative_gap(st["f"], st["dual"])
+        if st["status"] != 0 or gap <= GAP_GUARD or gstop <= GAP_GUARD_MIN_EPS:
+            break
+        if log is not None:
+            log(f"softmax: relative duality gap {gap:.3g} > {GAP_GUARD:g}: continuing at a "
+                f"gradient test {gap_guard_shrink(gap):g} times tighter")
+        gstop *= gap_guard_shrink(gap)
+    W = beta.reshape(nw, k)
+    if free:
+        # free intercepts are determined up to one constant added to all (the softmax and
+        # the penalty do not see it): take the one whose intercepts sum to 0, as a gradient
+        # method started at 0 keeps them (scikit-learn's lbfgs)
+        W[-1] -= W[-1].mean()
+    return _finish("softmax", _merged(runs), params.tol, opts, W)
+
+
+def _merged(runs):
+    """The last run's result with the counts and traces of all the runs of one solve."""
+    return dict(runs[-1], **{key: sum(r[key] for r in runs) for key in ("n_iter", "cg_iter",
+                                                                          "ls_trials")},
+                trace=np.concatenate([r["trace"] for r in runs]))
 
 
 def _dual_start(problem, params, start, state):
