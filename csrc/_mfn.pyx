@@ -82,7 +82,7 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, all_unit, check_rows, matvec, rmatvec, col_sq_sums,
+from csr cimport (CSR, make_csr, read_pattern, check_rows, matvec, rmatvec, col_sq_sums,
                  sq_norm_row, dot, axpy_row_sq, scratch_doubles)
 from cgls cimport Operator, csr_operator, cgls, residual
 from mfn_shared cimport (KNEE_HI, KNEE_LO, Breakpoint, Loss, Terms, make_loss, zone, loss_value,
@@ -699,6 +699,9 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     memset(&ib[6 * me], 0, me * sizeof(int64_t))       # in1: no example in zone 1 yet
     memset(tracep, 0, n_trace * sizeof(double))
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads, svp)
+    scale_arr = np.empty(max(X.n_rows, 1), dtype=np.float64)   # csr.pxd row_scale
+    if pattern:
+        read_pattern(&X, <double*>cnp.PyArray_DATA(scale_arr))
     cdef double kkt_viol = -1.0
     cdef void* cb = <void*>callback if callback is not None else NULL
     cdef const int64_t* rp = &rows[0] if m > 0 else NULL
@@ -769,8 +772,6 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     P.gstop = gstop if nb == 0 else 0.0
     P.g0sq = -1.0
     with nogil:
-        if pattern:
-            X.unit = all_unit(&X)
         if not all_zero(&beta[0], nbeta):
             matvec(&X, rp, m, &beta[0], T.y)
             if P.gstop > 0.0 and (m > 0 or dist):     # ||grad f(0)||^2, for the gradient test
@@ -808,7 +809,9 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
-    only the column indices when every value of X is 1.0 (the same results, bit for bit).
+    only the column indices when every value of X is 1.0 (the same results, bit for bit),
+    or when each row has one value (binary terms scaled to unit rows: the row's value
+    multiplies its sum once, so results differ from the stored values' by rounding).
     diag_update: keep the Jacobi diagonal from one Newton step to the next, updated by
     the rows that entered or left zone 1 (off: summed over zone 1 at every step; the
     same iterates up to rounding in the preconditioner).  jacobi_weight: jw in (0, 1] of

@@ -11,7 +11,7 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, all_unit, check_rows, matvec, rmatvec, normal_matvec,
+from csr cimport (CSR, make_csr, read_pattern, check_rows, matvec, rmatvec, normal_matvec,
                   col_sq_sums, scratch_doubles)
 from mfn_shared cimport (Breakpoint, Loss, Terms, make_loss, loss_value, loss_slope,
                          mismatch_term, exact_line_search, check_codes, _loss_from, dual_kkt,
@@ -55,14 +55,40 @@ def csr_rmatvec(const int64_t[::1] indptr, const int32_t[::1] indices, const dou
     cdef double* scratch = <double*>malloc(max(scratch_doubles(indptr, n_features, bias), 1)
                                            * sizeof(double))
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, scratch)
+    scale_arr = np.empty(max(X.n_rows, 1))
     if pattern:
-        X.unit = all_unit(&X)
+        read_pattern(&X, <double*>cnp.PyArray_DATA(scale_arr))
     out = np.empty(nw, dtype=np.float64)
     cdef double[::1] o = out
     try:
         with nogil:
             rmatvec(&X, &rows[0] if rows.shape[0] else NULL, rows.shape[0],
                     &u[0] if rows.shape[0] else NULL, &o[0])
+    finally:
+        free(scratch)
+    return out
+
+
+def csr_col_sq_sums(const int64_t[::1] indptr, const int32_t[::1] indices,
+                    const double[::1] data, int64_t n_features, double bias,
+                    const int64_t[::1] rows, const double[::1] u, int n_threads=1,
+                    bint pattern=False):
+    """Return out_j = sum_k u[k] X[rows[k], j]^2 (csr.pxd col_sq_sums: the Jacobi diagonal),
+    the bias coordinate last when bias > 0."""
+    cdef int T = n_threads if n_threads > 0 else 1
+    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
+    cdef double* scratch = <double*>malloc(max(scratch_doubles(indptr, n_features, bias), 1)
+                                           * sizeof(double))
+    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, scratch)
+    scale_arr = np.empty(max(X.n_rows, 1))
+    if pattern:
+        read_pattern(&X, <double*>cnp.PyArray_DATA(scale_arr))
+    out = np.empty(nw, dtype=np.float64)
+    cdef double[::1] o = out
+    try:
+        with nogil:
+            col_sq_sums(&X, &rows[0] if rows.shape[0] else NULL, rows.shape[0],
+                        &u[0] if rows.shape[0] else NULL, &o[0])
     finally:
         free(scratch)
     return out
@@ -84,8 +110,9 @@ def csr_normal_matvec(const int64_t[::1] indptr, const int32_t[::1] indices,
     h_arr = np.empty(nw)
     cdef double[::1] q = q_arr, u = u_arr, h = h_arr
     cdef double qcq
+    scale_arr = np.empty(max(X.n_rows, 1))
     if pattern:
-        X.unit = all_unit(&X)
+        read_pattern(&X, <double*>cnp.PyArray_DATA(scale_arr))
     try:
         with nogil:
             qcq = normal_matvec(&X, &rows[0] if n else NULL, n, &p[0], &c[0] if n else NULL,

@@ -46,6 +46,9 @@ ctypedef struct CSR:
     int max_blocks          # row blocks the scratch can hold (1: no scratch)
     int unit                # every stored value is exactly 1.0 (a 0/1 pattern matrix):
                             # the kernels then read only the column indices
+    const double* row_scale # or every stored value of row i is row_scale[i] (binary term
+                            # presence scaled to unit rows): read only the indices too, and
+                            # multiply once per row; NULL: the values as stored
 
 
 cdef inline double dot_span(const int32_t* ind, const double* val, int64_t a, int64_t b,
@@ -85,7 +88,11 @@ cdef inline double dot_row(const CSR* X, int64_t i, const double* w) noexcept no
     # locals, so the compiler need not reload the struct's pointers per non-zero
     cdef const int32_t* ind = X.indices
     cdef const double* val = X.data
-    cdef double s = dot_span(ind, val, X.indptr[i], X.indptr[i + 1], w, X.unit)
+    cdef double s
+    if X.row_scale != NULL:
+        s = X.row_scale[i] * dot_span(ind, val, X.indptr[i], X.indptr[i + 1], w, 1)
+    else:
+        s = dot_span(ind, val, X.indptr[i], X.indptr[i + 1], w, X.unit)
     if X.bias > 0:
         s += X.bias * w[X.n_features]
     return s
@@ -125,7 +132,10 @@ cdef inline void axpy_span(const int32_t* ind, const double* val, int64_t a, int
 
 cdef inline void axpy_row(const CSR* X, int64_t i, double a, double* out) noexcept nogil:
     """out += a * x_i (including the bias feature)."""
-    axpy_span(X.indices, X.data, X.indptr[i], X.indptr[i + 1], a, out, X.unit)
+    if X.row_scale != NULL:
+        axpy_span(X.indices, X.data, X.indptr[i], X.indptr[i + 1], a * X.row_scale[i], out, 1)
+    else:
+        axpy_span(X.indices, X.data, X.indptr[i], X.indptr[i + 1], a, out, X.unit)
     if X.bias > 0:
         out[X.n_features] += a * X.bias
 
@@ -134,8 +144,11 @@ cdef inline double sq_norm_row(const CSR* X, int64_t i) noexcept nogil:
     """Return ||x_i||^2 (including the bias feature)."""
     cdef int64_t p
     cdef double s = 0.0
-    for p in range(X.indptr[i], X.indptr[i + 1]):
-        s += X.data[p] * X.data[p]
+    if X.row_scale != NULL:
+        s = (X.indptr[i + 1] - X.indptr[i]) * X.row_scale[i] * X.row_scale[i]
+    else:
+        for p in range(X.indptr[i], X.indptr[i + 1]):
+            s += X.data[p] * X.data[p]
     if X.bias > 0:
         s += X.bias * X.bias
     return s
@@ -158,9 +171,12 @@ cdef inline void axpy_row_sq(const CSR* X, int64_t i, double a, double* out) noe
     cdef const int32_t* ind = X.indices
     cdef const double* val = X.data
     cdef int64_t p, end = X.indptr[i + 1]
-    if X.unit:
+    cdef double sa = a
+    if X.unit or X.row_scale != NULL:
+        if X.row_scale != NULL:
+            sa = a * X.row_scale[i] * X.row_scale[i]
         for p in range(X.indptr[i], end):
-            out[ind[p]] += a
+            out[ind[p]] += sa
         if X.bias > 0:
             out[X.n_features] += a * X.bias * X.bias
         return
@@ -410,6 +426,7 @@ cdef inline CSR make_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
     if scratch != NULL and X.n_weights > 0:
         X.max_blocks = 1 + <int>(scratch_doubles(indptr, n_features, bias) // X.n_weights)
     X.unit = 0
+    X.row_scale = NULL
     return X
 
 
@@ -431,3 +448,31 @@ cdef inline int all_unit(const CSR* X) noexcept nogil:
         if X.data[p] != 1.0:
             return 0
     return 1
+
+
+cdef inline int row_scales(const CSR* X, double* scale) noexcept nogil:
+    """1 if every row's stored values are one number each (binary term presence scaled to
+    unit rows, say), with scale[i] that number (1.0 for an empty row); else 0 (scale
+    then undefined).  Rows whose values are all exactly 1.0 make X a pattern (all_unit),
+    which reads no scale at all: the caller prefers that."""
+    cdef int64_t i, p
+    cdef double v
+    for i in range(X.n_rows):
+        if X.indptr[i + 1] == X.indptr[i]:
+            scale[i] = 1.0
+            continue
+        v = X.data[X.indptr[i]]
+        for p in range(X.indptr[i] + 1, X.indptr[i + 1]):
+            if X.data[p] != v:
+                return 0
+        scale[i] = v
+    return 1
+
+
+cdef inline void read_pattern(CSR* X, double* scale) noexcept nogil:
+    """Let X's kernels read only its column indices where the values allow it: a 0/1
+    pattern (X.unit), or one value per row (X.row_scale = scale, n_rows doubles the
+    caller keeps alive; NULL: patterns only).  One pass over the values."""
+    X.unit = all_unit(X)
+    if not X.unit and scale != NULL and X.n_rows > 0 and row_scales(X, scale):
+        X.row_scale = scale

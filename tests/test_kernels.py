@@ -152,3 +152,35 @@ def test_binary_targets_and_all_finite_agree_with_numpy():
         V = W.copy()
         V[39, 2] = bad
         assert not _kernels.all_finite(V)
+
+
+def _unit_rows(X):
+    """X's pattern with every row scaled to unit length: one value per row."""
+    X = X.copy()
+    counts = np.diff(X.indptr)
+    X.data = np.repeat(1.0 / np.sqrt(np.maximum(counts, 1)), counts)
+    return X
+
+
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_row_scaled_kernels_match_scipy(bias, n_threads):
+    """Rows with one value each (binary terms scaled to unit rows, an empty row among them)
+    take the index-only path with one scale per row (csr.pxd row_scale): the same numbers
+    as scipy's to rounding, for every kernel of a CGLS iteration."""
+    X = _unit_rows(_ragged(600, 40, 4, unit=True))
+    X.data[X.indptr[5]:X.indptr[6]] = 0.0                       # a row of explicit zeros
+    rows = np.arange(600, dtype=np.int64)
+    rng = np.random.default_rng(1)
+    nw = 40 + (1 if bias > 0 else 0)
+    w, u, c = rng.standard_normal(nw), rng.standard_normal(600), rng.random(600)
+    Xa = sp.hstack([X, np.full((600, 1), bias)]).tocsr() if bias > 0 else X
+    args = (X.indptr.astype(np.int64), X.indices, X.data, 40, bias, rows)
+    np.testing.assert_allclose(_testing.csr_rmatvec(*args, u, n_threads=n_threads, pattern=True),
+                               Xa.T @ u, rtol=1e-13, atol=1e-13)
+    q, h, qcq = _testing.csr_normal_matvec(*args, w, c, n_threads=n_threads, pattern=True)
+    np.testing.assert_allclose(q, Xa @ w, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(h, Xa.T @ (c * (Xa @ w)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(qcq, np.sum(c * (Xa @ w) ** 2), rtol=1e-12)
+    np.testing.assert_allclose(_testing.csr_col_sq_sums(*args, c, n_threads=n_threads, pattern=True),
+                               Xa.multiply(Xa).T @ c, rtol=1e-13, atol=1e-13)

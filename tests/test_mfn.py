@@ -454,3 +454,26 @@ def test_gradient_test_defaults_to_0_3_tol_and_0_turns_it_off():
     assert paper.column_stats[0]["status"] == "converged"
     with pytest.raises(ParameterError):
         linsvm.train(X, y, solver="mfn", gtol=1.5)
+
+
+def test_row_scaled_data_gives_the_model_of_its_stored_values():
+    """Binary terms scaled to unit rows (one value per row) take the index-only kernels with
+    a scale per row; an explicit zero stored in every row turns that path off without
+    changing the problem: the two models agree to rounding, on 1 and 2 threads."""
+    import scipy.sparse as sp
+    from linsvm.io.synth import make_text_classification
+    X, y = make_text_classification(n_samples=400, n_features=300, avg_length=12, seed=3)
+    X = X.tocsr()
+    counts = np.diff(X.indptr)
+    X.data = np.repeat(1.0 / np.sqrt(np.maximum(counts, 1)), counts)
+    # the same rows with an explicit 0.0 in a new last column (whose weight stays 0)
+    at = X.indptr[1:]
+    Z = sp.csr_matrix((np.insert(X.data, at, 0.0), np.insert(X.indices, at, 300),
+                       X.indptr + np.arange(401)), shape=(400, 301))
+    assert Z.nnz > X.nnz                                 # the explicit zeros are stored
+    for threads in (1, 2):
+        a = linsvm.train(X, y, solver="mfn", C=4.0, tol=1e-10, n_threads=threads)
+        b = linsvm.train(Z, y, solver="mfn", C=4.0, tol=1e-10, n_threads=threads)
+        # at -e 1e-10 the weights are determined to about 1e-10 of their scale
+        np.testing.assert_allclose(a.decision_function(X), b.decision_function(Z), atol=1e-8)
+        assert a.stats["objective"] == pytest.approx(b.stats["objective"], rel=1e-12)
