@@ -431,6 +431,29 @@ def test_softmax_warm_start_and_class_weights():
     assert abs(cold.stats["objective"] - res.fun) <= 1e-10 * res.fun
 
 
+@pytest.mark.parametrize("free", [False, True])
+def test_softmax_columns_sum_to_zero_at_any_stop(free):
+    """The L2 minimizer has sum_m w_m = 0 (a common shift of the columns changes no softmax
+    and only adds to the penalty); a solve stopped early (max_iter=2) returns weights with
+    that property too, to rounding, and an objective and gradient norm that are those of
+    the weights returned (recomputed in numpy; the free bias row unpenalized)."""
+    X, y = random_problem(200, 8, n_classes=4, seed=21, scale=3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", linsvm.ConvergenceWarning)
+        model = linsvm.train(X, y, solver="softmax", C=50.0, max_iter=2, regularize_bias=not free)
+    W = model.weights
+    np.testing.assert_allclose(W[:-1].sum(axis=1), 0.0, atol=1e-12 * np.abs(W).max())
+    codes = np.array([list(model.classes_).index(v) for v in y])
+    f, g = softmax_objective(W, augmented(X), codes, np.full(200, 50.0))
+    if free:                                     # the bias row leaves the penalty
+        f -= 0.5 * W[-1] @ W[-1]
+        g[-1] -= W[-1]
+        np.testing.assert_allclose(W[-1].sum(), 0.0, atol=1e-12 * np.abs(W).max())
+    assert abs(model.stats["objective"] - f) <= 1e-10 * f
+    assert abs(model.stats["grad_norm"] - np.linalg.norm(g)) <= 1e-6 * np.linalg.norm(g)
+    assert np.linalg.norm(g) > 1e-3                # really stopped early
+
+
 # ------------------------------------------------------------------ ends: caps, separable data
 
 def test_iteration_cap_warns_one_line_with_the_gap():

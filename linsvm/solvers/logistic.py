@@ -197,12 +197,34 @@ def fit_softmax(problem, params, start, state, log):
                 f"gradient test {gap_guard_shrink(gap):g} times tighter")
         gstop *= gap_guard_shrink(gap)
     W = beta.reshape(nw, k)
+    st = _merged(runs)
     if free:
         # free intercepts are determined up to one constant added to all (the softmax and
         # the penalty do not see it): take the one whose intercepts sum to 0, as a gradient
         # method started at 0 keeps them (scikit-learn's lbfgs)
         W[-1] -= W[-1].mean()
-    return _finish("softmax", _merged(runs), params.tol, opts, W)
+    _centre_penalized_rows(W, nw - 1 if free else nw, st)
+    return _finish("softmax", st, params.tol, opts, W)
+
+
+def _centre_penalized_rows(W, n_rows, st):
+    """Subtract from each of the first n_rows rows of W (the penalized weights, n_weights x k)
+    its mean over the classes, and update st's f and grad_norm to match.
+
+    Adding one vector v to every column w_m leaves each softmax, hence the loss, unchanged
+    and changes the penalty by k/2 ||v||^2 + v . sum_m w_m, least at v = -mean_m w_m: the
+    minimizer has sum_m w_m = 0 (Zhu & Hastie, Biostatistics 2004), which exact Newton steps
+    from 0 keep but Jacobi-preconditioned ones do not, so an iterate stopped at -e carries a
+    class-mean drift of the order of its gradient.  With mu_j the row means, removing them
+    lowers f by k/2 ||mu||^2 and, since row j of the gradient sums over the classes to
+    k mu_j (the loss's part sums to 0: sum_m p_im - y_im = 0), ||grad||^2 by k ||mu||^2;
+    the predictions, the probabilities and hence the dual point do not change."""
+    k = W.shape[1]
+    mu = W[:n_rows].mean(axis=1)
+    W[:n_rows] -= mu[:, None]
+    drop = k * float(mu @ mu)
+    st["f"] -= 0.5 * drop
+    st["grad_norm"] = float(np.sqrt(max(st["grad_norm"] ** 2 - drop, 0.0)))
 
 
 def _merged(runs):
