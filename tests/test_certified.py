@@ -116,6 +116,13 @@ def test_payoff_hands_over_only_what_the_cap_would_not_certify():
     uncapped = Payoff(first=10, target=0.01)
     uncapped.judge(10, 0.9)
     assert not uncapped.judge(20, 0.8999) and uncapped.judge(40, 0.8999)
+    # against the loops spent too: 372 predicted > 20 spent, though the cap leaves 980
+    spent = Payoff(first=10, cap=1000, target=0.01, spent=True)
+    spent.judge(10, 0.9)
+    assert spent.judge(20, 0.8)
+    quick = Payoff(first=10, cap=1000, target=0.01, spent=True)
+    quick.judge(10, 0.5)
+    assert not quick.judge(20, 0.05)               # 1% in 10 log(5) / log(10) = 7 <= 20
 
 
 # ------------------------------------------------------------------ dcd hands over

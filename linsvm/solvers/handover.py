@@ -50,12 +50,15 @@ class Payoff:
     due(loops) says whether `loops` has reached the next checkpoint; judge(loops, gap)
     records the gap there and returns True when the solver should hand over: the gap
     did not fall since the last checkpoint, or its rate predicts more loops to `target`
-    than `cap` (the solver's max_iter; None: no cap) leaves.  history keeps the (loops,
+    than `cap` (the solver's max_iter; None: no cap) leaves -- or, with `spent`, more than
+    the loops spent so far (for a finisher that can cost no more than the solver's own
+    serial run, such as sdm's gathered finish, which an early hand-over cannot make slow).  history keeps the (loops,
     gap) pairs judged (for the stats), predicted the last prediction."""
 
-    def __init__(self, first=FIRST_CHECK, cap=None, target=GAP_GUARD):
+    def __init__(self, first=FIRST_CHECK, cap=None, target=GAP_GUARD, spent=False):
         self.next, self.target = int(first), float(target)
         self.cap = math.inf if cap is None else float(cap)
+        self.spent = bool(spent)
         self.history = []
         self.predicted = None
 
@@ -75,7 +78,10 @@ class Payoff:
         loops0, gap0 = last
         rate = math.log(gap0 / gap) / (loops - loops0) if 0 < gap < gap0 and loops > loops0 else 0.0
         self.predicted = math.log(gap / self.target) / rate if rate > 0 else math.inf
-        return self.predicted == math.inf or self.predicted > self.cap - loops
+        horizon = self.cap - loops
+        if self.spent:
+            horizon = min(horizon, loops)
+        return self.predicted == math.inf or self.predicted > horizon
 
 
 def binary_primal(problem, C, loss, w):

@@ -316,8 +316,12 @@ def _fit_cocoa(kind, problem, params, start, warm, warning, log):
     rounds; n_full_loops: this rank's local full loops), plus rounds and
     bytes_per_round; the state holds this rank's alphas."""
     name, coll = "sdm-" + kind, problem.comm
-    payoff = (Payoff(cap=params["max_iter"] / coll.size)      # as dcd's (linsvm.solvers.dcd)
-              if params["gather_finish"] else None)
+    # judged as dcd's rounds are (linsvm.solvers.dcd), but against the rounds spent too:
+    # the finish is the serial solver from the gathered alphas, no slower than a serial
+    # run, while rounds that gain little cost a serial loop's work each P of them
+    # (and only when the rows fit on every rank: else the rounds go on to the cap)
+    payoff = (Payoff(cap=params["max_iter"] / coll.size, spent=True)
+              if params["gather_finish"] and fits(problem, _gather_extra(problem)) else None)
     if payoff is not None and _rounds_outweigh_data(problem):
         # a round would send more than the whole data set: gather it at once
         info = {"converged": False, "handed": False, "at_once": True, "rounds": 0,
@@ -399,12 +403,17 @@ def _cocoa_stats(info, finisher, warm):
     return stats
 
 
+def _gather_extra(problem):
+    """Bytes the serial finish needs beyond the gathered rows: four W-sized arrays."""
+    return 8.0 * problem.n_weights * problem.n_classes * 4
+
+
 def _gather_finish(kind, problem, params, alphas, info, log):
     """The serial finish of linsvm.solvers.gather from this rank's alphas: (the serial
     FitResult, this rank's share of its final alphas), or (None, alphas) when the rows
     do not fit on every rank."""
     k = problem.n_classes
-    if not fits(problem, extra_bytes=8.0 * problem.n_weights * k * 4):
+    if not fits(problem, extra_bytes=_gather_extra(problem)):
         return None, alphas
     if log is not None:
         if info.get("at_once"):
