@@ -458,11 +458,16 @@ def test_cocoa_round_cap_warns_with_a_true_gap(solver, kw):
 
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 @pytest.mark.parametrize("P", [2, 3])
-def test_dcd_round_cap_finishes_in_the_primal_over_the_ranks(loss, P):
+@pytest.mark.parametrize("fit", [True, False])
+def test_dcd_round_cap_finishes_in_the_primal_over_the_ranks(loss, P, fit, monkeypatch):
     """With --primal-fallback (the default), rounds that end at the cap uncertified
-    finish with mfn-l1 / mfn over the same row blocks: every rank the same weights, a
-    certified gap that is the true gap of the returned weights and alphas, and the serial
-    optimum within it."""
+    finish with mfn over the same row blocks (squared hinge), or for the hinge with the
+    serial dcd on the gathered rows and alphas where every rank can hold them (fit), else
+    with mfn-l1 over the row blocks: every rank the same weights, a certified gap that is
+    the true gap of the returned weights and alphas, and the serial optimum within it."""
+    import linsvm.solvers.dcd as dcd_module
+    if not fit:
+        monkeypatch.setattr(dcd_module, "fits", lambda problem, extra=0: False)
     X, y = _synthetic(240, 12, 2, seed=21)
     Xt, _ = _synthetic(100, 12, 2, seed=22)
     ser = _serial(X, y, "dcd", loss=loss, tol=1e-6)
@@ -470,7 +475,8 @@ def test_dcd_round_cap_finishes_in_the_primal_over_the_ranks(loss, P):
                           max_iter=3)
     gaps = _check(models, ser, X, y, Xt, "dcd", loss=loss)
     st = gaps[0][2]
-    assert st["finished_by"] == ("mfn-l1" if loss == "l1" else "mfn")
+    assert st["finished_by"] == ("mfn" if loss == "l2" else "dcd, serial on the gathered rows"
+                                 if fit else "mfn-l1")
     assert st["status"] == f"converged (finished to {st['finished_by']})" and st["rounds"] == 2
 
 

@@ -66,6 +66,7 @@ from .._kernels import csr_matvec
 from ..problem.registry import FitResult
 from .cocoa import cocoa_rounds, rank_seed, target_gap
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
+from .gather import fits, gather_rows
 from .handover import LoopMonitor, Payoff, block_w, finish_in_primal, hinge_dual, l2_dual
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "handed over"}
@@ -286,12 +287,21 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
     block = _DcdBlock(problem, params, alpha, coll.size)
     w0 = coll.sum(block_w(problem, alpha * t))
     # a CoCoA+ round on K ranks gains about 1/K of a serial loop (sigma' = K): the rule
-    # judges the rounds against max_iter / K, the serial loops they stand for
-    payoff = Payoff(cap=params["max_iter"] / coll.size) if fallback else None
+    # judges the rounds against max_iter / K, the serial loops they stand for, and against
+    # the rounds spent when the finish cannot be slow: mfn for the squared hinge, or for
+    # the hinge the serial solver on the gathered rows (mfn-l1 over the row blocks can be:
+    # docs/audit.md, "dcd's hand-over")
+    gather = fallback and loss == "l1" and fits(problem, 32.0 * problem.n_weights)
+    payoff = (Payoff(cap=params["max_iter"] / coll.size, spent=gather or loss == "l2")
+              if fallback else None)
     w, info = cocoa_rounds(coll, block, w0, params.tol, params["max_iter"], log, "dcd", payoff)
     alpha = block.alpha
     primal, dual, finisher = info["primal"], info["dual"], None
-    if fallback and not info["converged"]:
+    if gather and not info["converged"]:
+        finisher, alpha = _gathered_finish(problem, params, alpha, info, log)
+        w, primal = finisher.weights, finisher.stats["objective"]
+        dual = max(hinge_dual(problem, alpha), finisher.stats["dual_objective"])
+    elif fallback and not info["converged"]:
         why = (f"the duality gap ({info['rel_gap']:.3g}) stopped paying for its CoCoA+ rounds "
                f"({info['rounds']} rounds)" if info["handed"] else
                f"no certified solution after {info['rounds']} rounds")
@@ -303,17 +313,19 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
     rel_gap = relative_gap(primal, dual)
     converged = rel_gap <= target_gap(params.tol)
     spread, counts = _block_optimality(problem, block, alpha, w)
+    by = ("dcd, serial on the gathered rows" if gather else "mfn-l1" if loss == "l1"
+          else "mfn")
     if not converged:
         cap = f"the round cap (max_iter={params['max_iter']})"
         warning = (f"dcd --loss {loss} (CoCoA+ on {coll.size} MPI ranks) finished by "
-                   f"{'mfn-l1' if loss == 'l1' else 'mfn'}: relative duality gap {rel_gap:.3g} > "
+                   f"{by}: relative duality gap {rel_gap:.3g} > "
                    f"{target_gap(params.tol):g} ({finisher.warning or 'it converged'})"
                    if finisher is not None else
                    f"dcd (CoCoA+ on {coll.size} MPI ranks) stopped at {cap} with a relative "
                    f"duality gap of {rel_gap:.3g} > {target_gap(params.tol):g}: raise --max-iter "
                    "or --local-epochs, loosen -e, or turn --primal-fallback on")
     how = "" if finisher is None else (" (handed over" if info["handed"] else " (finished") + \
-        f" to {'mfn-l1' if loss == 'l1' else 'mfn'})"
+        f" to {by})"
     stats = {
         "objective": primal,
         "dual_objective": dual,
@@ -328,16 +340,32 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
         "status": ("converged" if converged else "not certified" if finisher is not None
                    else "round cap") + how,
         "warm_start": warm,
-        "finished_by": "dcd (CoCoA+)" if finisher is None else ("mfn-l1" if loss == "l1" else "mfn"),
+        "finished_by": "dcd (CoCoA+)" if finisher is None else by,
         "final_eps": info["final_eps"],
         "trace": info["trace"],
     }
     if payoff is not None and payoff.history:
         stats["gap_checks"] = [list(h) for h in payoff.history]
     if finisher is not None:
-        stats["mfn_iter"] = int(finisher.stats["n_iter"])
+        stats["serial_loops" if gather else "mfn_iter"] = int(finisher.stats["n_iter"])
     return FitResult(w, stats, warning=warning, converged=converged,
                      state={"kind": "dcd", "alpha": alpha, "t": t.copy(), "loss": loss, "C": C})
+
+
+def _gathered_finish(problem, params, alpha, info, log):
+    """The serial dcd run on every rank's rows and alphas (linsvm.solvers.gather), from
+    where the rounds left them: (its FitResult, this rank's share of its final alphas).
+    Every rank runs the same deterministic solve, so all end with the same weights."""
+    if log is not None:
+        why = "stopped paying" if info["handed"] else "reached the cap uncertified"
+        log(f"dcd: the CoCoA+ rounds {why} (relative gap {info['rel_gap']:.3g} after "
+            f"{info['rounds']} rounds): finishing serially on the gathered rows")
+    whole, offsets, parts = gather_rows(problem, alpha)
+    state = {"kind": "dcd", "alpha": np.concatenate(parts), "t": whole.t.copy(),
+             "loss": params["loss"], "C": params.C}
+    res = fit_dcd(whole, params, None, state, log)
+    r = problem.comm.rank
+    return res, np.asarray(res.state["alpha"][int(offsets[r]):int(offsets[r + 1])])
 
 
 def _block_optimality(problem, block, alpha, w):

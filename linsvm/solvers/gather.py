@@ -44,15 +44,17 @@ def _local_nnz(problem):
 
 
 def gather_rows(problem, extras):
-    """The union of every rank's block as one serial multi-class Problem (rows in rank
-    order), the offsets of each rank's rows in it, and the rank-ordered list of every
-    rank's `extras` (any picklable per-rank object, e.g. its dual variables)."""
+    """The union of every rank's block as one serial Problem (multi-class, or binary when
+    the problem is: rows in rank order), the offsets of each rank's rows in it, and the
+    rank-ordered list of every rank's `extras` (any picklable per-rank object, e.g. its
+    dual variables)."""
     X = problem.X
+    binary = problem.codes is None
     local = to_scipy(X)[problem.rows] if problem.n_rows else None
     mine = (np.diff(local.indptr) if local is not None else np.zeros(0, dtype=np.int64),
             local.indices if local is not None else np.zeros(0, dtype=np.int32),
             local.data if local is not None else np.zeros(0),
-            problem.codes, problem.cost, extras)
+            problem.t if binary else problem.codes, problem.cost, extras)
     payload = sum(a.nbytes for a in mine[:5]) + sum(getattr(a, "nbytes", 0) for a in extras)
     parts = gather_objects(problem.comm, mine, payload)
     counts = np.concatenate([p[0] for p in parts]).astype(np.int64)
@@ -62,10 +64,16 @@ def gather_rows(problem, extras):
     data = np.ascontiguousarray(np.concatenate([p[2] for p in parts]), dtype=np.float64)
     # the buffers are the ranks' own checked rows, concatenated: trusted as they are
     Xall = CSRBuffers.trusted(indptr, indices, data, X.n_features, X.n_features)
-    codes = np.ascontiguousarray(np.concatenate([p[3] for p in parts]), dtype=np.int32)
+    labels = np.concatenate([p[3] for p in parts])
     cost = np.ascontiguousarray(np.concatenate([p[4] for p in parts]), dtype=np.float64)
     offsets = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum([p[3].shape[0] for p in parts], out=offsets[1:])
-    whole = Problem(Xall, np.arange(codes.shape[0], dtype=np.int64), cost, problem.bias,
-                    codes=codes, n_classes=problem.n_classes)
+    rows = np.arange(labels.shape[0], dtype=np.int64)
+    if binary:
+        whole = Problem.binary(Xall, rows, np.ascontiguousarray(labels, dtype=np.float64), cost,
+                               problem.bias)
+    else:
+        whole = Problem(Xall, rows, cost, problem.bias,
+                        codes=np.ascontiguousarray(labels, dtype=np.int32),
+                        n_classes=problem.n_classes)
     return whole, offsets, [p[5] for p in parts]
