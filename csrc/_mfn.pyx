@@ -90,6 +90,7 @@ from mfn_shared cimport (KNEE_HI, KNEE_LO, Breakpoint, Loss, Terms, make_loss, z
                          check_codes, _loss_from, dual_kkt, entry_threads, entry_csr)
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
+from wsplit cimport Split, split_from
 
 # Status codes returned to Python.
 cdef enum:
@@ -136,6 +137,7 @@ ctypedef struct Work:
     int shifted                    # binary: the last step solved for beta~ = beta - shift
     Stop* stop                     # polled by the loops (csrc/interrupt.pxd)
     const Comm* comm               # the ranks of a distributed solve (csrc/comm.pxd)
+    const Split* split             # binary CGLS in the weight-split arrangement, or NULL
     int64_t nreg                   # weights regularized: the first nreg of beta (binary
                                    # terms with a free bias: nbeta - 1; else nbeta)
 
@@ -358,7 +360,8 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     A = csr_operator(X, W.act_rows, n_act)
     it = cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
               W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, fused, W.h,
-              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.comm, W.nreg)
+              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.comm, W.nreg, 0.0, 0,
+              W.split)
     if W.shifted:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
@@ -644,7 +647,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                    bint heuristic2, bint precondition, double eta, int max_iter, int cg_max_iter,
                    int n_threads, object callback, bint fused=False, bint pattern=True,
                    bint kkt=False, bint diag_update=True, double jacobi_weight=1.0,
-                   double gstop=0.0, object comm=None, bint regularize_bias=True):
+                   double gstop=0.0, object comm=None, bint regularize_bias=True,
+                   object split=None):
     """Allocate the work arrays once and run newton_core (binary if nb == 0): t (n_t
     labels) for binary terms, codes (n_codes ranks) for ordinal ones.  regularize_bias
     False (binary terms with a bias feature and no zone 2): the bias weight is free.  comm: None, or
@@ -711,6 +715,13 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
     W.stop = &S
     W.comm = &C
+    cdef Split SP
+    W.split = NULL
+    if split is not None and dist and nb == 0:
+        if split.n_weights != nw:
+            raise ValueError("the weight split is for another number of weights")
+        SP = split_from(split, &C)
+        W.split = &SP
     T.m = m
     T.nb = nb
     T.per = per
@@ -804,7 +815,7 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                  bint precondition, double eta, int max_iter, int cg_max_iter, int n_threads,
                  object callback, bint fused, bint pattern, bint kkt, bint diag_update,
                  double jacobi_weight, double gstop, object comm=None,
-                 bint regularize_bias=True):
+                 bint regularize_bias=True, object split=None):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
@@ -824,6 +835,8 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     regularize_bias False (bias > 0, a loss without zone 2): lam regularizes every weight
     but the bias feature's, which is free (LIBLINEAR's -R; cgls.pxd's nreg); kkt is then
     None (Section 4.7's dual has no equality constraint for a free bias).
+    split: None, or this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in
+    the weight-split arrangement (cgls.pxd, csrc/wsplit.pxd).
 
     indices must lie in [0, n_features) (the caller validates the CSR buffers);
     rows, lengths and the loss are checked here.  Returns a dict: status (0 converged,
@@ -833,7 +846,8 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
                   t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1,
                   heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback,
-                  fused, pattern, kkt, diag_update, jacobi_weight, gstop, comm, regularize_bias)
+                  fused, pattern, kkt, diag_update, jacobi_weight, gstop, comm, regularize_bias,
+                  split)
 
 
 def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
