@@ -81,13 +81,14 @@ class WeightSplit:
 
     def __init__(self, rank, n_ranks, owner, sets):
         n_weights = owner.shape[0]
-        self.perm = np.argsort(owner, kind="stable").astype(np.int64)
+        small = owner.astype(np.int16) if n_ranks <= 32767 else owner   # a radix sort
+        self.perm = np.argsort(small, kind="stable").astype(np.int64)
         self.own_cnt = np.bincount(owner, minlength=n_ranks).astype(np.int64)
         start = int(self.own_cnt[:rank].sum())
         self.own = self.perm[start:start + int(self.own_cnt[rank])].copy()
         mine = sets[rank]
         sel = mine[owner[mine] != rank].astype(np.int64)
-        self.pr_idx = sel[np.argsort(owner[sel], kind="stable")]
+        self.pr_idx = sel[np.argsort(small[sel], kind="stable")]
         self.pr_cnt = np.bincount(owner[self.pr_idx], minlength=n_ranks).astype(np.int64)
         parts, cnt = [], np.zeros(n_ranks, dtype=np.int64)
         for r, t in enumerate(sets):
