@@ -135,8 +135,10 @@
 # so the d-sized allreduce becomes two sparse exchanges and two allreduces of a few
 # doubles.  beta is not touched during the iterations: at the end dsum is gathered on
 # every rank (split_gather, once per solve) and beta += dsum, the same bits everywhere
-# (the outer loop keeps replicated weights).  The start residual and the Jacobi
-# diagonal are reduced the same sparse way.
+# (the outer loop keeps replicated weights); or, split.outer (the caller's Newton loop
+# keeps its vectors valid only on the owned weights and T_r, split.mine), dsum is
+# scattered to T_r and beta += dsum there.  The start residual and the Jacobi diagonal
+# are reduced the same sparse way.
 
 # The operator.  Its products are called once or twice per iteration through
 # function pointers (never per row: each product is one pass over the rows, in
@@ -491,6 +493,12 @@ cdef inline int _cgls_split(const Operator* A, const double* c, double lam, doub
             j = S.own[i]
             p[j] = s[j] + gamma * p[j]
         split_scatter(S, p)
+    if S.outer:                                 # the step where this rank's rows need it
+        split_scatter(S, dsum)
+        for i in range(S.n_mine):
+            j = S.mine[i]
+            beta[j] += dsum[j]
+        return it
     split_gather(S, dsum)
     for j in range(nw):
         beta[j] += dsum[j]

@@ -12,7 +12,8 @@
 #                      those of T_r owned elsewhere.
 #   split_scatter(p):  p on T_r from the owners.
 #   split_gather(v):   the whole of v on every rank from the owners' entries (once per
-#                      solve: the outer Newton loop keeps replicated weights).
+#                      CGLS solve when the outer Newton loop keeps replicated weights,
+#                      once per Newton solve when it is split too: Split.outer).
 #
 # split_dot gives a rank's part of a dot product over the weights (its owned entries;
 # the caller sums the parts over the ranks with its other scalars).
@@ -34,6 +35,10 @@ ctypedef struct Split:
     const int64_t* pr_cnt          # how many from each owner
     const int64_t* own_cnt         # every rank's n_own
     const int64_t* perm            # every rank's own, concatenated in rank order
+    int64_t n_mine                 # own and T_r together
+    const int64_t* mine
+    int outer                      # 1: the Newton loop keeps vectors valid on mine only
+                                   # (CGLS scatters its step instead of gathering it)
     double* acc                    # n_own doubles of scratch
     double* sbuf                   # max(n_ps, n_pr, n_own) doubles
     double* rbuf                   # max(n_ps, n_pr, n_weights) doubles
@@ -95,11 +100,15 @@ cdef inline double split_dot(const Split* S, const double* a, const double* b,
     return s
 
 
-cdef inline Split split_from(object plan, const Comm* comm):
+cdef inline Split split_from(object plan, const Comm* comm, int outer=0):
     """The Split record of a linsvm.runtime.wsplit.WeightSplit (borrowed: the caller keeps
-    the plan alive for the solve, its arrays being float64 / int64 and contiguous)."""
+    the plan alive for the solve, its arrays being float64 / int64 and contiguous);
+    outer: the caller's Newton loop is split too."""
     cdef Split S
     S.comm = comm
+    S.outer = outer
+    S.n_mine = plan.mine.shape[0]
+    S.mine = <const int64_t*><size_t>plan.mine.ctypes.data
     S.n_own = plan.own.shape[0]
     S.own = <const int64_t*><size_t>plan.own.ctypes.data
     S.n_ps = plan.ps_pos.shape[0]

@@ -14,8 +14,8 @@ from .._lazy import LazyFunction
 from ..errors import ParameterError
 from .catalog_l1 import L1_SOLVERS
 from .catalog_logistic import LOGISTIC_SOLVERS
-from .registry import (N_THREADS_HELP, Option, Params, SolverInfo, check_options, check_positive,
-                       work_memory)
+from .registry import (N_THREADS_HELP, WEIGHT_SPLIT, Option, Params, SolverInfo, check_options,
+                       check_positive, work_memory)
 
 
 SOLVERS: dict[str, SolverInfo] = {}
@@ -216,7 +216,7 @@ MFN_OPTIONS = {
     "kkt_tol": Option(float, None, "continue with smaller eps until the dual KKT violation (Sec. 4.7) is below this", 1e-300),
     "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
     "regularize_bias": Option(bool, True, "regularize the bias weight like the others (LIBLINEAR's default); off: a free intercept (LIBLINEAR's -R; needs -B > 0; no Section 4.7 KKT measure then)"),
-    "weight_split": Option(str, "auto", "on several MPI ranks: on = each weight has one owner and a CGLS iteration exchanges only the weights several ranks' rows share (for many features, few non-zeros per row); off = every rank keeps the whole weight vector, one allreduce of it per iteration; auto = on when 8 bytes per weight outweigh 12 bytes per non-zero of a rank's share of the rows", choices=("auto", "on", "off")),
+    "weight_split": WEIGHT_SPLIT,
 }
 
 # Work arrays: beta, its gradient and CG/line-search vectors (9 in one block), the
@@ -483,11 +483,13 @@ register(SolverInfo(
         "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step", 1),
         "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol ||grad F(0)|| (LIBLINEAR -s 11's test); default -e; 0 = off", 0.0, 0.99),
         "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
+        "weight_split": WEIGHT_SPLIT,
     },
     loss="l2",
     liblinear_codes={11: {}},
     memory=work_memory(12, 216),     # per row: margins, CGLS, two line-search terms, lists
     distributed="rows",
+    distributed_options=("weight_split",),
 ))
 
 register(SolverInfo(

@@ -77,7 +77,9 @@ class WeightSplit:
     the weights of T_r owned elsewhere, grouped by owner in rank order (received in a
     scatter of p, sent in a reduction).  ps_pos, ps_cnt: for each other rank in rank
     order, the positions in `own` of the owned weights it touches (sent in a scatter,
-    received in a reduction).  acc, sbuf, rbuf: scratch."""
+    received in a reduction).  mine: the owned weights and T_r together (the entries of
+    the weight vectors a rank keeps valid when the Newton loop is split too).  acc, sbuf,
+    rbuf: scratch."""
 
     def __init__(self, rank, n_ranks, owner, sets):
         n_weights = owner.shape[0]
@@ -98,6 +100,7 @@ class WeightSplit:
                 cnt[r] = f.shape[0]
         self.ps_pos = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         self.ps_cnt = cnt
+        self.mine = np.union1d(self.own, mine.astype(np.int64))
         self.n_touched = int(mine.shape[0])
         self.n_weights = n_weights
         n_buf = max(self.ps_pos.shape[0], self.pr_idx.shape[0], n_weights, 1)

@@ -67,6 +67,7 @@ from ..problem.catalog import make_params
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
+from .mfn import exchange_stats, weight_split
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "no further descent at machine precision"}
 
@@ -142,13 +143,16 @@ def fit_lr(problem, params, start, state, log):
     opts, X = params.options, problem.X
     beta = np.zeros(problem.n_weights) if start is None else \
         np.array(start, dtype=np.float64, copy=True)
+    split = weight_split(problem, opts.get("weight_split", "off"))
     st = _logistic.lr_solve(
         indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
         bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C, beta=beta,
         gstop=min(params.tol * gradient_factor(problem.t, problem.comm), 0.999),
         gap_stop=GAP_GUARD, callback=_progress("lr", log), comm=problem.comm,
-        **_newton_settings(opts, X.nnz))
-    return _finish("lr", st, params.tol, opts, beta)
+        split=split, **_newton_settings(opts, X.nnz))
+    res = _finish("lr", st, params.tol, opts, beta)
+    res.stats.update(exchange_stats(problem, {"weight_exchange": "split" if split else "allreduce"}))
+    return res
 
 
 def fit_softmax(problem, params, start, state, log):
