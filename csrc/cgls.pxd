@@ -156,7 +156,7 @@
 from libc.stdint cimport int64_t
 from libc.string cimport memset
 from libc.math cimport fmax, fmin, sqrt
-from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot
+from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot, scatter_blocks
 from interrupt cimport Stop, stop_poll
 from comm cimport Comm, comm_active, comm_sum
 from wsplit cimport Split, split_reduce, split_scatter, split_gather, split_dot
@@ -403,9 +403,21 @@ cdef inline int _cgls_split(const Operator* A, const double* c, double lam, doub
     cdef int it = 0
     cdef double red[4]
     cdef double rho, rr, qcq, qcz, zcz, zl = 0.0, gamma, forcing, cgtol = qtol, qsum = 0.0
+    cdef CSR Xn
+    cdef Operator An
     if minv == NULL:
         s = r
     _residual_split(A, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw, S, nr)
+    if A.X != NULL and scatter_blocks(A.X, n) == 1:
+        # the iterations' X'Cq into an h kept zero on this rank's weights (cleared there
+        # after each use) instead of a clear of all d entries per product (csr.pxd)
+        Xn = A.X[0]
+        Xn.no_clear = 1
+        An = A[0]
+        An.X = &Xn
+        A = &An
+    for i in range(S.n_mine):
+        h[S.mine[i]] = 0.0
     for i in range(S.n_own):
         j = S.own[i]
         if minv != NULL:
@@ -460,6 +472,8 @@ cdef inline int _cgls_split(const Operator* A, const double* c, double lam, doub
             zl += c[j] * z[j] * z[j]
             xd[j] += gamma * q[j]
         _split_update(S, gamma, lam, h, dsum, r, s, p, minv, nr, red)
+        for i in range(S.n_mine):
+            h[S.mine[i]] = 0.0
         comm_sum(comm, red, 2)
         rr = red[0]
         if verify and rr <= eps * eps * zcz:
@@ -473,6 +487,8 @@ cdef inline int _cgls_split(const Operator* A, const double* c, double lam, doub
                 r[j] = h[j] - (lam * (beta[j] + dsum[j]) if j < nr else 0.0)
                 if minv != NULL:
                     s[j] = minv[j] * r[j]
+            for i in range(S.n_mine):
+                h[S.mine[i]] = 0.0
             red[0] = split_dot(S, r, r, nw)
             red[1] = split_dot(S, r, s, nw)
             red[2] = zl

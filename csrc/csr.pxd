@@ -46,6 +46,9 @@ ctypedef struct CSR:
     int max_blocks          # row blocks the scratch can hold (1: no scratch)
     int unit                # every stored value is exactly 1.0 (a 0/1 pattern matrix):
                             # the kernels then read only the column indices
+    int no_clear            # 1: a one-block scatter adds into its output instead of
+                            # clearing it first (the caller keeps it zero wherever the
+                            # rows write: csrc/cgls.pxd's weight split, O(|T_r|) not O(d))
 
 
 cdef inline double dot_span(const int32_t* ind, const double* val, int64_t a, int64_t b,
@@ -236,9 +239,10 @@ cdef inline double* block_acc(const CSR* X, double* out, int64_t b) noexcept nog
 cdef inline void scatter_rows(const CSR* X, const int64_t* rows, int64_t lo, int64_t hi,
                               const double* u, double* acc, int squared) noexcept nogil:
     """acc = sum_{lo <= k < hi} u[k] x_{rows[k]} (squared: u[k] x_{rows[k]}**2) in row
-    order, overwritten; rows with u[k] == 0 are skipped."""
+    order, overwritten (added to with X.no_clear); rows with u[k] == 0 are skipped."""
     cdef int64_t k
-    memset(acc, 0, X.n_weights * sizeof(double))
+    if not X.no_clear:
+        memset(acc, 0, X.n_weights * sizeof(double))
     for k in range(lo, hi):
         if u[k] != 0.0:
             if squared:
@@ -310,10 +314,12 @@ cdef inline double fused_rows(const CSR* X, const int64_t* rows, int64_t lo, int
                               const double* p, const double* c, double* q,
                               double* acc) noexcept nogil:
     """For lo <= k < hi: q[k] = x_{rows[k]} . p and acc = sum_k c[k] q[k] x_{rows[k]}
-    (overwritten), each row scattered while it is still in L1; returns sum_k c[k] q[k]^2."""
+    (overwritten; added to with X.no_clear), each row scattered while it is still in L1;
+    returns sum_k c[k] q[k]^2."""
     cdef int64_t k
     cdef double s, a, qcq = 0.0
-    memset(acc, 0, X.n_weights * sizeof(double))
+    if not X.no_clear:
+        memset(acc, 0, X.n_weights * sizeof(double))
     for k in range(lo, hi):
         s = dot_row(X, rows[k], p)
         q[k] = s
@@ -410,6 +416,7 @@ cdef inline CSR make_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
     if scratch != NULL and X.n_weights > 0:
         X.max_blocks = 1 + <int>(scratch_doubles(indptr, n_features, bias) // X.n_weights)
     X.unit = 0
+    X.no_clear = 0
     return X
 
 

@@ -318,20 +318,28 @@ def allgather_seconds(n_bytes, P, alpha, bandwidth):
     return 0.0 if P <= 1 else math.ceil(math.log2(P)) * alpha + (P - 1) / P * n_bytes / bandwidth
 
 
-SPLIT_PASSES = 12       # replicated streaming passes over d per Newton step (module notes)
+# the Newton step's own work in the split arrangement (csrc/_mfn.pyx with Split.outer):
+# the start residual's and Jacobi diagonal's reductions and the step's scatter (three
+# exchanges), the kernel's clear of those two d-long sums (2 passes over d), and about six
+# passes over the rank's own weights and T_r (copies, the line search's sums, the update)
+SPLIT_NEWTON_EXCHANGES = 3
+SPLIT_NEWTON_CLEARS = 2
+SPLIT_NEWTON_PASSES = 6
 
 
-def predict_split(nnz, d, P, a, c, m, alpha, bandwidth, shared, per_newton):
-    """(seconds, of which communication) of one CGLS iteration in the weight split
-    (module notes): the rank's rows, the owners' vector work c d / P, the kernel's clear
-    of its d-long X'Cq (m d), two exchanges of 8 shared bytes, two allreduces of a few
-    doubles, and each Newton step's allgather of the step and SPLIT_PASSES passes over d
-    spread over its per_newton CGLS iterations."""
-    exchange = 2 * alltoallv_seconds(8 * shared, P, alpha, bandwidth)
-    small = 2 * allreduce_seconds(32, P, alpha, bandwidth, 0.0)
-    gather = allgather_seconds(8 * d, P, alpha, bandwidth)
-    comm = exchange + small + gather / per_newton
-    return a * nnz / P + c * d / P + m * d + SPLIT_PASSES * m * d / per_newton + comm, comm
+def predict_split(nnz, d, P, a, c, m, alpha, bandwidth, shared, touched, per_newton):
+    """(seconds, of which communication) of one CGLS iteration of the mfn family in the
+    weight split, the Newton loop split too (module notes): the rank's rows a nnz / P,
+    the owners' vector work c d / P, the kernel's clear of its d-long X'Cq (m d), two
+    exchanges of 8 shared bytes and two allreduces of a few doubles; plus each Newton
+    step's own work (SPLIT_NEWTON_*) spread over its per_newton CGLS iterations.  The
+    plan and the final gather of beta, once per solve, are left out."""
+    exchange = alltoallv_seconds(8 * shared, P, alpha, bandwidth)
+    small = allreduce_seconds(32, P, alpha, bandwidth, 0.0)
+    comm = 2 * exchange + 2 * small + (SPLIT_NEWTON_EXCHANGES * exchange + 2 * small) / per_newton
+    work = a * nnz / P + c * d / P + m * d + \
+        (SPLIT_NEWTON_CLEARS * m * d + SPLIT_NEWTON_PASSES * m * (touched + d / P)) / per_newton
+    return work + comm, comm
 
 
 SHAPES = {"rcv1": (677_399, 47_236, 49_556_258), "kdd2010": (8_407_752, 20_216_830, 305_613_510)}
@@ -350,7 +358,17 @@ def main(argv=None):
     ap.add_argument("--latency", type=float, default=25e-6, help="cluster: seconds per message")
     ap.add_argument("--bandwidth", type=float, default=1.1e9, help="cluster: bytes per second")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--cluster", help="A_NS,C_NS,CG,PER_NEWTON: the cluster table with this "
+                    "calibration (a, c in ns, CGLS iterations, CGLS iterations per Newton step) "
+                    "instead of this run's")
+    ap.add_argument("--model-only", action="store_true",
+                    help="print the cluster table of --cluster alone (m measured here), no runs")
     args = ap.parse_args(argv)
+    if args.model_only:
+        a_ns, c_ns, cg, per_newton = (float(v) for v in args.cluster.split(","))
+        print("\n".join(cluster_table(args, a_ns * 1e-9, c_ns * 1e-9, memset_seconds_per_double(),
+                                      cg, per_newton)))
+        return
     if mpiexec() is None:
         raise SystemExit("mpiexec not found: pip install '.[mpi]'")
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -468,27 +486,38 @@ def model_report(args, runs, med, nnz, d, calib):
                f"communication {cg * pred2_comm:.3f} s), measured {meas2:.2f} s: ratio "
                f"{cg * pred2 / meas2:.2f}.\n")
     if (2, 1, "on") in runs:
-        _, shared = split_traffic(calib["counts"], 2)
-        ps, ps_comm = predict_split(nnz, d, 2, a, c, m, alpha2, bw2, shared, per_newton)
+        touched, shared = split_traffic(calib["counts"], 2)
+        ps, ps_comm = predict_split(nnz, d, 2, a, c, m, alpha2, bw2, shared, touched, per_newton)
         meas = med((2, 1, "on"), "train")
         plan_s = statistics.median(st.get("plan_s", 0.0) for st, _ in runs[(2, 1, "on")])
         out.append(f"Model check, weight split: predicted P = 2 train time {cg * ps:.2f} s (of which "
                    f"communication {cg * ps_comm:.3f} s) + the plan, measured alone {plan_s:.2f} s "
                    f"(once per solve), measured {meas:.2f} s: ratio {(cg * ps + plan_s) / meas:.2f}.\n")
-    out.append(f"## Predicted on a cluster: 10 Gbit/s, alpha = {args.latency * 1e6:.0f} us, "
-               f"B = {args.bandwidth / 1e9:.1f} GB/s; {cg} CGLS iterations, {per_newton:.1f} per "
-               f"Newton step (this set's counts); feature counts Zipf (zipf_counts)\n")
-    out.append("| data | P | allreduce s | speed-up | comm share | MB/rank/it. | split s | speed-up "
-               "| comm share | MB/rank/it. | auto picks |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    if args.cluster:                  # another calibration for the cluster table
+        a_ns, c_ns, cg, per_newton = (float(v) for v in args.cluster.split(","))
+        a, c = a_ns * 1e-9, c_ns * 1e-9
+    return out + cluster_table(args, a, c, m, cg, per_newton)
+
+
+def cluster_table(args, a, c, m, cg, per_newton):
+    """The predicted cluster table (Markdown lines): both arrangements on rcv1's and
+    kdd2010's shapes, feature counts from zipf_counts."""
+    red_per_byte = c / 8 / 2
+    out = [f"## Predicted on a cluster: 10 Gbit/s, alpha = {args.latency * 1e6:.0f} us, "
+           f"B = {args.bandwidth / 1e9:.1f} GB/s; a = {a * 1e9:.2f} ns, c = {c * 1e9:.2f} ns, "
+           f"m = {m * 1e9:.3f} ns; {cg:g} CGLS iterations, {per_newton:.2f} per Newton step; "
+           f"feature counts Zipf (zipf_counts)\n",
+           "| data | P | allreduce s | speed-up | comm share | MB/rank/it. | split s | speed-up "
+           "| comm share | MB/rank/it. | auto picks |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, (n, dd, nz) in SHAPES.items():
         counts = zipf_counts(nz, dd + 1)
         t1, _ = predict(nz, dd + 1, 1, a, c, args.latency, args.bandwidth, red_per_byte)
         for P in (1, 2, 8, 32, 128, 256):
             t, comm = predict(nz, dd + 1, P, a, c, args.latency, args.bandwidth, red_per_byte)
-            _, shared = split_traffic(counts, P)
+            touched, shared = split_traffic(counts, P)
             ts, cs = predict_split(nz, dd + 1, P, a, c, m, args.latency, args.bandwidth, shared,
-                                   per_newton)
+                                   touched, per_newton)
             auto = "split" if 8.0 * (dd + 1) > 12.0 * nz / P and P > 1 else "allreduce"
             out.append(f"| {name} | {P} | {cg * t:.2f} | {t1 / t:.2f} | {comm / t:.0%} | "
                        f"{bytes_per_rank(dd + 1, P) / 1e6:.2f} | {cg * ts:.2f} | {t1 / ts:.2f} | "

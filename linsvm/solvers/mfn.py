@@ -114,7 +114,10 @@ def weight_split(problem, setting):
     X, rows = problem.X, problem.rows
     key = (id(coll), id(X.indices), problem.n_weights, problem.bias > 0, setting)
     hit = _PLANS.get(id(rows))
-    if hit is not None and hit[0]() is rows and hit[1] == key:   # mfn-l1's stages, OvR
+    mine = hit is not None and hit[0]() is rows and hit[1] == key   # mfn-l1's stages, OvR
+    # every rank must take the same path (building a plan is collective): a rank whose
+    # rows array is shared between solves (an empty block) may hit where the others miss
+    if coll.sum_scalars(1.0 if mine else 0.0)[0] == coll.size:
         return hit[2]
     nnz = int((X.indptr[rows + 1] - X.indptr[rows]).sum()) if rows.shape[0] else 0
     plan = None
