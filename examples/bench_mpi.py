@@ -2,6 +2,7 @@
 
     python examples/bench_mpi.py [--rows 200000] [--features 100000] [--avg-length 120]
                                  [--solver mfn] [-c 1] [--repeats 3] [--cache DIR] [--out DIR]
+                                 [--cluster A_NS,C_NS,CG,PER_NEWTON] [--model-only]
 
 Needs the `mpi` extra (pip install ".[mpi]": mpi4py and MPICH's mpiexec).
 
@@ -46,6 +47,28 @@ rcv1's shape (677,399 x 47,236, 49.6M non-zeros: rcv1.binary train + test) and
 kdd2010's (algebra: 8,407,752 x 20,216,830, 305.6M non-zeros) over a 10 Gbit/s network
 (alpha = 25 us per message, B = 1.1 GB/s, a TCP cluster's usual figures; --latency,
 --bandwidth change them), with the CGLS iteration count and a of the generated set.
+
+Weight split (--weight-split on; linsvm/runtime/wsplit.py): the 2-rank run is made in
+both arrangements, and the split's plan is reported (weights each rank's rows touch,
+bytes of one CGLS iteration's two exchanges) beside the formula `split_traffic` gives
+from the set's rows per feature: with the rows spread at random over P ranks, a
+feature in c rows is touched by k = P (1 - (1 - 1/P)^c) ranks and each of its k - 1
+non-owners sends one double per exchange.  `predict_split` prices a CGLS iteration of
+the mfn family in the split (its Newton loop split too):
+
+    t(P) = a nnz / P + c d / P + m (|T_r| + d / P) + 2 alltoallv(8 shared) + 2 small
+           allreduces + (3 alltoallv + 2 m d + 6 m (|T_r| + d / P)) / (CGLS its per Newton step)
+
+m (|T_r| + d / P): the clear of X'Cq on the rank's weights after each use; m d: the
+kernel's clear of the Jacobi pass's two d-long sums once per Newton step (m: seconds per
+double of a streaming pass, measured);
+alltoallv: P - 1 latencies and the rank's bytes at the link's bandwidth.  The plan
+(one gather of 4 |T_r| bytes and O(d) work per solve) and the final gather of beta are
+left out of t(P) and reported.  For the cluster table the feature counts of rcv1's and
+kdd2010's shapes are Poisson draws from the generator's Zipf law (`zipf_counts`: the
+assumption; kdd2010's own counts are not at hand).  --cluster gives the table another
+calibration (a, c in ns, CGLS iterations, CGLS iterations per Newton step: e.g. those of
+the quiet-machine run of docs/mpi.md), and --model-only prints only that table.
 
 Output: Markdown on stdout (and OUT/bench_mpi.md with --out); progress on stderr.
 """
@@ -330,14 +353,14 @@ SPLIT_NEWTON_PASSES = 6
 def predict_split(nnz, d, P, a, c, m, alpha, bandwidth, shared, touched, per_newton):
     """(seconds, of which communication) of one CGLS iteration of the mfn family in the
     weight split, the Newton loop split too (module notes): the rank's rows a nnz / P,
-    the owners' vector work c d / P, the kernel's clear of its d-long X'Cq (m d), two
+    the owners' vector work c d / P, the clear of X'Cq on the rank's weights, two
     exchanges of 8 shared bytes and two allreduces of a few doubles; plus each Newton
     step's own work (SPLIT_NEWTON_*) spread over its per_newton CGLS iterations.  The
     plan and the final gather of beta, once per solve, are left out."""
     exchange = alltoallv_seconds(8 * shared, P, alpha, bandwidth)
     small = allreduce_seconds(32, P, alpha, bandwidth, 0.0)
     comm = 2 * exchange + 2 * small + (SPLIT_NEWTON_EXCHANGES * exchange + 2 * small) / per_newton
-    work = a * nnz / P + c * d / P + m * d + \
+    work = a * nnz / P + c * d / P + m * (touched + d / P) + \
         (SPLIT_NEWTON_CLEARS * m * d + SPLIT_NEWTON_PASSES * m * (touched + d / P)) / per_newton
     return work + comm, comm
 

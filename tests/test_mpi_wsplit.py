@@ -190,15 +190,31 @@ def test_exchange_bytes_are_the_plans():
 
 
 def test_auto_rule():
-    """auto splits when 8 d bytes outweigh 12 nnz / P (nnz summed over the ranks)."""
+    """auto considers a plan when 8 d bytes exceed a quarter of 12 nnz / P (nnz summed over
+    the ranks), and keeps it when the busiest rank's exchanges send at most half of a
+    ring allreduce's 2 (P - 1) / P x 8 (d + 3) bytes."""
     def decide(d, nnz_per_rank, P):
         return run_ranks(lambda c: wsplit.use_split("auto", Collective(c), d, nnz_per_rank), P)
 
-    assert decide(1000, 1000, 2) == [False, False]           # 8000 < 12 * 2000 / 2
-    assert decide(2000, 1000, 2) == [True, True]             # 16000 > 12000
+    assert decide(1000, 4000, 2) == [False, False]           # 4 x 8000 < 12 x 8000 / 2
+    assert decide(1000, 2000, 2) == [True, True]             # 32000 > 24000
     assert decide(10, 0, 3) == [True] * 3
     assert run_ranks(lambda c: wsplit.use_split("off", Collective(c), 10**9, 1), 2) == [False] * 2
     assert wsplit.use_split("on", None, 10**9, 1) is False   # serial: never
+
+    # two ranks, 10 weights: rank 0 touches 0..5, rank 1 touches 4..9 (4 and 5 shared):
+    # each sends 2 x 8 bytes per iteration against half of 8 x 13
+    def judge(sets):
+        def work(c):
+            coll = Collective(c)
+            owner = wsplit.owners(sets, 10, 2)
+            return wsplit.pays(coll, wsplit.WeightSplit(coll.rank, 2, owner, sets))
+        return run_ranks(work, 2)
+
+    few = [np.arange(0, 6, dtype=np.int32), np.arange(4, 10, dtype=np.int32)]
+    assert judge(few) == [True, True]
+    every = [np.arange(10, dtype=np.int32)] * 2                # 10 x 8 bytes each > 52
+    assert judge(every) == [False, False]
 
 
 MPI_SCRIPT = textwrap.dedent("""

@@ -66,7 +66,9 @@ WEIGHT_SPLIT = Option(str, "auto", "on several MPI ranks: on = each weight has o
                       "CGLS iteration exchanges only the weights several ranks' rows share (for "
                       "many features, few non-zeros per row); off = every rank keeps the whole "
                       "weight vector, one allreduce of it per iteration; auto = on when 8 bytes "
-                      "per weight outweigh 12 bytes per non-zero of a rank's share of the rows",
+                      "per weight exceed a quarter of 12 bytes per non-zero of a rank's share "
+                      "of the rows and the busiest rank's exchanges send at most half of an "
+                      "allreduce's bytes",
                       choices=("auto", "on", "off"))
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from .collective import gather_objects
 
-__all__ = ["WeightSplit", "touched", "owners", "plan", "use_split"]
+__all__ = ["WeightSplit", "touched", "owners", "plan", "use_split", "pays"]
 
 
 
@@ -123,13 +123,24 @@ def plan(coll, indptr, indices, rows, n_weights, bias_col=-1):
 
 
 def use_split(setting, coll, n_weights, nnz_local):
-    """Whether a distributed solve splits its weight vector: setting "on" / "off", or
-    "auto": when the weight vector outweighs a rank's rows, 8 d bytes against the
-    12 nnz / P bytes of a rank's share of the non-zeros (the same answer on every
-    rank: nnz is summed over the ranks).  Never when serial (coll None)."""
+    """Whether a distributed solve should build a weight-split plan: setting "on" /
+    "off", or "auto": when the weight vector is not small beside a rank's rows, its
+    8 d bytes above a quarter of the 12 nnz / P bytes of a rank's share of the non-zeros
+    (the same answer on every rank: nnz is summed over the ranks; `pays` then judges
+    the plan).  Never when serial (coll None)."""
     if coll is None or setting == "off":
         return False
     if setting == "on":
         return True
     (nnz,) = coll.sum_scalars(float(nnz_local))
-    return 8.0 * n_weights > 12.0 * nnz / coll.size
+    return 4 * 8.0 * n_weights > 12.0 * nnz / coll.size
+
+
+def pays(coll, plan):
+    """auto's second test, on the plan: the busiest rank's two exchanges per CGLS
+    iteration send at most half of what a ring allreduce of the d + 3 doubles sends per
+    rank, 2 (P - 1) / P x 8 (d + 3) bytes (the same answer on every rank)."""
+    import numpy as np
+
+    worst = coll.max(np.array([float(plan.bytes_per_iteration())]))[0]
+    return worst <= 0.5 * 2 * (coll.size - 1) / coll.size * 8 * (plan.n_weights + 3)

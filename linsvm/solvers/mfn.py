@@ -63,7 +63,7 @@ import numpy as np
 from .. import _mfn
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
-from ..runtime.wsplit import plan as split_plan, use_split
+from ..runtime.wsplit import pays, plan as split_plan, use_split
 
 STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)",
            3: "converged (gradient test)"}
@@ -107,7 +107,8 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
 def weight_split(problem, setting):
     """The weight-split plan of a distributed solve of `problem` (linsvm.runtime.wsplit,
     csrc/cgls.pxd), or None for the allreduce arrangement: setting "on", "off", or
-    "auto" (use_split's rule on the whole problem's non-zeros).  None when serial."""
+    "auto" (use_split's rule on the whole problem's non-zeros, then `pays` on the plan).
+    None when serial."""
     coll = problem.comm
     if coll is None:
         return None
@@ -124,6 +125,8 @@ def weight_split(problem, setting):
     if use_split(setting, coll, problem.n_weights, nnz):
         bias_col = X.n_features if problem.bias > 0 else -1
         plan = split_plan(coll, X.indptr, X.indices, rows, problem.n_weights, bias_col)
+        if setting == "auto" and not pays(coll, plan):
+            plan = None
     _PLANS[id(rows)] = (weakref.ref(rows), key, plan)
     weakref.finalize(rows, _PLANS.pop, id(rows), None)
     return plan
