@@ -100,7 +100,9 @@ class WeightSplit:
                 cnt[r] = f.shape[0]
         self.ps_pos = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         self.ps_cnt = cnt
-        self.mine = np.union1d(self.own, mine.astype(np.int64))
+        keep = owner == rank                    # own and T_r together (a mask: numpy's
+        keep[mine] = True                       # union1d sorts, 20x slower at d = 5M)
+        self.mine = np.flatnonzero(keep).astype(np.int64)
         self.n_touched = int(mine.shape[0])
         self.n_weights = n_weights
         n_buf = max(self.ps_pos.shape[0], self.pr_idx.shape[0], n_weights, 1)
