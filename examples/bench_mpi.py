@@ -2,7 +2,7 @@
 
     python examples/bench_mpi.py [--rows 200000] [--features 100000] [--avg-length 120]
                                  [--solver mfn] [-c 1] [--repeats 3] [--cache DIR] [--out DIR]
-                                 [--cluster A_NS,C_NS,CG,PER_NEWTON] [--model-only]
+                                 [--cluster A_NS,C_NS,CG,PER_NEWTON[,M_NS]] [--model-only]
 
 Needs the `mpi` extra (pip install ".[mpi]": mpi4py and MPICH's mpiexec).
 
@@ -360,6 +360,8 @@ def predict_split(nnz, d, P, a, c, m, alpha, bandwidth, shared, touched, per_new
     exchanges of 8 shared bytes and two allreduces of a few doubles; plus each Newton
     step's own work (SPLIT_NEWTON_*) spread over its per_newton CGLS iterations.  The
     plan and the final gather of beta, once per solve, are left out."""
+    if P <= 1:                                  # one rank: the serial iteration
+        return predict(nnz, d, 1, a, c, alpha, bandwidth, 0.0)
     exchange = alltoallv_seconds(8 * shared, P, alpha, bandwidth)
     small = allreduce_seconds(32, P, alpha, bandwidth, 0.0)
     comm = 2 * exchange + 2 * small + (SPLIT_NEWTON_EXCHANGES * exchange + 2 * small) / per_newton
@@ -384,16 +386,15 @@ def main(argv=None):
     ap.add_argument("--latency", type=float, default=25e-6, help="cluster: seconds per message")
     ap.add_argument("--bandwidth", type=float, default=1.1e9, help="cluster: bytes per second")
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--cluster", help="A_NS,C_NS,CG,PER_NEWTON: the cluster table with this "
-                    "calibration (a, c in ns, CGLS iterations, CGLS iterations per Newton step) "
-                    "instead of this run's")
+    ap.add_argument("--cluster", help="A_NS,C_NS,CG,PER_NEWTON[,M_NS]: the cluster table with "
+                    "this calibration (a, c in ns, CGLS iterations, CGLS iterations per Newton "
+                    "step, m in ns) instead of this run's")
     ap.add_argument("--model-only", action="store_true",
                     help="print the cluster table of --cluster alone (m measured here), no runs")
     args = ap.parse_args(argv)
     if args.model_only:
-        a_ns, c_ns, cg, per_newton = (float(v) for v in args.cluster.split(","))
-        print("\n".join(cluster_table(args, a_ns * 1e-9, c_ns * 1e-9, memset_seconds_per_double(),
-                                      cg, per_newton)))
+        a, c, cg, per_newton, m = _calibration(args.cluster, memset_seconds_per_double())
+        print("\n".join(cluster_table(args, a, c, m, cg, per_newton)))
         return
     if mpiexec() is None:
         raise SystemExit("mpiexec not found: pip install '.[mpi]'")
@@ -522,9 +523,21 @@ def model_report(args, runs, med, nnz, d, calib):
                    f"communication {cg * ps_comm:.3f} s) + the plan, measured alone {plan_s:.2f} s "
                    f"(once per solve), measured {meas:.2f} s: ratio {(cg * ps + plan_s) / meas:.2f}.\n")
     if args.cluster:                  # another calibration for the cluster table
-        a_ns, c_ns, cg, per_newton = (float(v) for v in args.cluster.split(","))
-        a, c = a_ns * 1e-9, c_ns * 1e-9
+        a, c, cg, per_newton, m = _calibration(args.cluster, m)
     return out + cluster_table(args, a, c, m, cg, per_newton)
+
+
+def _calibration(text, m):
+    """(a, c, CGLS iterations, per Newton step, m) of --cluster A_NS,C_NS,CG,PER_NEWTON[,M_NS]
+    (m: this machine's unless given)."""
+    v = [float(x) for x in text.split(",")]
+    return v[0] * 1e-9, v[1] * 1e-9, v[2], v[3], v[4] * 1e-9 if len(v) > 4 else m
+
+
+def auto_splits(d, nnz, P, shared):
+    """--weight-split auto's choice (linsvm/runtime/wsplit.py: use_split, then pays) with
+    the average rank's exchange bytes for the busiest's."""
+    return P > 1 and 4 * 8.0 * d > 12.0 * nnz / P and 16 * shared <= 0.5 * bytes_per_rank(d, P)
 
 
 def cluster_table(args, a, c, m, cg, per_newton):
@@ -546,7 +559,7 @@ def cluster_table(args, a, c, m, cg, per_newton):
             touched, shared = split_traffic(counts, P)
             ts, cs = predict_split(nz, dd + 1, P, a, c, m, args.latency, args.bandwidth, shared,
                                    touched, per_newton)
-            auto = "split" if 8.0 * (dd + 1) > 12.0 * nz / P and P > 1 else "allreduce"
+            auto = "split" if auto_splits(dd + 1, nz, P, shared) else "allreduce"
             out.append(f"| {name} | {P} | {cg * t:.2f} | {t1 / t:.2f} | {comm / t:.0%} | "
                        f"{bytes_per_rank(dd + 1, P) / 1e6:.2f} | {cg * ts:.2f} | {t1 / ts:.2f} | "
                        f"{cs / ts:.0%} | {16 * shared / 1e6:.2f} | {auto} |")
