@@ -92,6 +92,7 @@ from mfn_shared cimport entry_threads, entry_csr
 from rng cimport shuffle
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
+from wsplit cimport Split, split_from
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 cdef enum:
@@ -461,6 +462,7 @@ ctypedef struct Model:
     double* z                      # m k CGLS residual
     SoftOp op
     const Comm* comm
+    const Split* split             # binary: CGLS in the weight-split arrangement, or NULL
 
 
 cdef double model_eval(Model* M) noexcept nogil:
@@ -751,7 +753,7 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
                      W.minv if P.precondition else NULL, 0.0, P.eta,
                      P.cg_max_iter if it < P.max_iter and not stalled else 0, &optimal, W.stop, 1,
                      W.h, P.precondition, W.dsum, M.xi, 0, W.diag, P.jw, thr, &rr0, M.comm, nr,
-                     P.qtol, P.qadapt)
+                     P.qtol, P.qadapt, M.split)
         if W.stop.stopped:
             break
         gsq_out[0] = rr0
@@ -925,7 +927,7 @@ cdef object _solve(int kind, const int64_t[::1] indptr, const int32_t[::1] indic
                    double gap_stop, double eta, double qtol, bint qadapt, bint precondition,
                    double jacobi_weight, double ls_tol, int ls_max, int max_iter,
                    int cg_max_iter, int n_threads, object callback, object comm,
-                   bint regularize_bias=True):
+                   bint regularize_bias=True, object split=None):
     """Allocate the work arrays, run newton_core and certify its result (see lr_solve)."""
     cdef int64_t m = rows.shape[0], nw = n_features + (1 if bias > 0 else 0)
     cdef int64_t nb = nw * k, mk = max(m * k, 1), j
@@ -949,6 +951,13 @@ cdef object _solve(int kind, const int64_t[::1] indptr, const int32_t[::1] indic
         M.nreg = nb - k                      # the bias row, last (k weights), is free
     cdef Comm CM = comm_from(comm)
     M.comm = &CM
+    cdef Split SP
+    M.split = NULL
+    if split is not None and comm_active(&CM) and kind == BINARY:
+        if split.n_weights != nw:
+            raise ValueError("the weight split is for another number of weights")
+        SP = split_from(split, &CM)
+        M.split = &SP
     mscratch = None
     if kind == MULTINOMIAL:
         opS = np.zeros(mk)
@@ -1025,7 +1034,8 @@ def lr_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
              const double[::1] c, double C, double[::1] beta, double gstop, double gap_stop,
              double eta, double qtol, bint qadapt, bint precondition, double jacobi_weight,
              double ls_tol, int ls_max, int max_iter, int cg_max_iter, int n_threads,
-             object callback, object comm=None, bint regularize_bias=True):
+             object callback, object comm=None, bint regularize_bias=True,
+             object split=None):
     """Minimize f(w) = 1/2 ||w||^2 + C sum_k c_k log(1 + exp(-t_k x_k.w)) by truncated Newton
     (block comment), updating beta in place (its values are the warm start; zeros: cold).
     regularize_bias False (bias > 0): the bias weight leaves ||w||^2 (a free intercept); the
@@ -1038,6 +1048,8 @@ def lr_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
     |phi'| <= ls_tol |phi'(0)|, at most ls_max trials.  callback(it, f, cg_it, step,
     ||g at the step's start||) after each step.  comm: None or the Collective of a
     distributed solve (rows, t, c this rank's block; every rank gets the same beta).
+    split: None, or this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in
+    the weight-split arrangement (cgls.pxd).
 
     Indices must lie in [0, n_features) (the caller validates the CSR buffers); rows and
     lengths are checked here.  Returns a dict: status (0 converged, 1 iteration cap, 2 no
@@ -1048,7 +1060,7 @@ def lr_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
     return _solve(BINARY, indptr, indices, data, n_features, bias, rows,
                   &t[0] if t.shape[0] else NULL, NULL, 1, c, C, beta, gstop, gap_stop, eta, qtol,
                   qadapt, precondition, jacobi_weight, ls_tol, ls_max, max_iter, cg_max_iter,
-                  n_threads, callback, comm, regularize_bias)
+                  n_threads, callback, comm, regularize_bias, split)
 
 
 def softmax_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,

@@ -68,7 +68,11 @@
 # nw + 3 doubles per iteration (cgls.pxd) and the line search's selection runs over every
 # rank's breakpoints (mfn_shared.pxd), so every decision is taken on the same numbers on
 # every rank and all end with the same beta.  The Jacobi diagonal is then summed afresh
-# at each Newton step (diag_update is a rank-local shortcut).
+# at each Newton step (diag_update is a rank-local shortcut).  With a weight split
+# (Work.split, binary terms: csrc/wsplit.pxd) CGLS runs in cgls.pxd's split arrangement
+# instead: each weight one owner, two sparse exchanges of the weights several ranks
+# share and two small allreduces per iteration, the step gathered once per Newton step;
+# the rest of the driver is unchanged (beta replicated).
 #
 # Inputs are addressed through `rows` (training rows, a fold or a random subset);
 # t (binary) or the rank codes (ordinal) and the costs c are per position in rows.
@@ -84,12 +88,13 @@ cimport numpy as cnp
 cnp.import_array()
 from csr cimport (CSR, make_csr, read_pattern, check_rows, matvec, rmatvec, col_sq_sums,
                  sq_norm_row, dot, axpy_row_sq, scratch_doubles)
-from cgls cimport Operator, csr_operator, cgls, residual
+from cgls cimport Operator, csr_operator, cgls, residual, _residual_split
 from mfn_shared cimport (KNEE_HI, KNEE_LO, Breakpoint, Loss, Terms, make_loss, zone, loss_value,
                          loss_slope, mismatch_term, term_at, term_out, exact_line_search,
                          check_codes, _loss_from, dual_kkt, entry_threads, entry_csr)
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
+from wsplit cimport Split, split_from, split_reduce, split_scatter, split_gather, split_dot
 
 # Status codes returned to Python.
 cdef enum:
@@ -136,6 +141,7 @@ ctypedef struct Work:
     int shifted                    # binary: the last step solved for beta~ = beta - shift
     Stop* stop                     # polled by the loops (csrc/interrupt.pxd)
     const Comm* comm               # the ranks of a distributed solve (csrc/comm.pxd)
+    const Split* split             # binary CGLS in the weight-split arrangement, or NULL
     int64_t nreg                   # weights regularized: the first nreg of beta (binary
                                    # terms with a free bias: nbeta - 1; else nbeta)
 
@@ -158,13 +164,16 @@ ctypedef struct Params:
 
 
 cdef double primal(const Loss* L, double lam, const double* beta, int64_t nbeta,
-                   const Terms* T, const Comm* comm) noexcept nogil:
+                   const Terms* T, const Comm* comm, const Split* split=NULL) noexcept nogil:
     """f(beta) = lam/2 ||beta||^2 + sum_j c_j l(o_j)  (eq. 2, 19, 25), from the margins
-    (comm: this rank's terms, the loss sums reduced)."""
+    (comm: this rank's terms, the loss sums reduced; split: beta valid on this rank's
+    weights, ||beta||^2 summed over the owned ones and reduced with the loss)."""
     cdef int64_t k, s
     cdef double q2 = 0.0, lin = 0.0, v, t, o, d, a = L.a, tm = L.tm, hi = L.hi
-    cdef double red[2]
+    cdef double red[3]
     cdef int zn
+    if split != NULL:
+        return _primal_split(L, lam, beta, nbeta, T, comm, split)
     if T.nb == 0 and L.lo == -INFINITY:      # binary terms, no zone 2: the same sums, fewer tests
         for k in range(T.m):
             v = T.y[k]
@@ -194,14 +203,49 @@ cdef double primal(const Loss* L, double lam, const double* beta, int64_t nbeta,
     return 0.5 * lam * dot(beta, beta, nbeta) + 0.5 * q2 + lin
 
 
+cdef double _primal_split(const Loss* L, double lam, const double* beta, int64_t nbeta,
+                          const Terms* T, const Comm* comm, const Split* split) noexcept nogil:
+    """primal() of binary terms with a weight split: one allreduce of the loss's two
+    sums and this rank's part of ||beta||^2 (its owned weights)."""
+    cdef int64_t k
+    cdef double v, t, o, red[3]
+    cdef int zn
+    red[0] = 0.0
+    red[1] = 0.0
+    red[2] = split_dot(split, beta, beta, nbeta)
+    for k in range(T.m):
+        v = T.y[k]
+        t = T.t[k]
+        o = t * v
+        zn = zone(L, o)
+        if zn == 1:
+            red[0] += L.a * T.c[k] * (v - t * L.tm) * (v - t * L.tm)
+        elif zn == 2:
+            red[1] += T.c[k] * (L.kappa * (L.lo - o) + L.lin0)
+    comm_sum(comm, red, 3)
+    return 0.5 * lam * red[2] + 0.5 * red[0] + red[1]
+
+
 cdef double _primal_at(const Loss* L, double lam, const double* beta, int64_t nbeta,
-                       const Terms* T, double* y, int64_t nw, const Comm* comm) noexcept nogil:
+                       const Terms* T, double* y, int64_t nw, const Comm* comm,
+                       const Split* split=NULL) noexcept nogil:
     """primal() at another point: beta and its margins y (the thresholds inside beta)."""
     cdef Terms T2 = T[0]
     T2.y = y
     if T.nb > 0:
         T2.b = beta + nw
-    return primal(L, lam, beta, nbeta, &T2, comm)
+    return primal(L, lam, beta, nbeta, &T2, comm, split)
+
+
+cdef void copy_weights(double* dst, const double* src, int64_t n, const Split* S) noexcept nogil:
+    """dst = src: the n weights, or with an outer weight split (S) this rank's (S.mine)."""
+    cdef int64_t i, j
+    if S == NULL:
+        memcpy(dst, src, n * sizeof(double))
+        return
+    for i in range(S.n_mine):
+        j = S.mine[i]
+        dst[j] = src[j]
 
 
 cdef void zone_counts(const Loss* L, const Terms* T, int64_t* counts,
@@ -333,13 +377,19 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
             W.lin_rows[n_lin] = rows[k]
             W.lin_u[n_lin] = T.c[k] * L.kappa * T.t[k] / lam
             n_lin += 1
-    memcpy(W.beta_bar, beta, nw * sizeof(double))
+    copy_weights(W.beta_bar, beta, nw, W.split)
     W.shifted = n_lin > 0 or (dist and L.lo > -INFINITY)
     if W.shifted:                                 # eq. 23: solve for beta~ = beta - q
         rmatvec(X, W.lin_rows, n_lin, W.lin_u, W.shift)
-        comm_sum(W.comm, W.shift, nw)
-        for j in range(nw):
-            W.beta_bar[j] -= W.shift[j]
+        if W.split != NULL:                       # q on this rank's weights
+            split_reduce(W.split, W.shift)
+            split_scatter(W.split, W.shift)
+            for j in range(W.split.n_mine):
+                W.beta_bar[W.split.mine[j]] -= W.shift[W.split.mine[j]]
+        else:
+            comm_sum(W.comm, W.shift, nw)
+            for j in range(nw):
+                W.beta_bar[j] -= W.shift[j]
     if precondition:
         keep = diag_update and W.have_diag and 4 * n_chg < n_act and not dist and W.nreg == nw
         for j in range(n_chg):                    # rows in and out of zone 1
@@ -358,8 +408,12 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     A = csr_operator(X, W.act_rows, n_act)
     it = cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
               W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, fused, W.h,
-              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.comm, W.nreg)
-    if W.shifted:
+              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.comm, W.nreg, 0.0, 0,
+              W.split)
+    if W.shifted and W.split != NULL:
+        for j in range(W.split.n_mine):
+            W.beta_bar[W.split.mine[j]] += W.shift[W.split.mine[j]]
+    elif W.shifted:
         for j in range(nw):
             W.beta_bar[j] += W.shift[j]
     W.n_act = n_act
@@ -372,7 +426,7 @@ cdef void binary_step_image(const CSR* X, const Terms* T, Work* W) noexcept nogi
     """dy = X d for the step of the last binary_step (d = W.dsum, copied to W.p): the
     zone-1 rows from CGLS's accumulated X_1 d, one mat-vec over the other rows only."""
     cdef int64_t j, n_off = T.m - W.n_act
-    memcpy(W.p, W.dsum, X.n_weights * sizeof(double))
+    copy_weights(W.p, W.dsum, X.n_weights, W.split)
     for j in range(W.n_act):
         T.dy[W.act_pos[j]] = W.xd[j]
     matvec(X, W.off_rows, n_off, W.p, W.q)
@@ -391,6 +445,9 @@ cdef int binary_eq13(const CSR* X, Work* W, double lam, double eps, double zcz) 
         for j in range(nw):
             W.sv[j] = W.beta_bar[j] - W.shift[j]
         bt = W.sv
+    if W.split != NULL:                       # r on the owned weights, ||r||^2 reduced
+        _residual_split(&A, W.cc, W.z, lam, bt, W.u, W.r, NULL, NULL, 1.0, W.split, W.nreg)
+        return comm_sum1(W.comm, split_dot(W.split, W.r, W.r, nw)) <= eps * eps * zcz
     residual(&A, W.cc, W.z, lam, bt, W.u, W.r, NULL, NULL, 1.0, W.comm, W.nreg)
     return dot(W.r, W.r, nw) <= eps * eps * zcz
 
@@ -497,7 +554,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
     cdef int need_second = P.heuristic2 and P.eps < 1e-2
     cdef int dist = comm_active(W.comm)
     cdef double eps_cur = 1e-2 if need_second else P.eps
-    cdef double F = primal(L, lam, beta, W.nreg, T, W.comm), delta, mismatch, zcz, Fnew
+    cdef double F = primal(L, lam, beta, W.nreg, T, W.comm, W.split), delta, mismatch, zcz, Fnew
     cdef double red[2]
     # the gradient test: stop_rr = gstop^2 ||grad f(0)||^2, known at entry on a warm start,
     # else read off the first step's CGLS (at beta = 0 its entry residual is -grad f(0))
@@ -554,10 +611,10 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
             if mismatch * mismatch <= eps_cur * eps_cur * zcz and (
                     T.nb > 0 or (not P.fused and not dist)
                     or binary_eq13(X, W, lam, eps_cur, zcz)):
-                memcpy(beta, W.beta_bar, nbeta * sizeof(double))
+                copy_weights(beta, W.beta_bar, nbeta, W.split)
                 for k in range(T.m):
                     T.y[k] += T.dy[k]
-                F = primal(L, lam, beta, W.nreg, T, W.comm)
+                F = primal(L, lam, beta, W.nreg, T, W.comm, W.split)
                 trace[it - 1] = F
                 if callback != NULL:
                     with gil:
@@ -577,21 +634,27 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         # is taken (Appendix A stops if F grows): with a direction at rounding level
         # (||d|| ~ 1e-13) the slope's pieces are rounding noise and the "exact" step
         # can be absurd (a9a, tau ~ 1e-7: delta = 6e12, F 11434 -> 17687).
-        delta = exact_line_search(L, lam, beta, W.p, W.nreg, T, W.bp, W.n_bp, W.comm)
+        delta = exact_line_search(L, lam, beta, W.p, W.nreg, T, W.bp, W.n_bp, W.comm, W.split)
         Fnew = F
         if delta > 0.0:
-            for j in range(nbeta):
-                W.beta_bar[j] = beta[j] + delta * W.p[j]
+            if W.split != NULL:
+                for j in range(W.split.n_mine):
+                    k = W.split.mine[j]
+                    W.beta_bar[k] = beta[k] + delta * W.p[k]
+            else:
+                for j in range(nbeta):
+                    W.beta_bar[j] = beta[j] + delta * W.p[j]
             for k in range(T.m):
                 W.ytry[k] = T.y[k] + delta * T.dy[k]
-            Fnew = _primal_at(L, lam, W.beta_bar, W.nreg, T, W.ytry, X.n_weights, W.comm)
+            Fnew = _primal_at(L, lam, W.beta_bar, W.nreg, T, W.ytry, X.n_weights, W.comm,
+                              W.split)
         if delta <= 0.0 or Fnew > F + 1e-12 * fabs(F):
             # y is updated incrementally (step 7); at a tight eps its drift from
             # X w (~1e-14) can exceed the slope of a short step.  Recompute it
             # once and retry before declaring that no descent is left.
             if not refreshed:
                 matvec(X, rows, T.m, beta, T.y)
-                F = primal(L, lam, beta, W.nreg, T, W.comm)
+                F = primal(L, lam, beta, W.nreg, T, W.comm, W.split)
                 trace[it - 1] = F
                 refreshed = 1
                 continue
@@ -599,7 +662,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
             status = NO_DESCENT
             break
         refreshed = 0
-        memcpy(beta, W.beta_bar, nbeta * sizeof(double))
+        copy_weights(beta, W.beta_bar, nbeta, W.split)
         memcpy(T.y, W.ytry, T.m * sizeof(double))
         F = Fnew
         trace[it - 1] = F
@@ -644,7 +707,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                    bint heuristic2, bint precondition, double eta, int max_iter, int cg_max_iter,
                    int n_threads, object callback, bint fused=False, bint pattern=True,
                    bint kkt=False, bint diag_update=True, double jacobi_weight=1.0,
-                   double gstop=0.0, object comm=None, bint regularize_bias=True):
+                   double gstop=0.0, object comm=None, bint regularize_bias=True,
+                   object split=None):
     """Allocate the work arrays once and run newton_core (binary if nb == 0): t (n_t
     labels) for binary terms, codes (n_codes ranks) for ordinal ones.  regularize_bias
     False (binary terms with a bias feature and no zone 2): the bias weight is free.  comm: None, or
@@ -714,6 +778,13 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
     W.stop = &S
     W.comm = &C
+    cdef Split SP
+    W.split = NULL
+    if split is not None and dist and nb == 0:
+        if split.n_weights != nw:
+            raise ValueError("the weight split is for another number of weights")
+        SP = split_from(split, &C, 1)             # the Newton loop split too
+        W.split = &SP
     T.m = m
     T.nb = nb
     T.per = per
@@ -780,6 +851,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
             memset(T.y, 0, m * sizeof(double))
         status = newton_core(&X, rp, &T, &L, lam, &beta[0], nbeta, &W, &P, &n_iter, &cg_total,
                              tracep, cb)
+        if W.split != NULL and not S.stopped:  # the whole of beta on every rank
+            split_gather(W.split, &beta[0])
         if not S.stopped:
             zone_counts(&L, &T, counts, &C)
             if kkt and nb == 0 and W.nreg == nbeta and (m > 0 or dist):   # Section 4.7, on the scratch Newton is done with
@@ -805,7 +878,7 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                  bint precondition, double eta, int max_iter, int cg_max_iter, int n_threads,
                  object callback, bint fused, bint pattern, bint kkt, bint diag_update,
                  double jacobi_weight, double gstop, object comm=None,
-                 bint regularize_bias=True):
+                 bint regularize_bias=True, object split=None):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
@@ -827,6 +900,8 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     regularize_bias False (bias > 0, a loss without zone 2): lam regularizes every weight
     but the bias feature's, which is free (LIBLINEAR's -R; cgls.pxd's nreg); kkt is then
     None (Section 4.7's dual has no equality constraint for a free bias).
+    split: None, or this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in
+    the weight-split arrangement (cgls.pxd, csrc/wsplit.pxd).
 
     indices must lie in [0, n_features) (the caller validates the CSR buffers);
     rows, lengths and the loss are checked here.  Returns a dict: status (0 converged,
@@ -836,7 +911,8 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
                   t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1,
                   heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback,
-                  fused, pattern, kkt, diag_update, jacobi_weight, gstop, comm, regularize_bias)
+                  fused, pattern, kkt, diag_update, jacobi_weight, gstop, comm, regularize_bias,
+                  split)
 
 
 def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,

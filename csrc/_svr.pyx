@@ -80,6 +80,7 @@ from cgls cimport Operator, csr_operator, cgls, residual
 from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search, entry_threads
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
+from wsplit cimport Split, split_from
 from rng cimport shuffle
 
 cdef enum:
@@ -131,6 +132,7 @@ ctypedef struct Svr:
     double* diag
     Stop* stop
     const Comm* comm
+    const Split* split             # CGLS in the weight-split arrangement (cgls.pxd), or NULL
 
 
 cdef inline double _slope(double e, double p) noexcept nogil:
@@ -202,7 +204,8 @@ cdef int svr_step(const CSR* X, Svr* S, const double* beta, double eps, double e
     A = csr_operator(X, S.act_rows, n_act)
     it = cgls(&A, S.cc, S.lam, S.beta_bar, S.z, S.q, S.u, S.r, S.pv, S.sv,
               S.minv if precondition else NULL, eps, eta, cg_cap, optimal, S.stop, fused, S.h,
-              precondition, S.dsum, S.xd, 0, S.diag, jw, stop_rr, rr0, S.comm, S.nreg)
+              precondition, S.dsum, S.xd, 0, S.diag, jw, stop_rr, rr0, S.comm, S.nreg, 0.0, 0,
+              S.split)
     if optimal[0] == 2 or S.stop.stopped:
         return it
     # dy = X d: the active rows from CGLS's accumulation, one mat-vec over the others
@@ -404,7 +407,7 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                      bint warm, bint heuristic1, bint heuristic2, bint precondition,
                      double jacobi_weight, bint fused, double eta, double gstop, int max_iter,
                      int cg_max_iter, int n_threads, object callback, object comm=None,
-                     double ref_prediction=0.0):
+                     double ref_prediction=0.0, object split=None):
     """Minimize F(w) = 1/2 ||w||_R^2 + C sum_k c_k max(0, |w.x_k - y_k| - p)^2 by the
     modified finite Newton method (block comment; Keerthi & DeCoste 2005, Sections 3-4),
     updating beta in place.  ||.||_R: every weight, or (regularize_bias False, bias > 0)
@@ -412,6 +415,8 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     first iterate with ||grad F|| <= gstop ||grad F(beta_0)|| (LIBLINEAR's test; 0: off),
     beta_0 the model predicting ref_prediction everywhere (0: beta = 0; a free bias's
     solve passes the mean target, the reference of a cold start).  comm: None, or the Collective of a distributed solve (rows, y, c this rank's block).
+    split: None, or this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in
+    the weight-split arrangement (cgls.pxd).
     Returns a dict: status (0 converged, 1 iteration cap, 2 no descent, 3 gradient test),
     n_iter, cg_iter, objective F, n_active (examples outside the tube, over every rank),
     trace (F per Newton iteration), pred = X[rows] beta."""
@@ -478,6 +483,13 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     S.zone_of = <int8_t*>cnp.PyArray_DATA(zbuf)
     S.stop = &ST
     S.comm = &CM
+    cdef Split SP
+    S.split = NULL
+    if split is not None and comm_active(&CM):
+        if split.n_weights != nw:
+            raise ValueError("the weight split is for another number of weights")
+        SP = split_from(split, &CM)
+        S.split = &SP
     bpbuf = np.zeros(4 * me, dtype=np.float64)      # 2 breakpoints per example
     S.bp = <Breakpoint*>cnp.PyArray_DATA(bpbuf)
     cdef int dist = comm_active(&CM)

@@ -119,6 +119,26 @@
 # of diag(A'CA) with jacobi); a true-residual check of eq. 13 (verify) one more.  As
 # the recurrence is what stops a distributed iteration, a caller with verify = 0 must
 # check eq. 13 on the true residual itself (as the MFN driver does, binary_eq13).
+#
+# split (csrc/wsplit.pxd; with comm, dsum and xd): the weight-split arrangement.  Each
+# weight has one owner; a rank updates only its owned entries of the step (dsum), r, s
+# and p, and holds p on the weights its rows touch (T_r).  An iteration is the same
+# recurrence on the same reduced numbers:
+#
+#     q = A p (local; p on T_r);  h = A'Cq (local, on T_r);  h on the owned entries
+#     summed over the ranks in rank order (split_reduce: only entries of weights
+#     another rank touches travel);  [q'Cq | q'Cz | z'Cz | p'Lam p] -> allreduce;
+#     owners: dsum += gamma p, r -= gamma (h + Lam p), s = minv r;
+#     [r'r | r's] -> allreduce;  the tests;  owners: p = s + (r's / rho) p;
+#     p on T_r from the owners (split_scatter)
+#
+# so the d-sized allreduce becomes two sparse exchanges and two allreduces of a few
+# doubles.  beta is not touched during the iterations: at the end dsum is gathered on
+# every rank (split_gather, once per solve) and beta += dsum, the same bits everywhere
+# (the outer loop keeps replicated weights); or, split.outer (the caller's Newton loop
+# keeps its vectors valid only on the owned weights and T_r, split.mine), dsum is
+# scattered to T_r and beta += dsum there.  The start residual and the Jacobi diagonal
+# are reduced the same sparse way.
 
 # The operator.  Its products are called once or twice per iteration through
 # function pointers (never per row: each product is one pass over the rows, in
@@ -136,9 +156,10 @@
 from libc.stdint cimport int64_t
 from libc.string cimport memset
 from libc.math cimport fmax, fmin, sqrt
-from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot
+from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec, dot, scatter_blocks
 from interrupt cimport Stop, stop_poll
 from comm cimport Comm, comm_active, comm_sum
+from wsplit cimport Split, split_reduce, split_scatter, split_gather, split_dot
 
 
 cdef struct Operator
@@ -322,13 +343,192 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
     return it
 
 
+cdef inline void _residual_split(const Operator* A, const double* c, const double* z, double lam,
+                                 const double* beta, double* u, double* r, double* minv,
+                                 double* diag, double jw, const Split* S,
+                                 int64_t nr) noexcept nogil:
+    """residual's split form (block comment): r = A'Cz - Lam beta, and with minv != NULL
+    the Jacobi minv, valid on this rank's owned weights."""
+    cdef int64_t i, j
+    for j in range(A.n):
+        u[j] = c[j] * z[j]
+    if minv != NULL:
+        if diag == NULL:
+            diag = minv
+        A.apply_t_sq(A, u, c, r, diag)
+        split_reduce(S, diag)
+        for i in range(S.n_own):
+            j = S.own[i]
+            if j < nr:
+                minv[j] = 1.0 / (lam + jw * diag[j])
+            else:
+                minv[j] = 1.0 / (jw * diag[j]) if diag[j] > 0.0 else 1.0 / lam
+    else:
+        A.apply_t(A, u, r)
+    split_reduce(S, r)
+    for i in range(S.n_own):
+        j = S.own[i]
+        if j < nr:
+            r[j] -= lam * beta[j]
+
+
+cdef inline void _split_update(const Split* S, double gamma, double lam, const double* h,
+                               double* dsum, double* r, double* s, const double* p,
+                               const double* minv, int64_t nr, double* red) noexcept nogil:
+    """The owners' step (block comment): dsum += gamma p, r -= gamma (h + Lam p),
+    s = minv r; red[0:2] = this rank's parts of r'r and r's."""
+    cdef int64_t i, j
+    cdef double rr = 0.0, rs = 0.0
+    for i in range(S.n_own):
+        j = S.own[i]
+        dsum[j] += gamma * p[j]
+        r[j] -= gamma * (h[j] + lam * p[j]) if j < nr else gamma * h[j]
+        if minv != NULL:
+            s[j] = minv[j] * r[j]
+        rr += r[j] * r[j]
+        rs += r[j] * s[j]
+    red[0] = rr
+    red[1] = rs
+
+
+cdef inline int _cgls_split(const Operator* A, const double* c, double lam, double* beta,
+                            double* z, double* q, double* u, double* r, double* p, double* s,
+                            double* minv, double eps, double eta, int max_iter, int* optimal,
+                            Stop* stop, int jacobi, double* h, double* dsum, double* xd,
+                            int verify, double* diag, double jw, double stop_rr, double* rr0,
+                            const Comm* comm, int64_t nr, double qtol, int qadapt,
+                            const Split* S) noexcept nogil:
+    """cgls in the weight-split arrangement (block comment); the same arguments."""
+    cdef int64_t i, j, n = A.n, nw = A.nw
+    cdef int it = 0
+    cdef double red[4]
+    cdef double rho, rr, qcq, qcz, zcz, zl = 0.0, gamma, forcing, cgtol = qtol, qsum = 0.0
+    cdef CSR Xn
+    cdef Operator An
+    if minv == NULL:
+        s = r
+    _residual_split(A, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw, S, nr)
+    if A.X != NULL and scatter_blocks(A.X, n) == 1:
+        # the iterations' X'Cq into an h kept zero on this rank's weights (cleared there
+        # after each use) instead of a clear of all d entries per product (csr.pxd)
+        Xn = A.X[0]
+        Xn.no_clear = 1
+        An = A[0]
+        An.X = &Xn
+        A = &An
+    for i in range(S.n_mine):
+        h[S.mine[i]] = 0.0
+    for i in range(S.n_own):
+        j = S.own[i]
+        if minv != NULL:
+            s[j] = minv[j] * r[j]
+        p[j] = s[j]
+        dsum[j] = 0.0
+    red[0] = split_dot(S, r, r, nw)
+    red[1] = split_dot(S, r, s, nw)
+    comm_sum(comm, red, 2)
+    rr = red[0]
+    rho = red[1]
+    if rr0 != NULL:
+        rr0[0] = rr
+    if stop_rr > 0.0 and rr <= stop_rr:
+        optimal[0] = 2
+        return 0
+    forcing = eta * eta * rr
+    optimal[0] = 1 if rr == 0.0 else 0
+    if qadapt and cgtol > 0.0:
+        cgtol = fmin(cgtol, sqrt(sqrt(rho)))
+    for j in range(n):
+        zl += c[j] * z[j] * z[j]
+    memset(xd, 0, n * sizeof(double))
+    split_scatter(S, p)
+    while not optimal[0] and it < max_iter:
+        if stop != NULL and stop_poll(stop, A.poll_rows * stop.per_row + n + S.n_own):
+            return it                           # the caller raises: no gather
+        it += 1
+        if A.normal != NULL:
+            qcq = A.normal(A, p, c, q, u, h)    # q = A p, h = A'C q, on T_r
+        else:
+            A.apply(A, p, q)
+            qcq = 0.0
+            for j in range(n):
+                u[j] = c[j] * q[j]
+                qcq += u[j] * q[j]
+            A.apply_t(A, u, h)
+        qcz = 0.0
+        for j in range(n):
+            qcz += c[j] * q[j] * z[j]
+        split_reduce(S, h)
+        red[0] = qcq
+        red[1] = qcz
+        red[2] = zl
+        red[3] = split_dot(S, p, p, nr)
+        comm_sum(comm, red, 4)
+        gamma = rho / (red[0] + lam * red[3])
+        zcz = fmax(red[2] - 2.0 * gamma * red[1] + gamma * gamma * red[0], 0.0)
+        zl = 0.0
+        for j in range(n):
+            z[j] -= gamma * q[j]
+            zl += c[j] * z[j] * z[j]
+            xd[j] += gamma * q[j]
+        _split_update(S, gamma, lam, h, dsum, r, s, p, minv, nr, red)
+        for i in range(S.n_mine):
+            h[S.mine[i]] = 0.0
+        comm_sum(comm, red, 2)
+        rr = red[0]
+        if verify and rr <= eps * eps * zcz:
+            # eq. 13 decides on the true residual A'Cz - Lam (beta + dsum)
+            for j in range(n):
+                u[j] = c[j] * z[j]
+            A.apply_t(A, u, h)
+            split_reduce(S, h)
+            for i in range(S.n_own):
+                j = S.own[i]
+                r[j] = h[j] - (lam * (beta[j] + dsum[j]) if j < nr else 0.0)
+                if minv != NULL:
+                    s[j] = minv[j] * r[j]
+            for i in range(S.n_mine):
+                h[S.mine[i]] = 0.0
+            red[0] = split_dot(S, r, r, nw)
+            red[1] = split_dot(S, r, s, nw)
+            red[2] = zl
+            comm_sum(comm, red, 3)
+            rr = red[0]
+            zcz = red[2]
+        if rr <= eps * eps * zcz:
+            optimal[0] = 1
+            break
+        if rr <= forcing:
+            break
+        qsum += gamma * rho                     # -2 Q_it
+        if cgtol > 0.0 and it * gamma * rho <= cgtol * qsum:
+            break
+        gamma = red[1] / rho                    # omega of _next_direction
+        rho = red[1]
+        for i in range(S.n_own):
+            j = S.own[i]
+            p[j] = s[j] + gamma * p[j]
+        split_scatter(S, p)
+    if S.outer:                                 # the step where this rank's rows need it
+        split_scatter(S, dsum)
+        for i in range(S.n_mine):
+            j = S.mine[i]
+            beta[j] += dsum[j]
+        return it
+    split_gather(S, dsum)
+    for j in range(nw):
+        beta[j] += dsum[j]
+    return it
+
+
 cdef inline int cgls(const Operator* A, const double* c, double lam, double* beta, double* z,
                      double* q, double* u, double* r, double* p, double* s, double* minv,
                      double eps, double eta, int max_iter, int* optimal, Stop* stop,
                      int fused=0, double* h=NULL, int jacobi=0, double* dsum=NULL,
                      double* xd=NULL, int verify=1, double* diag=NULL, double jw=1.0,
                      double stop_rr=0.0, double* rr0=NULL, const Comm* comm=NULL,
-                     int64_t nreg=-1, double qtol=0.0, int qadapt=0) noexcept nogil:
+                     int64_t nreg=-1, double qtol=0.0, int qadapt=0,
+                     const Split* split=NULL) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - A beta on entry
     and the final residual on exit; q, u (n) and r, p, s (nw) are scratch (s unused
     without minv); h (nw) is scratch for fused (A.normal needed, else ignored).
@@ -340,11 +540,16 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
     stop: polled once per iteration, or NULL.  comm: a distributed solve (block comment;
     h then holds nw + 3 doubles and is required).  nreg: lam on the first nreg weights
     only (< 0: all; block comment).  qtol, qadapt: the quadratic-model truncation rule
-    (block comment; qtol 0: off)."""
+    (block comment; qtol 0: off).  split: the weight-split arrangement (block comment;
+    with comm, h, dsum and xd; beta then changes only at the end)."""
     cdef int64_t j, n = A.n, nw = A.nw, nr = nw if nreg < 0 else nreg
     cdef int it = 0
     cdef double rho, pp, qcq, zcz, gamma, rr, forcing, cgtol = qtol, qsum = 0.0
     cdef int dist = comm_active(comm)
+    if dist and split != NULL and h != NULL and dsum != NULL and xd != NULL:
+        return _cgls_split(A, c, lam, beta, z, q, u, r, p, s, minv, eps, eta, max_iter,
+                           optimal, stop, jacobi, h, dsum, xd, verify, diag, jw, stop_rr, rr0,
+                           comm, nr, qtol, qadapt, split)
     residual(A, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw, comm, nr)
     if minv != NULL:
         for j in range(nw):

@@ -90,3 +90,37 @@ cdef inline void comm_allgather(const Comm* C, const double* send, int64_t n,
         got = (<object>C.obj).allgather(<double[:n]>send).reshape(-1)
         for j in range(C.size * n):
             recv[j] = got[j]
+
+
+cdef inline void comm_alltoallv(const Comm* C, const double* send, const int64_t* scounts,
+                                double* recv, const int64_t* rcounts) noexcept nogil:
+    """A personalized exchange: this rank's send[...] holds, rank after rank in rank
+    order, scounts[r] doubles for rank r; recv receives, in rank order, rcounts[r]
+    doubles from rank r (csrc/wsplit.pxd's sparse exchanges).  Nothing when serial."""
+    cdef int64_t ns = 0, nr = 0
+    cdef int r
+    if C == NULL or C.obj == NULL:
+        return
+    for r in range(C.size):
+        ns += scounts[r]
+        nr += rcounts[r]
+    with gil:
+        (<object>C.obj).alltoallv(<double[:max(ns, 1)]>send,
+                                  [scounts[r] for r in range(C.size)],
+                                  <double[:max(nr, 1)]>recv,
+                                  [rcounts[r] for r in range(C.size)])
+
+
+cdef inline void comm_allgatherv(const Comm* C, const double* send, int64_t n, double* recv,
+                                 const int64_t* counts) noexcept nogil:
+    """recv <- every rank's send, rank after rank (rank r contributes counts[r] doubles;
+    n = counts[this rank]).  Nothing when serial."""
+    cdef int64_t total = 0
+    cdef int r
+    if C == NULL or C.obj == NULL:
+        return
+    for r in range(C.size):
+        total += counts[r]
+    with gil:
+        (<object>C.obj).allgatherv(<double[:max(n, 1)]>send, <double[:max(total, 1)]>recv,
+                                   [counts[r] for r in range(C.size)])

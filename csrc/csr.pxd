@@ -49,6 +49,9 @@ ctypedef struct CSR:
     const double* row_scale # or every stored value of row i is row_scale[i] (binary term
                             # presence scaled to unit rows): read only the indices too, and
                             # multiply once per row; NULL: the values as stored
+    int no_clear            # 1: a one-block scatter adds into its output instead of
+                            # clearing it first (the caller keeps it zero wherever the
+                            # rows write: csrc/cgls.pxd's weight split, O(|T_r|) not O(d))
 
 
 cdef inline double dot_span(const int32_t* ind, const double* val, int64_t a, int64_t b,
@@ -252,9 +255,10 @@ cdef inline double* block_acc(const CSR* X, double* out, int64_t b) noexcept nog
 cdef inline void scatter_rows(const CSR* X, const int64_t* rows, int64_t lo, int64_t hi,
                               const double* u, double* acc, int squared) noexcept nogil:
     """acc = sum_{lo <= k < hi} u[k] x_{rows[k]} (squared: u[k] x_{rows[k]}**2) in row
-    order, overwritten; rows with u[k] == 0 are skipped."""
+    order, overwritten (added to with X.no_clear); rows with u[k] == 0 are skipped."""
     cdef int64_t k
-    memset(acc, 0, X.n_weights * sizeof(double))
+    if not X.no_clear:
+        memset(acc, 0, X.n_weights * sizeof(double))
     for k in range(lo, hi):
         if u[k] != 0.0:
             if squared:
@@ -326,10 +330,12 @@ cdef inline double fused_rows(const CSR* X, const int64_t* rows, int64_t lo, int
                               const double* p, const double* c, double* q,
                               double* acc) noexcept nogil:
     """For lo <= k < hi: q[k] = x_{rows[k]} . p and acc = sum_k c[k] q[k] x_{rows[k]}
-    (overwritten), each row scattered while it is still in L1; returns sum_k c[k] q[k]^2."""
+    (overwritten; added to with X.no_clear), each row scattered while it is still in L1;
+    returns sum_k c[k] q[k]^2."""
     cdef int64_t k
     cdef double s, a, qcq = 0.0
-    memset(acc, 0, X.n_weights * sizeof(double))
+    if not X.no_clear:
+        memset(acc, 0, X.n_weights * sizeof(double))
     for k in range(lo, hi):
         s = dot_row(X, rows[k], p)
         q[k] = s
@@ -427,6 +433,7 @@ cdef inline CSR make_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
         X.max_blocks = 1 + <int>(scratch_doubles(indptr, n_features, bias) // X.n_weights)
     X.unit = 0
     X.row_scale = NULL
+    X.no_clear = 0
     return X
 
 

@@ -12,6 +12,7 @@ cimport numpy as cnp
 from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, linsvm_max_threads,
                   scratch_doubles)
 from comm cimport Comm, comm_active, comm_sum, comm_max, comm_allgather
+from wsplit cimport Split
 
 # Knee of a breakpoint (stored in the low bit of Breakpoint.k).
 cdef enum:
@@ -405,7 +406,8 @@ cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* 
 
 cdef inline double exact_line_search(const Loss* L, double lam, const double* beta, const double* d,
                                int64_t nbeta, const Terms* T, Breakpoint* bp,
-                               int64_t cap, const Comm* comm=NULL) noexcept nogil:
+                               int64_t cap, const Comm* comm=NULL,
+                               const Split* split=NULL) noexcept nogil:
     """Minimize phi(delta) = f(beta + delta d) over delta >= 0 (Sections 4.4, 6, 7).
 
     Works on the term outputs v and their steps dv (from T: y, dy and, for ordinal
@@ -428,7 +430,9 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
     loss has one knee).  Returns delta* (0 if d is not a descent direction).
     comm (csrc/comm.pxd): T holds this rank's terms (beta, d replicated); the sums are
     reduced and the selection runs over every rank's breakpoints (_line_search_dist),
-    so every rank returns the same delta*.
+    so every rank returns the same delta*.  split (csrc/wsplit.pxd, with comm): beta and d
+    are valid on this rank's weights only; the regularizer's sums are taken over the
+    owned ones and reduced with the terms'.
     """
     cdef int64_t k, s, j, a, b, lt, gt, i, term, n_near = 0, n_far = 0
     cdef double ls = 0.0, rs = 0.0, pivot, d0, d1, d2, l2, r2, v, dv, t, e, g, rate
@@ -438,13 +442,20 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
     cdef int has_hi = L.hi < INFINITY
     cdef int has_lo = L.lo > -INFINITY
     cdef Breakpoint tmp
-    for j in range(nbeta):
-        ls += beta[j] * d[j]
-        rs += (beta[j] + d[j]) * d[j]
+    if split != NULL:
+        for i in range(split.n_own):
+            j = split.own[i]
+            if j < nbeta:
+                ls += beta[j] * d[j]
+                rs += (beta[j] + d[j]) * d[j]
+    else:
+        for j in range(nbeta):
+            ls += beta[j] * d[j]
+            rs += (beta[j] + d[j]) * d[j]
     ls *= lam
     rs *= lam
     slope1 = rs
-    if dist:                                  # the terms' sums apart, to be reduced
+    if dist and split == NULL:                # the terms' sums apart, to be reduced
         lreg = ls
         rreg = rs
         ls = 0.0

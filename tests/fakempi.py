@@ -1,7 +1,7 @@
 """P ranks as P threads of this process, for testing distributed code without MPI.
 
 `ThreadComm` has the part of mpi4py's communicator API linsvm uses: the buffer
-collectives (Allreduce with IN_PLACE, Allgather, Bcast) that
+collectives (Allreduce with IN_PLACE, Allgather(v), Alltoallv, Bcast) that
 linsvm.runtime.collective.Collective calls, the lowercase object collectives
 (allgather, bcast, scatter, allreduce) of the distributed readers, Get_rank/Get_size and
 Abort.  Every collective is a barrier-separated exchange through shared slots,
@@ -78,6 +78,22 @@ class ThreadComm:
     def Allgather(self, sendbuf, recvbuf):
         parts = self.allgather(np.asarray(sendbuf).copy())
         np.asarray(recvbuf)[...] = np.stack(parts)
+
+    def Alltoallv(self, smsg, rmsg):
+        (sbuf, (sc, sd)), (rbuf, (rc, rd)) = smsg, rmsg
+        parts = self.allgather((np.asarray(sbuf).copy(), list(sc), list(sd)))
+        rbuf = np.asarray(rbuf)
+        for src, (b, c, d) in enumerate(parts):
+            assert c[self.rank] == rc[src], "send and receive counts disagree"
+            rbuf[rd[src]:rd[src] + rc[src]] = b[d[self.rank]:d[self.rank] + c[self.rank]]
+
+    def Allgatherv(self, smsg, rmsg):
+        (sbuf, n), (rbuf, (rc, rd)) = smsg, rmsg
+        parts = self.allgather(np.asarray(sbuf)[:n].copy())
+        rbuf = np.asarray(rbuf)
+        for src, b in enumerate(parts):
+            assert len(b) == rc[src], "allgatherv counts disagree"
+            rbuf[rd[src]:rd[src] + rc[src]] = b
 
     def Bcast(self, buf, root=0):
         buf = np.asarray(buf)

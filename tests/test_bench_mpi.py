@@ -44,3 +44,26 @@ def test_latency_bandwidth_fit_recovers_a_line():
     assert got_alpha == pytest.approx(alpha, rel=1e-6)
     assert got_B == pytest.approx(B, rel=1e-6)
     assert math.isfinite(got_alpha)
+
+
+def test_split_traffic_by_hand():
+    """A feature in c rows is touched by 1 - (1 - 1/P)^c of the ranks' rows on average; each
+    of its k - 1 non-owners moves one double per exchange."""
+    touched, shared = bench_mpi.split_traffic([0, 1, 3, 100], 2)
+    assert touched == pytest.approx(0.5 + 0.875 + 1.0)
+    assert shared == pytest.approx((0.0 + 0.75 + 1.0) / 2)
+    assert bench_mpi.split_traffic([0, 2, 5], 1) == (2.0, 0.0)
+
+
+def test_split_prediction_divides_the_vector_work():
+    a, c, m, B = 2e-9, 3e-9, 1e-9, 1e9
+    nnz, d, P, shared, touched = 10**8, 10**6, 8, 1000.0, 5000.0
+    t, comm = bench_mpi.predict_split(nnz, d, P, a, c, m, 0.0, B, shared, touched, 1e300)
+    small = bench_mpi.allreduce_seconds(32, P, 0.0, B, 0.0)
+    assert comm == pytest.approx(2 * 8 * shared / B + 2 * small)
+    assert t == pytest.approx(a * nnz / P + c * d / P + m * (touched + d / P) + comm)
+    # a Newton step's three exchanges, two clears of d and six passes over own + touched
+    t2, comm2 = bench_mpi.predict_split(nnz, d, P, a, c, m, 0.0, B, shared, touched, 4.0)
+    assert comm2 - comm == pytest.approx((3 * 8 * shared / B + 2 * small) / 4)
+    assert t2 - t == pytest.approx(comm2 - comm + (2 * m * d + 6 * m * (touched + d / P)) / 4)
+    assert bench_mpi.alltoallv_seconds(8e6, 4, 1e-5, B) == pytest.approx(3e-5 + 8e-3)

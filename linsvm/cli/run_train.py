@@ -107,8 +107,10 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
 def _comm_summary(st):
     """The summary line of a distributed training: ranks and communication (rank 0's
     time inside collectives, waiting for slower ranks included)."""
+    how = {"split": ", the weight vector split over the ranks",
+           "allreduce": ", the weight vector allreduced"}.get(st.get("weight_exchange"), "")
     return (f"{st['ranks']} MPI ranks: {st['comm_seconds']:.3f}s communicating in "
-            f"{st['comm_calls']} collectives, {st['comm_bytes'] / 1e6:.4g} MB sent per rank")
+            f"{st['comm_calls']} collectives, {st['comm_bytes'] / 1e6:.4g} MB sent per rank{how}")
 
 
 def check_probability_request(solver, n_folds):

@@ -87,13 +87,13 @@ def report_warnings(records, stacklevel=3):
 def merge_stats(col_stats, seconds):
     """The model's statistics from those of its solves (one per weight column):
     objective, n_iter, cg_iter and n_active summed, kkt_violation the largest;
-    a single solve also keeps every other number it reports."""
+    a single solve also keeps every other number it reports; STRING_STATS below."""
     if len(col_stats) == 1:
         st = col_stats[0]
         stats = {"objective": float(st["objective"]), "n_iter": int(st["n_iter"]), "seconds": seconds}
         for key, value in st.items():
             if key not in stats and not key.startswith("_") and isinstance(value, (int, float)) \
-                    and not isinstance(value, bool):
+                    and not isinstance(value, bool) or key in STRING_STATS:
                 stats[key] = float(value) if key == "kkt_violation" else value
         return stats
     stats = {"objective": float(sum(s["objective"] for s in col_stats)),
@@ -104,4 +104,14 @@ def merge_stats(col_stats, seconds):
             stats[key] = int(sum(s[key] for s in col_stats))
     if all("kkt_violation" in s for s in col_stats):
         stats["kkt_violation"] = float(max(s["kkt_violation"] for s in col_stats))
+    for key in STRING_STATS:
+        values = {s.get(key) for s in col_stats}
+        if len(values) == 1 and None not in values:
+            stats[key] = values.pop()
     return stats
+
+
+# the words a solve reports that a model's stats keep (one column's, or the value every
+# column agrees on): weight_exchange, "split" or "allreduce" (a distributed finite
+# Newton solve's CGLS arrangement)
+STRING_STATS = ("weight_exchange",)

@@ -14,8 +14,8 @@ from .._lazy import LazyFunction
 from ..errors import ParameterError
 from .catalog_l1 import L1_SOLVERS
 from .catalog_logistic import LOGISTIC_SOLVERS
-from .registry import (N_THREADS_HELP, Option, Params, SolverInfo, check_options, check_positive,
-                       work_memory)
+from .registry import (N_THREADS_HELP, WEIGHT_SPLIT, Option, Params, SolverInfo, check_options,
+                       check_positive, work_memory)
 
 
 SOLVERS: dict[str, SolverInfo] = {}
@@ -216,6 +216,7 @@ MFN_OPTIONS = {
     "kkt_tol": Option(float, None, "continue with smaller eps until the dual KKT violation (Sec. 4.7) is below this", 1e-300),
     "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
     "regularize_bias": Option(bool, True, "regularize the bias weight like the others (LIBLINEAR's default); off: a free intercept (LIBLINEAR's -R; needs -B > 0; no Section 4.7 KKT measure then)"),
+    "weight_split": WEIGHT_SPLIT,
 }
 
 # Work arrays: beta, its gradient and CG/line-search vectors (9 in one block), the
@@ -237,6 +238,7 @@ register(SolverInfo(
     liblinear_codes={2: {}},
     memory=_MEMORY_MFN,
     distributed="rows",
+    distributed_options=("weight_split",),
 ))
 
 
@@ -257,10 +259,11 @@ register(SolverInfo(
     fit=_fit("mfn_family", "fit_ls"),
     family="mfn",
     options=_pick("precondition", "jacobi_weight", "fused_cg", "max_iter", "cg_max_iter",
-                  "n_threads", "regularize_bias"),
+                  "n_threads", "regularize_bias", "weight_split"),
     loss="ls",
     memory=_MEMORY_LS,
     distributed="rows",
+    distributed_options=("weight_split",),
 ))
 
 _MEMORY_MFN_HUBER = work_memory(12, 176)
@@ -275,10 +278,11 @@ register(SolverInfo(
     fit=_fit("mfn_family", "fit_huber"),
     family="mfn",
     options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "fused_cg",
-                  "forcing", "subset", "max_iter", "cg_max_iter", "n_threads"),
+                  "forcing", "subset", "max_iter", "cg_max_iter", "n_threads", "weight_split"),
     loss="huber",
     memory=_MEMORY_MFN_HUBER,
     distributed="rows",
+    distributed_options=("weight_split",),
 ))
 
 _MEMORY_MFN_L1 = work_memory(12, 176)
@@ -295,7 +299,7 @@ register(SolverInfo(
     family="mfn",
     options=dict(
         _pick("heuristic1", "precondition", "jacobi_weight", "fused_cg", "forcing", "max_iter",
-              "cg_max_iter", "n_threads"),
+              "cg_max_iter", "n_threads", "weight_split"),
         tau0=Option(float, 0.25, "mfn-l1: smoothing width of the first continuation stage "
                                  "(the paper's tau_0 = 1)", 1e-12, 1e6),
         cg_tol=Option(float, 1e-2, "mfn-l1: eq. 13 tolerance of the stage solves (divided by 100 "
@@ -306,6 +310,7 @@ register(SolverInfo(
     loss="l1",
     memory=_MEMORY_MFN_L1,
     distributed="rows",
+    distributed_options=("weight_split",),
 ))
 
 _MEMORY_MFN_ORD = work_memory(12, 176)
@@ -478,11 +483,13 @@ register(SolverInfo(
         "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step", 1),
         "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol ||grad F(0)|| (LIBLINEAR -s 11's test); default -e; 0 = off", 0.0, 0.99),
         "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
+        "weight_split": WEIGHT_SPLIT,
     },
     loss="l2",
     liblinear_codes={11: {}},
     memory=work_memory(12, 216),     # per row: margins, CGLS, two line-search terms, lists
     distributed="rows",
+    distributed_options=("weight_split",),
 ))
 
 register(SolverInfo(

@@ -60,6 +60,17 @@ class Option:
 N_THREADS_HELP = ("threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M "
                   "non-zeros, else 1); the model is the same bit for bit for every count")
 
+# the CGLS arrangement of a distributed Newton solve (mfn's family, svr, lr: csrc/cgls.pxd,
+# linsvm/runtime/wsplit.py), one Option shared by their tables
+WEIGHT_SPLIT = Option(str, "auto", "on several MPI ranks: on = each weight has one owner and a "
+                      "CGLS iteration exchanges only the weights several ranks' rows share (for "
+                      "many features, few non-zeros per row); off = every rank keeps the whole "
+                      "weight vector, one allreduce of it per iteration; auto = on when 8 bytes "
+                      "per weight exceed a quarter of 12 bytes per non-zero of a rank's share "
+                      "of the rows and the busiest rank's exchanges send at most half of an "
+                      "allreduce's bytes",
+                      choices=("auto", "on", "off"))
+
 
 @dataclass(frozen=True)
 class SolverInfo:

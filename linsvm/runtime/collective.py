@@ -50,7 +50,8 @@ def _constants(comm):
 
 
 class Collective:
-    """Allreduce (sum, max), allgather and broadcast of float64 buffers over `comm`.
+    """Allreduce (sum, max), allgather(v), alltoallv and broadcast of float64 buffers
+    over `comm`.
 
     rank, size: this rank and the number of ranks.  seconds, calls, bytes: time
     inside collectives, their number, and this rank's payload in bytes (module notes).
@@ -112,6 +113,28 @@ class Collective:
         self._count(t0, 8 * len(buf))
         return buf
 
+    def alltoallv(self, send, scounts, recv, rcounts):
+        """The personalized exchange of the weight split (csrc/wsplit.pxd): send holds
+        scounts[r] doubles for each rank r in rank order, recv receives rcounts[r] from
+        each.  Counts the doubles sent to the other ranks (not the rank's own part)."""
+        sd, rd = _displacements(scounts), _displacements(rcounts)
+        t0 = time.perf_counter()
+        try:
+            self.comm.Alltoallv([send, (list(scounts), sd)], [recv, (list(rcounts), rd)])
+        except BaseException as exc:        # noqa: BLE001
+            self.abort(f"alltoallv of {sum(scounts)} values failed: {exc}")
+        self._count(t0, 8 * (sum(scounts) - scounts[self.rank]))
+
+    def allgatherv(self, send, recv, counts):
+        """recv <- every rank's first counts[r] doubles of send, in rank order."""
+        t0 = time.perf_counter()
+        try:
+            self.comm.Allgatherv([send, counts[self.rank]],
+                                 [recv, (list(counts), _displacements(counts))])
+        except BaseException as exc:        # noqa: BLE001
+            self.abort(f"allgatherv of {sum(counts)} values failed: {exc}")
+        self._count(t0, 8 * counts[self.rank])
+
     def sum_scalars(self, *values):
         """The sums over the ranks of a few numbers, in one allreduce (a tuple)."""
         import numpy as np
@@ -139,6 +162,15 @@ class Collective:
         """{"ranks", "comm_seconds", "comm_calls", "comm_bytes"} for a model's stats."""
         return {"ranks": self.size, "comm_seconds": self.seconds, "comm_calls": self.calls,
                 "comm_bytes": self.bytes}
+
+
+def _displacements(counts):
+    """The start of each rank's part in a buffer of parts of these sizes, in rank order."""
+    out, at = [], 0
+    for c in counts:
+        out.append(at)
+        at += int(c)
+    return out
 
 
 def collective_of(comm):

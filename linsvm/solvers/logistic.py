@@ -67,6 +67,7 @@ from ..problem.catalog import make_params
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
+from .mfn import exchange_stats, weight_split
 from .softmax_dual import softmax_free_bias_dual
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "no further descent at machine precision"}
@@ -145,13 +146,15 @@ def fit_lr(problem, params, start, state, log):
         np.array(start, dtype=np.float64, copy=True)
     free = not opts["regularize_bias"] and problem.bias > 0
     gstop = min(params.tol * gradient_factor(problem.t, problem.comm), 0.999)
+    split = weight_split(problem, opts.get("weight_split", "off"))
     runs = []
     while True:
         st = _logistic.lr_solve(
             indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
             bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C,
             beta=beta, gstop=gstop, gap_stop=GAP_GUARD, callback=_progress("lr", log),
-            comm=problem.comm, regularize_bias=not free, **_newton_settings(opts, X.nnz))
+            comm=problem.comm, regularize_bias=not free, split=split,
+            **_newton_settings(opts, X.nnz))
         runs.append(st)
         gap = relative_gap(st["f"], st["dual"])
         # a free bias: the core's stop is the gradient test alone (its gap test needs
@@ -163,7 +166,9 @@ def fit_lr(problem, params, start, state, log):
             log(f"lr: relative duality gap {gap:.3g} > {GAP_GUARD:g}: continuing at a gradient "
                 f"test {gap_guard_shrink(gap):g} times tighter")
         gstop *= gap_guard_shrink(gap)
-    return _finish("lr", _merged(runs), params.tol, opts, beta)
+    res = _finish("lr", _merged(runs), params.tol, opts, beta)
+    res.stats.update(exchange_stats(problem, {"weight_exchange": "split" if split else "allreduce"}))
+    return res
 
 
 def fit_softmax(problem, params, start, state, log):

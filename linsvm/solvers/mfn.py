@@ -56,12 +56,14 @@ heuristic 3 and the counts of the gradient test are the serial ones.
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
 from .. import _mfn
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
+from ..runtime.wsplit import pays, plan as split_plan, use_split
 
 STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)",
            3: "converged (gradient test)"}
@@ -86,7 +88,8 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
         def callback(it, f, n_active, cg_it):
             log(f"{name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
     X = problem.X
-    return _mfn.newton_solve(
+    split = weight_split(problem, opts.get("weight_split", "off"))
+    st = _mfn.newton_solve(
         indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
         bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, lam=lam, beta=beta,
         loss=loss, eps=eps, warm=warm, heuristic1=opts["heuristic1"],
@@ -95,8 +98,50 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
         n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]), callback=callback,
         fused=opts["fused_cg"], pattern=True, kkt=kkt, diag_update=True,
         jacobi_weight=opts["jacobi_weight"], gstop=gstop, comm=problem.comm,
-        regularize_bias=opts.get("regularize_bias", True),
+        regularize_bias=opts.get("regularize_bias", True), split=split,
     )
+    st["weight_exchange"] = "split" if split is not None else "allreduce"
+    return st
+
+
+def weight_split(problem, setting):
+    """The weight-split plan of a distributed solve of `problem` (linsvm.runtime.wsplit,
+    csrc/cgls.pxd), or None for the allreduce arrangement: setting "on", "off", or
+    "auto" (use_split's rule on the whole problem's non-zeros, then `pays` on the plan).
+    None when serial."""
+    coll = problem.comm
+    if coll is None:
+        return None
+    X, rows = problem.X, problem.rows
+    key = (id(coll), id(X.indices), problem.n_weights, problem.bias > 0, setting)
+    hit = _PLANS.get(id(rows))
+    mine = hit is not None and hit[0]() is rows and hit[1] == key   # mfn-l1's stages, OvR
+    # every rank must take the same path (building a plan is collective): a rank whose
+    # rows array is shared between solves (an empty block) may hit where the others miss
+    if coll.sum_scalars(1.0 if mine else 0.0)[0] == coll.size:
+        return hit[2]
+    nnz = int((X.indptr[rows + 1] - X.indptr[rows]).sum()) if rows.shape[0] else 0
+    plan = None
+    if use_split(setting, coll, problem.n_weights, nnz):
+        bias_col = X.n_features if problem.bias > 0 else -1
+        plan = split_plan(coll, X.indptr, X.indices, rows, problem.n_weights, bias_col)
+        if setting == "auto" and not pays(coll, plan):
+            plan = None
+    _PLANS[id(rows)] = (weakref.ref(rows), key, plan)
+    weakref.finalize(rows, _PLANS.pop, id(rows), None)
+    return plan
+
+
+# {id of a rows array: (a weak reference to it, key, the plan of the solves on it)}, an
+# entry living as long as the array; every rank caches alike, so all agree whether to
+# build a plan (a collective)
+_PLANS = {}
+
+
+def exchange_stats(problem, st):
+    """{"weight_exchange": "split" or "allreduce"} of a distributed solve (nothing when
+    serial): which arrangement its CGLS iterations ran in."""
+    return {} if problem.comm is None else {"weight_exchange": st["weight_exchange"]}
 
 
 def subset_seed(problem, lam, beta, eps, warm, opts, log, seed, loss=L2_LOSS, name="mfn"):
@@ -187,6 +232,7 @@ def fit_mfn(problem, params, start, state, log):
         "final_eps": eps,
         "status": STATUS[st["status"]],
         "trace": traces[0] if len(traces) == 1 else np.concatenate(traces),
+        **exchange_stats(problem, st),
     }
     warning = None
     if st["status"] == 1:

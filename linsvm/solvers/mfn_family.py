@@ -57,7 +57,7 @@ from .. import _mfn
 from ..errors import ParameterError
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
-from .mfn import STATUS, run_newton, start_vector, subset_seed
+from .mfn import STATUS, exchange_stats, run_newton, start_vector, subset_seed
 
 LS_LOSS = (1.0, 1.0, math.inf, -math.inf)          # (a, tm, hi, lo): zone 1 everywhere
 HUBER_LOSS = (1.0, 1.0, 1.0, -1.0)                 # eq. 21 in the margin o = 1 - xi
@@ -99,6 +99,7 @@ def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, o
         "grad_norm": float(np.linalg.norm(g)) / lam,
         "status": STATUS[st["status"]],
         "trace": trace,
+        **exchange_stats(problem, st),
     }
     warning = None
     if st["status"] == 1:
@@ -287,7 +288,8 @@ def fit_l1(problem, params, start, state, log):
     stats = {"objective": best.F, "n_iter": n_iter, "cg_iter": cg_iter,
              "n_active": best.cert["n_quad"] if best.cert else 0, "stages": stages,
              "tau": last_tau, "cg_tol_final": cg_eps, "dual_objective": best.D,
-             "duality_gap": best.gap(), "status": status, "trace": trace}
+             "duality_gap": best.gap(), "status": status, "trace": trace,
+             **(exchange_stats(problem, st) if stages else {})}
     warning = None
     if status != "converged (certified)":
         why = ("double precision cannot certify more on this data (badly scaled features? scale "

@@ -51,6 +51,7 @@ from ..errors import ParameterError
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
+from .mfn import exchange_stats, weight_split
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)",
            3: "converged (gradient test)"}
@@ -111,6 +112,7 @@ def fit_svr(problem, params, start, state, log):
     n_iter = cg_iter = 0
     trace = []
     eps = tol
+    split = weight_split(problem, opts["weight_split"])
     while True:
         st = _svr.svr_newton_solve(
             **args, C=C, p=opts["epsilon"], beta=beta, regularize_bias=opts["regularize_bias"],
@@ -118,7 +120,7 @@ def fit_svr(problem, params, start, state, log):
             precondition=opts["precondition"], jacobi_weight=opts["jacobi_weight"],
             fused=opts["fused_cg"], eta=opts["forcing"], gstop=gtol, max_iter=opts["max_iter"],
             cg_max_iter=opts["cg_max_iter"], n_threads=threads, callback=callback,
-            comm=problem.comm, ref_prediction=ref)
+            comm=problem.comm, ref_prediction=ref, split=split)
         n_iter, cg_iter = n_iter + st["n_iter"], cg_iter + st["cg_iter"]
         trace.extend(np.asarray(st["trace"]).tolist())
         F, D = _svr.svr_certificate(**args, C=C, p=opts["epsilon"], w=beta,
@@ -136,7 +138,8 @@ def fit_svr(problem, params, start, state, log):
     st = dict(st, n_iter=n_iter, cg_iter=cg_iter, trace=np.array(trace))
     stats = {"objective": F, "dual_objective": D, "gap": gap, "n_iter": st["n_iter"],
              "cg_iter": st["cg_iter"], "n_active": st["n_active"],
-             "status": _STATUS[st["status"]], "trace": st["trace"]}
+             "status": _STATUS[st["status"]], "trace": st["trace"],
+             **exchange_stats(problem, {"weight_exchange": "split" if split else "allreduce"})}
     warning = None
     if st["status"] == 1:
         warning = (f"svr stopped at the iteration cap (max_iter={opts['max_iter']}) with a "
