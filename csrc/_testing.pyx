@@ -46,10 +46,11 @@ def comm_roundtrip(coll, double[::1] values):
 
 # ------------------------------------------------------------------ CSR kernels (csr.pxd)
 
-def csr_rmatvec(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] u,
-                int n_threads=1, bint pattern=False):
-    """Return X[rows].T @ u (with the bias coordinate last when bias > 0)."""
+cdef object _scatter_entry(const int64_t[::1] indptr, const int32_t[::1] indices,
+                           const double[::1] data, int64_t n_features, double bias,
+                           const int64_t[::1] rows, const double[::1] u, int n_threads,
+                           bint pattern, bint squared):
+    """X[rows].T @ u (squared: of X's entries squared), the bias coordinate last."""
     cdef int T = n_threads if n_threads > 0 else 1
     cdef int64_t nw = n_features + (1 if bias > 0 else 0)
     cdef double* scratch = <double*>malloc(max(scratch_doubles(indptr, n_features, bias), 1)
@@ -60,13 +61,24 @@ def csr_rmatvec(const int64_t[::1] indptr, const int32_t[::1] indices, const dou
         read_pattern(&X, <double*>cnp.PyArray_DATA(scale_arr))
     out = np.empty(nw, dtype=np.float64)
     cdef double[::1] o = out
+    cdef const int64_t* rp = &rows[0] if rows.shape[0] else NULL
+    cdef const double* up = &u[0] if rows.shape[0] else NULL
     try:
         with nogil:
-            rmatvec(&X, &rows[0] if rows.shape[0] else NULL, rows.shape[0],
-                    &u[0] if rows.shape[0] else NULL, &o[0])
+            if squared:
+                col_sq_sums(&X, rp, rows.shape[0], up, &o[0])
+            else:
+                rmatvec(&X, rp, rows.shape[0], up, &o[0])
     finally:
         free(scratch)
     return out
+
+
+def csr_rmatvec(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
+                int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] u,
+                int n_threads=1, bint pattern=False):
+    """Return X[rows].T @ u (with the bias coordinate last when bias > 0)."""
+    return _scatter_entry(indptr, indices, data, n_features, bias, rows, u, n_threads, pattern, 0)
 
 
 def csr_col_sq_sums(const int64_t[::1] indptr, const int32_t[::1] indices,
@@ -75,23 +87,7 @@ def csr_col_sq_sums(const int64_t[::1] indptr, const int32_t[::1] indices,
                     bint pattern=False):
     """Return out_j = sum_k u[k] X[rows[k], j]^2 (csr.pxd col_sq_sums: the Jacobi diagonal),
     the bias coordinate last when bias > 0."""
-    cdef int T = n_threads if n_threads > 0 else 1
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef double* scratch = <double*>malloc(max(scratch_doubles(indptr, n_features, bias), 1)
-                                           * sizeof(double))
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, scratch)
-    scale_arr = np.empty(max(X.n_rows, 1))
-    if pattern:
-        read_pattern(&X, <double*>cnp.PyArray_DATA(scale_arr))
-    out = np.empty(nw, dtype=np.float64)
-    cdef double[::1] o = out
-    try:
-        with nogil:
-            col_sq_sums(&X, &rows[0] if rows.shape[0] else NULL, rows.shape[0],
-                        &u[0] if rows.shape[0] else NULL, &o[0])
-    finally:
-        free(scratch)
-    return out
+    return _scatter_entry(indptr, indices, data, n_features, bias, rows, u, n_threads, pattern, 1)
 
 
 def csr_normal_matvec(const int64_t[::1] indptr, const int32_t[::1] indices,

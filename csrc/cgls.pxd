@@ -262,6 +262,27 @@ cdef inline double _next_direction(const double* r, double* s, double* p, const 
     return rho_new
 
 
+cdef inline double _products(const Operator* A, const double* p, const double* c,
+                            const double* z, double* q, double* u, double* h, int64_t n,
+                            int fused, double* qcz) noexcept nogil:
+    """One CGLS iteration's products: q = A p and h = A'C q (fused: in one pass, A.normal;
+    else apply, then apply_t of u = C q); returns q'Cq and sets qcz = q'Cz."""
+    cdef int64_t j
+    cdef double qcq = 0.0, s = 0.0
+    if fused:
+        qcq = A.normal(A, p, c, q, u, h)
+    else:
+        A.apply(A, p, q)
+        for j in range(n):
+            u[j] = c[j] * q[j]
+            qcq += u[j] * q[j]
+        A.apply_t(A, u, h)
+    for j in range(n):
+        s += c[j] * q[j] * z[j]
+    qcz[0] = s
+    return qcq
+
+
 cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, double* beta,
                            double* z, double* q, double* u, double* r, double* p, double* s,
                            double* minv, double eps, double forcing, int max_iter, int* optimal,
@@ -283,18 +304,7 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
         if stop != NULL and stop_poll(stop, A.poll_rows * stop.per_row + n + nw):
             break
         it += 1
-        if fused:
-            qcq = A.normal(A, p, c, q, u, h)    # q = A p, h = A'C q
-        else:
-            A.apply(A, p, q)
-            qcq = 0.0
-            for j in range(n):
-                u[j] = c[j] * q[j]
-                qcq += u[j] * q[j]
-            A.apply_t(A, u, h)
-        qcz = 0.0
-        for j in range(n):
-            qcz += c[j] * q[j] * z[j]
+        qcq = _products(A, p, c, z, q, u, h, n, fused, &qcz)
         h[nw] = qcq
         h[nw + 1] = qcz
         h[nw + 2] = zl
@@ -446,18 +456,7 @@ cdef inline int _cgls_split(const Operator* A, const double* c, double lam, doub
         if stop != NULL and stop_poll(stop, A.poll_rows * stop.per_row + n + S.n_own):
             return it                           # the caller raises: no gather
         it += 1
-        if A.normal != NULL:
-            qcq = A.normal(A, p, c, q, u, h)    # q = A p, h = A'C q, on T_r
-        else:
-            A.apply(A, p, q)
-            qcq = 0.0
-            for j in range(n):
-                u[j] = c[j] * q[j]
-                qcq += u[j] * q[j]
-            A.apply_t(A, u, h)
-        qcz = 0.0
-        for j in range(n):
-            qcz += c[j] * q[j] * z[j]
+        qcq = _products(A, p, c, z, q, u, h, n, A.normal != NULL, &qcz)    # h on T_r
         split_reduce(S, h)
         red[0] = qcq
         red[1] = qcz

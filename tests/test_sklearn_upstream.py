@@ -36,6 +36,7 @@ with warnings.catch_warnings():          # their marks include thread_unsafe, un
 
 import linsvm                                                    # noqa: E402
 import linsvm.sklearn                                            # noqa: E402
+from upstream_adapters import adapted                            # noqa: E402
 
 SK_LINEAR_SVC, SK_LINEAR_SVR = sklearn.svm.LinearSVC, sklearn.svm.LinearSVR
 
@@ -132,40 +133,6 @@ class LinearSVR(linsvm.sklearn.LinearSVR):
 ADAPTERS = {SK_LINEAR_SVC: LinearSVC, SK_LINEAR_SVR: LinearSVR}
 
 
-def _swap(value):
-    """value with scikit-learn's classes replaced by the adapters (in tuples, lists,
-    dicts and pytest.param sets)."""
-    if isinstance(value, type) and value in ADAPTERS:
-        return ADAPTERS[value]
-    if isinstance(value, (tuple, list)):
-        return type(value)(_swap(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _swap(v) for k, v in value.items()}
-    if type(value).__name__ == "ParameterSet":
-        return value._replace(values=_swap(value.values))
-    return value
-
-
-def _mark(mark):
-    """A parametrize mark with the adapters in its values; other marks as they are."""
-    if mark.name != "parametrize":
-        return mark
-    names, values, *rest = mark.args
-    return pytest.mark.parametrize(names, _swap(list(values)), *rest, **mark.kwargs).mark
-
-
-def _adapted(fn):
-    """A copy of the upstream test function whose defaults and parametrize marks name
-    the adapters (the original stays untouched)."""
-    new = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, _swap(fn.__defaults__),
-                             fn.__closure__)
-    new.__kwdefaults__ = fn.__kwdefaults__
-    new.__dict__.update(fn.__dict__)
-    if hasattr(fn, "pytestmark"):
-        new.pytestmark = [_mark(m) for m in fn.pytestmark]
-    return new
-
-
 def _uses_linear_svm(fn):
     """Whether an upstream test exercises LinearSVC or LinearSVR (directly, or through
     test_bounds.check_l1_min_c / test_svm.test_dense_liblinear_intercept_handling)."""
@@ -178,7 +145,7 @@ UPSTREAM = {"svm": test_svm, "sparse": test_sparse, "bounds": test_bounds}
 for _prefix, _module in UPSTREAM.items():
     for _name, _fn in list(vars(_module).items()):
         if _name.startswith("test_") and isinstance(_fn, types.FunctionType) and _uses_linear_svm(_fn):
-            globals()[f"test_{_prefix}__{_name[5:]}"] = _adapted(_fn)
+            globals()[f"test_{_prefix}__{_name[5:]}"] = adapted(_fn, ADAPTERS)
 
 
 # Node name (without its test_ prefix) -> why it fails against linsvm.

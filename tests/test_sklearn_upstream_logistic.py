@@ -42,6 +42,7 @@ with warnings.catch_warnings():          # their marks include thread_unsafe, un
 
 import linsvm                                                    # noqa: E402
 import linsvm.sklearn                                            # noqa: E402
+from upstream_adapters import adapted                            # noqa: E402
 
 SK_LOGISTIC_REGRESSION = sklearn.linear_model.LogisticRegression
 
@@ -137,31 +138,6 @@ class LogisticRegression(linsvm.sklearn.LogisticRegression):
 ADAPTERS = {SK_LOGISTIC_REGRESSION: LogisticRegression}
 
 
-def _swap(value):
-    """value with scikit-learn's class replaced by the adapter (in tuples, lists,
-    dicts and pytest.param sets)."""
-    if isinstance(value, type) and value in ADAPTERS:
-        return ADAPTERS[value]
-    if isinstance(value, (tuple, list)):
-        return type(value)(_swap(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _swap(v) for k, v in value.items()}
-    if type(value).__name__ == "ParameterSet":
-        return value._replace(values=_swap(value.values))
-    return value
-
-
-def _mark(mark):
-    """A parametrize mark with the adapter in its values and without the cases of
-    LogisticRegressionCV (scikit-learn's own solver path, not linsvm: not collected);
-    other marks as they are."""
-    if mark.name != "parametrize":
-        return mark
-    names, values, *rest = mark.args
-    values = [v for v in values if not _names_cv(names, v)]
-    return pytest.mark.parametrize(names, _swap(values), *rest, **mark.kwargs).mark
-
-
 def _names_cv(names, value):
     """Whether a parametrization value is, or holds, LogisticRegressionCV (or is the
     problem="cv" of test_logistic_regression_sample_weights, which picks it)."""
@@ -172,21 +148,9 @@ def _names_cv(names, value):
         v is sklearn.linear_model.LogisticRegressionCV for v in items)
 
 
-def _adapted(fn):
-    """A copy of the upstream test function whose defaults and parametrize marks name
-    the adapter (the original stays untouched)."""
-    new = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, _swap(fn.__defaults__),
-                             fn.__closure__)
-    new.__kwdefaults__ = fn.__kwdefaults__
-    new.__dict__.update(fn.__dict__)
-    if hasattr(fn, "pytestmark"):
-        new.pytestmark = [_mark(m) for m in fn.pytestmark]
-    return new
-
-
 # Upstream tests that use LogisticRegression but are not collected, and why (the node
 # name without its test_ prefix).  Their cases parametrized by LogisticRegressionCV are
-# left out too (_mark).
+# left out too (adapted's keep).
 _CV = ("tests LogisticRegressionCV (scikit-learn's own path solver and scorers); "
        "LogisticRegression is only its reference")
 _ENET = "elastic net (0 < l1_ratio < 1, saga): linsvm has no elastic-net logistic regression"
@@ -237,7 +201,7 @@ for _name, _fn in list(vars(test_logistic).items()):
     if (_name.startswith("test_") and isinstance(_fn, types.FunctionType)
             and re.search(r"\bLogisticRegression\b", inspect.getsource(_fn))
             and _name[5:] not in NOT_COLLECTED):
-        globals()[_name] = _adapted(_fn)
+        globals()[_name] = adapted(_fn, ADAPTERS, keep=lambda names, v: not _names_cv(names, v))
 
 
 # Node name (without its test_ prefix, with or without its parameters) -> why it fails.
