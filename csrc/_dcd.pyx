@@ -211,10 +211,10 @@ cdef enum:
 cdef double THETA0 = 0.01
 
 
-cdef void _block_gradients(const CSR* X, const int64_t* rows, const double* t,
-                           const double* Dg, const double* alpha, const double* w,
-                           const int64_t* index, int64_t b, double* G,
-                           int n_threads) noexcept nogil:
+cdef inline void _block_gradients(const CSR* X, const int64_t* rows, const double* t,
+                                  const double* Dg, const double* alpha, const double* w,
+                                  const int64_t* index, int64_t b, double* G,
+                                  int n_threads) noexcept nogil:
     """G[j] = t_k w.x_k - 1 + D_kk alpha_k for k = index[j], j < b (step 1)."""
     cdef int64_t j, k
     if n_threads > 1:
@@ -227,10 +227,11 @@ cdef void _block_gradients(const CSR* X, const int64_t* rows, const double* t,
             G[j] = t[k] * dot_row(X, rows[k], w) - 1.0 + Dg[k] * alpha[k]
 
 
-cdef int64_t _block_updates(const CSR* X, const int64_t* rows, const double* t,
-                            const double* U, const double* Dg, const double* QD,
-                            double* alpha, double* w, const int64_t* ws, const double* Gws,
-                            int64_t n_ws, double* f, double* PGext) noexcept nogil:
+cdef inline int64_t _block_updates(const CSR* X, const int64_t* rows, const double* t,
+                                   const double* U, const double* Dg, const double* QD,
+                                   double* alpha, double* w, const int64_t* ws,
+                                   const double* Gws, int64_t n_ws, double* f,
+                                   double* PGext) noexcept nogil:
     """Step 3: the coordinate steps of the working set ws (gradients Gws at the block's
     w) in order, PGext[0], PGext[1] widened to their projected gradients at the current
     w (the ones the serial loop measures); returns how many moved alpha."""
@@ -644,3 +645,4 @@ def dcd_local_pass(*, const int64_t[::1] indptr, const int32_t[::1] indices,
         stopped = e
     return dict(status=status, n_iter=n_iter, loss=float(loss_sum), dual=float(dual_sum),
                 stopped=stopped)
+
