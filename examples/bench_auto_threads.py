@@ -42,6 +42,7 @@ def stop_busy(procs):
 def main():
     import linsvm
     from linsvm.io.synth import make_text_classification
+    from linsvm.problem import CSRBuffers
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="0.5,1,2,4,8", help="millions of non-zeros")
@@ -53,7 +54,7 @@ def main():
     for size in (float(s) for s in args.sizes.split(",")):
         n = int(size * 1e6 / 69)
         X, y = make_text_classification(n_samples=n, n_features=max(1000, n), seed=1)
-        Xb = linsvm.problem.CSRBuffers(X)
+        Xb = CSRBuffers(X)
         for busy in (int(b) for b in args.busy.split(",")):
             procs = start_busy(busy)
             try:
@@ -66,7 +67,8 @@ def main():
                 stop_busy(procs)
             one, two = H.median([r[0] for r in res[1]]), H.median([r[0] for r in res[2]])
             rows.append([f"{X.nnz / 1e6:.2f}M", X.shape[0], busy, H.fmt_s(one), H.fmt_s(two),
-                         f"{two / one:.2f}", f"{H.paired_ratio([r[0] for r in res[2]], [r[0] for r in res[1]]):.2f}",
+                         f"{two / one:.2f}",
+                         f"{H.paired_ratio([r[0] for r in res[2]], [r[0] for r in res[1]]):.2f}",
                          f"{load:.2f}"])
             H.log(" ".join(map(str, rows[-1])))
     print("\n".join(H.markdown_table(

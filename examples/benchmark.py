@@ -47,7 +47,7 @@ permutation; ties go to the smaller C).  When the CV C is 1 it is run once.
    built once per data set outside the timer, so that neither library's
    timing includes the preparation of its input; scikit-learn's fit()
    cannot be split and includes its own validation.  Solvers: linsvm mfn
-   (default options; its kernels run serially below 2M non-zeros, so every
+   (default options; its kernels run serially below 4M non-zeros, so every
    shared data set here is single-threaded like LIBLINEAR; above, on the free
    cores: linsvm.runtime.threads), LIBLINEAR -s 2 (trust
    region Newton, primal), LIBLINEAR -s 1 (dual coordinate descent, same

@@ -59,7 +59,7 @@ class Option:
 # fixed row blocks in block order (csrc/csr.pxd) and dcd's threads compute only its
 # block gradients, so the count changes only the time (linsvm/runtime/threads.py).
 N_THREADS_HELP = ("threads for the sparse kernels, -m (0 = auto: the free cores, CPUs less "
-                  "the load average, from 2M non-zeros, else 1); the model is the same bit "
+                  "the load average, from 4M non-zeros, else 1); the model is the same bit "
                   "for bit for every count")
 
 

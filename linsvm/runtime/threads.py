@@ -27,7 +27,7 @@ import os
 from .._kernels import max_threads
 from ..errors import ParameterError
 
-AUTO_THREADS_MIN_NNZ = 2_000_000
+AUTO_THREADS_MIN_NNZ = 4_000_000
 
 
 def resolve_threads(n_threads, nnz):
