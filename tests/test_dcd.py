@@ -220,6 +220,26 @@ def test_cli_loss_option(tmp_path):
     np.testing.assert_array_equal(m.weights, linsvm.train(X, y, solver="dcd", loss="l2", C=0.5).weights)
 
 
+def test_cli_threads_reach_dcd(tmp_path):
+    """-m N (multi-core LIBLINEAR's flag) is dcd's n_threads: -s 3 -m 1 and -m 2 write
+    the same weights."""
+    from click.testing import CliRunner
+    from linsvm.cli import train_cmd
+
+    X, y = random_problem(n_samples=600, n_features=30, seed=3)
+    data = tmp_path / "d.svm"
+    linsvm.dump_svmlight(X, y, str(data))
+    weights = []
+    for m in ("1", "2"):
+        r = CliRunner().invoke(train_cmd, ["-s", "3", "-m", m, "-q", str(data),
+                                           str(tmp_path / m)], catch_exceptions=False)
+        assert r.exit_code == 0, r.output
+        model = linsvm.load_model(str(tmp_path / m))
+        assert model.params["n_threads"] == int(m)
+        weights.append(np.asarray(model.weights))
+    assert weights[0].tobytes() == weights[1].tobytes()
+
+
 # ---------------------------------------------------------------- LIBLINEAR on real data
 
 @pytest.fixture(scope="module")
