@@ -206,7 +206,7 @@ cdef enum:
     BLOCK_MIN = 1
     BLOCK_START = 256
     BLOCK_MAX = 4096
-    PARALLEL_MIN_NNZ = 4096
+    PARALLEL_MIN_NNZ = 16384
 
 cdef double THETA0 = 0.01
 

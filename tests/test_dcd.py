@@ -328,16 +328,16 @@ def test_block_method_is_the_same_on_any_thread_count_and_optimal(loss):
     NumPy) meets -e, and the dual value is the L-BFGS-B reference's."""
     from linsvm import _dcd
     rng = np.random.default_rng(11)
-    X = sp.random(1500, 120, density=0.15, format="csr", random_state=12)
-    t = np.where(X @ rng.standard_normal(120) + 0.3 * rng.standard_normal(1500) > 0, 1.0, -1.0)
-    c = rng.uniform(0.5, 1.5, 1500)
+    X = sp.random(600, 1000, density=0.1, format="csr", random_state=12)     # 100 a row
+    t = np.where(X @ rng.standard_normal(1000) + 0.3 * rng.standard_normal(600) > 0, 1.0, -1.0)
+    c = rng.uniform(0.5, 1.5, 600)
     args = dict(indptr=X.indptr.astype(np.int64), indices=X.indices.astype(np.int32),
-                data=X.data, n_features=120, bias=1.0, rows=np.arange(1500, dtype=np.int64),
+                data=X.data, n_features=1000, bias=1.0, rows=np.arange(600, dtype=np.int64),
                 t=t, c=c, C=0.5, loss=1 if loss == "l1" else 2, eps=1e-3, shrinking=True,
                 seed=3, max_iter=5000, callback=None)
     runs = []
     for n_threads in (1, 2, 3):
-        alpha = np.zeros(1500)
+        alpha = np.zeros(600)
         runs.append((_dcd.dcd_solve(alpha=alpha, n_threads=n_threads, **args), alpha))
     st, alpha = runs[0]
     assert st["status"] == 0 and runs[1][0]["block_counts"][1] > 0     # blocks on threads
