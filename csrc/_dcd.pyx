@@ -41,7 +41,7 @@ from cython.parallel cimport prange
 from libc.math cimport fabs, INFINITY
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
-from csr cimport CSR, make_csr, dot_row, axpy_row, sq_norm_row, dot
+from csr cimport CSR, make_csr, dot_row, axpy_row, sq_norm_row, dot, dot_span, axpy_span
 from rng cimport shuffle
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
@@ -200,7 +200,9 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
 # |W| <= |B| / 64 and halves (to BLOCK_MIN) after one with |W| > |B| / 8, so that the
 # recomputed gradients (|W| - 1 per block) stay a small share of the dot products.
 # The threads take part only in blocks of at least PARALLEL_MIN_NNZ non-zeros (the
-# average row's count times |B|); smaller ones run on the calling thread.
+# average row's count times |B|); smaller ones run on the calling thread.  The loops
+# read each example's span, t, U, D, QD and alpha from one record (Example): in a
+# random order, separate arrays cost a cache miss each per example (docs/threads.md).
 
 cdef enum:
     BLOCK_MIN = 1
@@ -211,52 +213,74 @@ cdef enum:
 cdef double THETA0 = 0.01
 
 
-cdef inline void _block_gradients(const CSR* X, const int64_t* rows, const double* t,
-                                  const double* Dg, const double* alpha, const double* w,
+ctypedef struct Example:
+    # one example's data in one record (a cache line): the loop visits the examples
+    # in random order, and separate arrays cost a cache miss each per visit
+    int64_t start, end      # its span in X's indices and data
+    double t, U, Dg, QD
+    double alpha
+
+
+cdef inline double _ex_dot(const CSR* X, const Example* e, const double* w) noexcept nogil:
+    """x_k . w (with the bias feature)."""
+    cdef double s = dot_span(X.indices, X.data, e.start, e.end, w, X.unit)
+    if X.bias > 0:
+        s += X.bias * w[X.n_features]
+    return s
+
+
+cdef inline void _ex_axpy(const CSR* X, const Example* e, double a, double* w) noexcept nogil:
+    """w += a x_k (with the bias feature)."""
+    axpy_span(X.indices, X.data, e.start, e.end, a, w, X.unit)
+    if X.bias > 0:
+        w[X.n_features] += a * X.bias
+
+
+cdef inline void _block_gradients(const CSR* X, const Example* ex, const double* w,
                                   const int64_t* index, int64_t b, double* G,
                                   int n_threads) noexcept nogil:
     """G[j] = t_k w.x_k - 1 + D_kk alpha_k for k = index[j], j < b (step 1)."""
-    cdef int64_t j, k
+    cdef int64_t j
+    cdef const Example* e
     if n_threads > 1:
         for j in prange(b, schedule="static", num_threads=n_threads):
-            k = index[j]
-            G[j] = t[k] * dot_row(X, rows[k], w) - 1.0 + Dg[k] * alpha[k]
+            e = ex + index[j]
+            G[j] = e.t * _ex_dot(X, e, w) - 1.0 + e.Dg * e.alpha
     else:
         for j in range(b):
-            k = index[j]
-            G[j] = t[k] * dot_row(X, rows[k], w) - 1.0 + Dg[k] * alpha[k]
+            e = ex + index[j]
+            G[j] = e.t * _ex_dot(X, e, w) - 1.0 + e.Dg * e.alpha
 
 
-cdef inline int64_t _block_updates(const CSR* X, const int64_t* rows, const double* t,
-                                   const double* U, const double* Dg, const double* QD,
-                                   double* alpha, double* w, const int64_t* ws,
+cdef inline int64_t _block_updates(const CSR* X, Example* ex, double* w, const int64_t* ws,
                                    const double* Gws, int64_t n_ws, double* f,
                                    double* PGext) noexcept nogil:
     """Step 3: the coordinate steps of the working set ws (gradients Gws at the block's
     w) in order, PGext[0], PGext[1] widened to their projected gradients at the current
     w (the ones the serial loop measures); returns how many moved alpha."""
-    cdef int64_t q, k, moved = 0
+    cdef int64_t q, moved = 0
     cdef double G, PG, a_old, a_new, d
+    cdef Example* e
     for q in range(n_ws):
-        k = ws[q]
-        G = Gws[q] if moved == 0 else t[k] * dot_row(X, rows[k], w) - 1.0 + Dg[k] * alpha[k]
-        PG = _projected(G, alpha[k], U[k])
+        e = ex + ws[q]
+        G = Gws[q] if moved == 0 else e.t * _ex_dot(X, e, w) - 1.0 + e.Dg * e.alpha
+        PG = _projected(G, e.alpha, e.U)
         if PG > PGext[0]:
             PGext[0] = PG
         if PG < PGext[1]:
             PGext[1] = PG
-        a_old = alpha[k]
-        a_new = a_old - G / QD[k]
+        a_old = e.alpha
+        a_new = a_old - G / e.QD
         if a_new < 0.0:
             a_new = 0.0
-        elif a_new > U[k]:
-            a_new = U[k]
+        elif a_new > e.U:
+            a_new = e.U
         d = a_new - a_old
         if d != 0.0:
-            alpha[k] = a_new
+            e.alpha = a_new
             # w += d t_k x_k;  f changes by d G + d^2 QD / 2
-            axpy_row(X, rows[k], d * t[k], w)
-            f[0] += d * G + 0.5 * d * d * QD[k]
+            _ex_axpy(X, e, d * e.t, w)
+            f[0] += d * G + 0.5 * d * d * e.QD
             moved += 1
     return moved
 
@@ -270,24 +294,22 @@ ctypedef struct BlockWork:
     int64_t counts[4]   # blocks, blocks on the threads, gradients (step 1), steps (step 3)
 
 
-cdef int64_t _block_pass(const CSR* X, const int64_t* rows, const double* t, const double* U,
-                         const double* Dg, const double* QD, double* alpha, double* w,
-                         int64_t* index, int64_t n_active, int shrinking, double Mbar,
-                         double mbar, double theta, double* f, double* PGext,
-                         BlockWork* bw) noexcept nogil:
+cdef int64_t _block_pass(const CSR* X, Example* ex, double* w, int64_t* index,
+                         int64_t n_active, int shrinking, double Mbar, double mbar,
+                         double theta, double* f, double* PGext, BlockWork* bw) noexcept nogil:
     """One loop of the block method over index[0:n_active] (already permuted): steps
     1-3 block by block.  PGext[0], PGext[1] get the loop's max and min PG: at the
     block's w for the examples left out of W, at the step's w for those in W.  Returns
     the active size after shrinking."""
     cdef int64_t s = 0, b = BLOCK_START, send, j, k, n_ws, last, tmp
-    cdef double G, PG
+    cdef double G, PG, a
     cdef int nt
     PGext[0] = -INFINITY
     PGext[1] = INFINITY
     while s < n_active:
         send = b if b < n_active - s else n_active - s
         nt = bw.n_threads if send * bw.row_nnz >= PARALLEL_MIN_NNZ else 1
-        _block_gradients(X, rows, t, Dg, alpha, w, index + s, send, bw.G, nt)
+        _block_gradients(X, ex, w, index + s, send, bw.G, nt)
         bw.counts[0] += 1
         bw.counts[1] += nt > 1
         bw.counts[2] += send
@@ -296,7 +318,8 @@ cdef int64_t _block_pass(const CSR* X, const int64_t* rows, const double* t, con
         while j < send:
             k = index[s + j]
             G = bw.G[j]
-            if shrinking and ((alpha[k] <= 0.0 and G > Mbar) or (alpha[k] >= U[k] and G < mbar)):
+            a = ex[k].alpha
+            if shrinking and ((a <= 0.0 and G > Mbar) or (a >= ex[k].U and G < mbar)):
                 # shrink k: the block's last candidate takes its slot, the next example
                 # outside the block the last candidate's, k the active part's end
                 n_active -= 1
@@ -308,7 +331,7 @@ cdef int64_t _block_pass(const CSR* X, const int64_t* rows, const double* t, con
                 index[n_active] = tmp
                 send -= 1
                 continue
-            PG = _projected(G, alpha[k], U[k])
+            PG = _projected(G, a, ex[k].U)
             if PG != 0.0 and fabs(PG) >= theta:
                 bw.ws[n_ws] = k
                 bw.Gws[n_ws] = G
@@ -319,7 +342,7 @@ cdef int64_t _block_pass(const CSR* X, const int64_t* rows, const double* t, con
                 if PG < PGext[1]:
                     PGext[1] = PG
             j += 1
-        _block_updates(X, rows, t, U, Dg, QD, alpha, w, bw.ws, bw.Gws, n_ws, f, PGext)
+        _block_updates(X, ex, w, bw.ws, bw.Gws, n_ws, f, PGext)
         bw.counts[3] += n_ws
         s += send
         if n_ws * 64 <= send:
@@ -329,14 +352,13 @@ cdef int64_t _block_pass(const CSR* X, const int64_t* rows, const double* t, con
     return n_active
 
 
-cdef int dcd_block_core(const CSR* X, const int64_t* rows, const double* t, const double* U,
-                        const double* Dg, const double* QD, double* alpha, double* w,
-                        int64_t* index, int64_t n_total, double eps, int shrinking,
-                        uint64_t* rng, int max_iter, double* f, int* n_iter,
-                        double* spread_out, double* trace, void* callback, Stop* stop,
-                        BlockWork* bw) noexcept nogil:
-    """dcd_core's solve by the block method (see the notes above); same arguments,
-    status and trace, and the same stopping rule, shrinking and reset."""
+cdef int dcd_block_core(const CSR* X, Example* ex, double* w, int64_t* index, int64_t n_total,
+                        double eps, int shrinking, uint64_t* rng, int max_iter, double* f,
+                        int* n_iter, double* spread_out, double* trace, void* callback,
+                        Stop* stop, BlockWork* bw) noexcept nogil:
+    """dcd_core's solve by the block method (see the notes above) on the examples ex
+    (their alphas updated in place); the other arguments, status and trace as
+    dcd_core's, and the same stopping rule, shrinking and reset."""
     cdef int64_t n_active = n_total
     cdef double Mbar = INFINITY, mbar = -INFINITY, spread = 0.0, t0 = _now()
     cdef double theta = THETA0 if THETA0 < 0.1 * eps else 0.1 * eps, theta_min = 0.001 * eps
@@ -346,8 +368,8 @@ cdef int dcd_block_core(const CSR* X, const int64_t* rows, const double* t, cons
         theta_min = theta
     while it < max_iter:
         shuffle(rng, index, n_active)
-        n_active = _block_pass(X, rows, t, U, Dg, QD, alpha, w, index, n_active, shrinking,
-                               Mbar, mbar, theta, f, PGext, bw)
+        n_active = _block_pass(X, ex, w, index, n_active, shrinking, Mbar, mbar, theta, f,
+                               PGext, bw)
         it += 1
         if n_active == 0:
             PGext[0] = 0.0
@@ -454,6 +476,9 @@ def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     cdef double[::1] wv = w_arr, Uv = Uarr, Dv = Darr, QDv = QDarr, Gbv = Gb_arr, Gwsv = Gws_arr
     cdef int64_t[::1] wsv = ws_arr
     cdef BlockWork bw
+    ex_arr = np.empty(max(m, 1) * sizeof(Example), dtype=np.uint8)
+    cdef unsigned char[::1] exv = ex_arr
+    cdef Example* ex
     cdef double[:, ::1] tr = trace_arr
     cdef int64_t[::1] idx = idx_arr
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
@@ -500,9 +525,19 @@ def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
                 sum_sq += Dv[k] * alpha[k] * alpha[k]
         f = 0.5 * dot(&wv[0], &wv[0], nw) + 0.5 * sum_sq - sum_alpha
         if n_total > 0:
-            status = dcd_block_core(&X, &rows[0], &t[0], &Uv[0], &Dv[0], &QDv[0], &alpha[0],
-                                    &wv[0], &idx[0], n_total, eps, shrinking, &rng, max_iter,
-                                    &f, &n_iter, &spread_loop, &tr[0, 0], cb, &S, &bw)
+            ex = <Example*>&exv[0]
+            for k in range(m):
+                ex[k].start = indptr[rows[k]]
+                ex[k].end = indptr[rows[k] + 1]
+                ex[k].t = t[k]
+                ex[k].U = Uv[k]
+                ex[k].Dg = Dv[k]
+                ex[k].QD = QDv[k]
+                ex[k].alpha = alpha[k]
+            status = dcd_block_core(&X, ex, &wv[0], &idx[0], n_total, eps, shrinking, &rng,
+                                    max_iter, &f, &n_iter, &spread_loop, &tr[0, 0], cb, &S, &bw)
+            for k in range(m):
+                alpha[k] = ex[k].alpha
         # certificate at the returned alpha, primal and dual objectives, from scratch
         sum_alpha = 0.0
         sum_sq = 0.0
