@@ -30,7 +30,7 @@ and the median reported (LIBLINEAR -s 1/-s 3 permute with an unseeded rand():
 `problem` is built outside the timer; linsvm.train and SGDClassifier.fit include
 their own input checks.  "alm default" is a plain `linsvm.train(solver="alm")`
 (the paper's objective-change rule at -e 1e-4): its time and the gap it
-reaches.  All single-threaded (linsvm's kernels run serially below 50M non-zeros).
+reaches.  All single-threaded (linsvm's kernels run serially below 4M non-zeros).
 
 Table 3 shape: test accuracy of Lp-SVM (linsvm alm, default stopping) for
 p in {1, 1.1, ..., 2} on two data sets with test files, C chosen per p by

@@ -57,8 +57,8 @@ squared hinge, dcd --loss l1 for the hinge, sdm-cs for Crammer-Singer).
    Cells are medians of wall time; the ratio columns are linsvm / LIBLINEAR,
    the median over rounds of the ratio within a round, of wall time and of the
    calling thread's CPU time (time.thread_time: what the machine's other load
-   does not inflate; linsvm's kernels are single-threaded below 50M non-zeros,
-   so it is the whole work on every set here).  Below 1: linsvm is faster.
+   does not inflate; linsvm's kernels are single-threaded below 4M non-zeros,
+   so it is the whole work on every shared set here).  Below 1: linsvm is faster.
 3. Time end to end, as commands: `python -m linsvm train -q -s ... -c C DATA
    MODEL` (the linsvm-train entry point, run with the interpreter and the
    checkout this script imports) vs LIBLINEAR's `train -q -s S -c C -B 1 DATA

@@ -7,7 +7,7 @@ All objectives are computed here, with numpy/scipy, from the weights each solver
 returns; no solver's own report of its objective is used.  Timed is training
 only: the data are in memory, LIBLINEAR's `problem` and linsvm's CSRBuffers (the
 validated CSR view train() takes) are built outside the timer.  BLAS and OpenMP
-run single-threaded (linsvm's kernels are serial below 2M non-zeros anyway).  Every timing is
+run single-threaded (linsvm's kernels are serial below 4M non-zeros anyway).  Every timing is
 the median of --repeats runs (more, up to 15, for runs under 0.25 s, taken in
 rounds over the competing solvers so that bursts of load from other processes
 hit all of them).  The machine is shared: read the ratios.

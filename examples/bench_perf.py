@@ -35,7 +35,7 @@ Protocol
 Timing: data in memory; medians of --repeats runs interleaved across solvers (a burst of
 load from other processes then hits every solver); LIBLINEAR's `problem` is built outside
 the timer, linsvm's train() includes its input validation.  Single-threaded (linsvm runs
-serial below 50M non-zeros).  The machine is shared: read the ratios.
+serial below 4M non-zeros).  The machine is shared: read the ratios.
 
 Output: Markdown on stdout and in examples/results/bench_perf.md; progress on stderr.
 """

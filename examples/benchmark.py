@@ -47,8 +47,9 @@ permutation; ties go to the smaller C).  When the CV C is 1 it is run once.
    built once per data set outside the timer, so that neither library's
    timing includes the preparation of its input; scikit-learn's fit()
    cannot be split and includes its own validation.  Solvers: linsvm mfn
-   (default options; its kernels run serially below 50M non-zeros, so every
-   data set here is single-threaded like LIBLINEAR), LIBLINEAR -s 2 (trust
+   (default options; its kernels run serially below 4M non-zeros, so every
+   shared data set here is single-threaded like LIBLINEAR; above, on the free
+   cores: linsvm.runtime.threads), LIBLINEAR -s 2 (trust
    region Newton, primal), LIBLINEAR -s 1 (dual coordinate descent, same
    objective), LinearSVC dual=False and dual=True (scikit-learn's bundled
    LIBLINEAR, max_iter=1000, random_state=0).

@@ -56,9 +56,11 @@ class Option:
 
 
 # The help of every solver's n_threads (issue 31 item 7, issue 28): the scatters sum
-# fixed row blocks in block order (csrc/csr.pxd), so the count changes only the time.
-N_THREADS_HELP = ("threads for the sparse mat-vecs (0 = auto: all OpenMP threads from 50M "
-                  "non-zeros, else 1); the model is the same bit for bit for every count")
+# fixed row blocks in block order (csrc/csr.pxd) and dcd's threads compute only its
+# block gradients, so the count changes only the time (linsvm/runtime/threads.py).
+N_THREADS_HELP = ("threads for the sparse kernels, -m (0 = auto: the free cores, CPUs less "
+                  "the load average, from 4M non-zeros, else 1); the model is the same bit "
+                  "for bit for every count")
 
 # the CGLS arrangement of a distributed Newton solve (mfn's family, svr, lr: csrc/cgls.pxd,
 # linsvm/runtime/wsplit.py), one Option shared by their tables

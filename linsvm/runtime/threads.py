@@ -1,15 +1,22 @@
 """How many threads: the kernels' (`resolve_threads`) and the parallel units' (`resolve_jobs`).
 
 Two levels of parallelism exist: the threads of one solve's sparse kernels
-(OpenMP, `n_threads`, `--n-threads`), and the units run side by side on Python
-threads whose compiled solves release the GIL: the columns of a one-vs-rest run
-and the folds of a cross-validation (`n_jobs`, `-j`).  `n_jobs` has one meaning
-everywhere: a positive number is that many threads, 0 or None the free cores
-(the CPUs the load average leaves idle).
+(OpenMP, `n_threads`, `-m`, `--n-threads`), and the units run side by side on
+Python threads whose compiled solves release the GIL: the columns of a one-vs-rest
+run and the folds of a cross-validation (`n_jobs`, `-j`).  Both defaults follow one
+policy: use the free cores (`free_cores`: the CPUs the 1-minute load average leaves
+idle, at least 1).  `n_jobs` has one meaning everywhere: a positive number is that
+many threads, 0 or None the free cores.
 
-A parallel region on a busy machine waits for its slowest, possibly descheduled,
-thread, so the kernels stay on one thread below AUTO_THREADS_MIN_NNZ non-zeros
-unless asked (docs/benchmarks.md has the measurements behind the threshold).
+A parallel region waits for its slowest thread, and on a busy machine one of them
+may be descheduled for a time slice: two threads on a 2-core machine running one
+other busy process were several times slower than one.  The free cores are 1 there,
+so the default stays on one thread, and a machine without spare cores is never
+slower than one thread.  Below AUTO_THREADS_MIN_NNZ non-zeros a solve is too short
+for threads to pay even on an idle machine (a region per CG iteration or per dcd
+block costs more than it shares out), so the default is one thread there too.
+docs/threads.md has the measurements behind both rules.  The thread count never
+changes a model (the sums over rows run in fixed row blocks, csrc/csr.pxd).
 """
 from __future__ import annotations
 
@@ -20,15 +27,18 @@ import os
 from .._kernels import max_threads
 from ..errors import ParameterError
 
-AUTO_THREADS_MIN_NNZ = 50_000_000
+AUTO_THREADS_MIN_NNZ = 4_000_000
 
 
 def resolve_threads(n_threads, nnz):
-    """Threads for the kernels: n_threads if > 0, else all OpenMP threads for
-    problems with at least AUTO_THREADS_MIN_NNZ (50M) non-zeros and 1 below that."""
+    """Threads for the kernels of a solve over nnz non-zeros: n_threads if > 0, else
+    (auto, 0 or None) 1 below AUTO_THREADS_MIN_NNZ non-zeros and the free cores
+    (free_cores) above, never more than the OpenMP threads (max_threads)."""
     if n_threads and n_threads > 0:
         return int(n_threads)
-    return max_threads() if nnz >= AUTO_THREADS_MIN_NNZ else 1
+    if nnz < AUTO_THREADS_MIN_NNZ:
+        return 1
+    return max(1, min(max_threads(), free_cores()))
 
 
 def check_jobs(n_jobs):

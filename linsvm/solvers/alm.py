@@ -266,7 +266,8 @@ def _finish(name, problem, params, p, beta, st, guard, log):
            if st["status"] == 3 else f"no certified solution after {st['n_iter']} iterations")
     C = params.C
     alpha, dual, res = finish_in_primal(problem, C, "l1" if p == 1.0 else "l2", beta,
-                                        params.seed, log, why, name, min(guard, _L1_FINISH_TOL))
+                                        params.seed, log, why, name, min(guard, _L1_FINISH_TOL),
+                                        n_threads=params["n_threads"])
     if dual is None:
         dual = l2_dual(problem, C, alpha)
     f = res.stats["objective"]

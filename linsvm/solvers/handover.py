@@ -170,7 +170,7 @@ def _dual(problem, alpha, C):
 L2_FINISH_TOL = 1e-6
 
 
-def finish_in_primal(problem, C, loss, w, seed, log, why, name="dcd", l1_tol=None):
+def finish_in_primal(problem, C, loss, w, seed, log, why, name="dcd", l1_tol=None, n_threads=0):
     """Finish a solve of `loss` ("l1" or "l2") by solver `name` from its w with the
     primal solver of the same objective: mfn-l1 at -e l1_tol (default: its own, a
     certified relative gap of 1e-3) for the hinge, mfn at -e L2_FINISH_TOL without the
@@ -181,14 +181,15 @@ def finish_in_primal(problem, C, loss, w, seed, log, why, name="dcd", l1_tol=Non
     H_tau'(xi_k) at mfn-l1's last smoothing width tau, resp. 2 C c_k max(0, xi_k),
     xi_k = 1 - t_k w.x_k), the certified dual value for l1 (mfn-l1's best, a lower
     bound on the optimum) or None for l2 (the caller evaluates alpha's), and the
-    solver's FitResult."""
+    solver's FitResult.  n_threads: the finisher's, as the solver's option (0: auto)."""
     if log is not None:
         log(f"{name}: {why}: finishing with {'mfn-l1' if loss == 'l1' else 'mfn'} from its w"
             + (" (as LIBLINEAR -s 1 switches to -s 2)" if loss == "l2" and name == "dcd" else ""))
     if loss == "l1":
-        res = fit_l1(problem, make_params("mfn-l1", C=C, tol=l1_tol, seed=seed), w, None, log)
+        res = fit_l1(problem, make_params("mfn-l1", C=C, tol=l1_tol, seed=seed,
+                                          options={"n_threads": n_threads}), w, None, log)
     else:
-        params = make_params("mfn", C=C, tol=L2_FINISH_TOL, seed=seed, options={"gtol": 0.0})
+        params = make_params("mfn", C=C, tol=L2_FINISH_TOL, seed=seed, options={"gtol": 0.0, "n_threads": n_threads})
         res = fit_mfn(problem, params, w, None, log)
     X = problem.X
     margins = problem.t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,

@@ -1,0 +1,72 @@
+"""The default thread counts (linsvm.runtime.threads): the kernels' resolve_threads and
+the units' resolve_jobs follow the free cores (CPUs less the 1-minute load average),
+the kernels stay on one thread below AUTO_THREADS_MIN_NNZ non-zeros, and a given
+count is kept.  The load and the CPU count are monkeypatched: no timing here."""
+import os
+
+import pytest
+
+from linsvm.runtime import threads as T
+
+BIG = T.AUTO_THREADS_MIN_NNZ
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    """machine(cpus, load, omp): os.cpu_count, os.getloadavg and the OpenMP threads."""
+    def set_(cpus, load, omp=64):
+        monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+        monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+        monkeypatch.setattr(T, "max_threads", lambda: omp)
+    return set_
+
+
+@pytest.mark.parametrize("cpus, load, expected", [
+    (2, 0.0, 2), (2, 0.4, 2), (2, 0.6, 1), (2, 1.0, 1), (2, 2.0, 1), (2, 9.0, 1),
+    (8, 0.0, 8), (8, 2.4, 6), (8, 2.6, 5), (1, 0.0, 1)])
+def test_auto_uses_the_free_cores_on_large_problems(machine, cpus, load, expected):
+    """cpus - load rounded to the nearest core, at least 1: a machine whose cores are
+    busy gets one thread (never slower than one)."""
+    machine(cpus, load)
+    assert T.free_cores() == expected
+    for auto in (0, None):
+        assert T.resolve_threads(auto, BIG) == expected
+        assert T.resolve_threads(auto, 10 * BIG) == expected
+
+
+def test_auto_is_one_thread_below_the_size_threshold(machine):
+    machine(8, 0.0)
+    assert T.resolve_threads(0, BIG - 1) == 1
+    assert T.resolve_threads(0, 0) == 1
+    assert T.resolve_threads(0, BIG) == 8
+
+
+def test_auto_never_exceeds_the_openmp_threads(machine):
+    machine(16, 0.0, omp=4)
+    assert T.resolve_threads(0, BIG) == 4
+    machine(16, 0.0, omp=1)            # a build without OpenMP
+    assert T.resolve_threads(0, BIG) == 1
+
+
+def test_a_given_count_is_kept_whatever_the_load_and_size(machine):
+    machine(2, 5.0, omp=2)
+    assert T.resolve_threads(3, 10) == 3
+    assert T.resolve_threads(1, 10 * BIG) == 1
+
+
+def test_unknown_load_counts_as_idle(machine, monkeypatch):
+    machine(4, 0.0)
+
+    def no_load():
+        raise OSError("no load average")
+    monkeypatch.setattr(os, "getloadavg", no_load)
+    assert T.free_cores() == 4 and T.resolve_threads(0, BIG) == 4
+
+
+def test_units_share_the_free_cores_with_their_kernel_threads(machine):
+    """resolve_jobs, the -j policy the kernels' default now shares."""
+    machine(8, 2.0)
+    assert T.resolve_jobs(None, 100) == 6
+    assert T.resolve_jobs(0, 100, inner_threads=2) == 3
+    assert T.resolve_jobs(0, 2) == 2
+    assert T.resolve_jobs(4, 100) == 4
