@@ -37,11 +37,10 @@
 # Python wrapper allocates every buffer.
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from cython.parallel cimport prange
 from libc.math cimport fabs, INFINITY
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
-from csr cimport CSR, make_csr, dot_row, axpy_row, sq_norm_row, dot, dot_span, axpy_span
+from csr cimport CSR, make_csr, dot_row, axpy_row, sq_norm_row, dot
 from rng cimport shuffle
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
@@ -171,245 +170,6 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
     return status
 
 
-# ------------------------------------------------------------------ the block method
-#
-# Chiang, Lee & Lin (KDD 2016), "Parallel dual coordinate descent method for large-scale
-# linear classification in multi-core environments", Sec. 3: almost all of a loop's time
-# is in the gradients G_k = t_k w.x_k - 1 + D_kk alpha_k (a dot product per example),
-# and late in a solve almost none of them leads to a move.  So each loop walks its
-# permutation in blocks B of candidates:
-#   1. G_k for every k in B at the same w, in parallel (one thread's dot product per k);
-#   2. in the permutation's order, shrinking tests and PG_k as in the serial loop, and
-#      the working set  W = {k in B : |PG_k| >= theta}  (theta below);
-#   3. in the same order, the coordinate step of each k in W with its gradient at the
-#      current w: G_k of step 1 for the first move of the block, recomputed after one
-#      (w has changed), then alpha_k and w as in the serial loop.
-# The threshold (the paper's selection of the coordinates worth a sequential step)
-# keeps W small: theta starts at min(THETA0, eps / 10) (a warm start at the optimum
-# then steps at once) and shrinks tenfold each time a loop's |PG| are all <= 10 theta,
-# down to 0.001 eps; a loop with |PG| < theta everywhere has spread < 2 theta, so
-# theta keeps shrinking until the serial stopping rule (spread <= eps over a loop of
-# all examples) can hold.  The rule, the shrinking and the reset are the serial
-# loop's; shrinking tests the gradients of step 1, and the PG spread takes the working
-# set's projected gradients at their steps' w (as the serial loop measures them) and
-# the others' of step 1 (|PG| < theta).
-#
-# Identical for every thread count: each G_k is one dot product however the block is
-# shared out, steps 2 and 3 run on one thread in a fixed order, and the block size
-# follows the working sets alone: it doubles (to BLOCK_MAX) after a block with
-# |W| <= |B| / 64 and halves (to BLOCK_MIN) after one with |W| > |B| / 8, so that the
-# recomputed gradients (|W| - 1 per block) stay a small share of the dot products.
-# The threads take part only in blocks of at least PARALLEL_MIN_NNZ non-zeros (the
-# average row's count times |B|); smaller ones run on the calling thread.  The loops
-# read each example's span, t, U, D, QD and alpha from one record (Example): in a
-# random order, separate arrays cost a cache miss each per example (docs/threads.md).
-
-cdef enum:
-    BLOCK_MIN = 1
-    BLOCK_START = 256
-    BLOCK_MAX = 4096
-    PARALLEL_MIN_NNZ = 16384
-
-cdef double THETA0 = 0.01
-
-
-ctypedef struct Example:
-    # one example's data in one record (a cache line): the loop visits the examples
-    # in random order, and separate arrays cost a cache miss each per visit
-    int64_t start, end      # its span in X's indices and data
-    double t, U, Dg, QD
-    double alpha
-
-
-cdef inline double _ex_dot(const CSR* X, const Example* e, const double* w) noexcept nogil:
-    """x_k . w (with the bias feature)."""
-    cdef double s = dot_span(X.indices, X.data, e.start, e.end, w, X.unit)
-    if X.bias > 0:
-        s += X.bias * w[X.n_features]
-    return s
-
-
-cdef inline void _ex_axpy(const CSR* X, const Example* e, double a, double* w) noexcept nogil:
-    """w += a x_k (with the bias feature)."""
-    axpy_span(X.indices, X.data, e.start, e.end, a, w, X.unit)
-    if X.bias > 0:
-        w[X.n_features] += a * X.bias
-
-
-cdef inline void _block_gradients(const CSR* X, const Example* ex, const double* w,
-                                  const int64_t* index, int64_t b, double* G,
-                                  int n_threads) noexcept nogil:
-    """G[j] = t_k w.x_k - 1 + D_kk alpha_k for k = index[j], j < b (step 1)."""
-    cdef int64_t j
-    cdef const Example* e
-    if n_threads > 1:
-        for j in prange(b, schedule="static", num_threads=n_threads):
-            e = ex + index[j]
-            G[j] = e.t * _ex_dot(X, e, w) - 1.0 + e.Dg * e.alpha
-    else:
-        for j in range(b):
-            e = ex + index[j]
-            G[j] = e.t * _ex_dot(X, e, w) - 1.0 + e.Dg * e.alpha
-
-
-cdef inline int64_t _block_updates(const CSR* X, Example* ex, double* w, const int64_t* ws,
-                                   const double* Gws, int64_t n_ws, double* f,
-                                   double* PGext) noexcept nogil:
-    """Step 3: the coordinate steps of the working set ws (gradients Gws at the block's
-    w) in order, PGext[0], PGext[1] widened to their projected gradients at the current
-    w (the ones the serial loop measures); returns how many moved alpha."""
-    cdef int64_t q, moved = 0
-    cdef double G, PG, a_old, a_new, d
-    cdef Example* e
-    for q in range(n_ws):
-        e = ex + ws[q]
-        G = Gws[q] if moved == 0 else e.t * _ex_dot(X, e, w) - 1.0 + e.Dg * e.alpha
-        PG = _projected(G, e.alpha, e.U)
-        if PG > PGext[0]:
-            PGext[0] = PG
-        if PG < PGext[1]:
-            PGext[1] = PG
-        a_old = e.alpha
-        a_new = a_old - G / e.QD
-        if a_new < 0.0:
-            a_new = 0.0
-        elif a_new > e.U:
-            a_new = e.U
-        d = a_new - a_old
-        if d != 0.0:
-            e.alpha = a_new
-            # w += d t_k x_k;  f changes by d G + d^2 QD / 2
-            _ex_axpy(X, e, d * e.t, w)
-            f[0] += d * G + 0.5 * d * d * e.QD
-            moved += 1
-    return moved
-
-
-ctypedef struct BlockWork:
-    double* G           # BLOCK_MAX gradients of the block (step 1)
-    int64_t* ws         # BLOCK_MAX: the working set (positions)
-    double* Gws         # BLOCK_MAX: their gradients
-    int n_threads
-    double row_nnz      # the average row's non-zeros (PARALLEL_MIN_NNZ)
-    int64_t counts[4]   # blocks, blocks on the threads, gradients (step 1), steps (step 3)
-
-
-cdef int64_t _block_pass(const CSR* X, Example* ex, double* w, int64_t* index,
-                         int64_t n_active, int shrinking, double Mbar, double mbar,
-                         double theta, double* f, double* PGext, BlockWork* bw) noexcept nogil:
-    """One loop of the block method over index[0:n_active] (already permuted): steps
-    1-3 block by block.  PGext[0], PGext[1] get the loop's max and min PG: at the
-    block's w for the examples left out of W, at the step's w for those in W.  Returns
-    the active size after shrinking."""
-    cdef int64_t s = 0, b = BLOCK_START, send, j, k, n_ws, last, tmp
-    cdef double G, PG, a
-    cdef int nt
-    PGext[0] = -INFINITY
-    PGext[1] = INFINITY
-    while s < n_active:
-        send = b if b < n_active - s else n_active - s
-        nt = bw.n_threads if send * bw.row_nnz >= PARALLEL_MIN_NNZ else 1
-        _block_gradients(X, ex, w, index + s, send, bw.G, nt)
-        bw.counts[0] += 1
-        bw.counts[1] += nt > 1
-        bw.counts[2] += send
-        n_ws = 0
-        j = 0
-        while j < send:
-            k = index[s + j]
-            G = bw.G[j]
-            a = ex[k].alpha
-            if shrinking and ((a <= 0.0 and G > Mbar) or (a >= ex[k].U and G < mbar)):
-                # shrink k: the block's last candidate takes its slot, the next example
-                # outside the block the last candidate's, k the active part's end
-                n_active -= 1
-                last = s + send - 1
-                tmp = index[s + j]
-                index[s + j] = index[last]
-                bw.G[j] = bw.G[send - 1]
-                index[last] = index[n_active]
-                index[n_active] = tmp
-                send -= 1
-                continue
-            PG = _projected(G, a, ex[k].U)
-            if PG != 0.0 and fabs(PG) >= theta:
-                bw.ws[n_ws] = k
-                bw.Gws[n_ws] = G
-                n_ws += 1
-            else:
-                if PG > PGext[0]:
-                    PGext[0] = PG
-                if PG < PGext[1]:
-                    PGext[1] = PG
-            j += 1
-        _block_updates(X, ex, w, bw.ws, bw.Gws, n_ws, f, PGext)
-        bw.counts[3] += n_ws
-        s += send
-        if n_ws * 64 <= send:
-            b = b * 2 if b * 2 <= BLOCK_MAX else BLOCK_MAX
-        elif n_ws * 8 > send:
-            b = b // 2 if b // 2 >= BLOCK_MIN else BLOCK_MIN
-    return n_active
-
-
-cdef int dcd_block_core(const CSR* X, Example* ex, double* w, int64_t* index, int64_t n_total,
-                        double eps, int shrinking, uint64_t* rng, int max_iter, double* f,
-                        int* n_iter, double* spread_out, double* trace, void* callback,
-                        Stop* stop, BlockWork* bw) noexcept nogil:
-    """dcd_core's solve by the block method (see the notes above) on the examples ex
-    (their alphas updated in place); the other arguments, status and trace as
-    dcd_core's, and the same stopping rule, shrinking and reset."""
-    cdef int64_t n_active = n_total
-    cdef double Mbar = INFINITY, mbar = -INFINITY, spread = 0.0, t0 = _now()
-    cdef double theta = THETA0 if THETA0 < 0.1 * eps else 0.1 * eps, theta_min = 0.001 * eps
-    cdef double PGext[2]
-    cdef int it = 0, status = MAX_ITER, handed = 0
-    if theta_min > theta:
-        theta_min = theta
-    while it < max_iter:
-        shuffle(rng, index, n_active)
-        n_active = _block_pass(X, ex, w, index, n_active, shrinking, Mbar, mbar, theta, f,
-                               PGext, bw)
-        it += 1
-        if n_active == 0:
-            PGext[0] = 0.0
-            PGext[1] = 0.0
-        spread = PGext[0] - PGext[1]
-        trace[(it - 1) * TRACE_COLS + 0] = it
-        trace[(it - 1) * TRACE_COLS + 1] = f[0]
-        trace[(it - 1) * TRACE_COLS + 2] = spread
-        trace[(it - 1) * TRACE_COLS + 3] = _now() - t0
-        trace[(it - 1) * TRACE_COLS + 4] = n_active
-        if callback != NULL:
-            with gil:
-                try:
-                    if (<object>callback)(it, f[0], spread, n_active):
-                        handed = 1
-                except BaseException as e:
-                    stop_keep(stop, e)
-        if stop_poll(stop, n_active * stop.per_row):
-            break
-        if handed:
-            status = HANDED_OVER
-            break
-        if spread <= 10.0 * theta and PGext[0] <= 10.0 * theta and -PGext[1] <= 10.0 * theta \
-                and theta > theta_min:
-            theta = 0.1 * theta if 0.1 * theta > theta_min else theta_min
-        if spread <= eps:
-            if n_active == n_total:
-                status = CONVERGED
-                break
-            n_active = n_total
-            Mbar = INFINITY
-            mbar = -INFINITY
-            continue
-        Mbar = PGext[0] if PGext[0] > 0.0 else INFINITY
-        mbar = PGext[1] if PGext[1] < 0.0 else -INFINITY
-    n_iter[0] = it
-    spread_out[0] = spread
-    return status
-
-
 def request_stop():
     """Make every solve of this module running now, in any thread, stop and raise
     KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
@@ -429,8 +189,7 @@ def _with_monitor(callback, monitor, w):
 def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
               int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
               const double[::1] c, double C, int loss, double[::1] alpha, double eps,
-              bint shrinking, uint64_t seed, int max_iter, object callback, object monitor=None,
-              int n_threads=1):
+              bint shrinking, uint64_t seed, int max_iter, object callback, object monitor=None):
     """Solve the binary SVM dual by coordinate descent (paper [9], Algorithms 1 and 3).
 
     Minimizes f(alpha) = 1/2 alpha'(Q + D)alpha - sum alpha over 0 <= alpha <= U
@@ -445,17 +204,12 @@ def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     it) and dual value -f: when it returns a true value the solve stops there with
     status 2 (the caller hands the problem to another solver).
 
-    The loops are the block method (Chiang, Lee & Lin 2016; dcd_block_core): the
-    gradients of each block on n_threads threads, the steps on one, so the result is
-    the same bit for bit for every n_threads.
-
     Returns a dict: w (n_features + (bias > 0)), status (0 converged, 1 loop
     cap, 2 stopped by monitor), n_iter (loops), dual (the maximization dual -f(alpha)), primal (the
     primal objective at w), pg_spread (max PG - min PG recomputed at the
     returned alpha over all examples: the optimality measure of [9]),
     loop_spread (the measure of the last loop), n_sv, n_bound, trace (one row
-    per loop: loop, f, PG spread, seconds, active-set size), block_counts (blocks,
-    blocks whose gradients ran on the threads, gradients, coordinate steps).
+    per loop: loop, f, PG spread, seconds, active-set size).
     """
     cdef int64_t m = rows.shape[0], k, n_total = 0, n_sv = 0, n_bound = 0
     cdef int64_t nw = n_features + (1 if bias > 0 else 0)
@@ -471,21 +225,10 @@ def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     QDarr = np.zeros(m, dtype=np.float64)
     idx_arr = np.empty(max(m, 1), dtype=np.int64)
     trace_arr = np.zeros((max(max_iter, 1), TRACE_COLS), dtype=np.float64)
-    Gb_arr, Gws_arr = np.empty(BLOCK_MAX), np.empty(BLOCK_MAX)
-    ws_arr = np.empty(BLOCK_MAX, dtype=np.int64)
-    cdef double[::1] wv = w_arr, Uv = Uarr, Dv = Darr, QDv = QDarr, Gbv = Gb_arr, Gwsv = Gws_arr
-    cdef int64_t[::1] wsv = ws_arr
-    cdef BlockWork bw
-    ex_arr = np.empty(max(m, 1) * sizeof(Example), dtype=np.uint8)
-    cdef unsigned char[::1] exv = ex_arr
-    cdef Example* ex
+    cdef double[::1] wv = w_arr, Uv = Uarr, Dv = Darr, QDv = QDarr
     cdef double[:, ::1] tr = trace_arr
     cdef int64_t[::1] idx = idx_arr
     cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
-    bw.G, bw.ws, bw.Gws = &Gbv[0], &wsv[0], &Gwsv[0]
-    bw.n_threads = n_threads if n_threads > 1 else 1
-    bw.row_nnz = (indptr[indptr.shape[0] - 1] - indptr[0]) / max(indptr.shape[0] - 1, 1)
-    bw.counts[:] = [0, 0, 0, 0]
     if monitor is not None:
         callback = _with_monitor(callback, monitor, w_arr)
     cdef void* cb = <void*>callback if callback is not None else NULL
@@ -493,8 +236,7 @@ def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
     if m == 0:
         return dict(w=w_arr, status=CONVERGED, n_iter=0, dual=0.0, primal=0.0, pg_spread=0.0,
-                    loop_spread=0.0, n_sv=0, n_bound=0, trace=trace_arr[:0].copy(),
-                    block_counts=(0, 0, 0, 0))
+                    loop_spread=0.0, n_sv=0, n_bound=0, trace=trace_arr[:0].copy())
     with nogil:
         for k in range(m):
             xx = sq_norm_row(&X, rows[k])
@@ -525,19 +267,9 @@ def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
                 sum_sq += Dv[k] * alpha[k] * alpha[k]
         f = 0.5 * dot(&wv[0], &wv[0], nw) + 0.5 * sum_sq - sum_alpha
         if n_total > 0:
-            ex = <Example*>&exv[0]
-            for k in range(m):
-                ex[k].start = indptr[rows[k]]
-                ex[k].end = indptr[rows[k] + 1]
-                ex[k].t = t[k]
-                ex[k].U = Uv[k]
-                ex[k].Dg = Dv[k]
-                ex[k].QD = QDv[k]
-                ex[k].alpha = alpha[k]
-            status = dcd_block_core(&X, ex, &wv[0], &idx[0], n_total, eps, shrinking, &rng,
-                                    max_iter, &f, &n_iter, &spread_loop, &tr[0, 0], cb, &S, &bw)
-            for k in range(m):
-                alpha[k] = ex[k].alpha
+            status = dcd_core(&X, &rows[0], &t[0], &Uv[0], &Dv[0], &QDv[0], &alpha[0], &wv[0],
+                              &idx[0], n_total, eps, shrinking, &rng, max_iter, &f, &n_iter,
+                              &spread_loop, &tr[0, 0], cb, &S, 1.0)
         # certificate at the returned alpha, primal and dual objectives, from scratch
         sum_alpha = 0.0
         sum_sq = 0.0
@@ -568,8 +300,7 @@ def dcd_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
                 dual=float(sum_alpha - 0.5 * xx - 0.5 * sum_sq), primal=float(primal),
                 pg_spread=float(PGmax - PGmin) if n_total > 0 else 0.0,
                 loop_spread=float(spread_loop), n_sv=n_sv, n_bound=n_bound,
-                trace=trace_arr[:n_iter].copy(),
-                block_counts=(bw.counts[0], bw.counts[1], bw.counts[2], bw.counts[3]))
+                trace=trace_arr[:n_iter].copy())
 
 
 # ------------------------------------------------------------------ CoCoA+ local passes
@@ -680,4 +411,3 @@ def dcd_local_pass(*, const int64_t[::1] indptr, const int32_t[::1] indices,
         stopped = e
     return dict(status=status, n_iter=n_iter, loss=float(loss_sum), dual=float(dual_sum),
                 stopped=stopped)
-

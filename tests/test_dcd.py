@@ -220,26 +220,6 @@ def test_cli_loss_option(tmp_path):
     np.testing.assert_array_equal(m.weights, linsvm.train(X, y, solver="dcd", loss="l2", C=0.5).weights)
 
 
-def test_cli_threads_reach_dcd(tmp_path):
-    """-m N (multi-core LIBLINEAR's flag) is dcd's n_threads: -s 3 -m 1 and -m 2 write
-    the same weights."""
-    from click.testing import CliRunner
-    from linsvm.cli import train_cmd
-
-    X, y = random_problem(n_samples=600, n_features=30, seed=3)
-    data = tmp_path / "d.svm"
-    linsvm.dump_svmlight(X, y, str(data))
-    weights = []
-    for m in ("1", "2"):
-        r = CliRunner().invoke(train_cmd, ["-s", "3", "-m", m, "-q", str(data),
-                                           str(tmp_path / m)], catch_exceptions=False)
-        assert r.exit_code == 0, r.output
-        model = linsvm.load_model(str(tmp_path / m))
-        assert model.params["n_threads"] == int(m)
-        weights.append(np.asarray(model.weights))
-    assert weights[0].tobytes() == weights[1].tobytes()
-
-
 # ---------------------------------------------------------------- LIBLINEAR on real data
 
 @pytest.fixture(scope="module")
@@ -318,40 +298,3 @@ def test_l2_dcd_on_unscaled_australian_reaches_the_optimum():
     ref = linsvm.train(X, y, solver="mfn", C=1.0, tol=1e-10)
     assert model.column_stats[0]["finished_by"] == "mfn"
     assert model.objective == pytest.approx(ref.objective, rel=1e-9)
-
-
-@pytest.mark.parametrize("loss", ["l1", "l2"])
-def test_block_method_is_the_same_on_any_thread_count_and_optimal(loss):
-    """The block method (Chiang, Lee & Lin 2016): gradients of a block on the threads,
-    steps in order on one, so alpha, w and the loops are the same bit for bit for every
-    thread count; at return w = sum alpha t x and [9]'s PG spread (recomputed with
-    NumPy) meets -e, and the dual value is the L-BFGS-B reference's."""
-    from linsvm import _dcd
-    rng = np.random.default_rng(11)
-    X = sp.random(600, 1000, density=0.1, format="csr", random_state=12)     # 100 a row
-    t = np.where(X @ rng.standard_normal(1000) + 0.3 * rng.standard_normal(600) > 0, 1.0, -1.0)
-    c = rng.uniform(0.5, 1.5, 600)
-    args = dict(indptr=X.indptr.astype(np.int64), indices=X.indices.astype(np.int32),
-                data=X.data, n_features=1000, bias=1.0, rows=np.arange(600, dtype=np.int64),
-                t=t, c=c, C=0.5, loss=1 if loss == "l1" else 2, eps=1e-3, shrinking=True,
-                seed=3, max_iter=5000, callback=None)
-    runs = []
-    for n_threads in (1, 2, 3):
-        alpha = np.zeros(600)
-        runs.append((_dcd.dcd_solve(alpha=alpha, n_threads=n_threads, **args), alpha))
-    st, alpha = runs[0]
-    assert st["status"] == 0 and runs[1][0]["block_counts"][1] > 0     # blocks on threads
-    for other, a in runs[1:]:
-        assert other["w"].tobytes() == st["w"].tobytes() and a.tobytes() == alpha.tobytes()
-        assert other["n_iter"] == st["n_iter"]
-        assert [other["block_counts"][i] for i in (0, 2, 3)] == \
-            [st["block_counts"][i] for i in (0, 2, 3)]
-    Xa, U = augmented(X, 1.0), 0.5 * c
-    np.testing.assert_allclose(st["w"], Xa.T @ (alpha * t), rtol=1e-9, atol=1e-9)
-    assert projected_gradient_spread(st["w"], Xa, t, alpha, U, loss) <= 1e-3
-    assert st["dual"] == pytest.approx(dual_reference(Xa, t, U, loss), rel=1e-5)
-    # from the optimum at a tighter eps: every |PG| starts under the step threshold,
-    # which must shrink until the rule holds
-    st2 = _dcd.dcd_solve(alpha=alpha, n_threads=2, **dict(args, eps=1e-6))
-    assert st2["status"] == 0 and st2["loop_spread"] <= 1e-6
-    assert projected_gradient_spread(st2["w"], Xa, t, alpha, U, loss) <= 1e-5

@@ -542,10 +542,8 @@ def test_dcd_rounds_that_stop_paying_hand_over(loss):
 # ------------------------------------------------------------------ K = 1: the serial kernels
 
 def test_local_passes_with_sigma_one_are_the_serial_kernels():
-    """With sigma' = 1 (one rank) a local pass from alpha = 0, w = 0 solves the serial
-    problem: dcd's (Hsieh et al.'s loop; the serial solve runs the block method of Chiang
-    et al., whose path differs) reaches the same w and dual value (recomputed with
-    NumPy from the alphas); SDM without cooling is the serial solve bit for bit."""
+    """With sigma' = 1 (one rank) a local pass from alpha = 0, w = 0 is the serial solve:
+    the same alphas and the same w, bit for bit (dcd with shrinking; SDM without cooling)."""
     from linsvm import _dcd, _sdm
     from linsvm.problem import CSRBuffers
 
@@ -559,7 +557,7 @@ def test_local_passes_with_sigma_one_are_the_serial_kernels():
     for loss in (1, 2):
         a_serial = np.zeros(120)
         st = _dcd.dcd_solve(**common, t=t, c=c, C=0.7, loss=loss, alpha=a_serial, eps=1e-9,
-                            shrinking=True, seed=7, max_iter=100000, callback=None)
+                            shrinking=True, seed=7, max_iter=4, callback=None)
         a_local = np.zeros(120)
         U, Dg, QD, index = np.empty(120), np.empty(120), np.empty(120), np.empty(120, np.int64)
         n_total = _dcd.dcd_local_setup(**common, c=c, C=0.7, loss=loss, sigma=1.0, alpha=a_local,
@@ -568,17 +566,9 @@ def test_local_passes_with_sigma_one_are_the_serial_kernels():
         lp = _dcd.dcd_local_pass(**common, t=t, c=c, C=0.7, loss=loss, U=U, Dg=Dg, QD=QD,
                                  index=index, n_total=n_total, alpha=a_local, w=np.zeros(10),
                                  v=v, sigma=1.0, eps=1e-9, shrinking=True,
-                                 rng=np.array([7], dtype=np.uint64), max_iter=100000)
-        assert lp["status"] == 0 and st["status"] == 0 and np.count_nonzero(a_serial) > 10
-        Z = sp.diags(t) @ sp.hstack([X, np.ones((120, 1))]).tocsr()
-        Dd = 0.5 / (0.7 * c) if loss == 2 else np.zeros(120)
-
-        def dual(a):
-            return a.sum() - 0.5 * np.sum((Z.T @ a) ** 2) - 0.5 * np.sum(Dd * a * a)
-        np.testing.assert_allclose(v, Z.T @ a_local, rtol=1e-9, atol=1e-9)
-        np.testing.assert_allclose(st["w"], Z.T @ a_serial, rtol=1e-9, atol=1e-9)
-        np.testing.assert_allclose(v, st["w"], rtol=1e-5, atol=1e-6)
-        assert dual(a_local) == pytest.approx(dual(a_serial), rel=1e-9)
+                                 rng=np.array([7], dtype=np.uint64), max_iter=4)
+        assert lp["n_iter"] == st["n_iter"] == 4 and np.count_nonzero(a_serial) > 10
+        assert np.array_equal(a_local, a_serial) and np.array_equal(v, st["w"])
     codes = (y - 1).astype(np.int32)
     U = 0.7 * c
     for ww in (False, True):

@@ -76,7 +76,7 @@ def _fit(solver, X, y, n_threads):
     return linsvm.train(X, y, solver=solver, C=1.0, n_threads=n_threads)
 
 
-THREADED = ["dcd", "mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord", "alm", "alm-exact", "perf", "perf-ord",
+THREADED = ["mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord", "alm", "alm-exact", "perf", "perf-ord",
             "svr", "lr", "softmax"]
 
 

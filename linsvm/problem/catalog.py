@@ -192,7 +192,6 @@ register(SolverInfo(
                                   "CoCoA+ rounds; off: the dual method alone, with a warning at "
                                   "the cap"),
         "local_epochs": Option(int, LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, 1, 1_000_000),
-        "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
     },
     distributed="cocoa",
     distributed_options=("local_epochs",),

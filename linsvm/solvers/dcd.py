@@ -38,17 +38,6 @@ certificate.  LIBLINEAR -s 1 does the same for l2 (after 300 loops it switches t
 On unscaled data (australian, C = 1) 1000 loops ended 56x (l2) and 2.1x (l1) above the
 optimum; the hand-over reaches it after 20 loops.
 
-Threads (`n_threads`, `-m N`): each loop is the block method of Chiang, Lee & Lin
-(KDD 2016, Sec. 3; csrc/_dcd.pyx, dcd_block_core): the gradients of a block of the
-permutation are computed at one w in parallel, and only the coordinates whose
-projected gradient passes a threshold that shrinks with the PG spread take a
-sequential step, with their gradient at the current w.  [9]'s stopping rule,
-shrinking and reset are unchanged.  It runs for every thread count, one included:
-the block sizes follow the working sets alone, so the model is the same bit for bit
-for any n_threads; on one thread it took 0.71-1.09x the CPU time of [9]'s loop on
-the shared sets (docs/threads.md).  The threads take part only in blocks with enough non-zeros;
-CoCoA+'s local passes stay [9]'s loop.
-
 With more than two classes linsvm.train runs it one-vs-rest (one column per
 class, LIBLINEAR's rule for class weights).
 
@@ -75,7 +64,6 @@ import numpy as np
 from .. import _dcd
 from .._kernels import csr_matvec
 from ..problem.registry import FitResult
-from ..runtime.threads import resolve_threads
 from .cocoa import cocoa_rounds, rank_seed, target_gap
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
 from .gather import fits, gather_rows
@@ -144,8 +132,7 @@ def fit_dcd(problem, params, start, state, log):
                f"({monitor.payoff.history[-1][0]} loops)" if st["status"] == 2 else
                f"no certified solution after {loops} loops")
         alpha, dual, finisher = finish_in_primal(problem, C, loss, st["w"], seed, log, why,
-                                                 l1_tol=min(_L1_FINISH_TOL, 0.01 * params.tol),
-                                                 n_threads=opts["n_threads"])
+                                                 l1_tol=min(_L1_FINISH_TOL, 0.01 * params.tol))
         handed = st["status"] == 2
         st = _certificate(problem, params, alpha)
         # the primal point, certified by the best dual value known (w(alpha) only
@@ -198,14 +185,12 @@ def _dual_loops(problem, params, alpha, monitor, log):
         def callback(it, f, spread, n_active):
             log(f"dcd loop {it:4d}  dual {-f:.10g}  PG spread {spread:.4g}  active {n_active}")
     eps, loops, trace = params.tol, 0, []
-    threads = resolve_threads(opts["n_threads"], problem.X.nnz)
     while True:
         if monitor is not None:
             monitor.offset = loops
         st = _dcd.dcd_solve(**_dcd_args(problem, params), alpha=alpha, eps=eps,
                             shrinking=opts["shrinking"], seed=params.seed & 0xFFFFFFFFFFFFFFFF,
-                            max_iter=max_iter - loops, callback=callback, monitor=monitor,
-                            n_threads=threads)
+                            max_iter=max_iter - loops, callback=callback, monitor=monitor)
         loops += int(st["n_iter"])
         trace.extend(st["trace"])
         rel_gap = relative_gap(st["primal"], st["dual"])
@@ -321,8 +306,7 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
                f"({info['rounds']} rounds)" if info["handed"] else
                f"no certified solution after {info['rounds']} rounds")
         alpha, _, finisher = finish_in_primal(problem, C, loss, w, params.seed, log, why,
-                                              l1_tol=min(_L1_FINISH_TOL, 0.01 * params.tol),
-                                              n_threads=params["n_threads"])
+                                              l1_tol=min(_L1_FINISH_TOL, 0.01 * params.tol))
         # the primal point certified by the dual value of the alphas returned with it
         w, primal = finisher.weights, finisher.stats["objective"]
         dual = l2_dual(problem, C, alpha) if loss == "l2" else hinge_dual(problem, alpha)
