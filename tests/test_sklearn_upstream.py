@@ -36,7 +36,7 @@ with warnings.catch_warnings():          # their marks include thread_unsafe, un
 
 import linsvm                                                    # noqa: E402
 import linsvm.sklearn                                            # noqa: E402
-from upstream_adapters import adapted                            # noqa: E402
+from upstream_adapters import adapted, expect_failures                            # noqa: E402
 
 SK_LINEAR_SVC, SK_LINEAR_SVR = sklearn.svm.LinearSVC, sklearn.svm.LinearSVR
 
@@ -173,10 +173,7 @@ def linsvm_estimators(monkeypatch, request):
             monkeypatch.setattr(module, "LinearSVC", LinearSVC)
         if hasattr(module, "LinearSVR"):
             monkeypatch.setattr(module, "LinearSVR", LinearSVR)
-    name = request.node.name[len("test_"):]
-    reason = EXPECTED_FAILURES.get(name) or EXPECTED_FAILURES.get(name.split("[")[0])
-    if reason:
-        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+    expect_failures(request, EXPECTED_FAILURES)
 
 
 def test_the_adapters_stand_in_for_scikit_learns_classes():

@@ -42,7 +42,7 @@ with warnings.catch_warnings():          # their marks include thread_unsafe, un
 
 import linsvm                                                    # noqa: E402
 import linsvm.sklearn                                            # noqa: E402
-from upstream_adapters import adapted                            # noqa: E402
+from upstream_adapters import adapted, expect_failures                            # noqa: E402
 
 SK_LOGISTIC_REGRESSION = sklearn.linear_model.LogisticRegression
 
@@ -255,10 +255,7 @@ def linsvm_estimator(monkeypatch, request):
     tests look it up; the listed failures marked as strict xfails."""
     for module in (sklearn.linear_model, test_logistic):
         monkeypatch.setattr(module, "LogisticRegression", LogisticRegression)
-    name = request.node.name[len("test_"):]
-    reason = EXPECTED_FAILURES.get(name) or EXPECTED_FAILURES.get(name.split("[")[0])
-    if reason:
-        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+    expect_failures(request, EXPECTED_FAILURES)
 
 
 def test_the_adapter_stands_in_for_scikit_learns_class():

@@ -42,3 +42,12 @@ def adapted(fn, adapters, keep=None):
     if hasattr(fn, "pytestmark"):
         new.pytestmark = [adapted_mark(m, adapters, keep) for m in fn.pytestmark]
     return new
+
+
+def expect_failures(request, failures):
+    """Mark the running upstream test as a strict xfail when `failures` (node name without
+    its test_ prefix, or without its parametrization -> reason) lists it."""
+    name = request.node.name[len("test_"):]
+    reason = failures.get(name) or failures.get(name.split("[")[0])
+    if reason:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
