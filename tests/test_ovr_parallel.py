@@ -36,9 +36,10 @@ def test_sector_weights_identical_for_one_and_two_jobs():
     from linsvm.io.svmlight import load_svmlight
 
     X, y = load_svmlight(str(shared_file("multiclass/sector.scale.bz2")))
+    X, y = X[:2000], y[:2000]           # over 90 of the 105 classes, a fifth of the time
     a = linsvm.train(X, y, solver="dcd", n_jobs=1)
     b = linsvm.train(X, y, solver="dcd", n_jobs=2)
-    assert a.weights.shape[1] == 105 and np.array_equal(a.weights, b.weights)
+    assert a.weights.shape[1] == len(np.unique(y)) > 90 and np.array_equal(a.weights, b.weights)
 
 
 def test_cli_jobs_option_gives_the_same_model(tmp_path, seven_classes):
