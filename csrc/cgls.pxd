@@ -262,6 +262,21 @@ cdef inline double _next_direction(const double* r, double* s, double* p, const 
     return rho_new
 
 
+cdef inline int _stops(double rr, double zcz, double eps, double forcing, double gamma,
+                       double rho, int it, double cgtol, double* qsum,
+                       int* optimal) noexcept nogil:
+    """CGLS's stopping tests after an iteration (block comment): eq. 13
+    (rr <= eps^2 z'Cz: optimal), the forcing term, and the quadratic-model rule on the
+    running sum qsum (-2 Q_it, updated here).  1: stop."""
+    if rr <= eps * eps * zcz:
+        optimal[0] = 1
+        return 1
+    if rr <= forcing:
+        return 1
+    qsum[0] += gamma * rho
+    return 1 if (cgtol > 0.0 and it * gamma * rho <= cgtol * qsum[0]) else 0
+
+
 cdef inline double _products(const Operator* A, const double* p, const double* c,
                             const double* z, double* q, double* u, double* h, int64_t n,
                             int fused, double* qcz) noexcept nogil:
@@ -341,13 +356,7 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
                 r[j] = h[j] - (lam * beta[j] if j < nr else 0.0)
             zcz = h[nw]
             rr = dot(r, r, nw)
-        if rr <= eps * eps * zcz:
-            optimal[0] = 1
-            break
-        if rr <= forcing:
-            break
-        qsum += gamma * rho                     # -2 Q_it
-        if cgtol > 0.0 and it * gamma * rho <= cgtol * qsum:
+        if _stops(rr, zcz, eps, forcing, gamma, rho, it, cgtol, &qsum, optimal):
             break
         rho = _next_direction(r, s, p, minv, rho, nw)
     return it
@@ -494,13 +503,7 @@ cdef inline int _cgls_split(const Operator* A, const double* c, double lam, doub
             comm_sum(comm, red, 3)
             rr = red[0]
             zcz = red[2]
-        if rr <= eps * eps * zcz:
-            optimal[0] = 1
-            break
-        if rr <= forcing:
-            break
-        qsum += gamma * rho                     # -2 Q_it
-        if cgtol > 0.0 and it * gamma * rho <= cgtol * qsum:
+        if _stops(rr, zcz, eps, forcing, gamma, rho, it, cgtol, &qsum, optimal):
             break
         gamma = red[1] / rho                    # omega of _next_direction
         rho = red[1]
@@ -611,13 +614,7 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
             # eq. 13 decides on the true residual, not the recurrence's
             residual(A, c, z, lam, beta, u, r, NULL, NULL, 1.0, NULL, nr)
             rr = dot(r, r, nw)
-        if rr <= eps * eps * zcz:
-            optimal[0] = 1
-            break
-        if rr <= forcing:
-            break
-        qsum += gamma * rho                     # -2 Q_it
-        if cgtol > 0.0 and it * gamma * rho <= cgtol * qsum:
+        if _stops(rr, zcz, eps, forcing, gamma, rho, it, cgtol, &qsum, optimal):
             break
         rho = _next_direction(r, s, p, minv, rho, nw)
     return it
