@@ -262,6 +262,25 @@ cdef inline double _next_direction(const double* r, double* s, double* p, const 
     return rho_new
 
 
+cdef inline int _entry_tests(double rr, double rho, double* rr0, double stop_rr, double eta,
+                             int qadapt, double* forcing, double* cgtol,
+                             int* optimal) noexcept nogil:
+    """The tests on a CGLS's entry residual (block comment): rr0 <- rr = ||r_0||^2; the
+    caller's threshold (rr <= stop_rr: optimal = 2, return 1, no iteration); else the
+    forcing threshold eta^2 rr, optimal = 1 for a zero residual, and the adaptive
+    quadratic-model tolerance min(qtol, ||r_0||_{M^-1}^(1/2)) (rho = r_0'M^-1 r_0)."""
+    if rr0 != NULL:
+        rr0[0] = rr
+    if stop_rr > 0.0 and rr <= stop_rr:
+        optimal[0] = 2
+        return 1
+    forcing[0] = eta * eta * rr
+    optimal[0] = 1 if rr == 0.0 else 0
+    if qadapt and cgtol[0] > 0.0:
+        cgtol[0] = fmin(cgtol[0], sqrt(sqrt(rho)))
+    return 0
+
+
 cdef inline int _stops(double rr, double zcz, double eps, double forcing, double gamma,
                        double rho, int it, double cgtol, double* qsum,
                        int* optimal) noexcept nogil:
@@ -448,15 +467,8 @@ cdef inline int _cgls_split(const Operator* A, const double* c, double lam, doub
     comm_sum(comm, red, 2)
     rr = red[0]
     rho = red[1]
-    if rr0 != NULL:
-        rr0[0] = rr
-    if stop_rr > 0.0 and rr <= stop_rr:
-        optimal[0] = 2
+    if _entry_tests(rr, rho, rr0, stop_rr, eta, qadapt, &forcing, &cgtol, optimal):
         return 0
-    forcing = eta * eta * rr
-    optimal[0] = 1 if rr == 0.0 else 0
-    if qadapt and cgtol > 0.0:
-        cgtol = fmin(cgtol, sqrt(sqrt(rho)))
     for j in range(n):
         zl += c[j] * z[j] * z[j]
     memset(xd, 0, n * sizeof(double))
@@ -562,15 +574,8 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
         p[j] = s[j]
     rho = dot(r, s, nw)
     rr = dot(r, r, nw)
-    if rr0 != NULL:
-        rr0[0] = rr
-    if stop_rr > 0.0 and rr <= stop_rr:
-        optimal[0] = 2
+    if _entry_tests(rr, rho, rr0, stop_rr, eta, qadapt, &forcing, &cgtol, optimal):
         return 0
-    forcing = eta * eta * rr
-    optimal[0] = 1 if rr == 0.0 else 0
-    if qadapt and cgtol > 0.0:                  # min(qtol, ||r_0||_{M^-1}^(1/2))
-        cgtol = fmin(cgtol, sqrt(sqrt(rho)))
     if h == NULL or A.normal == NULL:
         fused = 0
     if dist:
