@@ -7,7 +7,7 @@ linsvm.solvers.l1 and are imported on the first solve).  docs/l1.md describes bo
 from __future__ import annotations
 
 from .._lazy import LazyFunction
-from .registry import Option, SolverInfo
+from .registry import REGULARIZE_BIAS, Option, SolverInfo
 
 MAX_LINESEARCH = 20         # trials (step lengths 1, 1/2, ...) per line search, as LIBLINEAR
 _F8 = 8
@@ -31,9 +31,7 @@ def _memory(per_weight, per_row):
 
 _SHRINKING = Option(bool, True, "shrinking: leave out features at w_j = 0 whose gradient is "
                                 "well inside [-1, 1] (the papers' shrinking)")
-_REGULARIZE_BIAS = Option(bool, True, "the bias weight in ||w||_1 like the others (LIBLINEAR's "
-                                      "default); off: a free intercept (LIBLINEAR's -R; needs "
-                                      "-B > 0)")
+
 
 CDN = SolverInfo(
     name="cdn",
@@ -50,7 +48,7 @@ CDN = SolverInfo(
         "max_iter": Option(int, 1000, "cap on outer iterations (sweeps over the features)",
                            1, 1e9),
         "shrinking": _SHRINKING,
-        "regularize_bias": _REGULARIZE_BIAS,
+        "regularize_bias": REGULARIZE_BIAS,
     },
     loss="l2",
     penalty="l1",
@@ -76,7 +74,7 @@ GLMNET = SolverInfo(
         "inner_max_iter": Option(int, 1000, "cap on coordinate-descent sweeps of one Newton "
                                             "iteration's quadratic model", 1, 1e9),
         "shrinking": _SHRINKING,
-        "regularize_bias": _REGULARIZE_BIAS,
+        "regularize_bias": REGULARIZE_BIAS,
     },
     loss="logistic",
     penalty="l1",

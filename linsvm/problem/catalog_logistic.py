@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._lazy import LazyFunction
-from .registry import N_THREADS_HELP, WEIGHT_SPLIT, Option, SolverInfo, work_memory
+from .registry import (N_THREADS_HELP, REGULARIZE_BIAS, WEIGHT_SPLIT, Option, SolverInfo,
+                       work_memory)
 
 __all__ = ["LOGISTIC_SOLVERS", "LOGISTIC_LOSS", "NEWTON_OPTIONS", "SOFTMAX_TOL", "LRDUAL_TOL"]
 
@@ -74,9 +75,7 @@ LOGISTIC_SOLVERS = (
               "truncation)",
         fit=_fit("fit_lr"),
         family="logistic",
-        options=dict(NEWTON_OPTIONS, weight_split=WEIGHT_SPLIT, regularize_bias=Option(
-            bool, True, "regularize the bias weight like the others (LIBLINEAR's default); off: "
-                        "a free intercept (LIBLINEAR's -R; needs -B > 0)")),
+        options=dict(NEWTON_OPTIONS, weight_split=WEIGHT_SPLIT, regularize_bias=REGULARIZE_BIAS),
         loss=LOGISTIC_LOSS,
         liblinear_codes={0: {}},
         memory=NewtonMemory(False),

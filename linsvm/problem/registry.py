@@ -56,11 +56,17 @@ class Option:
 
 
 # The help of every solver's n_threads (issue 31 item 7, issue 28): the scatters sum
-# fixed row blocks in block order (csrc/csr.pxd) and dcd's threads compute only its
-# block gradients, so the count changes only the time (linsvm/runtime/threads.py).
+# fixed row blocks in block order (csrc/csr.pxd), so the count changes only the time
+# (linsvm/runtime/threads.py).
 N_THREADS_HELP = ("threads for the sparse kernels, -m (0 = auto: the free cores, CPUs less "
                   "the load average, from 4M non-zeros, else 1); the model is the same bit "
                   "for bit for every count")
+
+# LIBLINEAR's -R for the solvers that free the bias as LIBLINEAR does (lr, cdn, glmnet),
+# one Option shared by their tables
+REGULARIZE_BIAS = Option(bool, True, "regularize the bias weight like the others (LIBLINEAR's "
+                                     "default); off: a free intercept (LIBLINEAR's -R; needs "
+                                     "-B > 0)")
 
 # the CGLS arrangement of a distributed Newton solve (mfn's family, svr, lr: csrc/cgls.pxd,
 # linsvm/runtime/wsplit.py), one Option shared by their tables

@@ -13,8 +13,8 @@ may be descheduled for a time slice: two threads on a 2-core machine running one
 other busy process were several times slower than one.  The free cores are 1 there,
 so the default stays on one thread, and a machine without spare cores is never
 slower than one thread.  Below AUTO_THREADS_MIN_NNZ non-zeros a solve is too short
-for threads to pay even on an idle machine (a region per CG iteration or per dcd
-block costs more than it shares out), so the default is one thread there too.
+for threads to pay even on an idle machine (a region per CG iteration costs more
+than it shares out), so the default is one thread there too.
 docs/threads.md has the measurements behind both rules.  The thread count never
 changes a model (the sums over rows run in fixed row blocks, csrc/csr.pxd).
 """

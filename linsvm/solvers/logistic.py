@@ -147,26 +147,16 @@ def fit_lr(problem, params, start, state, log):
     free = not opts["regularize_bias"] and problem.bias > 0
     gstop = min(params.tol * gradient_factor(problem.t, problem.comm), 0.999)
     split = weight_split(problem, opts.get("weight_split", "off"))
-    runs = []
-    while True:
-        st = _logistic.lr_solve(
+
+    def solve(gstop):
+        return _logistic.lr_solve(
             indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
             bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C,
             beta=beta, gstop=gstop, gap_stop=GAP_GUARD, callback=_progress("lr", log),
             comm=problem.comm, regularize_bias=not free, split=split,
             **_newton_settings(opts, X.nnz))
-        runs.append(st)
-        gap = relative_gap(st["f"], st["dual"])
-        # a free bias: the core's stop is the gradient test alone (its gap test needs
-        # P - D = 1/2 ||g||^2, which a free bias breaks); repeat it tighter from beta until
-        # the gap certifies GAP_GUARD (every rank decides on the same reduced numbers)
-        if not free or st["status"] != 0 or gap <= GAP_GUARD or gstop <= GAP_GUARD_MIN_EPS:
-            break
-        if log is not None:
-            log(f"lr: relative duality gap {gap:.3g} > {GAP_GUARD:g}: continuing at a gradient "
-                f"test {gap_guard_shrink(gap):g} times tighter")
-        gstop *= gap_guard_shrink(gap)
-    res = _finish("lr", _merged(runs), params.tol, opts, beta)
+    st = _certified_solve("lr", solve, gstop, None if free else False, log)
+    res = _finish("lr", st, params.tol, opts, beta)
     res.stats.update(exchange_stats(problem, {"weight_exchange": "split" if split else "allreduce"}))
     return res
 
@@ -179,30 +169,19 @@ def fit_softmax(problem, params, start, state, log):
     beta = np.zeros(nw * k) if start is None else \
         np.array(np.asarray(start, dtype=np.float64).reshape(nw, k), copy=True).reshape(-1)
     free = not opts["regularize_bias"] and problem.bias > 0
-    gstop = min(params.tol, 0.999)
-    runs = []
-    while True:
-        st = _logistic.softmax_solve(
+
+    def solve(gstop):
+        return _logistic.softmax_solve(
             indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
             bias=problem.bias, rows=problem.rows, codes=problem.codes, n_classes=k,
             c=problem.cost, C=params.C, beta=beta, gstop=gstop, gap_stop=GAP_GUARD,
             callback=_progress("softmax", log), comm=problem.comm, regularize_bias=not free,
             **_newton_settings(opts, X.nnz))
-        runs.append(st)
-        if not free:
-            break
-        # a free intercept: the core's stop is the gradient test alone; certify here
-        # (linsvm.solvers.softmax_dual) and repeat the test tighter until 1% is certified
-        st["dual"] = softmax_free_bias_dual(problem, params.C, beta.reshape(nw, k))
-        gap = relative_gap(st["f"], st["dual"])
-        if st["status"] != 0 or gap <= GAP_GUARD or gstop <= GAP_GUARD_MIN_EPS:
-            break
-        if log is not None:
-            log(f"softmax: relative duality gap {gap:.3g} > {GAP_GUARD:g}: continuing at a "
-                f"gradient test {gap_guard_shrink(gap):g} times tighter")
-        gstop *= gap_guard_shrink(gap)
+    # a free intercept's certificate is linsvm.solvers.softmax_dual's (the core's is NaN)
+    dual = (lambda: softmax_free_bias_dual(problem, params.C, beta.reshape(nw, k))) \
+        if free else False
+    st = _certified_solve("softmax", solve, min(params.tol, 0.999), dual, log)
     W = beta.reshape(nw, k)
-    st = _merged(runs)
     if free:
         # free intercepts are determined up to one constant added to all (the softmax and
         # the penalty do not see it): take the one whose intercepts sum to 0, as a gradient
@@ -230,6 +209,32 @@ def _centre_penalized_rows(W, n_rows, st):
     drop = k * float(mu @ mu)
     st["f"] -= 0.5 * drop
     st["grad_norm"] = float(np.sqrt(max(st["grad_norm"] ** 2 - drop, 0.0)))
+
+
+def _certified_solve(name, solve, gstop, dual, log):
+    """Run solve(gstop) (a Newton core's entry) and, for a free bias, repeat it from where it
+    stopped with the gradient test gap_guard_shrink(gap) times tighter until the duality gap
+    certifies GAP_GUARD: the core's own gap test needs P - D = 1/2 ||g||^2, which a free
+    bias breaks, so its stop is the gradient test alone.  dual: False (the bias is
+    regularized: one run, the core's test certifies), None (the core's dual is the
+    certificate), or a function giving it.  Returns the runs merged (_merged).  Every rank
+    decides on the same reduced numbers."""
+    runs = []
+    while True:
+        st = solve(gstop)
+        runs.append(st)
+        if dual is False:
+            break
+        if dual is not None:
+            st["dual"] = dual()
+        gap = relative_gap(st["f"], st["dual"])
+        if st["status"] != 0 or gap <= GAP_GUARD or gstop <= GAP_GUARD_MIN_EPS:
+            break
+        if log is not None:
+            log(f"{name}: relative duality gap {gap:.3g} > {GAP_GUARD:g}: continuing at a "
+                f"gradient test {gap_guard_shrink(gap):g} times tighter")
+        gstop *= gap_guard_shrink(gap)
+    return _merged(runs)
 
 
 def _merged(runs):
