@@ -17,4 +17,4 @@ from .cli.main import cv_main, main, predict_main, train_main  # noqa: E402 - af
 __all__ = ["main", "train_main", "predict_main", "cv_main"]
 
 if __name__ == "__main__":
-    main()
+    sigint.run_module_main(main)

@@ -366,6 +366,29 @@ def test_item2_ctrl_c_at_any_moment_of_start_up_prints_interrupted_and_exits_130
     assert not (tmp_path / "out.model").exists() and not (tmp_path / "p.txt").exists()
 
 
+def test_item2_python_dash_m_keeps_status_130_after_an_interrupt_inside_exec(tmp_path):
+    """CPython run with -m ends by SIGINT (status -2) when a KeyboardInterrupt ever left
+    an exec()'d string, even one the program caught -- a Ctrl-C while dataclasses build
+    their methods during `python -m linsvm`'s imports made the start-up test above fail
+    about once in a hundred.  run_module_main keeps the status the command chose."""
+    package = tmp_path / "interrupted_in_exec"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(
+        "from linsvm.runtime import sigint\n"
+        "def main():\n"
+        "    try:\n"
+        "        exec('raise KeyboardInterrupt')\n"
+        "    except KeyboardInterrupt:\n"
+        "        raise SystemExit(sigint.EXIT_INTERRUPTED)\n"
+        "sigint.run_module_main(main)\n")
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-m", "interrupted_in_exec"], cwd=tmp_path, env=env,
+                          capture_output=True)
+    assert proc.returncode == 130, proc.stderr
+
+
 # ------------------------------------------------------------------ item 8: a runner ignoring SIGINT
 
 def test_item8_interrupt_tests_pass_when_the_runner_ignores_sigint():

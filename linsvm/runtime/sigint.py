@@ -30,7 +30,7 @@ import signal
 import sys
 import threading
 
-__all__ = ["arrange", "in_command", "exit_interrupted", "EXIT_INTERRUPTED"]
+__all__ = ["arrange", "in_command", "exit_interrupted", "run_module_main", "EXIT_INTERRUPTED"]
 
 EXIT_INTERRUPTED = 130          # 128 + SIGINT, the shell's status of a Ctrl-C'd program
 
@@ -54,6 +54,27 @@ def arrange():
     signal.signal(signal.SIGINT, exit_interrupted)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def run_module_main(main):
+    """Run `python -m linsvm`'s entry point; an exit with status 130 (a command that
+    caught Ctrl-C and cleaned up) ends the process at once with that status.
+
+    CPython 3.11 run with -m remembers a KeyboardInterrupt that left any exec()'d or
+    eval()'d string -- dataclasses and namedtuple build their methods that way while
+    a module imports -- as "unhandled" for the rest of the run, even when the command
+    caught it, and after finalizing ends the process by SIGINT (status -2) instead of
+    the status the command chose.  A script run as a file (the console scripts) keeps
+    its status, so only this entry point needs the shortcut."""
+    try:
+        main()
+    except SystemExit as exc:
+        if exc.code != EXIT_INTERRUPTED:
+            raise
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+        os._exit(EXIT_INTERRUPTED)
 
 
 @contextlib.contextmanager
