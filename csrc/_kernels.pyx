@@ -153,3 +153,29 @@ def csr_scores(const int64_t[::1] indptr, const int32_t[::1] indices, const doub
                 for c in range(k):
                     o[i, c] = o[i, c] + W[n_features, c] * bias
     return out
+
+
+def csr_transposed_scores(const int64_t[::1] indptr, const int32_t[::1] indices,
+                          const double[::1] data, const int64_t[::1] rows,
+                          const double[:, ::1] M, int64_t n_features, double bias):
+    """X[rows]' M for M (len(rows) x k): out[j, c] = sum_r x_{rows[r], j} M[r, c] over the
+    stored entries with column j < n_features, and, when bias > 0, one more row
+    out[n_features, c] = bias sum_r M[r, c] (the bias feature's column).  rows must index
+    the buffers' rows (the caller's problem checked them)."""
+    cdef int64_t n = rows.shape[0], k = M.shape[1], r, i, p, c, j
+    cdef double v
+    out = np.zeros((n_features + (1 if bias > 0 else 0), k), dtype=np.float64)
+    cdef double[:, ::1] o = out
+    with nogil:
+        for r in range(n):
+            i = rows[r]
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                if j < n_features:
+                    v = data[p]
+                    for c in range(k):
+                        o[j, c] += v * M[r, c]
+            if bias > 0:
+                for c in range(k):
+                    o[n_features, c] += bias * M[r, c]
+    return out

@@ -27,15 +27,27 @@ data for the scores, one for W_pi, and O(n_rows k^2) per Newton step on delta.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
+
+from .._kernels import csr_scores, csr_transposed_scores
 
 NEWTON_STEPS = 50          # at most; typically 3-6
 FEASIBLE = 1e-13           # |sum_i U_i pi_im - n_m| <= FEASIBLE sum_i U_i: feasible to rounding
 
 
-def _rows(problem):
+def _scores(problem, W):
+    """o_i = W' x_i (the bias row included) of the problem's examples."""
     X = problem.X
-    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.n_rows, X.n_features))[problem.rows]
+    return csr_scores(X.indptr, X.indices, X.data, np.ascontiguousarray(W, dtype=np.float64),
+                      X.n_features, problem.bias)[problem.rows]
+
+
+def _transposed_scores(problem, M):
+    """sum_i x_i M_i' over the problem's examples (the bias row included): X' M."""
+    X = problem.X
+    return csr_transposed_scores(X.indptr, X.indices, X.data,
+                                 np.ascontiguousarray(problem.rows, dtype=np.int64),
+                                 np.ascontiguousarray(M, dtype=np.float64), X.n_features,
+                                 problem.bias)
 
 
 def _sum(comm, value):
@@ -55,12 +67,10 @@ def softmax_free_bias_dual(problem, C, W):
     """D(pi) (module notes) at the balanced point pi_i = softmax(o_i + delta) for the weights
     W (n_weights x k, the bias row last) of a softmax solve with a free bias: a lower bound
     on the optimum.  Every sum runs over every rank's rows when problem.comm is set."""
-    comm, b = problem.comm, problem.bias
-    Xr = _rows(problem)
-    nf = problem.X.n_features
+    comm = problem.comm
     U = C * problem.cost
     use = U > 0
-    O = Xr @ W[:nf] + b * W[nf]
+    O = _scores(problem, W)
     Y = np.zeros_like(O)
     Y[np.arange(O.shape[0]), problem.codes] = 1.0
     n = _sum(comm, U @ Y)
@@ -101,7 +111,7 @@ def softmax_free_bias_dual(problem, C, W):
         P = np.zeros_like(O)
         P[:, idx] = np.exp(S[:, idx] - _lse(S[:, idx])[:, None])
     P[~use] = 0.0
-    G = _sum(comm, Xr.T @ (U[:, None] * (Y - P)))
+    G = _sum(comm, _transposed_scores(problem, U[:, None] * (Y - P)))
     with np.errstate(divide="ignore", invalid="ignore"):
         ent = -np.where(P > 0, P * np.log(P), 0.0).sum(axis=1)
     return float(-0.5 * np.sum(G * G) + float(_sum(comm, U @ ent)))
