@@ -184,3 +184,24 @@ def test_row_scaled_kernels_match_scipy(bias, n_threads):
     np.testing.assert_allclose(qcq, np.sum(c * (Xa @ w) ** 2), rtol=1e-12)
     np.testing.assert_allclose(_testing.csr_col_sq_sums(*args, c, n_threads=n_threads, pattern=True),
                                Xa.multiply(Xa).T @ c, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("bias", [-1.0, 0.5])
+def test_multi_column_scores_and_their_transpose_match_scipy(bias):
+    """csr_scores (every row, columns past the model's width ignored) and
+    csr_transposed_scores (a subset of rows, repeated rows included) against scipy."""
+    rng = np.random.default_rng(4)
+    X = sp.random(300, 60, density=0.1, format="csr", random_state=5)
+    width, k = 50, 3                                  # columns 50..59 lie past the model
+    ip, ix = X.indptr.astype(np.int64), X.indices.astype(np.int32)
+    Xw = X[:, :width]
+    if bias > 0:
+        Xw = sp.hstack([Xw, np.full((300, 1), bias)]).tocsr()
+    W = rng.standard_normal((Xw.shape[1], k))
+    np.testing.assert_allclose(_kernels.csr_scores(ip, ix, X.data, W, width, bias), Xw @ W,
+                               rtol=1e-12, atol=1e-12)
+    rows = np.concatenate([rng.permutation(300)[:120], [7, 7]]).astype(np.int64)
+    M = rng.standard_normal((rows.size, k))
+    np.testing.assert_allclose(
+        _kernels.csr_transposed_scores(ip, ix, X.data, rows, M, width, bias),
+        Xw[rows].T @ M, rtol=1e-12, atol=1e-12)
