@@ -11,8 +11,9 @@ writes (`from linsvm.__main__ import train_main`), in child processes that impor
 linsvm as this script, with bytecode caching on (PYTHONDONTWRITEBYTECODE removed from the
 children's environment: pip compiles an installed package's modules, so a run without
 .pyc files would time the compiler).  One warm-up round, then --repeats interleaved
-rounds; each row is the median wall time of its command, and "over numpy" is that median
-less the median of `python -c "import numpy"`.  The data: a heart_scale-sized file (270
+rounds; each row is the median wall time and the median CPU time (user + system; less
+sensitive to a shared machine's load) of its command, and "over numpy" is that median
+less the same median of `python -c "import numpy"`.  The data: a heart_scale-sized file (270
 rows, 13 features, 10 values per row) written here.  With --liblinear-dir DIR (or
 $LIBLINEAR_DIR), LIBLINEAR's own `train` and `predict` built in DIR run on the same file.
 
@@ -28,6 +29,7 @@ import os
 import pathlib
 import platform
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -89,16 +91,23 @@ def commands(work, liblinear_dir):
     return out
 
 
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def time_commands(cmds, work, env, repeats):
-    """name -> wall seconds of each round (after one untimed warm-up round)."""
+    """name -> [(wall seconds, CPU seconds)] of each round (after one untimed warm-up
+    round); the commands run one at a time, so the children's CPU time grows by the
+    command's own."""
     times = {name: [] for name in cmds}
     for r in range(repeats + 1):
         for name, argv in cmds.items():
-            t = time.perf_counter()
+            t, c = time.perf_counter(), _children_cpu()
             subprocess.run(argv, cwd=work, env=env, check=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
             if r:
-                times[name].append(time.perf_counter() - t)
+                times[name].append((time.perf_counter() - t, _children_cpu() - c))
     return times
 
 
@@ -142,15 +151,19 @@ def main(argv=None):
         if args.imports:
             for name in ("linsvm-train tiny.svm m", "linsvm-predict tiny.svm m p"):
                 traces[name] = imported_modules(cmds[name], work, env)
-    numpy_ms = 1000 * statistics.median(times["python -c 'import numpy'"])
+    def median(name, k):
+        return 1000 * statistics.median(t[k] for t in times[name])
+    numpy_wall, numpy_cpu = (median("python -c 'import numpy'", k) for k in (0, 1))
     print(f"Start-up on {platform.machine()}, Python {platform.python_version()}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end; "
-          f"median of {args.repeats} interleaved rounds.\n")
-    print("| command | median ms | min ms | over numpy, ms |")
-    print("|---|---|---|---|")
-    for name, ts in times.items():
-        med = 1000 * statistics.median(ts)
-        print(f"| `{name}` | {med:.1f} | {1000 * min(ts):.1f} | {med - numpy_ms:+.1f} |")
+          f"medians of {args.repeats} interleaved rounds, wall time and CPU time (user + "
+          "system) of the child.\n")
+    print("| command | wall ms | over numpy | CPU ms | over numpy |")
+    print("|---|---|---|---|---|")
+    for name in times:
+        wall, cpu = median(name, 0), median(name, 1)
+        print(f"| `{name}` | {wall:.1f} | {wall - numpy_wall:+.1f} | {cpu:.1f} | "
+              f"{cpu - numpy_cpu:+.1f} |")
     for name, rows in traces.items():
         total = sum(us for us, _ in rows) / 1000
         print(f"\n`{name}`: {len(rows)} modules beyond numpy and click, {total:.1f} ms of "

@@ -8,9 +8,8 @@ import time
 import click
 import numpy as np
 
-from ..fit.calibration import calibrate
+from .._lazy import LazyFunction
 from ..fit.reporting import collecting_warnings, group_warnings
-from ..fit.search import best_line, search_C
 from ..fit.training import train
 from ..model.model import check_model_format, load_model
 from ..problem.catalog import SOLVERS
@@ -25,6 +24,11 @@ from .runs import (check_output, cross_validate_on_console, labels_located, load
 from .solver_options import parse_class_weights, resolve_solver
 
 __all__ = ["run"]
+
+# what only -b 1 and -C run, imported when they run (start-up: linsvm._lazy)
+calibrate = LazyFunction("linsvm.fit.calibration", "calibrate")
+search_C = LazyFunction("linsvm.fit.search", "search_C")
+best_line = LazyFunction("linsvm.fit.search", "best_line")
 
 
 def run(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,

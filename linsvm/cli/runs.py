@@ -9,12 +9,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..fit.cv import cross_validate
+from .._lazy import LazyFunction
 from ..fit.reporting import collecting_warnings
 from ..errors import DataError
 from ..io.atomic import check_output_path
 from ..io.places import RowPlaces
-from ..io.shards import read_training_share, shard_paths
 from ..io.svmlight import load_svmlight_buffers
 from ..io.weights import read_instance_weights
 from ..problem.catalog import SOLVERS
@@ -25,6 +24,12 @@ from .job import Job
 
 __all__ = ["TrainingData", "load_training", "check_output", "note_imbalance",
            "cross_validate_on_console", "labels_located", "IMBALANCE_NOTE"]
+
+# what only -v, --shards and MPI runs read or run, imported when they do (start-up:
+# linsvm._lazy)
+cross_validate = LazyFunction("linsvm.fit.cv", "cross_validate")
+read_training_share = LazyFunction("linsvm.io.shards", "read_training_share")
+shard_paths = LazyFunction("linsvm.io.shards", "shard_paths")
 
 
 class TrainingData(NamedTuple):

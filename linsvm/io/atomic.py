@@ -40,11 +40,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
-import socket
 import stat
 import sys
-import tempfile
 import zlib
 
 from ..errors import DataError, ParameterError
@@ -55,7 +52,19 @@ __all__ = ["atomic_output", "check_output_path", "check_outputs", "same_target",
 
 # O_TMPFILE files are named through /proc/self/fd (linkat): both are needed.
 _O_TMPFILE = getattr(os, "O_TMPFILE", 0) if os.path.isdir("/proc/self/fd") else 0
-_HOST_TAG = f"{zlib.crc32(socket.gethostname().encode('utf-8', 'replace')):08x}"
+
+
+def _host_name() -> str:
+    """The machine's network name (uname's nodename, socket.gethostname's answer; the
+    socket module only where there is no uname)."""
+    try:
+        return os.uname().nodename
+    except AttributeError:
+        import socket
+        return socket.gethostname()
+
+
+_HOST_TAG = f"{zlib.crc32(_host_name().encode('utf-8', 'replace')):08x}"
 _TEMP_SUFFIX = ".tmp"
 
 
@@ -88,7 +97,7 @@ def _temp_prefix(base: str) -> str:
 
 
 def _temp_name(directory: str, base: str) -> str:
-    return os.path.join(directory, f"{_temp_prefix(base)}{os.getpid()}-{secrets.token_hex(4)}{_TEMP_SUFFIX}")
+    return os.path.join(directory, f"{_temp_prefix(base)}{os.getpid()}-{os.urandom(4).hex()}{_TEMP_SUFFIX}")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -420,4 +429,5 @@ def scratch_file():
     directory (``TMPDIR``), removed when closed or when the process ends: scratch
     space such as a copy of standard input read twice (``linsvm scale``), never
     an output file."""
+    import tempfile                 # here: its imports (shutil, random) cost every command
     return tempfile.TemporaryFile()
