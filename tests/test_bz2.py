@@ -64,7 +64,7 @@ def runs_text(n_rows, seed):
     return ("\n".join(lines) + "\n").encode()
 
 
-FAST = data_mod._indexed_bzip2 is not None and data_mod._igzip is not None
+FAST = data_mod._fast_bzip2() is not None and data_mod._fast_gzip() is not None
 
 
 @pytest.fixture(params=["fast", "stdlib"])

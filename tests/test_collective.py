@@ -107,7 +107,6 @@ def test_a_solver_fault_on_one_rank_ends_the_job(monkeypatch, capsys):
     # a distributed fit that fails on rank 1 only must not leave rank 0 waiting in its
     # next collective: train() ends the job (Collective.abort -> comm.Abort)
     import scipy.sparse as sp
-    from dataclasses import replace
 
     import linsvm
     from linsvm.solvers import SOLVERS
@@ -120,7 +119,7 @@ def test_a_solver_fault_on_one_rank_ends_the_job(monkeypatch, capsys):
         problem.comm.sum(np.ones(3))        # rank 0 goes on into a collective
         return info.fit(problem, params, start, state, log)
 
-    monkeypatch.setitem(SOLVERS, "dcd", replace(info, fit=fit))
+    monkeypatch.setitem(SOLVERS, "dcd", info._replace(fit=fit))
     X = sp.random(12, 4, density=0.5, random_state=0, format="csr")
     y = np.array([1.0, -1.0] * 6)
 

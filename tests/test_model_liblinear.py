@@ -1,6 +1,5 @@
 """linsvm.model.format_liblinear: LIBLINEAR's solver_type names, and the type a model is
 exported with, derived from the solver registry (issue 16)."""
-import dataclasses
 
 import numpy as np
 import pytest
@@ -107,12 +106,12 @@ def test_export_type_follows_the_registry_not_solver_names(tmp_path, monkeypatch
     """Regression for the hard-coded names of model.py (issue 16): change a solver's
     liblinear_codes in the registry and the exported type follows."""
     mfn, dcd = SOLVERS["mfn"], SOLVERS["dcd"]
-    monkeypatch.setitem(SOLVERS, "mfn", dataclasses.replace(mfn, liblinear_codes={1: {}}))
-    monkeypatch.setitem(SOLVERS, "dcd", dataclasses.replace(dcd, liblinear_codes={}))
+    monkeypatch.setitem(SOLVERS, "mfn", mfn._replace(liblinear_codes={1: {}}))
+    monkeypatch.setitem(SOLVERS, "dcd", dcd._replace(liblinear_codes={}))
     assert _exported_type(_model("mfn", 3, {}), tmp_path) == "L2R_L2LOSS_SVC_DUAL"
     assert _exported_type(_model("dcd", 3, {"loss": "l1"}), tmp_path) == "L2R_L2LOSS_SVC"
     # the first matching code, in code order
-    monkeypatch.setitem(SOLVERS, "mfn", dataclasses.replace(mfn, liblinear_codes={3: {}, 1: {"seed": 0}}))
+    monkeypatch.setitem(SOLVERS, "mfn", mfn._replace(liblinear_codes={3: {}, 1: {"seed": 0}}))
     assert _exported_type(_model("mfn", 3, {"seed": 0}), tmp_path) == "L2R_L2LOSS_SVC_DUAL"
     assert _exported_type(_model("mfn", 3, {"seed": 1}), tmp_path) == "L2R_L1LOSS_SVC_DUAL"
 

@@ -32,7 +32,7 @@ from linsvm.solvers import SOLVERS
 TESTS = Path(__file__).resolve().parent
 
 DRIVER = textwrap.dedent("""
-    import dataclasses, os, sys
+    import os, sys
     sys.path.insert(0, TESTS_DIR)
     import gathering_solver
     name = gathering_solver.install()
@@ -45,11 +45,11 @@ DRIVER = textwrap.dedent("""
             if problem.comm is not None and problem.comm.rank == int(fail):
                 raise RuntimeError("injected fault")
             return info.fit(problem, params, start, state, log)
-        SOLVERS[name] = dataclasses.replace(info, fit=failing)
+        SOLVERS[name] = info._replace(fit=failing)
     serial = os.environ.get("LINSVM_TEST_SERIAL_ONLY")
     if serial is not None:                  # a solver registered without a distributed mode
         from linsvm.solvers import SOLVERS
-        SOLVERS[serial] = dataclasses.replace(SOLVERS[serial], distributed=None,
+        SOLVERS[serial] = SOLVERS[serial]._replace(distributed=None,
                                               serial_only="use mfn")
     from linsvm.cli import main
     sys.argv[0] = "linsvm"

@@ -1,7 +1,8 @@
 """What the commands import (issue 28's start-up): --help and --version nothing numeric,
 linsvm-train and linsvm-predict on a file neither SciPy nor NumPy's masked arrays
-(np.unique pulls them in), nor scikit-learn, mpi4py or matplotlib (the fast-io
-readers, a few milliseconds, are part of reading)."""
+(np.unique pulls them in), nor scikit-learn, mpi4py or matplotlib, nor the fast-io
+readers on a plain text file, nor the parts of the command only some runs need (-b 1,
+-C, -v, --shards: examples/bench_startup.py times the rest)."""
 import subprocess
 import sys
 
@@ -52,6 +53,9 @@ def test_train_and_predict_import_no_scipy(tmp_path, files):
         mods = _imported(tmp_path, *args)
         assert not {m for m in mods if m.split(".")[0] in HEAVY or m in HEAVY}, args
         assert "linsvm.solvers.dcd" not in mods           # only the solver that runs
+        assert not {m for m in mods if m.split(".")[0] in ("isal", "indexed_bzip2")}, args
+        assert not {"linsvm.fit.calibration", "linsvm.fit.search", "linsvm.fit.cv",
+                    "linsvm.io.shards"} & mods, args
 
 
 def test_no_solver_module_imports_scipy(tmp_path):

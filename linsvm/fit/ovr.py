@@ -11,7 +11,6 @@ the number of threads and whichever thread runs a column.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from types import MappingProxyType
 
 import numpy as np
@@ -62,7 +61,7 @@ def fit_binary(fit, info, params, Xb, rows, y, classes, base, cw, bias, init, st
     states = state if isinstance(state, list) and len(state) == n_columns else [None] * n_columns
     if n_columns > 1 and "n_threads" in info.options and not params["n_threads"]:
         # one-vs-rest: columns are the parallel unit, one kernel thread each
-        params = replace(params, options=MappingProxyType(dict(params.options, n_threads=1)))
+        params = params._replace(options=MappingProxyType(dict(params.options, n_threads=1)))
     base_problem = Problem(Xb, rows, base, bias, comm=coll)   # rows, costs checked (train())
 
     def fit_column(j, log_j):

@@ -45,14 +45,11 @@ from ..errors import DataError
 __all__ = ["Input", "MAGIC", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 1 << 20          # read size for files and streams
-try:                            # optional (the fast-io extra): ISA-L's gzip
-    from isal import igzip as _igzip
-except ImportError:             # pragma: no cover - depends on the environment
-    _igzip = None
-try:                            # optional (the fast-io extra): parallel bzip2 blocks
-    import indexed_bzip2 as _indexed_bzip2
-except ImportError:             # pragma: no cover
-    _indexed_bzip2 = None
+# The fast-io extra's modules, imported when a gzip / bzip2 file is first read (their
+# imports cost every command's start-up, and most inputs are plain text): ISA-L's gzip
+# (isal.igzip) and parallel bzip2 blocks (indexed_bzip2); None where not installed.
+_NOT_LOADED = object()
+_igzip = _indexed_bzip2 = _NOT_LOADED
 
 _BZ2_THREADS = 2                # fixed, never chosen by the load average
 _BZ2_TAIL_BYTES = 1 << 16       # empty streams after indexed_bzip2's last, at most
@@ -136,9 +133,37 @@ class _Concatenated(io.RawIOBase):
                 return len(out)
 
 
+def _fast_gzip():
+    """isal.igzip (its errors joining _DECOMPRESS_ERRORS), imported on first use; None
+    where the fast-io extra is not installed."""
+    global _igzip, _DECOMPRESS_ERRORS
+    if _igzip is _NOT_LOADED:
+        try:
+            from isal import igzip, isal_zlib
+        except ImportError:             # pragma: no cover - depends on the environment
+            _igzip = None
+        else:
+            _igzip = igzip
+            _DECOMPRESS_ERRORS += (isal_zlib.error,)
+    return _igzip
+
+
+def _fast_bzip2():
+    """indexed_bzip2, imported on first use; None where it is not installed."""
+    global _indexed_bzip2
+    if _indexed_bzip2 is _NOT_LOADED:
+        try:
+            import indexed_bzip2
+        except ImportError:             # pragma: no cover
+            indexed_bzip2 = None
+        _indexed_bzip2 = indexed_bzip2
+    return _indexed_bzip2
+
+
 def _open_gzip(fh):
-    if _igzip is not None:
-        return _igzip.IGzipFile(fileobj=fh, mode="rb")
+    fast = _fast_gzip()
+    if fast is not None:
+        return fast.IGzipFile(fileobj=fh, mode="rb")
     return gzip.GzipFile(fileobj=fh, mode="rb")
 
 
@@ -148,10 +173,7 @@ MAGIC = (
     (b"\xfd7zXZ\x00", "xz", lambda fh: _Concatenated(
         fh, lambda: lzma.LZMADecompressor(lzma.FORMAT_XZ), b"\xfd7zXZ\x00", padding=True)),
 )
-_DECOMPRESS_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
-if _igzip is not None:
-    from isal import isal_zlib as _isal_zlib
-    _DECOMPRESS_ERRORS += (_isal_zlib.error,)
+_DECOMPRESS_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)     # + ISA-L's: _fast_gzip
 _EOSMAGIC = 0x177245385090     # bzip2's end-of-stream marker
 _BLOCKMAGIC = 0x314159265359   # and its block header's
 
@@ -287,7 +309,7 @@ class Input:
         would skip trailing data with a warning on stderr, so a file with any
         is left to the strict reader, which names the fault.
         """
-        if _indexed_bzip2 is None or not self._own or not self.fast or head[3:4] != b"9":
+        if not self._own or not self.fast or head[3:4] != b"9" or _fast_bzip2() is None:
             return None             # a lower level digit: libbz2 checks the block sizes
         try:
             st = os.fstat(self._fh.fileno())

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,8 +45,7 @@ def default_chunk_rows(n_columns: int) -> int:
     return max(MIN_CHUNK_ROWS, min(MAX_CHUNK_ROWS, MAX_CHUNK_SCORES // n_columns))
 
 
-@dataclass(frozen=True)
-class PredictionResult:
+class PredictionResult(NamedTuple):
     """What `predict_file` found.
 
     source: the test data's name (``"-"`` for standard input); kind, classes,

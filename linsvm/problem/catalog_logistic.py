@@ -9,7 +9,7 @@ that runs each (imported on the first solve).  docs/logistic.md describes them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .._lazy import LazyFunction
 from .registry import (N_THREADS_HELP, REGULARIZE_BIAS, WEIGHT_SPLIT, Option, SolverInfo,
@@ -25,8 +25,7 @@ SOFTMAX_TOL = 0.01
 LRDUAL_TOL = 0.01
 
 
-@dataclass(frozen=True)
-class NewtonMemory:
+class NewtonMemory(NamedTuple):
     """SolverInfo.memory of a truncated Newton solve (lr, softmax): 11 vectors of
     n_weights k doubles (beta, its copy, the CG and line-search vectors), one more per
     kernel thread beyond the first, per row 9 k + 3 doubles (scores, CG terms, U, e,

@@ -32,19 +32,22 @@ change them.
 
 This module is pure Python: the command line reads it (help, option checks) without
 importing NumPy or any solver; a solver's module is imported when it first runs
-(its `fit` is a linsvm._lazy.LazyFunction).
+(its `fit` is a linsvm._lazy.LazyFunction).  Its records are NamedTuples, not
+dataclasses: every command imports them, and a frozen dataclass costs about 1 ms of
+start-up to build (issue 28's start-up), a NamedTuple a third of that.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from types import MappingProxyType
+from typing import Callable, Mapping, NamedTuple
 
 from ..errors import ParameterError
 
+_EMPTY = MappingProxyType({})     # the default of a read-only mapping field
 
-@dataclass(frozen=True)
-class Option:
+
+class Option(NamedTuple):
     """A solver-specific option: its type, default and one line of help."""
 
     type: type
@@ -80,9 +83,9 @@ WEIGHT_SPLIT = Option(str, "auto", "on several MPI ranks: on = each weight has o
                       choices=("auto", "on", "off"))
 
 
-@dataclass(frozen=True)
-class SolverInfo:
-    """What the CLI and train() need to know about a solver."""
+class SolverInfo(NamedTuple):
+    """What the CLI and train() need to know about a solver (read-only: `_replace` makes
+    a changed copy)."""
 
     name: str
     kind: str                 # the problem it solves: a name of linsvm.problem.kinds.SOLVER_KINDS
@@ -91,12 +94,12 @@ class SolverInfo:
     tol_meaning: str
     paper: str
     fit: Callable             # the contract above; a LazyFunction in the catalog
-    options: dict = field(default_factory=dict)
+    options: Mapping = _EMPTY
     loss: str = "l2"
     penalty: str = "l2"       # the regularizer: "l2" (1/2||w||^2) or "l1" (||w||_1)
     # LIBLINEAR's -s codes for the same problem: code -> the options it implies
     # (e.g. dcd: {1: {"loss": "l2"}, 3: {"loss": "l1"}}); see liblinear_code().
-    liblinear_codes: dict = field(default_factory=dict)
+    liblinear_codes: Mapping = _EMPTY
     memory: Callable | None = None    # bytes of one solve's work arrays (module notes)
     # On several MPI ranks (problem.comm set): "rows" -- the same iterates over row blocks,
     # one allreduce per inner iteration (the serial objective to rounding); "cocoa" --
@@ -122,8 +125,7 @@ class SolverInfo:
                                  f"{self.serial_only or 'use mfn (or run it without mpiexec)'}")
 
 
-@dataclass(frozen=True)
-class Params:
+class Params(NamedTuple):
     """The checked settings of one solve: C > 0 (LIBLINEAR's -c), tol > 0 (-e), seed, and
     every option of the solver (read-only; params["max_iter"]).  Build with make_params."""
 
@@ -131,27 +133,32 @@ class Params:
     C: float
     tol: float
     seed: int
-    options: Mapping = field(default_factory=dict)
+    options: Mapping = _EMPTY
 
     def __getitem__(self, name):
+        """The option `name` (params["max_iter"]); a Params is not indexed by position."""
         return self.options[name]
 
     def with_tol(self, tol):
         """The same settings at another tolerance (a solver tightening its own eps)."""
-        return Params(self.solver, self.C, float(tol), self.seed, self.options)
+        return self._replace(tol=float(tol))
 
 
-@dataclass
 class FitResult:
-    """What a solver returns (module docstring)."""
+    """What a solver returns (module docstring): weights, stats, thresholds (ordinal),
+    offset (added to every decision value; one-class: -rho), warning, converged, state.
+    Its fields may be changed after it is built."""
 
-    weights: object
-    stats: dict
-    thresholds: object = None
-    offset: float = 0.0             # added to every decision value (one-class: -rho)
-    warning: str | None = None
-    converged: bool = True
-    state: object = None
+    __slots__ = ("weights", "stats", "thresholds", "offset", "warning", "converged", "state")
+
+    def __init__(self, weights, stats, thresholds=None, offset=0.0, warning=None,
+                 converged=True, state=None):
+        self.weights, self.stats, self.thresholds, self.offset = weights, stats, thresholds, offset
+        self.warning, self.converged, self.state = warning, converged, state
+
+    def __repr__(self):
+        return (f"FitResult(stats={self.stats!r}, warning={self.warning!r}, "
+                f"converged={self.converged!r})")
 
 
 def option_error(name, detail, others=None):
@@ -195,8 +202,7 @@ def check_options(info, options):
     return out
 
 
-@dataclass(frozen=True)
-class WorkMemory:
+class WorkMemory(NamedTuple):
     """A SolverInfo.memory estimate: `per_weight` float64 vectors as long as the
     weight vector, `per_class` more per class (multi-class solvers keep one
     column per class), one more per kernel thread beyond the first (private

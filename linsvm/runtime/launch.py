@@ -8,7 +8,7 @@ COMM_WORLD, or None for the serial program.  The command line uses both
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import ParameterError
 
@@ -24,8 +24,7 @@ LAUNCHER_VARIABLES = (
 )
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(NamedTuple):
     """How this process was started: its rank, the number of ranks (None when the
     launcher does not export it), and the launcher (for messages)."""
     rank: int
