@@ -8,8 +8,10 @@ instead of importing it:
   (``from linsvm.model import Model`` imports linsvm.model.model then, not before);
 * the solver catalog (linsvm.problem.catalog) gives each solver's fit as a
   `LazyFunction` of linsvm.solvers, imported when a solve runs;
-* the command line (linsvm.cli.commands) gives each command's body as a
-  `LazyFunction` of its runner module.
+* the command line (linsvm.cli.commands) builds a command's declaration when the
+  command is wanted, and gives each command's body as a `LazyFunction` of its runner
+  module; a runner names the parts only some of its runs need (-b 1, -C, -v) the
+  same way.
 
 These are the only imports by name in linsvm; tests/test_layout.py checks that the
 names resolve and that they point where the layers allow (docs/design.md).

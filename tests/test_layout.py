@@ -158,7 +158,7 @@ def test_no_private_name_is_imported_from_another_module():
 
 def test_lazy_names_resolve_and_respect_the_layers():
     """Every name a package exports lazily, every solver's fit in the catalog and every
-    command body in linsvm.cli.commands resolves; the catalog's fits are in
+    command body of linsvm.cli.commands' COMMANDS resolves; the catalog's fits are in
     linsvm.solvers and the commands' bodies in linsvm.cli."""
     from linsvm._lazy import LazyFunction
     from linsvm.cli import commands
@@ -181,8 +181,7 @@ def test_lazy_names_resolve_and_respect_the_layers():
             if isinstance(value, LazyFunction) and module != "linsvm.problem.catalog":
                 assert layer(value.module) <= layer(module), f"{module}.{name}"
                 assert callable(value.resolve()), f"{module}.{name}"
-    for command in (commands.train_cmd, commands.predict_cmd, commands.cv_cmd, commands.synth_cmd,
-                    commands.renumber_cmd):
+    for command in map(commands.command, commands.COMMANDS):
         lazy = inspect.unwrap(command.callback)
         assert isinstance(lazy, LazyFunction) and lazy.module.startswith("linsvm.cli.run_")
         assert callable(lazy.resolve())
@@ -202,7 +201,9 @@ def test_modules_and_functions_are_small():
     assert long_functions == []
 
 
-@pytest.mark.parametrize("module", ["linsvm.cli", "linsvm.cli.commands", "linsvm.problem.catalog"])
+@pytest.mark.parametrize("module", ["linsvm.cli", "linsvm.cli.commands", "linsvm.cli.command_train",
+                                    "linsvm.cli.command_predict", "linsvm.cli.command_cv",
+                                    "linsvm.cli.command_tools", "linsvm.problem.catalog"])
 def test_the_command_line_declarations_import_no_numerics(module):
     """--help and --version read the declarations and the catalog alone (linsvm._lazy)."""
     import subprocess

@@ -6,7 +6,7 @@ training linsvm.fit's, the file formats linsvm.model's.  Every user error ends a
 one line `PROG: error: ...` on stderr and a non-zero exit status (1 for bad
 data/model/files, 2 for bad usage); no traceback reaches the user, and a failed
 command leaves no output file behind.  Under mpiexec, train and cv run on every
-rank (linsvm.cli.job).  The commands are declared in linsvm.cli.commands and run
+rank (linsvm.cli.job).  The commands are listed in linsvm.cli.commands and run
 by their own modules, imported only when they run.
 """
 from __future__ import annotations
@@ -16,26 +16,29 @@ import sys
 import click
 
 from .._version import __version__
-from .commands import cv_cmd, predict_cmd, renumber_cmd, scale_cmd, synth_cmd, train_cmd
+from .commands import COMMANDS, command
 from .job import launch_rank
 from .messages import CONTEXT
 
 __all__ = ["cli", "main", "train_main", "predict_main", "cv_main"]
 
 
-@click.group(context_settings=CONTEXT)
+class _Commands(click.Group):
+    """A Click group whose commands are declared in COMMANDS and built when wanted
+    (linsvm.cli.commands): `linsvm predict` builds no training options."""
+
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, cmd_name):
+        return command(cmd_name) if cmd_name in COMMANDS else None
+
+
+@click.group(cls=_Commands, context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="linsvm")
 def cli():
     """linsvm: linear SVMs on large sparse data (finite Newton, sequential dual, ALM,
     cutting-plane solvers).  `linsvm COMMAND --help` for each command."""
-
-
-cli.add_command(train_cmd)
-cli.add_command(predict_cmd)
-cli.add_command(synth_cmd)
-cli.add_command(renumber_cmd)
-cli.add_command(cv_cmd)
-cli.add_command(scale_cmd)
 
 
 def _run(command, prog_name):
@@ -61,14 +64,14 @@ def main():
 
 def train_main():
     """Entry point of `linsvm-train`."""
-    _run(train_cmd, "linsvm-train")
+    _run(command("train"), "linsvm-train")
 
 
 def predict_main():
     """Entry point of `linsvm-predict`."""
-    _run(predict_cmd, "linsvm-predict")
+    _run(command("predict"), "linsvm-predict")
 
 
 def cv_main():
     """Entry point of `linsvm-cv`."""
-    _run(cv_cmd, "linsvm-cv")
+    _run(command("cv"), "linsvm-cv")
