@@ -3,7 +3,7 @@
 `ThreadComm` has the part of mpi4py's communicator API linsvm uses: the buffer
 collectives (Allreduce with IN_PLACE, Allgather(v), Alltoallv, Bcast) that
 linsvm.runtime.collective.Collective calls, the lowercase object collectives
-(allgather, bcast, scatter, allreduce) of the distributed readers, Get_rank/Get_size and
+(allgather, alltoall, bcast, scatter, allreduce) of the distributed readers, Get_rank/Get_size and
 Abort.  Every collective is a barrier-separated exchange through shared slots,
 and the sums add the ranks' buffers in rank order, so every rank gets the same
 bits (as an MPI allreduce gives every rank).  `run_ranks(fn, P)` calls fn(comm)
@@ -48,6 +48,9 @@ class ThreadComm:
         out = list(self._g.slots)
         self._g.barrier.wait()
         return out
+
+    def alltoall(self, objs):
+        return [sent[self.rank] for sent in self.allgather(list(objs))]
 
     def bcast(self, obj, root=0):
         return self.allgather(obj)[root]

@@ -49,6 +49,15 @@ def _owner_by_rule(sets, d, P):
     return np.array(owner)
 
 
+def _plans(sets, d, P):
+    """Every rank's plan_touched(sets[r]), the ranks as threads."""
+    out = run_ranks(lambda c: wsplit.plan_touched(Collective(c), sets[c.Get_rank()], d), P)
+    for res in out:
+        if isinstance(res, BaseException):
+            raise res
+    return out
+
+
 @pytest.mark.parametrize("P", [2, 3])
 def test_plan_follows_its_rule(P):
     rng = np.random.default_rng(P)
@@ -56,9 +65,8 @@ def test_plan_follows_its_rule(P):
     sets = [np.unique(rng.integers(0, 50, size=k)).astype(np.int32) for k in (30, 5, 40)[:P]]
     if P == 3:
         sets[1] = np.zeros(0, dtype=np.int32)               # a rank with no rows
-    owner = wsplit.owners(sets, d, P)
-    assert np.array_equal(owner, _owner_by_rule([set(t.tolist()) for t in sets], d, P))
-    plans = [wsplit.WeightSplit(r, P, owner, sets) for r in range(P)]
+    owner = _owner_by_rule([set(t.tolist()) for t in sets], d, P)
+    plans = _plans(sets, d, P)
     k = np.zeros(d, dtype=int)
     for t in sets:
         k[t] += 1
@@ -77,6 +85,51 @@ def test_plan_follows_its_rule(P):
             assert np.array_equal(got, want)
     # all ranks together: 2 (k_j - 1) doubles for a weight touched by k_j ranks
     assert sum(p.bytes_per_iteration() for p in plans) == 16 * np.maximum(k - 1, 0).sum()
+    for r, pl in enumerate(plans):              # the final allgather's layout; kept entries
+        assert np.array_equal(pl.perm, np.concatenate([p.own for p in plans]))
+        assert list(pl.own_cnt) == [len(p.own) for p in plans]
+        assert np.array_equal(pl.mine, np.union1d(pl.own, sets[r]))
+
+
+class _CountingComm:
+    """A ThreadComm that counts the entries its alltoalls deliver to this rank."""
+
+    def __init__(self, comm):
+        self._comm, self.received = comm, 0
+
+    def __getattr__(self, name):
+        return getattr(self._comm, name)
+
+    def alltoall(self, objs):
+        got = self._comm.alltoall(objs)
+        self.received += sum(np.asarray(g).size for g in got)
+        return got
+
+
+def test_plan_holds_no_other_ranks_touched_list():
+    """A rank receives its own weights' owners, the weights it is home to (j mod P), and
+    (weight, rank) pairs for the shared weights it owns -- never another rank's whole
+    touched list (issue 29: with P ranks touching millions of hashed features each, P
+    lists per rank did not fit)."""
+    P, d = 3, 3000
+    rng = np.random.default_rng(5)
+    sets = [np.unique(rng.integers(0, d, size=1500)).astype(np.int32) for _ in range(P)]
+    owner = _owner_by_rule([set(t.tolist()) for t in sets], d, P)
+    k = np.zeros(d, dtype=int)
+    for t in sets:
+        k[t] += 1
+
+    def work(c):
+        counting = _CountingComm(c)
+        wsplit.plan_touched(Collective(counting), sets[c.Get_rank()], d)
+        return counting.received
+
+    received = run_ranks(work, P)
+    for r in range(P):
+        homed = sum(int(np.sum(t % P == r)) for t in sets)
+        pairs = 2 * int(np.maximum(k[owner == r] - 1, 0).sum())
+        assert received[r] == len(sets[r]) + homed + pairs
+        assert received[r] < sum(len(t) for t in sets)        # what the gather held
 
 
 class Recording(Collective):
@@ -207,8 +260,7 @@ def test_auto_rule():
     def judge(sets):
         def work(c):
             coll = Collective(c)
-            owner = wsplit.owners(sets, 10, 2)
-            return wsplit.pays(coll, wsplit.WeightSplit(coll.rank, 2, owner, sets))
+            return wsplit.pays(coll, wsplit.plan_touched(coll, sets[coll.rank], 10))
         return run_ranks(work, 2)
 
     few = [np.arange(0, 6, dtype=np.int32), np.arange(4, 10, dtype=np.int32)]

@@ -33,7 +33,7 @@ import time
 
 from .. import errors
 
-__all__ = ["Collective", "collective_of", "agreed", "gather_objects"]
+__all__ = ["Collective", "collective_of", "agreed", "gather_objects", "exchange_objects"]
 
 ABORT_GRACE = 0.25          # seconds between the error line and MPI_Abort (Collective.abort)
 
@@ -126,7 +126,8 @@ class Collective:
         self._count(t0, 8 * (sum(scounts) - scounts[self.rank]))
 
     def allgatherv(self, send, recv, counts):
-        """recv <- every rank's first counts[r] doubles of send, in rank order."""
+        """recv <- every rank's first counts[r] entries of send, in rank order (float64,
+        or int64 indices: 8 bytes each either way)."""
         t0 = time.perf_counter()
         try:
             self.comm.Allgatherv([send, counts[self.rank]],
@@ -199,6 +200,18 @@ def agreed(coll, fn, *args, **kwargs):
     for rank, f in enumerate(faults):
         if f is not None:
             raise getattr(errors, f[0], errors.LinsvmError)(f"MPI rank {rank}: {f[1]}")
+    return out
+
+
+def exchange_objects(coll, parts, nbytes=None):
+    """parts[r] (picklable) to rank r, for every r: returns what each rank sent this one,
+    in rank order ([parts[0]] when serial).  nbytes: as for gather_objects."""
+    if coll is None:
+        return [parts[0]]
+    t0 = time.perf_counter()
+    out = coll.comm.alltoall(list(parts))
+    if nbytes is not None:
+        coll._count(t0, int(nbytes))
     return out
 
 

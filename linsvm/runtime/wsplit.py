@@ -21,17 +21,30 @@ weight touched by k ranks is 2 (k - 1) x 8 bytes in all instead of about 2 P x 8
 
 Ownership (the same on every rank): weight j touched by the ranks R_j (in rank order)
 belongs to R_j[j mod |R_j|], spreading the shared weights over their ranks; a weight
-no rank touches to rank j mod P.  The plan needs every rank's T_r: one gather of
-4 |T_r| bytes per rank, per plan (one per Newton solve).
+no rank touches to rank j mod P.
+
+The plan (one per Newton solve) is decided at each weight's home rank j mod P, so that
+no rank holds another's T_r (with P ranks each touching a few million hashed features,
+every rank would otherwise hold P touched lists):
+
+1. each rank sends its touched weights to their homes (an object alltoall, 4 |T_r|
+   bytes sent);
+2. a home, receiving from the ranks in rank order, knows R_j for each of its weights
+   and so the owner; it answers each rank with the owners of the weights it sent, and
+   sends each owner the pairs (weight, other rank touching it);
+3. the owned lists are gathered in rank order (the layout of the final allgather of
+   the weights: 8 d bytes received per rank, as the weights themselves need).
+
+Memory per rank: O(|T_r| + d / P) for the plan's exchanges, plus the d-long
+arrays every rank keeps anyway (the weight vector and that layout).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .collective import gather_objects
+from .collective import exchange_objects, gather_objects
 
-__all__ = ["WeightSplit", "touched", "owners", "plan", "use_split", "pays"]
-
+__all__ = ["WeightSplit", "touched", "plan", "plan_touched", "use_split", "pays"]
 
 
 def touched(indptr, indices, rows, n_weights, bias_col=-1):
@@ -53,21 +66,6 @@ def touched(indptr, indices, rows, n_weights, bias_col=-1):
     return np.flatnonzero(mask).astype(np.int32)
 
 
-def owners(sets, n_weights, n_ranks):
-    """The owner of every weight (int32, module notes) from every rank's touched set."""
-    cnt = np.zeros(n_weights, dtype=np.int32)
-    for t in sets:
-        cnt[t] += 1
-    j = np.arange(n_weights, dtype=np.int64)
-    pick = (j % np.maximum(cnt, 1)).astype(np.int32)
-    owner = (j % n_ranks).astype(np.int32)
-    seen = np.zeros(n_weights, dtype=np.int32)
-    for r, t in enumerate(sets):
-        owner[t[seen[t] == pick[t]]] = r
-        seen[t] += 1
-    return owner
-
-
 class WeightSplit:
     """One rank's exchange plan (module notes); the arrays csrc/wsplit.pxd's Split
     record points at.
@@ -81,34 +79,17 @@ class WeightSplit:
     the weight vectors a rank keeps valid when the Newton loop is split too).  acc, sbuf,
     rbuf: scratch."""
 
-    def __init__(self, rank, n_ranks, owner, sets):
-        n_weights = owner.shape[0]
-        small = owner.astype(np.int16) if n_ranks <= 32767 else owner   # a radix sort
-        self.perm = np.argsort(small, kind="stable").astype(np.int64)
-        self.own_cnt = np.bincount(owner, minlength=n_ranks).astype(np.int64)
-        start = int(self.own_cnt[:rank].sum())
-        self.own = self.perm[start:start + int(self.own_cnt[rank])].copy()
-        mine = sets[rank]
-        sel = mine[owner[mine] != rank].astype(np.int64)
-        self.pr_idx = sel[np.argsort(small[sel], kind="stable")]
-        self.pr_cnt = np.bincount(owner[self.pr_idx], minlength=n_ranks).astype(np.int64)
-        parts, cnt = [], np.zeros(n_ranks, dtype=np.int64)
-        for r, t in enumerate(sets):
-            if r != rank:
-                f = t[owner[t] == rank]
-                parts.append(np.searchsorted(self.own, f).astype(np.int64))
-                cnt[r] = f.shape[0]
-        self.ps_pos = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-        self.ps_cnt = cnt
-        keep = owner == rank                    # own and T_r together (a mask: numpy's
-        keep[mine] = True                       # union1d sorts, 20x slower at d = 5M)
+    def __init__(self, n_weights, touched_, own, own_cnt, perm, pr_idx, pr_cnt, ps_pos, ps_cnt):
+        self.n_weights, self.n_touched = n_weights, int(touched_.shape[0])
+        self.own, self.own_cnt, self.perm = own, own_cnt, perm
+        self.pr_idx, self.pr_cnt, self.ps_pos, self.ps_cnt = pr_idx, pr_cnt, ps_pos, ps_cnt
+        keep = np.zeros(n_weights, dtype=bool)  # own and T_r together (a mask: numpy's
+        keep[own] = True                        # union1d sorts, 20x slower at d = 5M)
+        keep[touched_] = True
         self.mine = np.flatnonzero(keep).astype(np.int64)
-        self.n_touched = int(mine.shape[0])
-        self.n_weights = n_weights
-        n_buf = max(self.ps_pos.shape[0], self.pr_idx.shape[0], n_weights, 1)
-        self.acc = np.zeros(max(self.own.shape[0], 1))
-        self.sbuf = np.zeros(max(self.ps_pos.shape[0], self.pr_idx.shape[0], self.own.shape[0], 1))
-        self.rbuf = np.zeros(n_buf)
+        self.acc = np.zeros(max(own.shape[0], 1))
+        self.sbuf = np.zeros(max(ps_pos.shape[0], pr_idx.shape[0], own.shape[0], 1))
+        self.rbuf = np.zeros(max(ps_pos.shape[0], pr_idx.shape[0], n_weights, 1))
 
     def bytes_per_iteration(self):
         """Bytes this rank sends in one CGLS iteration's two exchanges (scatter of p,
@@ -119,9 +100,72 @@ class WeightSplit:
 def plan(coll, indptr, indices, rows, n_weights, bias_col=-1):
     """This rank's WeightSplit over the Collective coll (every rank calls it; rows: this
     rank's rows of the solve)."""
-    mine = touched(indptr, indices, rows, n_weights, bias_col)
-    sets = gather_objects(coll, mine, nbytes=4 * mine.shape[0])
-    return WeightSplit(coll.rank, coll.size, owners(sets, n_weights, coll.size), sets)
+    return plan_touched(coll, touched(indptr, indices, rows, n_weights, bias_col), n_weights)
+
+
+def _grouped(values, keys, n_ranks):
+    """values split by key (0..n_ranks-1) in key order, each group in its given order,
+    and the group sizes."""
+    keys = np.asarray(keys, dtype=np.int64)
+    counts = np.bincount(keys, minlength=n_ranks)
+    ordered = values[np.argsort(keys, kind="stable")]
+    return np.split(ordered, np.cumsum(counts)[:-1]), counts
+
+
+def _home_decisions(rank, n_ranks, n_weights, got):
+    """At home `rank`, from got[s] (the weights homed here that rank s touches, ascending):
+    every received (weight, rank s) entry sorted by weight then rank, with its weight's
+    owner (module notes: R_j[j mod |R_j|]); and the weights homed here that no rank
+    touches (owned here, j mod P = rank).  Memory: O(entries received) and n_weights / P
+    bytes."""
+    J = np.concatenate([np.asarray(t, dtype=np.int64) for t in got])
+    S = np.concatenate([np.full(t.shape[0], s, dtype=np.int64) for s, t in enumerate(got)])
+    order = np.lexsort((S, J))
+    J, S = J[order], S[order]
+    first = np.r_[True, J[1:] != J[:-1]] if J.shape[0] else np.zeros(0, dtype=bool)
+    starts = np.flatnonzero(first)                             # each touched weight's run
+    runs = np.diff(np.r_[starts, J.shape[0]])
+    owner = S[starts + J[starts] % runs]                       # one per touched weight
+    entry_owner = np.repeat(owner, runs)
+    free = np.ones(len(range(rank, n_weights, n_ranks)), dtype=bool)
+    free[J[starts] // n_ranks] = False
+    untouched = rank + n_ranks * np.flatnonzero(free).astype(np.int64)
+    return J, S, entry_owner, untouched
+
+
+def plan_touched(coll, mine, n_weights):
+    """This rank's WeightSplit from T_r = `mine` (its touched weights, ascending), decided
+    at the weights' homes (module notes, steps 1-3); every rank calls it."""
+    P, rank = coll.size, coll.rank
+    mine = np.asarray(mine, dtype=np.int64)
+    index = np.int32 if n_weights < 2 ** 31 else np.int64
+    # 1. the touched weights to their homes j mod P
+    parts, _ = _grouped(mine, mine % P, P)
+    got = exchange_objects(coll, [p.astype(index) for p in parts], nbytes=4 * mine.shape[0])
+    # 2. the homes decide; each rank learns its weights' owners, each owner who else touches
+    J, S, O, untouched = _home_decisions(rank, P, n_weights, got)
+    del got
+    replies, _ = _grouped(O.astype(np.int32), S, P)            # in each rank's sent order
+    replies = exchange_objects(coll, replies, nbytes=4 * O.shape[0])
+    owner_of = np.empty(mine.shape[0], dtype=np.int64)
+    owner_of[np.argsort(mine % P, kind="stable")] = np.concatenate(replies)
+    other = O != S
+    pairs, _ = _grouped(np.stack([J[other], S[other]], axis=1).astype(index), O[other], P)
+    recv = exchange_objects(coll, pairs, nbytes=8 * int(other.sum()))
+    del J, S, O, other
+    own = np.sort(np.concatenate([mine[owner_of == rank], untouched]))
+    got_pairs = np.concatenate(recv).astype(np.int64)
+    by_rank = np.lexsort((got_pairs[:, 0], got_pairs[:, 1]))     # by the other rank, then weight
+    ps_pos = np.searchsorted(own, got_pairs[by_rank, 0]).astype(np.int64)
+    ps_cnt = np.bincount(got_pairs[:, 1], minlength=P).astype(np.int64)
+    elsewhere = owner_of != rank
+    pr_parts, pr_cnt = _grouped(mine[elsewhere], owner_of[elsewhere], P)
+    # 3. every rank's owned list in rank order: the final allgather's layout
+    own_cnt = np.array(gather_objects(coll, int(own.shape[0])), dtype=np.int64)
+    perm = np.empty(int(own_cnt.sum()), dtype=np.int64)
+    coll.allgatherv(own, perm, own_cnt)
+    return WeightSplit(n_weights, mine, own, own_cnt, perm, np.concatenate(pr_parts),
+                       pr_cnt.astype(np.int64), ps_pos, ps_cnt)
 
 
 def use_split(setting, coll, n_weights, nnz_local):
