@@ -71,8 +71,10 @@
 # at each Newton step (diag_update is a rank-local shortcut).  With a weight split
 # (Work.split, binary terms: csrc/wsplit.pxd) CGLS runs in cgls.pxd's split arrangement
 # instead: each weight one owner, two sparse exchanges of the weights several ranks
-# share and two small allreduces per iteration, the step gathered once per Newton step;
-# the rest of the driver is unchanged (beta replicated).
+# share and two small allreduces per iteration, and the binary Newton loop is split
+# too (beta valid on each rank's own and touched weights, gathered at the end).
+# Ordinal terms (Work.cg_split) split CGLS alone: the thresholds are weights every rank
+# touches, and each Newton step's step is gathered on every rank (beta replicated).
 #
 # Inputs are addressed through `rows` (training rows, a fold or a random subset);
 # t (binary) or the rank codes (ordinal) and the costs c are per position in rows.
@@ -142,6 +144,8 @@ ctypedef struct Work:
     Stop* stop                     # polled by the loops (csrc/interrupt.pxd)
     const Comm* comm               # the ranks of a distributed solve (csrc/comm.pxd)
     const Split* split             # binary CGLS in the weight-split arrangement, or NULL
+    const Split* cg_split          # ordinal: CGLS alone split (the Newton loop replicated)
+    double* cg_xd                  # ordinal split CGLS: the step's image on the terms
     int64_t nreg                   # weights regularized: the first nreg of beta (binary
                                    # terms with a free bias: nbeta - 1; else nbeta)
 
@@ -500,10 +504,21 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
         memset(W.minv + nw, 0, T.nb * sizeof(double))
         for j in range(n_act):
             W.minv[nw + W.act_s[j]] += W.cc[j]
-        comm_sum(W.comm, W.minv, nbeta)
-        for j in range(nbeta):
-            W.minv[j] = 1.0 / (lam + jw * W.minv[j])
+        if W.cg_split != NULL:                    # summed at the owners, valid there
+            split_reduce(W.cg_split, W.minv)
+            for k in range(W.cg_split.n_own):
+                j = W.cg_split.own[k]
+                W.minv[j] = 1.0 / (lam + jw * W.minv[j])
+        else:
+            comm_sum(W.comm, W.minv, nbeta)
+            for j in range(nbeta):
+                W.minv[j] = 1.0 / (lam + jw * W.minv[j])
     n_act_out[0] = n_act
+    if W.cg_split != NULL:                        # beta_bar gathered on every rank at the end
+        return cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
+                    W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, 0,
+                    W.h, 0, W.dsum, W.cg_xd, 1, NULL, 1.0, 0.0, NULL, W.comm, -1, 0.0, 0,
+                    W.cg_split)
     return cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
                 W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, 0, W.h,
                 0, NULL, NULL, 1, NULL, 1.0, 0.0, NULL, W.comm)
@@ -780,11 +795,20 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     W.comm = &C
     cdef Split SP
     W.split = NULL
-    if split is not None and dist and nb == 0:
-        if split.n_weights != nw:
+    W.cg_split = NULL
+    W.cg_xd = NULL
+    cg_xd_arr = None
+    if split is not None and dist:
+        if split.n_weights != nbeta:
             raise ValueError("the weight split is for another number of weights")
-        SP = split_from(split, &C, 1)             # the Newton loop split too
-        W.split = &SP
+        if nb == 0:
+            SP = split_from(split, &C, 1)         # the Newton loop split too
+            W.split = &SP
+        else:                                     # CGLS alone (ordinal_step)
+            SP = split_from(split, &C, 0)
+            W.cg_split = &SP
+            cg_xd_arr = np.empty(mt, dtype=np.float64)
+            W.cg_xd = <double*>cnp.PyArray_DATA(cg_xd_arr)
     T.m = m
     T.nb = nb
     T.per = per
@@ -921,18 +945,21 @@ def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                   const double[::1] c, double lam, double[::1] beta, double eps, bint warm,
                   bint heuristic1, bint heuristic2, bint precondition, double eta, int max_iter,
                   int cg_max_iter, int n_threads, object callback, double jacobi_weight,
-                  object comm=None):
+                  object comm=None, object split=None):
     """Minimize eq. 25 with costs, lam/2 ||beta||^2 + 1/2 sum_{k,s} c_k max(0, 1 - t_ks (y_k - b_s))^2,
     beta = (w, b_1..b_nb) updated in place, codes in [0, nb] (Section 7).  Returns the
     dict of newton_solve; y = X[rows] w (without thresholds); n_active counts violating
-    (example, threshold) pairs.  comm: as for newton_solve."""
+    (example, threshold) pairs.  comm: as for newton_solve.  split: None, or this rank's
+    linsvm.runtime.wsplit.WeightSplit over all nw + nb entries of beta (with comm): each
+    Newton step's CGLS in the weight-split arrangement, its step gathered at the end
+    (the Newton loop stays replicated)."""
     if n_thresholds < 1:
         raise ValueError("an ordinal problem needs at least one threshold")
     return _solve(indptr, indices, data, n_features, bias, rows, NULL, 0,
                   &codes[0] if codes.shape[0] else NULL, codes.shape[0], n_thresholds, c, lam,
                   beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm, heuristic1, heuristic2,
                   precondition, eta, max_iter, cg_max_iter, n_threads, callback, False, True,
-                  False, True, jacobi_weight, 0.0, comm)
+                  False, True, jacobi_weight, 0.0, comm, True, split)
 
 
 def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,

@@ -125,7 +125,7 @@ CHILD = textwrap.dedent("""
         d = X.n_features + 1
         comm.Barrier()
         t3 = time.perf_counter()
-        pl = split_plan(coll, X.indptr, X.indices, np.arange(X.n_rows), d, X.n_features)
+        pl = split_plan(coll, X.indptr, X.indices, np.arange(X.n_rows), d, [X.n_features])
         t4 = time.perf_counter()
         facts = comm.allgather((pl.n_touched, len(pl.own), pl.bytes_per_iteration(), t4 - t3))
         plan = dict(touched=[f[0] for f in facts], owned=[f[1] for f in facts],

@@ -7,7 +7,8 @@ sends).  The models of P = 2, 3 thread-ranks (tests/fakempi.py) with --weight-sp
 are compared with the serial model as tests/test_mpi_mfn.py does (objective to 1e-9
 at a tight -e, the same weights bit for bit on every rank), on a set with many
 features and few non-zeros per row, where most weights are touched by one rank only,
-with a weight no row touches and a bias every rank touches; the bytes the Collective
+with a weight no row touches and a bias every rank touches, and for mfn-ord (CGLS
+split, its thresholds touched by every rank) on an ordinal set; the bytes the Collective
 counts for the exchanges are those of the plan's formula.  One run under a real
 `mpiexec -n 2` / `-n 3`.
 """
@@ -199,6 +200,29 @@ def test_split_equals_serial(solver, P, layout):
     _assert_same(serial, models, Xt)
 
 
+@pytest.mark.parametrize("P,layout", [(2, "uneven"), (3, "empty")])
+def test_ordinal_split_equals_serial(P, layout):
+    """mfn-ord splits each Newton step's CGLS (its thresholds: weights every rank with rows
+    touches) and keeps its Newton loop replicated: the serial model to 1e-9, thresholds
+    included, on uneven blocks and with an empty one."""
+    X, y = make_text_classification(n_samples=400, n_features=1500, n_classes=3, avg_length=6,
+                                    noise=0.05, seed=9)
+    X = sp.hstack([X, sp.csr_matrix((400, 20))], format="csr")
+    X, y, Xt = X[:300], y[:300], X[300:]
+    serial = linsvm.train(X, y, solver="mfn-ord", tol=1e-8)
+    models, colls = _train_split(X, y, LAYOUTS[P][layout], "mfn-ord", tol=1e-8)
+    f_s, f_d = serial.stats["objective"], models[0].stats["objective"]
+    assert abs(f_d - f_s) <= RTOL * abs(f_s), (f_s, f_d)
+    for m in models:
+        assert np.array_equal(m.weights, models[0].weights)
+        assert np.array_equal(m.thresholds_, models[0].thresholds_)
+        assert m.stats["weight_exchange"] == "split"
+    np.testing.assert_allclose(models[0].thresholds_, serial.thresholds_, rtol=1e-7, atol=1e-9)
+    assert np.array_equal(models[0].predict(Xt), serial.predict(Xt))
+    d = X.shape[1] + 1 + 2                                  # weights, bias, 2 thresholds
+    assert all(d + 3 not in c.sums and any(c.exchanges) for c in colls.values())
+
+
 def test_split_class_on_one_rank_only_and_free_bias():
     X, y, Xt, _ = _wide_set(seed=8)
     order = np.argsort(y, kind="stable")
@@ -287,8 +311,13 @@ MPI_SCRIPT = textwrap.dedent("""
     w = m.weights.ravel()
     rec = {"same": all(np.array_equal(w, v) for v in comm.allgather(w)),
            "f": m.stats["objective"], "how": m.stats["weight_exchange"]}
+    Xo, yo = make_text_classification(n_samples=300, n_features=1500, n_classes=3,
+                                      avg_length=6, seed=9)
+    o = linsvm.train(Xo[a:b], yo[a:b], solver="mfn-ord", tol=1e-8, comm=comm)
+    rec.update(f_ord=o.stats["objective"], how_ord=o.stats["weight_exchange"])
     if rank == 0:
         rec["f_serial"] = linsvm.train(X, y, solver="mfn", tol=1e-6).stats["objective"]
+        rec["f_ord_serial"] = linsvm.train(Xo, yo, solver="mfn-ord", tol=1e-8).stats["objective"]
     with open(f"{sys.argv[1]}/rank{rank}.json", "w") as fh:
         json.dump(rec, fh)
 """)
@@ -297,7 +326,7 @@ MPI_SCRIPT = textwrap.dedent("""
 @pytest.mark.parametrize("n_ranks", [2, 3])
 def test_mpiexec_split_equals_serial(tmp_path, n_ranks):
     """Under a real mpiexec, with --weight-split at its default (auto picks the split
-    here: 1,521 weights against 12 x 1,800 / P bytes of rows)."""
+    here: 1,521 weights against 12 x 1,800 / P bytes of rows), mfn and mfn-ord."""
     exe = mpiexec()
     script = tmp_path / "wsplit.py"
     script.write_text(MPI_SCRIPT)
@@ -307,5 +336,7 @@ def test_mpiexec_split_equals_serial(tmp_path, n_ranks):
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(n_ranks)]
     rec = ranks[0]
     assert abs(rec["f"] - rec["f_serial"]) <= RTOL * abs(rec["f_serial"])
+    assert abs(rec["f_ord"] - rec["f_ord_serial"]) <= RTOL * abs(rec["f_ord_serial"])
     for other in ranks:
         assert other["same"] and other["f"] == rec["f"] and other["how"] == "split"
+        assert other["f_ord"] == rec["f_ord"] and other["how_ord"] == "split"

@@ -326,10 +326,11 @@ register(SolverInfo(
     fit=_fit("mfn_family", "fit_ord"),
     family="mfn",
     options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "forcing",
-                  "max_iter", "cg_max_iter", "n_threads"),
+                  "max_iter", "cg_max_iter", "n_threads", "weight_split"),
     loss="l2",
     memory=_MEMORY_MFN_ORD,
     distributed="rows",
+    distributed_options=("weight_split",),
 ))
 
 

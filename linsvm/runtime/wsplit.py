@@ -47,9 +47,10 @@ from .collective import exchange_objects, gather_objects
 __all__ = ["WeightSplit", "touched", "plan", "plan_touched", "use_split", "pays"]
 
 
-def touched(indptr, indices, rows, n_weights, bias_col=-1):
-    """The sorted weights (int32) the given CSR rows have non-zeros in, with the bias
-    column bias_col (>= 0) when there is a row."""
+def touched(indptr, indices, rows, n_weights, dense=()):
+    """The sorted weights (int32) the given CSR rows have non-zeros in, with the columns
+    `dense` (the bias feature's, an ordinal problem's thresholds: every row has them)
+    when there is a row."""
     rows = np.asarray(rows, dtype=np.int64)
     mask = np.zeros(n_weights, dtype=bool)
     if rows.shape[0]:
@@ -61,8 +62,7 @@ def touched(indptr, indices, rows, n_weights, bias_col=-1):
             first = np.cumsum(lengths) - lengths
             pos = np.repeat(starts - first, lengths) + np.arange(int(lengths.sum()))
             mask[indices[pos]] = True
-        if bias_col >= 0:
-            mask[bias_col] = True
+        mask[np.asarray(dense, dtype=np.int64)] = True
     return np.flatnonzero(mask).astype(np.int32)
 
 
@@ -97,10 +97,10 @@ class WeightSplit:
         return 8 * (self.ps_pos.shape[0] + self.pr_idx.shape[0])
 
 
-def plan(coll, indptr, indices, rows, n_weights, bias_col=-1):
+def plan(coll, indptr, indices, rows, n_weights, dense=()):
     """This rank's WeightSplit over the Collective coll (every rank calls it; rows: this
-    rank's rows of the solve)."""
-    return plan_touched(coll, touched(indptr, indices, rows, n_weights, bias_col), n_weights)
+    rank's rows of the solve; dense: as for `touched`)."""
+    return plan_touched(coll, touched(indptr, indices, rows, n_weights, dense), n_weights)
 
 
 def _grouped(values, keys, n_ranks):

@@ -104,16 +104,18 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
     return st
 
 
-def weight_split(problem, setting):
+def weight_split(problem, setting, n_extra=0):
     """The weight-split plan of a distributed solve of `problem` (linsvm.runtime.wsplit,
     csrc/cgls.pxd), or None for the allreduce arrangement: setting "on", "off", or
     "auto" (use_split's rule on the whole problem's non-zeros, then `pays` on the plan).
-    None when serial."""
+    n_extra: weights after problem.n_weights that every row has (an ordinal problem's
+    thresholds).  None when serial."""
     coll = problem.comm
     if coll is None:
         return None
     X, rows = problem.X, problem.rows
-    key = (id(coll), id(X.indices), problem.n_weights, problem.bias > 0, setting)
+    n_weights = problem.n_weights + n_extra
+    key = (id(coll), id(X.indices), n_weights, problem.bias > 0, setting)
     hit = _PLANS.get(id(rows))
     mine = hit is not None and hit[0]() is rows and hit[1] == key   # mfn-l1's stages, OvR
     # every rank must take the same path (building a plan is collective): a rank whose
@@ -122,9 +124,10 @@ def weight_split(problem, setting):
         return hit[2]
     nnz = int((X.indptr[rows + 1] - X.indptr[rows]).sum()) if rows.shape[0] else 0
     plan = None
-    if use_split(setting, coll, problem.n_weights, nnz):
-        bias_col = X.n_features if problem.bias > 0 else -1
-        plan = split_plan(coll, X.indptr, X.indices, rows, problem.n_weights, bias_col)
+    if use_split(setting, coll, n_weights, nnz):
+        dense = ([X.n_features] if problem.bias > 0 else []) + list(
+            range(problem.n_weights, n_weights))
+        plan = split_plan(coll, X.indptr, X.indices, rows, n_weights, dense)
         if setting == "auto" and not pays(coll, plan):
             plan = None
     _PLANS[id(rows)] = (weakref.ref(rows), key, plan)

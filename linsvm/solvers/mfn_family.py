@@ -57,7 +57,7 @@ from .. import _mfn
 from ..errors import ParameterError
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
-from .mfn import STATUS, exchange_stats, run_newton, start_vector, subset_seed
+from .mfn import STATUS, exchange_stats, run_newton, start_vector, subset_seed, weight_split
 
 LS_LOSS = (1.0, 1.0, math.inf, -math.inf)          # (a, tm, hi, lo): zone 1 everywhere
 HUBER_LOSS = (1.0, 1.0, 1.0, -1.0)                 # eq. 21 in the margin o = 1 - xi
@@ -348,6 +348,7 @@ def fit_ord(problem, params, start, state, log):
         if beta.shape[0] != nw + nb:
             raise ParameterError(f"warm start has {beta.shape[0]} values, expected {nw + nb}")
         warm = True
+    split = weight_split(problem, opts.get("weight_split", "off"), n_extra=nb)
     callback = None
     if log is not None:
         def callback(it, f, n_active, cg_it):
@@ -359,7 +360,7 @@ def fit_ord(problem, params, start, state, log):
                             eta=opts["forcing"], max_iter=opts["max_iter"],
                             cg_max_iter=opts["cg_max_iter"], n_threads=opts["n_threads"],
                             callback=callback, jacobi_weight=opts["jacobi_weight"],
-                            comm=problem.comm)
+                            comm=problem.comm, split=split)
     thresholds = beta[nw:].copy()
     inversion = float(max(0.0, np.max(thresholds[:-1] - thresholds[1:]))) if nb > 1 else 0.0
     if inversion > 0:
@@ -376,6 +377,8 @@ def fit_ord(problem, params, start, state, log):
         "grad_norm": float(np.linalg.norm(g)) / lam,
         "threshold_inversion": inversion,
         "status": STATUS[st["status"]],
+        **exchange_stats(problem, {"weight_exchange": "split" if split is not None
+                                   else "allreduce"}),
         "trace": list(st["trace"] / lam),
     }
     warning, converged = None, True
