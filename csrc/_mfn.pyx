@@ -751,8 +751,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
         raise ValueError("lam must be > 0")
     if not regularize_bias and (nb > 0 or L.lo > -INFINITY):
         raise ValueError("a free bias needs binary terms of a loss without a linear zone")
-    if not (0.0 <= gstop < 1.0):
-        raise ValueError(f"gstop must be in [0, 1), got {gstop!r}")
+    if not (gstop >= 0.0 and isfinite(gstop)):       # >= 1: w = 0 passes (a huge -e)
+        raise ValueError(f"gstop must be finite and >= 0, got {gstop!r}")
     # All work arrays in one float64 and one int64 allocation (a small problem pays
     # for allocations as much as for arithmetic), carved below.
     nbp = 2 * n_terms if (L.lo > -INFINITY and L.hi < INFINITY) else n_terms
@@ -914,7 +914,7 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     same iterates up to rounding in the preconditioner).  jacobi_weight: jw in (0, 1] of
     the CGLS preconditioner 1 / (lam + jw diag(X_1' C X_1)) (1: plain Jacobi; cgls.pxd).
     kkt: also return the Section 4.7 dual KKT violation (as mfn_dual_kkt) as "kkt".
-    gstop in [0, 1): also stop at the first iterate with ||grad f|| <= gstop ||grad f(0)||
+    gstop >= 0: also stop at the first iterate with ||grad f|| <= gstop ||grad f(0)||
     (status 3; 0: off, the paper's stopping rule alone).
     comm: None (serial), or the linsvm.collective.Collective of a distributed solve:
     rows, t, c are then this rank's block of the examples (possibly none), every rank

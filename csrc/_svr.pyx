@@ -411,7 +411,7 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     """Minimize F(w) = 1/2 ||w||_R^2 + C sum_k c_k max(0, |w.x_k - y_k| - p)^2 by the
     modified finite Newton method (block comment; Keerthi & DeCoste 2005, Sections 3-4),
     updating beta in place.  ||.||_R: every weight, or (regularize_bias False, bias > 0)
-    all but the bias weight.  eps: eq. 13's tolerance; gstop in [0, 1): also stop at the
+    all but the bias weight.  eps: eq. 13's tolerance; gstop >= 0: also stop at the
     first iterate with ||grad F|| <= gstop ||grad F(beta_0)|| (LIBLINEAR's test; 0: off),
     beta_0 the model predicting ref_prediction everywhere (0: beta = 0; a free bias's
     solve passes the mean target, the reference of a cold start).  comm: None, or the Collective of a distributed solve (rows, y, c this rank's block).
@@ -429,8 +429,8 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     _check_common(indptr, rows, y, c, p, nw, beta.shape[0])
     if not (C > 0 and isfinite(C)):
         raise ValueError("C must be > 0")
-    if not (0.0 <= gstop < 1.0):
-        raise ValueError(f"gstop must be in [0, 1), got {gstop!r}")
+    if not (gstop >= 0.0 and isfinite(gstop)):       # >= 1: w = 0 passes (a huge -e)
+        raise ValueError(f"gstop must be finite and >= 0, got {gstop!r}")
     if not 0.0 < jacobi_weight <= 1.0:
         raise ValueError(f"jacobi_weight must be in (0, 1], got {jacobi_weight!r}")
     cdef int64_t me = max(m, 1), mw = max(nw, 1)
