@@ -404,6 +404,7 @@ def test_item8_interrupt_tests_pass_when_the_runner_ignores_sigint():
     here = os.path.abspath(__file__)
     nodes = [str(REPO / "tests" / "test_interrupt.py"),
              f"{here}::test_item2_ctrl_c_at_any_moment_of_start_up_prints_interrupted_and_exits_130",
+             f"{here}::test_item2_a_swallowed_interrupt_still_ends_the_command",
              str(REPO / "tests" / "test_ovr_parallel.py") + "::test_ctrl_c_stops_the_columns_running_"
              "in_worker_threads",
              str(REPO / "tests" / "test_ovr_parallel.py") + "::test_ctrl_c_stops_parallel_cross_"
@@ -671,8 +672,9 @@ def test_item2_a_swallowed_interrupt_still_ends_the_command(tmp_path):
             print("ready", flush=True)
             time.sleep(60)              # what a command waiting on stdin does
     """))
+    from conftest import default_sigint
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=60, env=child_env())
+                          timeout=60, env=child_env(), preexec_fn=default_sigint)
     assert proc.returncode == 130 and proc.stderr == "interrupted\n", proc.stderr
     assert proc.stdout == "ready\n" and time.monotonic() - t0 < 30
