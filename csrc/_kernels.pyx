@@ -130,28 +130,33 @@ def all_finite(a):
 
 
 def csr_scores(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-               const double[:, ::1] W, int64_t n_features, double bias):
-    """Decision values of the CSR rows under the weight matrix W (n_weights x k):
-    out[i, c] = sum_j x_ij W[j, c] over the stored entries with column j < n_features
-    (the model's width: later columns are ignored), then + bias W[n_features, c] when
-    bias > 0 (W's bias row).  Each sum runs over the row's entries in stored order,
-    as scipy's CSR products do, so the values are theirs bit for bit."""
-    cdef int64_t n = indptr.shape[0] - 1, k = W.shape[1], i, p, c, j
+               const double[:, ::1] W, int64_t n_features, double bias,
+               const int64_t[::1] rows=None):
+    """Decision values of the CSR rows (all, or those `rows` lists, in its order) under
+    the weight matrix W (n_weights x k): out[r, c] = sum_j x_ij W[j, c] over row i's
+    stored entries with column j < n_features (the model's width: later columns are
+    ignored), then + bias W[n_features, c] when bias > 0 (W's bias row).  Each sum runs
+    over the row's entries in stored order, as scipy's CSR products do, so the values
+    are theirs bit for bit.  rows must index the buffers' rows (the caller checked them)."""
+    cdef bint every = rows is None
+    cdef int64_t n = indptr.shape[0] - 1 if every else rows.shape[0], k = W.shape[1]
+    cdef int64_t r, i, p, c, j
     cdef double v
     out = np.zeros((n, k), dtype=np.float64)
     cdef double[:, ::1] o = out
     with nogil:
-        for i in range(n):
+        for r in range(n):
+            i = r if every else rows[r]
             for p in range(indptr[i], indptr[i + 1]):
                 j = indices[p]
                 if j < n_features:
                     v = data[p]
                     for c in range(k):
-                        o[i, c] += v * W[j, c]
+                        o[r, c] += v * W[j, c]
         if bias > 0:
-            for i in range(n):
+            for r in range(n):
                 for c in range(k):
-                    o[i, c] = o[i, c] + W[n_features, c] * bias
+                    o[r, c] = o[r, c] + W[n_features, c] * bias
     return out
 
 

@@ -514,14 +514,12 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
             for j in range(nbeta):
                 W.minv[j] = 1.0 / (lam + jw * W.minv[j])
     n_act_out[0] = n_act
-    if W.cg_split != NULL:                        # beta_bar gathered on every rank at the end
-        return cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
-                    W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, 0,
-                    W.h, 0, W.dsum, W.cg_xd, 1, NULL, 1.0, 0.0, NULL, W.comm, -1, 0.0, 0,
-                    W.cg_split)
+    # with W.cg_split, CGLS in the split arrangement: the step in dsum, its image in
+    # cg_xd, beta_bar gathered on every rank at the end (both NULL without one)
     return cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
                 W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, 0, W.h,
-                0, NULL, NULL, 1, NULL, 1.0, 0.0, NULL, W.comm)
+                0, W.dsum if W.cg_split != NULL else NULL, W.cg_xd, 1, NULL, 1.0, 0.0, NULL,
+                W.comm, -1, 0.0, 0, W.cg_split)
 
 
 # ------------------------------------------------------------------ the Newton driver

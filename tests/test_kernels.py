@@ -188,8 +188,8 @@ def test_row_scaled_kernels_match_scipy(bias, n_threads):
 
 @pytest.mark.parametrize("bias", [-1.0, 0.5])
 def test_multi_column_scores_and_their_transpose_match_scipy(bias):
-    """csr_scores (every row, columns past the model's width ignored) and
-    csr_transposed_scores (a subset of rows, repeated rows included) against scipy."""
+    """csr_scores (every row, or a subset of rows, repeated rows included; columns past
+    the model's width ignored) and csr_transposed_scores (the same subset) against scipy."""
     rng = np.random.default_rng(4)
     X = sp.random(300, 60, density=0.1, format="csr", random_state=5)
     width, k = 50, 3                                  # columns 50..59 lie past the model
@@ -201,6 +201,8 @@ def test_multi_column_scores_and_their_transpose_match_scipy(bias):
     np.testing.assert_allclose(_kernels.csr_scores(ip, ix, X.data, W, width, bias), Xw @ W,
                                rtol=1e-12, atol=1e-12)
     rows = np.concatenate([rng.permutation(300)[:120], [7, 7]]).astype(np.int64)
+    np.testing.assert_allclose(_kernels.csr_scores(ip, ix, X.data, W, width, bias, rows),
+                               Xw[rows] @ W, rtol=1e-12, atol=1e-12)
     M = rng.standard_normal((rows.size, k))
     np.testing.assert_allclose(
         _kernels.csr_transposed_scores(ip, ix, X.data, rows, M, width, bias),

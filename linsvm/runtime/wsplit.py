@@ -104,12 +104,12 @@ def plan(coll, indptr, indices, rows, n_weights, dense=()):
 
 
 def _grouped(values, keys, n_ranks):
-    """values split by key (0..n_ranks-1) in key order, each group in its given order,
-    and the group sizes."""
+    """values split by key (0..n_ranks-1) in key order, each group in its given order;
+    the group sizes; and the order (values[order] is the groups concatenated)."""
     keys = np.asarray(keys, dtype=np.int64)
     counts = np.bincount(keys, minlength=n_ranks)
-    ordered = values[np.argsort(keys, kind="stable")]
-    return np.split(ordered, np.cumsum(counts)[:-1]), counts
+    order = np.argsort(keys, kind="stable")
+    return np.split(values[order], np.cumsum(counts)[:-1]), counts, order
 
 
 def _home_decisions(rank, n_ranks, n_weights, got):
@@ -140,17 +140,17 @@ def plan_touched(coll, mine, n_weights):
     mine = np.asarray(mine, dtype=np.int64)
     index = np.int32 if n_weights < 2 ** 31 else np.int64
     # 1. the touched weights to their homes j mod P
-    parts, _ = _grouped(mine, mine % P, P)
+    parts, _, by_home = _grouped(mine, mine % P, P)
     got = exchange_objects(coll, [p.astype(index) for p in parts], nbytes=4 * mine.shape[0])
     # 2. the homes decide; each rank learns its weights' owners, each owner who else touches
     J, S, O, untouched = _home_decisions(rank, P, n_weights, got)
     del got
-    replies, _ = _grouped(O.astype(np.int32), S, P)            # in each rank's sent order
+    replies, _, _ = _grouped(O.astype(np.int32), S, P)         # in each rank's sent order
     replies = exchange_objects(coll, replies, nbytes=4 * O.shape[0])
     owner_of = np.empty(mine.shape[0], dtype=np.int64)
-    owner_of[np.argsort(mine % P, kind="stable")] = np.concatenate(replies)
+    owner_of[by_home] = np.concatenate(replies)
     other = O != S
-    pairs, _ = _grouped(np.stack([J[other], S[other]], axis=1).astype(index), O[other], P)
+    pairs, _, _ = _grouped(np.stack([J[other], S[other]], axis=1).astype(index), O[other], P)
     recv = exchange_objects(coll, pairs, nbytes=8 * int(other.sum()))
     del J, S, O, other
     own = np.sort(np.concatenate([mine[owner_of == rank], untouched]))
@@ -159,7 +159,7 @@ def plan_touched(coll, mine, n_weights):
     ps_pos = np.searchsorted(own, got_pairs[by_rank, 0]).astype(np.int64)
     ps_cnt = np.bincount(got_pairs[:, 1], minlength=P).astype(np.int64)
     elsewhere = owner_of != rank
-    pr_parts, pr_cnt = _grouped(mine[elsewhere], owner_of[elsewhere], P)
+    pr_parts, pr_cnt, _ = _grouped(mine[elsewhere], owner_of[elsewhere], P)
     # 3. every rank's owned list in rank order: the final allgather's layout
     own_cnt = np.array(gather_objects(coll, int(own.shape[0])), dtype=np.int64)
     perm = np.empty(int(own_cnt.sum()), dtype=np.int64)

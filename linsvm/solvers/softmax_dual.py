@@ -38,7 +38,7 @@ def _scores(problem, W):
     """o_i = W' x_i (the bias row included) of the problem's examples."""
     X = problem.X
     return csr_scores(X.indptr, X.indices, X.data, np.ascontiguousarray(W, dtype=np.float64),
-                      X.n_features, problem.bias)[problem.rows]
+                      X.n_features, problem.bias, problem.rows)
 
 
 def _transposed_scores(problem, M):
