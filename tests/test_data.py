@@ -331,6 +331,44 @@ def test_random_numbers_match_python_float(tmp_path):
     assert same_bits(X.data, np.array([float(t) for t in tokens]))
 
 
+def _near_ties(rng, count):
+    """Decimal strings of 19 significant digits at or next to the midpoint of two adjacent
+    doubles (where a conversion that rounds in the wrong place shows), and exact ties
+    (2k + 1) 2**(e - 1) short enough to be written with at most 19 digits."""
+    from decimal import Decimal, localcontext
+    out = []
+    with localcontext() as ctx:
+        ctx.prec = 80
+        while len(out) < count:
+            x = rng.random() * 10.0 ** rng.randint(-26, 18)
+            mid = (Decimal(x) + Decimal(float(np.nextafter(x, np.inf)))) / 2
+            mant, exp = f"{mid:.18e}".split("e")
+            last = int(mant[-1])
+            out += [f"{mant}e{exp}", f"{mant[:-1]}{(last + 1) % 10}e{exp}",
+                    f"{mant[:-1]}{(last + 9) % 10}e{exp}"]
+            tie = format((Decimal(2 * rng.randrange(2**52, 2**53) + 1)
+                          * Decimal(2) ** rng.randint(-12, 8)).normalize(), "f")
+            if len(tie.replace(".", "").strip("0")) <= 19:
+                out.append(tie)
+    return out
+
+
+def test_long_mantissas_match_python_float_at_and_near_ties(tmp_path):
+    # The exact integer path (csrc/_svmlight.pyx, lsvm_decimal_to_double) takes the
+    # 16-19 digit mantissas scaled by 10**q, |q| <= 27, that repr() prints; it must give
+    # float()'s double, rounding ties to even, for every one of them.
+    rng = random.Random(20261127)
+    tokens = [repr(rng.random() * 10.0 ** rng.randint(-27, 19)) for _ in range(3000)]
+    tokens += _near_ties(rng, 3000)
+    tokens += [str(rng.randrange(10**18, 2**64)) + rng.choice(["", "e-27", "e27", "e-5"])
+               for _ in range(500)]
+    tokens += ["18446744073709551615", "1844674407370955161.5e-27", "9999999999999999999e27",
+               "0.1000000000000000055511151231257827", "1.000000000000000111022302462515654"]
+    content = "".join(f"0 7:{t}\n" for t in tokens).encode()
+    X, _ = load_bytes(tmp_path, content)
+    assert same_bits(X.data, np.array([float(t) for t in tokens]))
+
+
 # ---------------------------------------------------------------------------
 # sources: compression by magic bytes, stdin, file objects, chunking
 # ---------------------------------------------------------------------------
