@@ -34,8 +34,13 @@
 #      of eq. 23 in beta~ = beta - q, solved by CGLS seeded at beta - q (residual z = t tm - v
 #      on zone 1, weights a c_j), then beta_bar = beta~ + q.  Binary terms use the shared
 #      cgls.pxd over the CSR rows of zone 1; ordinal terms (eq. 26) the same CGLS over the
-#      operator (w, b) -> x_k . w - b_s (ordinal_operator below).  Heuristic 1: at most 10 CGLS iterations in the first step
-#      of a cold start.
+#      operator (w, b) -> x_k . w - b_s (ordinal_operator below).  Heuristic 1: at most 10
+#      CGLS iterations in the first step of a cold start.  A step's CGLS ends at eq. 13,
+#      or at the forcing term ||r|| <= eta ||r_0|| once Galli & Lin's quadratic-model rule
+#      at forcing_guard holds too (cgls.pxd, qguard).  Unguarded, the forcing term ended
+#      every other step after one iteration on data with 1-2% positives, where the
+#      gradient is mostly one direction, and the paper's stop then came 6e-4 above the
+#      optimum instead of 1e-5 for the same work (docs/threads.md, "Imbalance").
 #   5. dv = v(beta_bar) - v(beta) = X d with d = beta_bar - beta.  For binary terms CGLS
 #      accumulates d and X d on zone 1 as it steps (cgls.pxd), so one mat-vec over the
 #      other rows completes dv; ordinal terms take one mat-vec over all.  Stop if CGLS met
@@ -153,6 +158,8 @@ ctypedef struct Work:
 ctypedef struct Params:
     double eps                     # eq. 13 tolerance
     double eta                     # inexact-Newton forcing term (0: off)
+    double guard                   # its guard: the quadratic-model rule at this tolerance
+                                   # must hold too (cgls.pxd, qguard; 0: no guard)
     int warm
     int heuristic1
     int heuristic2
@@ -336,9 +343,9 @@ cdef Operator ordinal_operator(const CSR* X, const OrdAct* O) noexcept nogil:
 # ------------------------------------------------------------------ Newton steps (step 3)
 
 cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
-                     double lam, const double* beta, Work* W, double eps, double eta, int cg_cap,
-                     int precondition, double jw, int diag_update, int fused,
-                     int64_t* n_act_out, int* optimal, double stop_rr=0.0,
+                     double lam, const double* beta, Work* W, double eps, double eta,
+                     double guard, int cg_cap, int precondition, double jw, int diag_update,
+                     int fused, int64_t* n_act_out, int* optimal, double stop_rr=0.0,
                      double* rr0=NULL) noexcept nogil:
     """beta_bar (W.beta_bar) = argmin of the Newton model of binary terms (eq. 11 / eq. 23)
     by cgls.pxd, seeded at beta - q.  Returns the CGLS iterations.
@@ -412,8 +419,8 @@ cdef int binary_step(const CSR* X, const int64_t* rows, const Terms* T, const Lo
     A = csr_operator(X, W.act_rows, n_act)
     it = cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
               W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, fused, W.h,
-              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.comm, W.nreg, 0.0, 0,
-              W.split)
+              jacobi, W.dsum, W.xd, 0, W.diag, jw, stop_rr, rr0, W.comm, W.nreg, guard,
+              guard > 0.0, W.split, guard > 0.0)
     if W.shifted and W.split != NULL:
         for j in range(W.split.n_mine):
             W.beta_bar[W.split.mine[j]] += W.shift[W.split.mine[j]]
@@ -458,7 +465,8 @@ cdef int binary_eq13(const CSR* X, Work* W, double lam, double eps, double zcz) 
 
 cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
                       double lam, const double* beta, int64_t nbeta, Work* W, double eps,
-                      double eta, int cg_cap, int precondition, double jw, int64_t* n_act_out,
+                      double eta, double guard, int cg_cap, int precondition, double jw,
+                      int64_t* n_act_out,
                       int* optimal) noexcept nogil:
     """beta_bar = argmin of eq. 26 (the zone-1 terms at beta kept) by cgls.pxd over the
     ordinal operator, seeded at beta.  Ordinal losses have no zone 2 (checked by the
@@ -519,7 +527,7 @@ cdef int ordinal_step(const CSR* X, const int64_t* rows, const Terms* T, const L
     return cgls(&A, W.cc, lam, W.beta_bar, W.z, W.q, W.u, W.r, W.p, W.sv,
                 W.minv if precondition else NULL, eps, eta, cg_cap, optimal, W.stop, 0, W.h,
                 0, W.dsum if W.cg_split != NULL else NULL, W.cg_xd, 1, NULL, 1.0, 0.0, NULL,
-                W.comm, -1, 0.0, 0, W.cg_split)
+                W.comm, -1, guard, guard > 0.0, W.cg_split, guard > 0.0)
 
 
 # ------------------------------------------------------------------ the Newton driver
@@ -583,7 +591,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         # step 3: the Newton point of the model that keeps the zones of beta
         cg_cap = 10 if (P.heuristic1 and not P.warm and it == 1) else P.cg_max_iter
         if T.nb == 0:
-            cg_it = binary_step(X, rows, T, L, lam, beta, W, eps_cur, P.eta, cg_cap,
+            cg_it = binary_step(X, rows, T, L, lam, beta, W, eps_cur, P.eta, P.guard, cg_cap,
                                 P.precondition, P.jw, P.diag_update, P.fused, &n_act, &optimal,
                                 stop_rr if stop_rr > 0.0 else 0.0, &rr0)
             if optimal == 2:                  # ||grad f(beta)|| <= gstop ||grad f(0)||
@@ -593,8 +601,8 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
             if stop_rr < 0.0 and P.gstop > 0.0:
                 stop_rr = P.gstop * P.gstop * rr0
         else:
-            cg_it = ordinal_step(X, rows, T, L, lam, beta, nbeta, W, eps_cur, P.eta, cg_cap,
-                                 P.precondition, P.jw, &n_act, &optimal)
+            cg_it = ordinal_step(X, rows, T, L, lam, beta, nbeta, W, eps_cur, P.eta, P.guard,
+                                 cg_cap, P.precondition, P.jw, &n_act, &optimal)
         cg_total[0] += cg_it
         if W.stop.stopped:
             break
@@ -721,7 +729,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                    int n_threads, object callback, bint fused=False, bint pattern=True,
                    bint kkt=False, bint diag_update=True, double jacobi_weight=1.0,
                    double gstop=0.0, object comm=None, bint regularize_bias=True,
-                   object split=None):
+                   object split=None, double forcing_guard=0.0):
     """Allocate the work arrays once and run newton_core (binary if nb == 0): t (n_t
     labels) for binary terms, codes (n_codes ranks) for ordinal ones.  regularize_bias
     False (binary terms with a bias feature and no zone 2): the bias weight is free.  comm: None, or
@@ -751,6 +759,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
         raise ValueError("a free bias needs binary terms of a loss without a linear zone")
     if not (gstop >= 0.0 and isfinite(gstop)):       # >= 1: w = 0 passes (a huge -e)
         raise ValueError(f"gstop must be finite and >= 0, got {gstop!r}")
+    if not 0.0 <= forcing_guard < 1.0:
+        raise ValueError(f"forcing_guard must be in [0, 1), got {forcing_guard!r}")
     # All work arrays in one float64 and one int64 allocation (a small problem pays
     # for allocations as much as for arithmetic), carved below.
     nbp = 2 * n_terms if (L.lo > -INFINITY and L.hi < INFINITY) else n_terms
@@ -853,6 +863,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     W.nreg = nbeta - 1 if (not regularize_bias and bias > 0) else nbeta
     P.eps = eps
     P.eta = eta
+    P.guard = forcing_guard
     P.warm = warm
     P.heuristic1 = heuristic1
     P.heuristic2 = heuristic2
@@ -900,7 +911,7 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                  bint precondition, double eta, int max_iter, int cg_max_iter, int n_threads,
                  object callback, bint fused, bint pattern, bint kkt, bint diag_update,
                  double jacobi_weight, double gstop, object comm=None,
-                 bint regularize_bias=True, object split=None):
+                 bint regularize_bias=True, object split=None, double forcing_guard=0.0):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
@@ -924,6 +935,9 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     None (Section 4.7's dual has no equality constraint for a free bias).
     split: None, or this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in
     the weight-split arrangement (cgls.pxd, csrc/wsplit.pxd).
+    forcing_guard > 0: the forcing term eta ends a step's CGLS only once Galli & Lin's
+    quadratic-model rule at min(forcing_guard, ||r_0||_{M^-1}^(1/2)) holds too (cgls.pxd,
+    qguard); 0: the forcing term alone (the iterates of before the guard, bit for bit).
 
     indices must lie in [0, n_features) (the caller validates the CSR buffers);
     rows, lengths and the loss are checked here.  Returns a dict: status (0 converged,
@@ -934,7 +948,7 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                   t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1,
                   heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback,
                   fused, pattern, kkt, diag_update, jacobi_weight, gstop, comm, regularize_bias,
-                  split)
+                  split, forcing_guard)
 
 
 def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
@@ -943,21 +957,21 @@ def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                   const double[::1] c, double lam, double[::1] beta, double eps, bint warm,
                   bint heuristic1, bint heuristic2, bint precondition, double eta, int max_iter,
                   int cg_max_iter, int n_threads, object callback, double jacobi_weight,
-                  object comm=None, object split=None):
+                  object comm=None, object split=None, double forcing_guard=0.0):
     """Minimize eq. 25 with costs, lam/2 ||beta||^2 + 1/2 sum_{k,s} c_k max(0, 1 - t_ks (y_k - b_s))^2,
     beta = (w, b_1..b_nb) updated in place, codes in [0, nb] (Section 7).  Returns the
     dict of newton_solve; y = X[rows] w (without thresholds); n_active counts violating
     (example, threshold) pairs.  comm: as for newton_solve.  split: None, or this rank's
     linsvm.runtime.wsplit.WeightSplit over all nw + nb entries of beta (with comm): each
     Newton step's CGLS in the weight-split arrangement, its step gathered at the end
-    (the Newton loop stays replicated)."""
+    (the Newton loop stays replicated).  forcing_guard: as for newton_solve."""
     if n_thresholds < 1:
         raise ValueError("an ordinal problem needs at least one threshold")
     return _solve(indptr, indices, data, n_features, bias, rows, NULL, 0,
                   &codes[0] if codes.shape[0] else NULL, codes.shape[0], n_thresholds, c, lam,
                   beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm, heuristic1, heuristic2,
                   precondition, eta, max_iter, cg_max_iter, n_threads, callback, False, True,
-                  False, True, jacobi_weight, 0.0, comm, True, split)
+                  False, True, jacobi_weight, 0.0, comm, True, split, forcing_guard)
 
 
 def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,

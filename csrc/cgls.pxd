@@ -63,6 +63,14 @@
 # Q_i = -1/2 sum_k gamma_k rho_k is known from the recurrence's own numbers: the rule
 # costs no pass and no dot product, and every rank of a distributed solve takes it on
 # the same reduced numbers.
+#
+# qguard != 0 makes the quadratic-model rule a guard on the forcing term instead of a
+# stop of its own: the iteration then stops at ||r|| <= eta ||r_0|| only once the rule
+# above holds too (it never holds at i = 1, since Q_0 = 0).  The forcing term alone can
+# end a Newton step after one iteration when the gradient is dominated by a single
+# direction -- on data with 1-2% positives, the bias and the mean of the negatives --
+# and such steps make almost no progress on the rest (the finite Newton driver's
+# default, csrc/_mfn.pyx).
 # Two products (A p, A'u) per iteration and no copy of any row.  Returns the number
 # of iterations; *optimal is set when eq. 13 holds.
 #
@@ -282,18 +290,21 @@ cdef inline int _entry_tests(double rr, double rho, double* rr0, double stop_rr,
 
 
 cdef inline int _stops(double rr, double zcz, double eps, double forcing, double gamma,
-                       double rho, int it, double cgtol, double* qsum,
+                       double rho, int it, double cgtol, int qguard, double* qsum,
                        int* optimal) noexcept nogil:
     """CGLS's stopping tests after an iteration (block comment): eq. 13
     (rr <= eps^2 z'Cz: optimal), the forcing term, and the quadratic-model rule on the
-    running sum qsum (-2 Q_it, updated here).  1: stop."""
+    running sum qsum (-2 Q_it, updated here) -- with qguard, as the forcing term's guard
+    only.  1: stop."""
+    cdef int quad
     if rr <= eps * eps * zcz:
         optimal[0] = 1
         return 1
-    if rr <= forcing:
-        return 1
     qsum[0] += gamma * rho
-    return 1 if (cgtol > 0.0 and it * gamma * rho <= cgtol * qsum[0]) else 0
+    quad = cgtol > 0.0 and it * gamma * rho <= cgtol * qsum[0]
+    if rr <= forcing:
+        return 1 if (quad or not qguard) else 0
+    return 1 if (quad and not qguard) else 0
 
 
 cdef inline double _products(const Operator* A, const double* p, const double* c,
@@ -322,10 +333,11 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
                            double* minv, double eps, double forcing, int max_iter, int* optimal,
                            Stop* stop, int fused, double* h, double* dsum, double* xd,
                            int verify, double rho, const Comm* comm,
-                           int64_t nr, double cgtol=0.0) noexcept nogil:
+                           int64_t nr, double cgtol=0.0, int qguard=0) noexcept nogil:
     """cgls's iterations when distributed (block comment): r, p, s, rho from cgls's start
     (r reduced); one allreduce of [h | q'Cq | q'Cz | z'Cz] per iteration; lam on the
-    first nr weights.  cgtol > 0: the quadratic-model rule (block comment)."""
+    first nr weights.  cgtol > 0: the quadratic-model rule (block comment; qguard: as the
+    forcing term's guard)."""
     cdef int64_t j, n = A.n, nw = A.nw
     cdef int it = 0
     cdef double pp, qcq, qcz, zcz, zl = 0.0, gamma, rr, qsum = 0.0
@@ -375,7 +387,7 @@ cdef inline int _cgls_dist(const Operator* A, const double* c, double lam, doubl
                 r[j] = h[j] - (lam * beta[j] if j < nr else 0.0)
             zcz = h[nw]
             rr = dot(r, r, nw)
-        if _stops(rr, zcz, eps, forcing, gamma, rho, it, cgtol, &qsum, optimal):
+        if _stops(rr, zcz, eps, forcing, gamma, rho, it, cgtol, qguard, &qsum, optimal):
             break
         rho = _next_direction(r, s, p, minv, rho, nw)
     return it
@@ -435,7 +447,7 @@ cdef inline int _cgls_split(const Operator* A, const double* c, double lam, doub
                             Stop* stop, int jacobi, double* h, double* dsum, double* xd,
                             int verify, double* diag, double jw, double stop_rr, double* rr0,
                             const Comm* comm, int64_t nr, double qtol, int qadapt,
-                            const Split* S) noexcept nogil:
+                            int qguard, const Split* S) noexcept nogil:
     """cgls in the weight-split arrangement (block comment); the same arguments."""
     cdef int64_t i, j, n = A.n, nw = A.nw
     cdef int it = 0
@@ -515,7 +527,7 @@ cdef inline int _cgls_split(const Operator* A, const double* c, double lam, doub
             comm_sum(comm, red, 3)
             rr = red[0]
             zcz = red[2]
-        if _stops(rr, zcz, eps, forcing, gamma, rho, it, cgtol, &qsum, optimal):
+        if _stops(rr, zcz, eps, forcing, gamma, rho, it, cgtol, qguard, &qsum, optimal):
             break
         gamma = red[1] / rho                    # omega of _next_direction
         rho = red[1]
@@ -542,7 +554,7 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
                      double* xd=NULL, int verify=1, double* diag=NULL, double jw=1.0,
                      double stop_rr=0.0, double* rr0=NULL, const Comm* comm=NULL,
                      int64_t nreg=-1, double qtol=0.0, int qadapt=0,
-                     const Split* split=NULL) noexcept nogil:
+                     const Split* split=NULL, int qguard=0) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - A beta on entry
     and the final residual on exit; q, u (n) and r, p, s (nw) are scratch (s unused
     without minv); h (nw) is scratch for fused (A.normal needed, else ignored).
@@ -554,8 +566,9 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
     stop: polled once per iteration, or NULL.  comm: a distributed solve (block comment;
     h then holds nw + 3 doubles and is required).  nreg: lam on the first nreg weights
     only (< 0: all; block comment).  qtol, qadapt: the quadratic-model truncation rule
-    (block comment; qtol 0: off).  split: the weight-split arrangement (block comment;
-    with comm, h, dsum and xd; beta then changes only at the end)."""
+    (block comment; qtol 0: off); qguard: that rule only guards the forcing term.
+    split: the weight-split arrangement (block comment; with comm, h, dsum and xd; beta
+    then changes only at the end)."""
     cdef int64_t j, n = A.n, nw = A.nw, nr = nw if nreg < 0 else nreg
     cdef int it = 0
     cdef double rho, pp, qcq, zcz, gamma, rr, forcing, cgtol = qtol, qsum = 0.0
@@ -563,7 +576,7 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
     if dist and split != NULL and h != NULL and dsum != NULL and xd != NULL:
         return _cgls_split(A, c, lam, beta, z, q, u, r, p, s, minv, eps, eta, max_iter,
                            optimal, stop, jacobi, h, dsum, xd, verify, diag, jw, stop_rr, rr0,
-                           comm, nr, qtol, qadapt, split)
+                           comm, nr, qtol, qadapt, qguard, split)
     residual(A, c, z, lam, beta, u, r, minv if jacobi else NULL, diag, jw, comm, nr)
     if minv != NULL:
         for j in range(nw):
@@ -580,7 +593,8 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
         fused = 0
     if dist:
         return _cgls_dist(A, c, lam, beta, z, q, u, r, p, s, minv, eps, forcing, max_iter,
-                          optimal, stop, fused, h, dsum, xd, verify, rho, comm, nr, cgtol)
+                          optimal, stop, fused, h, dsum, xd, verify, rho, comm, nr, cgtol,
+                          qguard)
     if xd != NULL:
         memset(xd, 0, n * sizeof(double))
         memset(dsum, 0, nw * sizeof(double))
@@ -619,7 +633,7 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
             # eq. 13 decides on the true residual, not the recurrence's
             residual(A, c, z, lam, beta, u, r, NULL, NULL, 1.0, NULL, nr)
             rr = dot(r, r, nw)
-        if _stops(rr, zcz, eps, forcing, gamma, rho, it, cgtol, &qsum, optimal):
+        if _stops(rr, zcz, eps, forcing, gamma, rho, it, cgtol, qguard, &qsum, optimal):
             break
         rho = _next_direction(r, s, p, minv, rho, nw)
     return it

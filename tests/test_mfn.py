@@ -477,3 +477,43 @@ def test_row_scaled_data_gives_the_model_of_its_stored_values():
         # at -e 1e-10 the weights are determined to about 1e-10 of their scale
         np.testing.assert_allclose(a.decision_function(X), b.decision_function(Z), atol=1e-8)
         assert a.stats["objective"] == pytest.approx(b.stats["objective"], rel=1e-12)
+
+
+def _imbalanced_text(n=10000, d=4000):
+    """A generated text set with 2.5% positives (topic 1 of 40 against the rest)."""
+    from linsvm.io.synth import make_text_classification
+    X, y = make_text_classification(n_samples=n, n_features=d, n_classes=40, seed=2)
+    return X, np.where(y == 1.0, 1.0, -1.0)
+
+
+def test_forcing_guard_keeps_imbalanced_steps_from_ending_after_one_cgls_iteration():
+    # With 2.5% positives the gradient is mostly one direction (the bias and the mean of
+    # the negatives): one CGLS iteration cuts ||r|| tenfold, and the forcing term alone
+    # ended every other Newton step there.  Guarded by the quadratic-model rule, which
+    # never holds at the first iteration, no step ends after one, and the default stop
+    # lands nearer the optimum (an L-BFGS-B reference) than the unguarded one.
+    X, t = _imbalanced_text()
+    Xa = augmented(X, 1.0)
+    fstar = lbfgs_reference(Xa, t, 1.0, np.ones(t.shape[0]))
+    cgs, gaps = {}, {}
+    for guard in (0.0, 0.5):
+        lines = []
+        model = linsvm.train(X, t, solver="mfn", C=1.0, forcing_guard=guard, log=lines.append)
+        cgs[guard] = [int(line.rsplit(maxsplit=1)[1]) for line in lines if " cg " in line]
+        w = model.weights[:, 0] * (1.0 if model.classes_[0] == 1.0 else -1.0)
+        gaps[guard] = (objective_and_grad(w, Xa, t, 1.0, 1.0)[0] - fstar) / fstar
+    assert cgs[0.0].count(1) >= 2
+    assert 1 not in cgs[0.5]
+    assert 0.0 <= gaps[0.5] < gaps[0.0] and gaps[0.5] < 1e-4
+
+
+@pytest.mark.parametrize("guard", [-0.1, 1.0, float("nan")])
+def test_forcing_guard_out_of_range_is_an_error(guard):
+    X, y = random_problem(n_samples=40, n_features=5, seed=1)
+    with pytest.raises(ParameterError, match="forcing_guard"):
+        linsvm.train(X, y, forcing_guard=guard)
+    from linsvm.solvers.mfn import L2_LOSS
+    Xb, t, rows, c, lam = _solve_args(X, y)
+    with pytest.raises(ValueError, match="forcing_guard"):     # the compiled entry checks too
+        newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, rows, t, c, lam, np.zeros(6),
+                     L2_LOSS, forcing_guard=guard)

@@ -209,6 +209,7 @@ MFN_OPTIONS = {
     "jacobi_weight": Option(float, 0.3, "weight w of the Jacobi diagonal in the CGLS preconditioner 1 / (lambda + w diag(X'CX)) (1 = plain Jacobi; smaller mixes in the identity, Hsia, Chiang & Lin 2018)", 1e-6, 1.0),
     "fused_cg": Option(bool, True, "one pass over the active rows per CGLS iteration (q = X p and X'Cq together, residual by recurrence, eq. 13 checked on the true residual); off: the paper's two-pass CGLS"),
     "forcing": Option(float, 0.1, "inexact Newton: a CGLS step may also stop at ||r|| <= forcing * ||gradient|| (0 = off)", 0.0, 0.99),
+    "forcing_guard": Option(float, 0.5, "the forcing term ends a CGLS step only once Galli & Lin's quadratic-model rule i (Q_{i-1} - Q_i) <= min(g, ||gradient||_{M^-1}^(1/2)) |Q_i| holds too, never after one iteration (LIBLINEAR's g = 0.5; 0 = the forcing term alone)", 0.0, 0.99),
     "subset": Option(float, 0.0, "heuristic 3: first solve on this random fraction of the examples (0 = off)", 0.0, 0.99),
     "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),
     "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step (Appendix A: 5000)", 1),
@@ -278,7 +279,7 @@ register(SolverInfo(
     fit=_fit("mfn_family", "fit_huber"),
     family="mfn",
     options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "fused_cg",
-                  "forcing", "subset", "max_iter", "cg_max_iter", "n_threads", "weight_split"),
+                  "forcing", "forcing_guard", "subset", "max_iter", "cg_max_iter", "n_threads", "weight_split"),
     loss="huber",
     memory=_MEMORY_MFN_HUBER,
     distributed="rows",
@@ -298,8 +299,8 @@ register(SolverInfo(
     fit=_fit("mfn_family", "fit_l1"),
     family="mfn",
     options=dict(
-        _pick("heuristic1", "precondition", "jacobi_weight", "fused_cg", "forcing", "max_iter",
-              "cg_max_iter", "n_threads", "weight_split"),
+        _pick("heuristic1", "precondition", "jacobi_weight", "fused_cg", "forcing", "forcing_guard",
+              "max_iter", "cg_max_iter", "n_threads", "weight_split"),
         tau0=Option(float, 0.25, "mfn-l1: smoothing width of the first continuation stage "
                                  "(the paper's tau_0 = 1)", 1e-12, 1e6),
         cg_tol=Option(float, 1e-2, "mfn-l1: eq. 13 tolerance of the stage solves (divided by 100 "
@@ -326,7 +327,7 @@ register(SolverInfo(
     fit=_fit("mfn_family", "fit_ord"),
     family="mfn",
     options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "forcing",
-                  "max_iter", "cg_max_iter", "n_threads", "weight_split"),
+                  "forcing_guard", "max_iter", "cg_max_iter", "n_threads", "weight_split"),
     loss="l2",
     memory=_MEMORY_MFN_ORD,
     distributed="rows",

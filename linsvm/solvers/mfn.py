@@ -22,6 +22,10 @@ maximum dual KKT violation of Section 4.7 is always reported; with `kkt_tol`
 the solve continues with eps / 10 until it holds.  CGLS is preconditioned by
 1 / (lam + w diag(X_1' C X_1)), w = `jacobi_weight` (0.3; 1 is plain Jacobi), the
 damped Jacobi of Hsia, Chiang & Lin (ACML 2018); README.md gives the measurements.
+A step's CGLS ends at eq. 13, or at the inexact-Newton forcing term ||r|| <= `forcing`
+||r_0|| once Galli & Lin's quadratic-model rule at `forcing_guard` holds too (never at
+the first iteration; csrc/cgls.pxd): unguarded, the forcing term ended every other step
+after one iteration on data with 1-2% positives (docs/threads.md, "Imbalance").
 
 Stopping (issue 15, "defaults that beat LIBLINEAR at its own defaults"): the paper's
 rule (the zones settled and eq. 13 at -e) and LIBLINEAR's gradient test, whichever
@@ -78,7 +82,7 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
     """One call of the compiled finite Newton driver for the binary terms of `problem`
     with `loss`, updating beta in place, with progress lines ("NAME iter ...", objective
     in linsvm's scaling f / lam) sent to `log`.  opts: every MFN_OPTIONS value the driver
-    takes (heuristic1, heuristic2, precondition, forcing, max_iter, cg_max_iter,
+    takes (heuristic1, heuristic2, precondition, forcing, forcing_guard, max_iter, cg_max_iter,
     n_threads as resolve_threads takes it, fused_cg, jacobi_weight): a solver without one
     of these options states the value it runs with.  kkt: also return the Section 4.7
     dual KKT violation (L2 loss) as "kkt".  gstop: also stop at the first iterate with
@@ -94,7 +98,7 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
         bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, lam=lam, beta=beta,
         loss=loss, eps=eps, warm=warm, heuristic1=opts["heuristic1"],
         heuristic2=opts["heuristic2"], precondition=opts["precondition"], eta=opts["forcing"],
-        max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
+        forcing_guard=opts["forcing_guard"], max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
         n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]), callback=callback,
         fused=opts["fused_cg"], pattern=True, kkt=kkt, diag_update=True,
         jacobi_weight=opts["jacobi_weight"], gstop=gstop, comm=problem.comm,

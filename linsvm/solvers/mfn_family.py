@@ -110,7 +110,7 @@ def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, o
 # ---------------------------------------------------------------------------- ls
 
 # ls has no index set to change: the heuristics and the forcing term do not apply.
-_LS_FIXED = {"heuristic1": False, "heuristic2": False, "forcing": 0.0}
+_LS_FIXED = {"heuristic1": False, "heuristic2": False, "forcing": 0.0, "forcing_guard": 0.0}
 
 
 def fit_ls(problem, params, start, state, log):
@@ -357,7 +357,8 @@ def fit_ord(problem, params, start, state, log):
                             n_features=X.n_features, bias=bias, rows=rows, codes=codes,
                             n_thresholds=nb, c=cost, lam=lam, beta=beta, eps=tol, warm=warm, heuristic1=opts["heuristic1"],
                             heuristic2=opts["heuristic2"], precondition=opts["precondition"],
-                            eta=opts["forcing"], max_iter=opts["max_iter"],
+                            eta=opts["forcing"], forcing_guard=opts["forcing_guard"],
+                            max_iter=opts["max_iter"],
                             cg_max_iter=opts["cg_max_iter"], n_threads=opts["n_threads"],
                             callback=callback, jacobi_weight=opts["jacobi_weight"],
                             comm=problem.comm, split=split)
