@@ -36,8 +36,8 @@ start.  gtol is GTOL_PER_TOL x -e unless given (0: the paper's rule alone), so t
 stays the one accuracy knob.  The default -e is 0.01 (the paper's 1e-6 stops about
 1e-13 above the optimum, where LIBLINEAR -s 2 at its defaults stops 1e-5..1e-3 above it
 in 1/1.3-1/4.9 of the time).  The pair (0.01, 0.003) was chosen on data outside the
-defaults table (README "At the defaults"): it stops 2e-6..2e-4 above the optimum on
-the shared binary sets, below LIBLINEAR's gap on 20 of 22 rows.
+defaults table (docs/benchmarks.md "At the defaults"): it stops 1e-6..2e-4 above the
+optimum on the shared binary sets, below LIBLINEAR's gap on 23 of 24 rows.
 
 The compiled driver is shared by the whole family (csrc/_mfn.pyx: one Newton
 loop over a piecewise quadratic loss given as (a, tm, hi, lo)); this module
