@@ -7,7 +7,7 @@ Every solver of the catalog (linsvm.problem.catalog.SOLVERS, plus `dcd --loss l2
 LIBLINEAR -s 1's objective) runs at its defaults -- no -e, no caps, only -s, -c and
 the default bias feature -- through linsvm.train on the shared data sets of its kind:
 binary solvers on the binary training sets (default: heart_scale, australian, a1a,
-a9a, w1a, w8a, ijcnn1), sdm-cs and sdm-ww on SECTOR, mfn-ord and perf-ord on
+a9a, w1a, w8a, ijcnn1), sdm-cs, sdm-ww and softmax on SECTOR, mfn-ord and perf-ord on
 abalone (5 ranks, split 1), svr and svr-dual (--loss l1, the default, and l2) on
 debian-deps-size, each at C = 1 and C = 64, and oneclass (nu = 0.5, no C) on the
 binary sets (labels ignored).
@@ -35,6 +35,8 @@ References (`--quick` loosens none of them):
         LIBLINEAR -s 4 -e 1e-4 and sdm-cs -e 1e-4 (its dual value is D)
     Weston-Watkins (sdm-ww)
         sdm-ww -e 1e-4 (LIBLINEAR has no WW; its dual value is D, the KKT check)
+    multinomial logistic loss (softmax)
+        softmax -e 1e-8 (its dual value is D; LIBLINEAR has no multinomial loss)
     implicit thresholds (mfn-ord)
         scipy's L-BFGS-B on eq. 25 (smooth) and mfn-ord -e 1e-12
     pairwise hinge (perf-ord)
@@ -244,9 +246,18 @@ def binary_reference(ds, Xa, C, loss, cache):
     return runs[source], source, runs, lower
 
 
+MULTICLASS_KINDS = {"sdm-cs": "CS", "sdm-ww": "WW", "softmax": "softmax"}
+
+
 def multiclass_reference(ds, C, kind):
-    """(f*, source, runs, D) for Crammer-Singer ("CS") or Weston-Watkins ("WW") on SECTOR."""
+    """(f*, source, runs, D) for Crammer-Singer ("CS"), Weston-Watkins ("WW") or the
+    multinomial logistic loss ("softmax") on SECTOR."""
     runs = {}
+    if kind == "softmax":
+        model, _, _ = run(ds.X, ds.y, "softmax", C, tol=1e-8, max_iter=100000)
+        runs["softmax -e 1e-8"] = harness.multiclass_objective(kind, ds,
+                                                               np.asarray(model.weights), C)
+        return runs["softmax -e 1e-8"], "softmax -e 1e-8", runs, stat(model, "dual_objective")
     solver = "sdm-cs" if kind == "CS" else "sdm-ww"
     model, _, _ = run(ds.X, ds.y, solver, C, tol=1e-4, max_iter=100000)
     runs[f"{solver} -e 1e-4"] = harness.multiclass_objective(kind, ds, np.asarray(model.weights), C)
@@ -333,7 +344,7 @@ def audit_multiclass(Cs, only, rows, refs):
         for row, solver, options in configurations("multiclass"):
             if only and row not in only:
                 continue
-            kind = "CS" if solver == "sdm-cs" else "WW"
+            kind = MULTICLASS_KINDS[solver]
             harness.log(f"reference {ds.name} C={C:g} {kind}")
             ref = multiclass_reference(ds, C, kind)
             refs.append((ds.name, C, kind) + ref)

@@ -316,10 +316,15 @@ def multiclass_objective(kind, ds, W, C):
       WW      1/2 sum_m ||w_m||^2 + C sum_i sum_{m != y_i} max(0, 1 - (w_{y_i} - w_m).x_i)
       OVR-l1  sum_m [1/2 ||w_m||^2 + C sum_i max(0, 1 - t_im w_m.x_i)]
       OVR-l2  the same with the hinge squared
+      softmax 1/2 sum_m ||w_m||^2 + C sum_i [log sum_m exp(w_m.x_i) - w_{y_i}.x_i]
     """
     S = np.asarray(ds.Xa @ W)
     n = ds.codes.size
     reg = 0.5 * float(np.sum(W * W))
+    if kind == "softmax":
+        top = S.max(axis=1)
+        lse = top + np.log(np.exp(S - top[:, None]).sum(axis=1))
+        return reg + C * float(np.sum(lse - S[np.arange(n), ds.codes]))
     if kind == "CS":
         E = 1.0 - np.eye(W.shape[1])[ds.codes]
         return reg + C * float(np.max(E + S - S[np.arange(n), ds.codes][:, None], axis=1).sum())
