@@ -397,13 +397,16 @@ def test_item8_interrupt_tests_pass_when_the_runner_ignores_sigint():
     and failed.  The children now start with SIGINT's default disposition
     (conftest.default_sigint) and the in-process ones install Python's handler
     (conftest.python_sigint): the interrupt tests, item 2's and the threaded Ctrl-C tests
-    of test_ovr_parallel.py pass under a runner started with signal.SIG_IGN."""
+    of test_ovr_parallel.py pass under a runner started with signal.SIG_IGN.  Of item 2's
+    entries it runs one console script and `python -m linsvm` (the console scripts share
+    one stub, and each entry costs about 4 s)."""
     import signal
 
     from conftest import REPO
     here = os.path.abspath(__file__)
+    item2 = f"{here}::test_item2_ctrl_c_at_any_moment_of_start_up_prints_interrupted_and_exits_130"
     nodes = [str(REPO / "tests" / "test_interrupt.py"),
-             f"{here}::test_item2_ctrl_c_at_any_moment_of_start_up_prints_interrupted_and_exits_130",
+             f"{item2}[linsvm-train]", f"{item2}[python -m linsvm]",
              f"{here}::test_item2_a_swallowed_interrupt_still_ends_the_command",
              str(REPO / "tests" / "test_ovr_parallel.py") + "::test_ctrl_c_stops_the_columns_running_"
              "in_worker_threads",
