@@ -365,16 +365,20 @@ def test_jacobi_weight_mixes_the_diagonal_with_lambda():
         np.testing.assert_allclose(model.weights[:, 0], exact, rtol=1e-12)
 
 
-@pytest.mark.parametrize("jw", [0.0, -0.5, 1.5, float("nan")])
-def test_jacobi_weight_out_of_range_is_an_error(jw):
+@pytest.mark.parametrize("option, value", [
+    ("jacobi_weight", 0.0), ("jacobi_weight", -0.5), ("jacobi_weight", 1.5),
+    ("jacobi_weight", float("nan")),
+    ("forcing_guard", -0.1), ("forcing_guard", 1.0), ("forcing_guard", float("nan")),
+])
+def test_driver_option_out_of_range_is_an_error(option, value):
     X, y = random_problem(n_samples=40, n_features=5, seed=1)
-    with pytest.raises(ParameterError, match="jacobi_weight"):
-        linsvm.train(X, y, jacobi_weight=jw)
+    with pytest.raises(ParameterError, match=option):
+        linsvm.train(X, y, **{option: value})
     from linsvm.solvers.mfn import L2_LOSS
     Xb, t, rows, c, lam = _solve_args(X, y)
-    with pytest.raises(ValueError, match="jacobi_weight"):     # the compiled entry checks too
+    with pytest.raises(ValueError, match=option):     # the compiled entry checks too
         newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, rows, t, c, lam, np.zeros(6),
-                          L2_LOSS, jacobi_weight=jw)
+                     L2_LOSS, **{option: value})
 
 
 def test_kept_jacobi_diagonal_carries_the_weight():
@@ -505,15 +509,3 @@ def test_forcing_guard_keeps_imbalanced_steps_from_ending_after_one_cgls_iterati
     assert cgs[0.0].count(1) >= 2
     assert 1 not in cgs[0.5]
     assert 0.0 <= gaps[0.5] < gaps[0.0] and gaps[0.5] < 1e-4
-
-
-@pytest.mark.parametrize("guard", [-0.1, 1.0, float("nan")])
-def test_forcing_guard_out_of_range_is_an_error(guard):
-    X, y = random_problem(n_samples=40, n_features=5, seed=1)
-    with pytest.raises(ParameterError, match="forcing_guard"):
-        linsvm.train(X, y, forcing_guard=guard)
-    from linsvm.solvers.mfn import L2_LOSS
-    Xb, t, rows, c, lam = _solve_args(X, y)
-    with pytest.raises(ValueError, match="forcing_guard"):     # the compiled entry checks too
-        newton_solve(Xb.indptr, Xb.indices, Xb.data, 5, 1.0, rows, t, c, lam, np.zeros(6),
-                     L2_LOSS, forcing_guard=guard)
