@@ -2,7 +2,9 @@
 linsvm-train and linsvm-predict on a file neither SciPy nor NumPy's masked arrays
 (np.unique pulls them in), nor scikit-learn, mpi4py or matplotlib, nor the fast-io
 readers on a plain text file, nor the parts of the command only some runs need (-b 1,
--C, -v, --shards: examples/bench_startup.py times the rest)."""
+-C, -v, --shards: examples/bench_startup.py times the rest); and that the entry points
+end a finished command without the interpreter's teardown, keeping its output, status
+and atexit callbacks (linsvm.runtime.quick_exit)."""
 import subprocess
 import sys
 
@@ -70,3 +72,73 @@ def test_no_solver_module_imports_scipy(tmp_path):
                          env=child_env(), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == []
+
+
+# ------------------------------------------------------------------ ending without the teardown
+
+def _python(tmp_path, code, *flags):
+    return subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True,
+                          env=child_env(), cwd=tmp_path)
+
+
+TEARDOWN = ("import sys\n"
+            "class Teardown:\n"
+            "    def __del__(self): sys.stderr.write('teardown\\n')\n"
+            "keep = Teardown()\n")
+
+
+def test_a_finished_command_ends_without_the_teardown_and_keeps_its_output(tmp_path):
+    # linsvm.runtime.quick_exit: the entry points end the process once the command has
+    # ended, so an object that only module teardown would delete is never deleted; the
+    # model file and every line written to standard output are there, with the status.
+    rng = __import__("numpy").random.default_rng(0)
+    lines = [f"{1 if rng.random() < 0.5 else -1} 1:{rng.random():.6f} 2:{rng.random():.6f}"
+             for _ in range(3000)]
+    (tmp_path / "d.svm").write_text("\n".join(lines) + "\n")
+    train = TEARDOWN + ("sys.argv = ['linsvm-train', '-q', 'd.svm', 'm']\n"
+                        "from linsvm.__main__ import train_main\ntrain_main()\n")
+    out = _python(tmp_path, train)
+    assert out.returncode == 0 and "teardown" not in out.stderr, out.stderr
+    assert (tmp_path / "m").is_file()
+    predict = TEARDOWN + ("sys.argv = ['linsvm-predict', '-q', 'd.svm', 'm', '-']\n"
+                          "from linsvm.__main__ import predict_main\npredict_main()\n")
+    out = _python(tmp_path, predict)
+    assert out.returncode == 0 and "teardown" not in out.stderr, out.stderr
+    assert len(out.stdout.splitlines()) == 3000
+    missing = TEARDOWN + ("sys.argv = ['linsvm-train', '-q', 'nope.svm', 'm2']\n"
+                          "from linsvm.__main__ import train_main\ntrain_main()\n")
+    out = _python(tmp_path, missing)
+    assert out.returncode == 1 and out.stderr.startswith("linsvm-train: error: ")
+    assert "teardown" not in out.stderr
+    out = _python(tmp_path, train, "-X", "dev")          # dev mode: the normal exit
+    assert out.returncode == 0 and "teardown" in out.stderr
+
+
+QUICK = ("import atexit, sys, threading\n"
+         "from linsvm.runtime import quick_exit\n"
+         "{setup}\n"
+         "atexit.register(lambda: print('atexit ran'))\n"
+         "print('before', end=' ')\n"
+         "quick_exit.finish(3)\n"
+         "print('returned')\n")
+
+
+@pytest.mark.parametrize("setup, ends", [
+    ("quick_exit.start()", True),
+    ("", False),                                               # not a linsvm program
+    ("quick_exit.start(); sys.setprofile(lambda *a: None)", False),   # a profiler reports later
+    ("quick_exit.start(); ev = threading.Event(); "
+     "threading.Thread(target=ev.wait, daemon=True).start()", False),
+    ("quick_exit.start(); import io; sys.stdout = io.StringIO()", False),  # redirected
+])
+def test_quick_exit_runs_atexit_and_keeps_the_status_or_leaves_the_exit_to_python(
+        tmp_path, setup, ends):
+    # ends: the atexit callback ran after the flush, then the status 3; otherwise
+    # finish returned and Python's own exit ran the callback (status 0)
+    out = _python(tmp_path, QUICK.format(setup=setup))
+    if ends:
+        assert out.returncode == 3 and out.stdout == "before atexit ran\n", out
+    else:
+        assert out.returncode == 0, out
+        if "StringIO" not in setup:
+            assert out.stdout == "before returned\natexit ran\n", out
