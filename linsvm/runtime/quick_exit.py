@@ -56,19 +56,19 @@ def finish(status):
     if sys.stdout is not sys.__stdout__ or sys.stderr is not sys.__stderr__:
         return
     run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
-    if run_exitfuncs is None:
-        return
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except BaseException:
+    if run_exitfuncs is None or not _flushed():
         return
     run_exitfuncs()
+    if _flushed():
+        os._exit(status)
+
+
+def _flushed():
+    """Flush the standard streams; False if that failed (the normal exit then reports it)."""
     try:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()
     except BaseException:
-        return
-    os._exit(status)
+        return False
+    return True
