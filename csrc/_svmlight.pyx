@@ -92,26 +92,22 @@ cdef extern from *:
        n then rounded to 53 bits by its dropped bits, the remainder (r > 0) breaking
        a tie upwards.  5**27 < 2**63 and 10**-27 <= value < 2**64 10**27, so every
        result is a normal double.  Returns 0 (out untouched) where unsupported. */
-    static int lsvm_decimal_to_double(uint64_t w, int q, double* out) {
-        unsigned __int128 n, rest, half;
+    static int lsvm_decimal_to_double(uint64_t w, int64_t q, double* out) {
+        unsigned __int128 n, num, rest, half;
         uint64_t top, d, hi, bits64;
         int e2, sticky = 0, nbits, shift, s;
         if (w == 0 || q < -27 || q > 27)
             return 0;
         if (q >= 0) {
             n = (unsigned __int128)w * LSVM_POW5[q];
-            e2 = q;
+            e2 = (int)q;
         } else {
             d = LSVM_POW5[-q];
             s = 64 + __builtin_clzll(w);
-            n = ((unsigned __int128)w) << (s - 64);
-            n <<= 64;
-            {
-                unsigned __int128 num = n;
-                n = num / d;
-                sticky = (num - n * d) != 0;
-            }
-            e2 = q - s;
+            num = ((unsigned __int128)(w << (s - 64))) << 64;      /* w 2**s */
+            n = num / d;
+            sticky = num != n * d;
+            e2 = (int)q - s;
         }
         hi = (uint64_t)(n >> 64);
         nbits = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll((uint64_t)n);
@@ -135,10 +131,10 @@ cdef extern from *:
         return 1;
     }
     #else
-    static int lsvm_decimal_to_double(uint64_t w, int q, double* out) { return 0; }
+    static int lsvm_decimal_to_double(uint64_t w, int64_t q, double* out) { return 0; }
     #endif
     """
-    int lsvm_decimal_to_double(uint64_t w, int q, double* out) nogil
+    int lsvm_decimal_to_double(uint64_t w, int64_t q, double* out) nogil
 
 
 cdef extern from "<float.h>":
@@ -370,7 +366,7 @@ cdef inline int _parse_double(const char** pp, double* out) noexcept nogil:
                 v = <double>mant * POW10[22]
                 out[0] = -v if neg else v
                 return 0
-    if not inexact and -27 <= exp10 <= 27 and lsvm_decimal_to_double(mant, <int>exp10, &v):
+    if not inexact and lsvm_decimal_to_double(mant, exp10, &v):
         out[0] = -v if neg else v
         return 0
     if _slow_double(start, p - start, &v) != 0:

@@ -322,9 +322,8 @@ def multiclass_objective(kind, ds, W, C):
     n = ds.codes.size
     reg = 0.5 * float(np.sum(W * W))
     if kind == "softmax":
-        top = S.max(axis=1)
-        lse = top + np.log(np.exp(S - top[:, None]).sum(axis=1))
-        return reg + C * float(np.sum(lse - S[np.arange(n), ds.codes]))
+        from scipy.special import logsumexp
+        return reg + C * float(np.sum(logsumexp(S, axis=1) - S[np.arange(n), ds.codes]))
     if kind == "CS":
         E = 1.0 - np.eye(W.shape[1])[ds.codes]
         return reg + C * float(np.max(E + S - S[np.arange(n), ds.codes][:, None], axis=1).sum())

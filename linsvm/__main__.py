@@ -14,6 +14,8 @@ from .runtime import sigint
 
 sigint.arrange()
 
+import functools  # noqa: E402 - after arrange(), as every import below
+
 from .cli.main import cv_main as _cv, main as _main, predict_main as _predict  # noqa: E402
 from .cli.main import train_main as _train  # noqa: E402 - all after arrange()
 from .runtime import quick_exit  # noqa: E402
@@ -25,6 +27,7 @@ def _program(entry):
     """The entry point `entry` of linsvm.cli.main as a whole program: once the command
     has ended, the process ends without the interpreter's module teardown
     (linsvm.runtime.quick_exit, which says when the normal exit runs instead)."""
+    @functools.wraps(entry)
     def run():
         quick_exit.start()
         try:
@@ -33,8 +36,6 @@ def _program(entry):
             quick_exit.finish(exc.code)
             raise
         quick_exit.finish(None)
-    run.__name__ = run.__qualname__ = entry.__name__
-    run.__doc__ = entry.__doc__
     return run
 
 
