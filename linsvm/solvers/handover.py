@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from .._kernels import csr_matvec
+from .._kernels import csr_matvec, csr_transposed_scores
 from ..problem.catalog import make_params
 from .gaps import GAP_GUARD, relative_gap
 from .mfn import fit_mfn
@@ -125,13 +125,12 @@ class LoopMonitor:
 def block_w(problem, coef):
     """sum over this problem's rows of coef_k x_k (the bias feature included):
     n_weights values (this rank's share on several ranks)."""
-    import scipy.sparse as sp
-
     X, rows = problem.X, problem.rows
     w = np.zeros(problem.n_weights)
     if rows.shape[0] and np.any(coef != 0):
-        Xs = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.n_rows, X.n_features))
-        w[:X.n_features] = Xs[rows].T @ coef
+        M = np.ascontiguousarray(coef, dtype=np.float64).reshape(-1, 1)
+        w[:X.n_features] = csr_transposed_scores(X.indptr, X.indices, X.data, rows, M,
+                                                 X.n_features, 0.0)[:, 0]
         if problem.bias > 0:
             w[X.n_features] = problem.bias * coef.sum()
     return w
