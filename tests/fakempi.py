@@ -1,12 +1,12 @@
 """P ranks as P threads of this process, for testing distributed code without MPI.
 
 `ThreadComm` has the part of mpi4py's communicator API linsvm uses: the buffer
-collectives (Allreduce with IN_PLACE, Allgather(v), Alltoallv, Bcast) that
+collectives (Allreduce with IN_PLACE, Allgather(v), Alltoallv, Bcast, Ibcast) that
 linsvm.runtime.collective.Collective calls, the lowercase object collectives
-(allgather, alltoall, bcast, scatter, allreduce) of the distributed readers, Get_rank/Get_size and
-Abort.  Every collective is a barrier-separated exchange through shared slots,
-and the sums add the ranks' buffers in rank order, so every rank gets the same
-bits (as an MPI allreduce gives every rank).  `run_ranks(fn, P)` calls fn(comm)
+(allgather, alltoall, bcast, gather, scatter, allreduce) of the distributed readers,
+Get_rank/Get_size and Abort.  Every collective is a barrier-separated exchange through
+shared slots, and the sums add the ranks' buffers in rank order, so every rank gets the
+same bits (as an MPI allreduce gives every rank).  `run_ranks(fn, P)` calls fn(comm)
 on P threads and returns each rank's result or exception; a rank that never
 returns fails the test instead of hanging it.
 """
@@ -55,6 +55,10 @@ class ThreadComm:
     def bcast(self, obj, root=0):
         return self.allgather(obj)[root]
 
+    def gather(self, obj, root=0):
+        out = self.allgather(obj)
+        return out if self.rank == root else None
+
     def scatter(self, objs, root=0):
         return self.allgather(objs)[root][self.rank]
 
@@ -102,11 +106,23 @@ class ThreadComm:
         buf = np.asarray(buf)
         buf[...] = self.allgather(buf.copy())[root]
 
+    def Ibcast(self, buf, root=0):
+        # the threads' collectives are barriers: complete at once, a request that is done
+        self.Bcast(buf, root)
+        return _Done()
+
     def Abort(self, code=1):
         # as MPI_Abort ends every process, end every rank's wait: the others' next (or
         # current) collective fails with BrokenBarrierError
         self._g.barrier.abort()
         raise Aborted(f"Abort({code})")
+
+
+class _Done:
+    """The request of a non-blocking collective that has completed."""
+
+    def Test(self):
+        return True
 
 
 def comms(n_ranks):

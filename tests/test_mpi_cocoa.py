@@ -20,7 +20,7 @@ import pytest
 import scipy.sparse as sp
 
 from conftest import child_env, mpiexec, shared_file
-from fakempi import run_ranks
+from fakempi import Aborted, run_ranks
 import linsvm
 from linsvm.io.svmlight import load_svmlight
 from linsvm.solvers import GAP_GUARD, get_solver
@@ -462,7 +462,7 @@ def test_cocoa_round_cap_warns_with_a_true_gap(solver, kw):
 def test_dcd_round_cap_finishes_in_the_primal_over_the_ranks(loss, P, fit, monkeypatch):
     """With --primal-fallback (the default), rounds that end at the cap uncertified
     finish with mfn over the same row blocks (squared hinge), or for the hinge with the
-    serial dcd on the gathered rows and alphas where every rank can hold them (fit), else
+    serial dcd on the gathered rows and alphas where rank 0 can hold them (fit), else
     with mfn-l1 over the row blocks: every rank the same weights, a certified gap that is
     the true gap of the returned weights and alphas, and the serial optimum within it."""
     import linsvm.solvers.dcd as dcd_module
@@ -478,6 +478,32 @@ def test_dcd_round_cap_finishes_in_the_primal_over_the_ranks(loss, P, fit, monke
     assert st["finished_by"] == ("mfn" if loss == "l2" else "dcd, serial on the gathered rows"
                                  if fit else "mfn-l1")
     assert st["status"] == f"converged (finished to {st['finished_by']})" and st["rounds"] == 2
+
+
+def test_a_failure_in_the_serial_finish_ends_every_rank(monkeypatch, capsys):
+    """The serial finish runs on rank 0 while the others wait for it: when it fails,
+    rank 0 says so in one line and ends the job (Abort), and no rank is left waiting."""
+    import linsvm.solvers.dcd as dcd_module
+    real = dcd_module.fit_dcd
+
+    def failing(problem, params, start, state, log):
+        if problem.comm is None:
+            raise RuntimeError("injected fault")
+        return real(problem, params, start, state, log)
+    monkeypatch.setattr(dcd_module, "fit_dcd", failing)
+    X, y = _synthetic(240, 12, 2, seed=21)
+    bounds = _blocks(240, 3, "uneven")
+
+    def fn(comm):
+        r = comm.Get_rank()
+        return linsvm.train(X[bounds[r]:bounds[r + 1]], y[bounds[r]:bounds[r + 1]],
+                            solver="dcd", comm=comm, tol=TOL, max_iter=3)
+
+    out = run_ranks(fn, 3)
+    assert all(isinstance(o, Aborted) for o in out), out
+    err = capsys.readouterr().err
+    assert "linsvm: error: MPI rank 0: the serial finish failed: RuntimeError: injected fault" \
+        in err
 
 
 @pytest.mark.parametrize("solver", ["sdm-cs", "sdm-ww"])

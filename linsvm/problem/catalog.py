@@ -406,8 +406,8 @@ SDM_OPTIONS = {
     "local_epochs": Option(int, LOCAL_EPOCHS_DEFAULT, LOCAL_EPOCHS_HELP, 1, 1_000_000),
     "gather_finish": Option(bool, True, "distributed (MPI): CoCoA+ rounds that stop paying "
                             "(judged at rounds 10, 20, 40, ...) or reach the cap uncertified "
-                            "finish serially on every rank from the gathered rows and alphas, "
-                            "when every rank can hold all rows; off: rounds only"),
+                            "finish serially on rank 0 from the gathered rows and alphas, "
+                            "when rank 0 can hold all rows; off: rounds only"),
 }
 
 # Work arrays: W, one weight column per class; per row: the alphas' sparse lists.

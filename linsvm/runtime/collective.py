@@ -33,9 +33,11 @@ import time
 
 from .. import errors
 
-__all__ = ["Collective", "collective_of", "agreed", "gather_objects", "exchange_objects"]
+__all__ = ["Collective", "collective_of", "agreed", "gather_objects", "exchange_objects",
+           "from_root", "wait_for_root"]
 
 ABORT_GRACE = 0.25          # seconds between the error line and MPI_Abort (Collective.abort)
+IDLE_POLL_MAX = 2e-3        # the longest sleep between two polls of wait_for_root
 
 
 def _constants(comm):
@@ -113,6 +115,13 @@ class Collective:
         self._count(t0, 8 * len(buf))
         return buf
 
+    def await_root(self, root=0):
+        """wait_for_root over this communicator; a failure ends the job (abort)."""
+        try:
+            wait_for_root(self.comm, root)
+        except BaseException as exc:        # noqa: BLE001
+            self.abort(f"waiting for rank {root} failed: {exc}")
+
     def alltoallv(self, send, scounts, recv, rcounts):
         """The personalized exchange of the weight split (csrc/wsplit.pxd): send holds
         scounts[r] doubles for each rank r in rank order, recv receives rcounts[r] from
@@ -165,6 +174,31 @@ class Collective:
                 "comm_bytes": self.bytes}
 
 
+def wait_for_root(comm, root=0):
+    """Wait, off the CPU, until `root` calls this too; every rank of the (mpi4py)
+    communicator calls it once.
+
+    For ranks with nothing to do while root works alone (reading a compressed file,
+    linsvm.io.shards; the serial finish, linsvm.solvers.gather).  MPI's blocking
+    collectives wait by polling, which on a machine with more ranks than cores takes
+    root's core from it; here the waiting ranks sleep between polls of a non-blocking
+    broadcast (_idle).  Carries no data."""
+    import numpy as np
+
+    _idle(comm.Ibcast(np.zeros(1), root=root))
+
+
+def _idle(request):
+    """Wait for a non-blocking MPI request, sleeping between polls (20 us, doubling up
+    to IDLE_POLL_MAX): the waiting rank leaves its core to the ranks still working,
+    and a request completes at most that much after its last rank arrives (MPICH
+    progresses a collective only inside such polls)."""
+    pause = 2e-5
+    while not request.Test():
+        time.sleep(pause)
+        pause = min(2.0 * pause, IDLE_POLL_MAX)
+
+
 def _displacements(counts):
     """The start of each rank's part in a buffer of parts of these sizes, in rank order."""
     out, at = [], 0
@@ -215,14 +249,22 @@ def exchange_objects(coll, parts, nbytes=None):
     return out
 
 
-def gather_objects(coll, obj, nbytes=None):
-    """Every rank's picklable `obj`, in rank order ([obj] when serial).  With `nbytes`
-    (this rank's payload) the call counts in coll's stats like the float64 collectives
-    (a data gather); without, it is bookkeeping (a few small objects) and does not."""
+def gather_objects(coll, obj, nbytes=None, root=None):
+    """Every rank's picklable `obj`, in rank order ([obj] when serial); with `root`, on
+    that rank only (None elsewhere).  With `nbytes` (this rank's payload) the call
+    counts in coll's stats like the float64 collectives (a data gather); without, it
+    is bookkeeping (a few small objects) and does not."""
     if coll is None:
         return [obj]
     t0 = time.perf_counter()
-    out = coll.comm.allgather(obj)
+    out = coll.comm.allgather(obj) if root is None else coll.comm.gather(obj, root=root)
     if nbytes is not None:
         coll._count(t0, int(nbytes))
     return out
+
+
+def from_root(coll, common, parts, root=0):
+    """(common, parts[r]) on every rank r, both picklable and given on `root` only (the
+    others pass None): one broadcast and one scatter, counted as bookkeeping."""
+    common = coll.comm.bcast(common, root=root)
+    return common, coll.comm.scatter(parts, root=root)

@@ -66,7 +66,7 @@ from .._kernels import csr_matvec
 from ..problem.registry import FitResult
 from .cocoa import cocoa_rounds, rank_seed, target_gap
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
-from .gather import fits, gather_rows
+from .gather import finish_on_root, fits
 from .handover import LoopMonitor, Payoff, block_w, finish_in_primal, hinge_dual, l2_dual
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "handed over"}
@@ -353,19 +353,23 @@ def _fit_dcd_cocoa(problem, params, start, state, log):
 
 
 def _gathered_finish(problem, params, alpha, info, log):
-    """The serial dcd run on every rank's rows and alphas (linsvm.solvers.gather), from
-    where the rounds left them: (its FitResult, this rank's share of its final alphas).
-    Every rank runs the same deterministic solve, so all end with the same weights."""
+    """The serial dcd run on every rank's rows and alphas, from where the rounds left
+    them, on rank 0 (linsvm.solvers.gather): (its FitResult, this rank's share of its
+    final alphas) on every rank."""
     if log is not None:
         why = "stopped paying" if info["handed"] else "reached the cap uncertified"
         log(f"dcd: the CoCoA+ rounds {why} (relative gap {info['rel_gap']:.3g} after "
             f"{info['rounds']} rounds): finishing serially on the gathered rows")
-    whole, offsets, parts = gather_rows(problem, alpha)
-    state = {"kind": "dcd", "alpha": np.concatenate(parts), "t": whole.t.copy(),
-             "loss": params["loss"], "C": params.C}
-    res = fit_dcd(whole, params, None, state, log)
-    r = problem.comm.rank
-    return res, np.asarray(res.state["alpha"][int(offsets[r]):int(offsets[r + 1])])
+
+    def solve(whole, parts):
+        state = {"kind": "dcd", "alpha": np.concatenate(parts), "t": whole.t.copy(),
+                 "loss": params["loss"], "C": params.C}
+        return fit_dcd(whole, params, None, state, log)
+
+    def share(res, lo, hi):
+        return np.array(res.state["alpha"][lo:hi])
+
+    return finish_on_root(problem, alpha, solve, share)
 
 
 def _block_optimality(problem, block, alpha, w):

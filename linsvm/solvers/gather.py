@@ -1,36 +1,40 @@
-"""Every rank's rows on every rank: the serial finish of a distributed dual solve.
+"""Every rank's rows on rank 0: the serial finish of a distributed dual solve.
 
 CoCoA+ (linsvm.solvers.cocoa) suits few weight columns; with many classes its rounds
 move a dense classes x features W and gain little each (SECTOR, 105 classes: hundreds
-of rounds of 46 MB).  When its rounds stop paying, sdm-cs and sdm-ww finish serially:
-every rank receives every rank's rows, labels, costs and dual variables (one allgather
-of pickled arrays, about 12 bytes per non-zero), and runs the serial solver from those
-alphas (alpha-seeding) on the union of the blocks in rank order.  The serial program is
-deterministic, so every rank ends with the same weights bit for bit without a
-broadcast, and keeps its own rows' share of the final alphas as its state.
+of rounds of 46 MB).  When its rounds stop paying, sdm-cs, sdm-ww and dcd's hinge
+finish serially (`finish_on_root`): rank 0 receives every rank's rows, labels, costs
+and dual variables (one gather of pickled arrays, about 12 bytes per non-zero), runs
+the serial solver from those alphas (alpha-seeding) on the union of the blocks in rank
+order, and sends every rank the result and its own rows' share of the final alphas
+(its state).  The other ranks wait off the CPU meanwhile (Collective.await_root): with
+more ranks than cores on a machine, ranks that all ran the same serial solve, or
+waited for it by MPI's polling, would take rank 0's core from it.
 
-The price is memory: every rank must hold the whole data set once more.  `fits`
-decides before anything is sent; where any rank cannot, the solve keeps its rounds and
-says so.
+The price is memory: rank 0 must hold the whole data set once more.  `fits` decides
+before anything is sent; where it cannot, the solve keeps its rounds and says so.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..problem.csr import CSRBuffers, to_scipy
+from ..problem.csr import CSRBuffers
 from ..problem.problem import Problem
-from ..runtime.collective import gather_objects
+from ..problem.registry import FitResult
+from ..runtime.collective import from_root, gather_objects
 from ..runtime.memory import available
 
 
 def fits(problem, extra_bytes=0):
-    """Whether every rank can hold every rank's rows (CSR at 12 bytes per non-zero plus
-    a row pointer, label and cost per row) and `extra_bytes` more: one max allreduce."""
-    nnz, rows = problem.comm.sum_scalars(_local_nnz(problem), float(problem.n_rows))
+    """Whether rank 0 can hold every rank's rows (CSR at 12 bytes per non-zero plus a
+    row pointer, label and cost per row) and `extra_bytes` more, twice over: every
+    rank gets rank 0's answer (one sum allreduce and one broadcast)."""
+    coll = problem.comm
+    nnz, rows = coll.sum_scalars(_local_nnz(problem), float(problem.n_rows))
     need = 12.0 * nnz + 24.0 * rows + float(extra_bytes)
     room, _ = available()
-    short = 0.0 if room is None or room >= 2.0 * need else 1.0
-    return problem.comm.max(np.array([short]))[0] == 0.0
+    short = np.array([0.0 if room is None or room >= 2.0 * need else 1.0])
+    return coll.bcast(short)[0] == 0.0
 
 
 def total_nnz(problem):
@@ -43,20 +47,56 @@ def _local_nnz(problem):
     return float(X.indptr[rows + 1].sum() - X.indptr[rows].sum()) if rows.size else 0.0
 
 
+def finish_on_root(problem, extras, solve, share):
+    """The serial finish (module notes) on rank 0; every rank calls it.
+
+    extras: this rank's picklable per-rank state (its dual variables).  solve(whole,
+    parts): the serial FitResult on `whole`, the union of the blocks (gather_rows),
+    from `parts`, every rank's extras in rank order.  share(result, lo, hi): the part
+    of result's state that belongs to the rows lo:hi of `whole`.  Returns (the
+    FitResult without its state, this rank's share) on every rank.  A failure on rank
+    0 ends the job (Collective.abort): the others are waiting for it."""
+    coll = problem.comm
+    gathered = gather_rows(problem, extras)
+    result = shares = None
+    if coll.rank == 0:
+        whole, offsets, parts = gathered
+        try:
+            res = solve(whole, parts)
+            shares = [share(res, int(offsets[r]), int(offsets[r + 1]))
+                      for r in range(coll.size)]
+        except BaseException as exc:        # noqa: BLE001 - the other ranks are waiting
+            coll.abort(f"the serial finish failed: {type(exc).__name__}: {exc}")
+        result = FitResult(res.weights, res.stats, res.thresholds, res.offset, res.warning,
+                           res.converged)
+        del gathered, whole, parts, res
+    coll.await_root()
+    return from_root(coll, result, shares)
+
+
+def _block_rows(X, rows):
+    """The rows `rows` of the CSR buffers X, in that order: (non-zeros per row, their
+    column indices, their values)."""
+    start = X.indptr[rows]
+    counts = X.indptr[rows + 1] - start
+    # the position of each picked non-zero: its row's start plus its place in the row
+    at = np.repeat(start - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
+    return counts, X.indices[at], X.data[at]
+
+
 def gather_rows(problem, extras):
-    """The union of every rank's block as one serial Problem (multi-class, or binary when
-    the problem is: rows in rank order), the offsets of each rank's rows in it, and the
-    rank-ordered list of every rank's `extras` (any picklable per-rank object, e.g. its
-    dual variables)."""
+    """On rank 0: the union of every rank's block as one serial Problem (multi-class, or
+    binary when the problem is: rows in rank order), the offsets of each rank's rows in
+    it, and the rank-ordered list of every rank's `extras` (any picklable per-rank
+    object, e.g. its dual variables).  None on the other ranks."""
     X = problem.X
     binary = problem.codes is None
-    local = to_scipy(X)[problem.rows] if problem.n_rows else None
-    mine = (np.diff(local.indptr) if local is not None else np.zeros(0, dtype=np.int64),
-            local.indices if local is not None else np.zeros(0, dtype=np.int32),
-            local.data if local is not None else np.zeros(0),
-            problem.t if binary else problem.codes, problem.cost, extras)
+    mine = _block_rows(X, problem.rows) + (problem.t if binary else problem.codes,
+                                           problem.cost, extras)
     payload = sum(a.nbytes for a in mine[:5]) + sum(getattr(a, "nbytes", 0) for a in extras)
-    parts = gather_objects(problem.comm, mine, payload)
+    parts = gather_objects(problem.comm, mine, payload, root=0)
+    if parts is None:
+        return None
     counts = np.concatenate([p[0] for p in parts]).astype(np.int64)
     indptr = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])

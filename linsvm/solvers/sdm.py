@@ -73,7 +73,7 @@ from .. import _sdm
 from ..problem.registry import FitResult
 from .cocoa import cocoa_rounds, rank_seed, target_gap
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
-from .gather import fits, gather_rows, total_nnz
+from .gather import finish_on_root, fits, total_nnz
 from .handover import Payoff
 
 _STATUS = {0: "converged", 1: "full-loop cap", 2: "out of memory"}
@@ -311,7 +311,7 @@ def _fit_cocoa(kind, problem, params, start, warm, warning, log):
     0.01).  With --gather-finish (the default) the rounds are judged by the hand-over
     rule (linsvm.solvers.handover) and rounds that stop paying, or that reach the cap
     uncertified, finish serially from the gathered rows and alphas
-    (linsvm.solvers.gather) when every rank can hold them.  A seeded start is not moved
+    (linsvm.solvers.gather) when rank 0 can hold them.  A seeded start is not moved
     along the ray (the serial kernel's step).  Stats as the serial solve's (n_iter:
     rounds; n_full_loops: this rank's local full loops), plus rounds and
     bytes_per_round; the state holds this rank's alphas."""
@@ -319,7 +319,7 @@ def _fit_cocoa(kind, problem, params, start, warm, warning, log):
     # judged as dcd's rounds are (linsvm.solvers.dcd), but against the rounds spent too:
     # the finish is the serial solver from the gathered alphas, no slower than a serial
     # run, while rounds that gain little cost a serial loop's work each P of them
-    # (and only when the rows fit on every rank: else the rounds go on to the cap)
+    # (and only when the rows fit on rank 0: else the rounds go on to the cap)
     payoff = (Payoff(cap=params["max_iter"] / coll.size, spent=True)
               if params["gather_finish"] and fits(problem, _gather_extra(problem)) else None)
     if payoff is not None and _rounds_outweigh_data(problem):
@@ -363,7 +363,7 @@ def _cocoa_result(kind, problem, params, W, alphas, info, finisher, warm, warnin
                    f"{info['rel_gap']:.3g} > {target_gap(params.tol):g}: raise --max-iter or "
                    "--local-epochs, or loosen -e" + (
                        "" if payoff is None else
-                       " (the rows do not fit on every rank for --gather-finish)"))
+                       " (the rows do not fit on rank 0 for --gather-finish)"))
     ay, ptr, cls, val = alphas
     stats["n_nonzero"] = int(coll.sum(np.array([float(cls.shape[0] + (
         np.count_nonzero(ay) if kind == "cs" else 0))]))[0])
@@ -411,7 +411,7 @@ def _gather_extra(problem):
 def _gather_finish(kind, problem, params, alphas, info, log):
     """The serial finish of linsvm.solvers.gather from this rank's alphas: (the serial
     FitResult, this rank's share of its final alphas), or (None, alphas) when the rows
-    do not fit on every rank."""
+    do not fit on rank 0."""
     k = problem.n_classes
     if not fits(problem, extra_bytes=_gather_extra(problem)):
         return None, alphas
@@ -423,20 +423,23 @@ def _gather_finish(kind, problem, params, alphas, info, log):
             why = "stopped paying" if info["handed"] else "reached the cap uncertified"
             log(f"sdm-{kind}: the CoCoA+ rounds {why} (relative gap {info['rel_gap']:.3g} "
                 f"after {info['rounds']} rounds): finishing serially on the gathered rows")
-    whole, offsets, parts = gather_rows(problem, alphas)
-    a_ptr = np.zeros(whole.n_rows + 1, dtype=np.int64)
-    np.cumsum(np.concatenate([np.diff(p[1]) for p in parts]), out=a_ptr[1:])
-    state = {"kind": kind, "n_classes": k, "codes": whole.codes, "C": params.C,
-             "alpha_y": np.concatenate([p[0] for p in parts]), "a_ptr": a_ptr,
-             "a_cls": np.concatenate([p[2] for p in parts]),
-             "a_val": np.concatenate([p[3] for p in parts])}
-    res = _fit(kind, whole, params, None, state, log)
-    st, r = res.state, problem.comm.rank
-    lo, hi = int(offsets[r]), int(offsets[r + 1])
-    p0, p1 = int(st["a_ptr"][lo]), int(st["a_ptr"][hi])
-    mine = (np.array(st["alpha_y"][lo:hi]), st["a_ptr"][lo:hi + 1] - p0,
-            np.array(st["a_cls"][p0:p1]), np.array(st["a_val"][p0:p1]))
-    return res, mine
+
+    def solve(whole, parts):
+        a_ptr = np.zeros(whole.n_rows + 1, dtype=np.int64)
+        np.cumsum(np.concatenate([np.diff(p[1]) for p in parts]), out=a_ptr[1:])
+        state = {"kind": kind, "n_classes": k, "codes": whole.codes, "C": params.C,
+                 "alpha_y": np.concatenate([p[0] for p in parts]), "a_ptr": a_ptr,
+                 "a_cls": np.concatenate([p[2] for p in parts]),
+                 "a_val": np.concatenate([p[3] for p in parts])}
+        return _fit(kind, whole, params, None, state, log)
+
+    def share(res, lo, hi):
+        st = res.state
+        p0, p1 = int(st["a_ptr"][lo]), int(st["a_ptr"][hi])
+        return (np.array(st["alpha_y"][lo:hi]), st["a_ptr"][lo:hi + 1] - p0,
+                np.array(st["a_cls"][p0:p1]), np.array(st["a_val"][p0:p1]))
+
+    return finish_on_root(problem, alphas, solve, share)
 
 
 def fit_sdm_cs(problem, params, start, state, log):
