@@ -54,6 +54,7 @@ from .. import _svmlight
 from ..errors import DataError, ParameterError
 from ..problem.csr import CSRBuffers
 from ..problem.labels import class_order_raw, merge_first_appearance
+from ..runtime.collective import wait_for_root
 from .compressed import MAGIC, Input
 from .places import RowPlaces
 from .plain_share import LocalShare, byte_ranges, read_svmlight_share, rows_and_width
@@ -310,6 +311,8 @@ def scatter_svmlight(source, comm, n_features=None, with_qid=False, labels=True,
                                    indices=X.indices[lo:hi], data=X.data[lo:hi], y=y[a:b],
                                    qid=qid[a:b], places=places.slice(a, b)))
             del X, y, qid
+    if comm is not None:
+        wait_for_root(comm)         # the others sleep while rank 0 reads (they may share its core)
     mine = pieces[0] if comm is None else comm.scatter(pieces, root=0)
     del pieces
     if isinstance(mine, str):
