@@ -38,7 +38,10 @@
 # each with loss 1/2 (1 - o)^2 for o < 1: exactly the example's loss, so the search
 # (selection instead of a sort, phi'(1) first, and its distributed form over the ranks'
 # breakpoints) is mfn's.  Heuristics 1 (at most 10 CGLS iterations on the first step of
-# a cold start) and 2 (converge at eps = 1e-2 first) as in mfn.  LIBLINEAR's gradient
+# a cold start) and 2 (converge at eps = 1e-2 first) as in mfn, and so is the guard on
+# the inexact-Newton forcing term (a step's CGLS ends at ||r|| <= eta ||r_0|| only once
+# Galli & Lin's quadratic-model rule at the guard holds too: cgls.pxd, qguard; without
+# it, a step whose gradient is mostly one direction ends after one iterate).  LIBLINEAR's gradient
 # test, ||grad f(beta)|| <= gstop ||grad f(0)||, is read off the residual each CGLS starts
 # from (it is -grad f(beta)); on a warm start ||grad f(0)|| takes one pass.
 # Distributed over row blocks exactly as _mfn.pyx (every sum over examples reduced).
@@ -98,6 +101,7 @@ ctypedef struct Svr:
     const double* c                # costs
     double p                       # tube half-width
     double lam                     # 1 / (2C)
+    double guard                   # the forcing term's guard (cgls.pxd, qguard; 0: none)
     int64_t nw
     int64_t nreg                   # regularized weights (the first nreg)
     double* pred                   # x_k . beta
@@ -204,8 +208,8 @@ cdef int svr_step(const CSR* X, Svr* S, const double* beta, double eps, double e
     A = csr_operator(X, S.act_rows, n_act)
     it = cgls(&A, S.cc, S.lam, S.beta_bar, S.z, S.q, S.u, S.r, S.pv, S.sv,
               S.minv if precondition else NULL, eps, eta, cg_cap, optimal, S.stop, fused, S.h,
-              precondition, S.dsum, S.xd, 0, S.diag, jw, stop_rr, rr0, S.comm, S.nreg, 0.0, 0,
-              S.split)
+              precondition, S.dsum, S.xd, 0, S.diag, jw, stop_rr, rr0, S.comm, S.nreg, S.guard,
+              S.guard > 0.0, S.split, S.guard > 0.0)
     if optimal[0] == 2 or S.stop.stopped:
         return it
     # dy = X d: the active rows from CGLS's accumulation, one mat-vec over the others
@@ -407,7 +411,7 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                      bint warm, bint heuristic1, bint heuristic2, bint precondition,
                      double jacobi_weight, bint fused, double eta, double gstop, int max_iter,
                      int cg_max_iter, int n_threads, object callback, object comm=None,
-                     double ref_prediction=0.0, object split=None):
+                     double ref_prediction=0.0, object split=None, double forcing_guard=0.0):
     """Minimize F(w) = 1/2 ||w||_R^2 + C sum_k c_k max(0, |w.x_k - y_k| - p)^2 by the
     modified finite Newton method (block comment; Keerthi & DeCoste 2005, Sections 3-4),
     updating beta in place.  ||.||_R: every weight, or (regularize_bias False, bias > 0)
@@ -416,7 +420,10 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     beta_0 the model predicting ref_prediction everywhere (0: beta = 0; a free bias's
     solve passes the mean target, the reference of a cold start).  comm: None, or the Collective of a distributed solve (rows, y, c this rank's block).
     split: None, or this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in
-    the weight-split arrangement (cgls.pxd).
+    the weight-split arrangement (cgls.pxd).  forcing_guard > 0: the forcing term eta
+    ends a step's CGLS only once Galli & Lin's quadratic-model rule at
+    min(forcing_guard, ||r_0||_{M^-1}^(1/2)) holds too (cgls.pxd, qguard); 0: the
+    forcing term alone.
     Returns a dict: status (0 converged, 1 iteration cap, 2 no descent, 3 gradient test),
     n_iter, cg_iter, objective F, n_active (examples outside the tube, over every rank),
     trace (F per Newton iteration), pred = X[rows] beta."""
@@ -433,6 +440,8 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
         raise ValueError(f"gstop must be finite and >= 0, got {gstop!r}")
     if not 0.0 < jacobi_weight <= 1.0:
         raise ValueError(f"jacobi_weight must be in (0, 1], got {jacobi_weight!r}")
+    if not 0.0 <= forcing_guard < 1.0:
+        raise ValueError(f"forcing_guard must be in [0, 1), got {forcing_guard!r}")
     cdef int64_t me = max(m, 1), mw = max(nw, 1)
     fbuf = np.zeros(16 * me + 9 * mw + 3 + max(max_iter, 1), dtype=np.float64)
     ibuf = np.zeros(4 * me, dtype=np.int64)
@@ -454,6 +463,7 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     S.c = &c[0] if m > 0 else NULL
     S.p = p
     S.lam = lam
+    S.guard = forcing_guard
     S.nw = nw
     S.nreg = nw - 1 if (not regularize_bias and bias > 0) else nw
     S.pred = F0

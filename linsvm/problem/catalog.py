@@ -481,6 +481,7 @@ register(SolverInfo(
         "jacobi_weight": Option(float, 0.3, "weight w of the Jacobi diagonal in the CGLS preconditioner (1 = plain Jacobi)", 1e-6, 1.0),
         "fused_cg": Option(bool, True, "one pass over the active rows per CGLS iteration"),
         "forcing": Option(float, 0.1, "inexact Newton: a CGLS step may also stop at ||r|| <= forcing * ||gradient|| (0 = off)", 0.0, 0.99),
+        "forcing_guard": MFN_OPTIONS["forcing_guard"],
         "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),
         "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step", 1),
         "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol ||grad F(0)|| (LIBLINEAR -s 11's test); default -e; 0 = off", 0.0, 0.99),

@@ -120,7 +120,8 @@ def fit_svr(problem, params, start, state, log):
             precondition=opts["precondition"], jacobi_weight=opts["jacobi_weight"],
             fused=opts["fused_cg"], eta=opts["forcing"], gstop=gtol, max_iter=opts["max_iter"],
             cg_max_iter=opts["cg_max_iter"], n_threads=threads, callback=callback,
-            comm=problem.comm, ref_prediction=ref, split=split)
+            comm=problem.comm, ref_prediction=ref, split=split,
+            forcing_guard=opts["forcing_guard"])
         n_iter, cg_iter = n_iter + st["n_iter"], cg_iter + st["cg_iter"]
         trace.extend(np.asarray(st["trace"]).tolist())
         F, D = _svr.svr_certificate(**args, C=C, p=opts["epsilon"], w=beta,
