@@ -123,6 +123,18 @@ def test_payoff_hands_over_only_what_the_cap_would_not_certify():
     quick = Payoff(first=10, cap=1000, target=0.01, spent=True)
     quick.judge(10, 0.5)
     assert not quick.judge(20, 0.05)               # 1% in 10 log(5) / log(10) = 7 <= 20
+    # with the start's gap, the first checkpoint is judged too -- against the loops spent
+    # only: 1 -> 0.5 in 10 loops predicts 10 log(50) / log(2) = 56 more > 10 spent
+    early = Payoff(first=10, cap=1000, target=0.01, spent=True)
+    early.start(1.0)
+    assert early.judge(10, 0.5)
+    assert early.predicted == pytest.approx(10 * math.log(50) / math.log(2))
+    fast = Payoff(first=10, cap=1000, target=0.01, spent=True)
+    fast.start(1.0)
+    assert not fast.judge(10, 0.05)                # 10 log(5) / log(20) = 5.4 <= 10
+    capped = Payoff(first=10, cap=1000, target=0.01)
+    capped.start(1.0)                              # against the cap: the start is not used
+    assert not capped.judge(10, 0.5) and capped.history == [(10, 0.5)]
 
 
 # ------------------------------------------------------------------ dcd hands over

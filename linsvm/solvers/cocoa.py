@@ -132,6 +132,8 @@ def cocoa_rounds(coll, block, w, tol, max_rounds, log=None, name="cocoa", payoff
         if log is not None:
             log(f"{name} round {rounds - 1:4d}  primal {primal:.10g}  dual {dual_obj:.10g}  "
                 f"gap {rel:.3g}  local eps {eps_local:g}")
+        if payoff is not None and rounds == 1:
+            payoff.start(rel)
         handed = (payoff is not None and rel > target and payoff.due(rounds - 1)
                   and payoff.judge(rounds - 1, rel))
         if rel <= target or rounds >= max_rounds or handed:
