@@ -104,6 +104,14 @@
 # range), then s is taken over the regularized columns as above; at the optimum g_b = 0,
 # so both sums agree and nothing changes.
 #
+# Threads (glmnet; docs/threads.md).  Each Newton iteration's gradient and Hessian
+# diagonal are computed column by column on the threads (each column summed in order by
+# one thread), its per-row loops split over the threads, and an inner coordinate's two
+# passes over its column (the gather of dq/dd_j, the update of Xd) split by blocks of
+# COL_BLOCK entries.  Every sum over rows or over a long column is taken by fixed blocks
+# (ROW_BLOCK rows, COL_BLOCK entries), each summed in order, the blocks added in order:
+# the same sums, hence the same model bit for bit, on any number of threads.
+#
 # The margins (cdn: b; glmnet: z, exp(z) and the loss of each row) are updated
 # incrementally, as the papers do, and the returned objective and certificate are
 # computed from them (they differ from a recomputation by rounding only).  Everything
@@ -115,8 +123,9 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.math cimport fabs, exp, log, log1p, INFINITY, NAN
 from libc.string cimport memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from cython.parallel cimport prange
 import numpy as np
-from csr cimport CSR, make_csr, check_rows
+from csr cimport CSR, make_csr, check_rows, linsvm_max_threads
 from rng cimport shuffle
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
@@ -141,6 +150,12 @@ cdef struct CSC:
     const double* val          # t_k x_kj
     int64_t n_cols
     int64_t n_rows
+    int n_threads              # glmnet's threads (module notes; cdn runs on one)
+
+
+cdef enum:
+    COL_BLOCK = 4096           # entries of a column one thread sums (module notes: threads)
+    ROW_BLOCK = 8192           # rows of a per-row sum one thread sums
 
 
 cdef inline double _now() noexcept nogil:
@@ -484,41 +499,142 @@ cdef struct GlmOut:
     int grad_at_w              # 1: that iterate is the returned w
 
 
+cdef inline int64_t _n_blocks(int64_t n, int64_t size) noexcept nogil:
+    return (n + size - 1) // size
+
+
+cdef void grad_and_curvature(const CSC* A, const int64_t* index, int64_t n,
+                             const double* gk, const double* Dk, double* grad,
+                             double* hdiag) noexcept nogil:
+    """grad[j] = sum_k gk_k v_kj and hdiag[j] = sum_k D_kk v_kj^2 (without nu) for every
+    column j = index[s], s < n: each column summed in order by one thread."""
+    cdef const int32_t* row = A.row
+    cdef const double* val = A.val
+    cdef int64_t s, j, p, k
+    cdef double g, h, v
+    for s in prange(n, schedule="dynamic", chunksize=16, num_threads=A.n_threads):
+        j = index[s]
+        g = 0.0
+        h = 0.0
+        for p in range(A.colptr[j], A.colptr[j + 1]):
+            k = row[p]
+            v = val[p]
+            g = g + gk[k] * v
+            h = h + Dk[k] * v * v
+        grad[j] = g
+        hdiag[j] = h
+
+
+cdef inline double _model_span(const int32_t* row, const double* val, const double* Dk,
+                               const double* Xd, int64_t p0, int64_t p1) noexcept nogil:
+    cdef int64_t p, k
+    cdef double g = 0.0
+    for p in range(p0, p1):
+        k = row[p]
+        g += Dk[k] * val[p] * Xd[k]
+    return g
+
+
+cdef double col_model_grad(const CSC* A, int64_t p0, int64_t p1, const double* Dk,
+                           const double* Xd, double* part) noexcept nogil:
+    """sum_k D_kk v_kj Xd_k over the column's entries p0:p1, by blocks of COL_BLOCK
+    entries (module notes: threads; part holds one double per block)."""
+    cdef int64_t nb = _n_blocks(p1 - p0, COL_BLOCK), b
+    cdef double g = 0.0
+    if nb <= 1:
+        return _model_span(A.row, A.val, Dk, Xd, p0, p1)
+    for b in prange(nb, schedule="static", num_threads=A.n_threads):
+        part[b] = _model_span(A.row, A.val, Dk, Xd, p0 + b * COL_BLOCK,
+                              min(p1, p0 + (b + 1) * COL_BLOCK))
+    for b in range(nb):
+        g += part[b]
+    return g
+
+
+cdef inline void _axpy_span(const int32_t* row, const double* val, double step, double* Xd,
+                            int64_t p0, int64_t p1) noexcept nogil:
+    cdef int64_t p
+    for p in range(p0, p1):
+        Xd[row[p]] += step * val[p]
+
+
+cdef void col_axpy(const CSC* A, int64_t p0, int64_t p1, double step, double* Xd) noexcept nogil:
+    """Xd_k += step v_kj over the column's entries p0:p1 (distinct rows: any split of the
+    entries gives the same result)."""
+    cdef int64_t nb = _n_blocks(p1 - p0, COL_BLOCK), b
+    if nb <= 1 or A.n_threads <= 1:
+        _axpy_span(A.row, A.val, step, Xd, p0, p1)
+        return
+    for b in prange(nb, schedule="static", num_threads=A.n_threads):
+        _axpy_span(A.row, A.val, step, Xd, p0 + b * COL_BLOCK, min(p1, p0 + (b + 1) * COL_BLOCK))
+
+
+cdef inline double _trial_span(const double* a, const double* z, const double* Xd,
+                               const double* lk, double lam, double* ez_new, double* lk_new,
+                               int64_t k0, int64_t k1) noexcept nogil:
+    cdef int64_t k
+    cdef double dloss = 0.0, zn, ezn
+    for k in range(k0, k1):
+        if Xd[k] != 0.0:
+            zn = z[k] + lam * Xd[k]
+            ezn = exp(zn)
+            ez_new[k] = ezn
+            lk_new[k] = logistic_loss(zn, ezn)
+            dloss += a[k] * (lk_new[k] - lk[k])
+    return dloss
+
+
+cdef double trial_loss_change(int64_t n, const double* a, const double* z, const double* Xd,
+                              const double* lk, double lam, double* ez_new, double* lk_new,
+                              double* part, int T) noexcept nogil:
+    """sum_k a_k (loss(z_k + lam Xd_k) - loss(z_k)) over the rows with Xd_k != 0, their
+    new exp(z) and loss in ez_new, lk_new: by blocks of ROW_BLOCK rows (module notes)."""
+    cdef int64_t nb = _n_blocks(n, ROW_BLOCK), b
+    cdef double dloss = 0.0
+    if nb <= 1:
+        return _trial_span(a, z, Xd, lk, lam, ez_new, lk_new, 0, n)
+    for b in prange(nb, schedule="static", num_threads=T):
+        part[b] = _trial_span(a, z, Xd, lk, lam, ez_new, lk_new, b * ROW_BLOCK,
+                              min(n, (b + 1) * ROW_BLOCK))
+    for b in range(nb):
+        dloss += part[b]
+    return dloss
+
+
 cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double* z,
                      double* ez, double* lk, double* Dk, double* gk, double* Xd,
                      double* ez_new, double* lk_new, double* grad, double* hdiag,
                      int64_t* index, int64_t* qindex, int64_t n_total, double eps_abs,
                      double ref, int shrinking, uint64_t* rng, int max_iter, int inner_max,
                      int max_ls, double* f, double* trace, GlmOut* out, void* callback,
-                     Stop* stop, int64_t free) noexcept nogil:
+                     Stop* stop, int64_t free, double* part) noexcept nogil:
     """newGLMNET Newton iterations (block comment) from w (free: the free bias column or -1) with z = z(w), ez = exp(z),
     lk = log(1 + exp(-z)) per row and f = f(w).  Work space per row: gk (the loss
     derivative a_k (tau_k - 1)), Dk (D_kk) and Xd.
 
     ref = ||S(0)||_1 scales the inner tolerance.  Returns CONVERGED, MAX_ITER or STALLED
     (no step passed the line search); stops early (MAX_ITER, stop.stopped set) once the
-    Stop record says so.  trace gets one row per Newton iteration."""
-    # locals, so that the compiler need not reload the struct's pointers per entry
-    cdef const int32_t* row = A.row
-    cdef const double* val = A.val
-    cdef int64_t n = A.n_rows, n_active = n_total, q_active, s, j, p, k, tmp, p0, p1
+    Stop record says so.  trace gets one row per Newton iteration.  part: scratch of
+    one double per block of a column or of the rows (module notes: threads)."""
+    cdef int64_t n = A.n_rows, n_active = n_total, q_active, s, j, k, tmp, p0, p1
     cdef int64_t inner_total = 0, ls_total = 0, nnz_active
     cdef double n_ex = <double>n
     cdef double Mold = INFINITY, Mnew, norm1, g, h, v, pk, tk, ezk, wj, uj, step, gmax
-    cdef double qMold, qMnew, qnorm1, inner_eps = 1.0, delta, lam, reg_change, dloss, zn, ezn
+    cdef double qMold, qMnew, qnorm1, inner_eps = 1.0, delta, lam, reg_change, dloss
     cdef double t0 = _now()
     cdef int it = 0, status = MAX_ITER, it_in, m, accepted
     cdef bint is_free
     while it < max_iter:
         # --- per row: the loss derivative a_k (tau_k - 1) and D_kk = a_k tau_k (1 - tau_k)
-        for k in range(n):
+        for k in prange(n, schedule="static", num_threads=A.n_threads):
             ezk = ez[k]
             pk = 1.0 / (1.0 + ezk)              # 1 - tau_k
             tk = ezk * pk if ezk < 1e300 else 1.0
             gk[k] = -a[k] * pk
             Dk[k] = a[k] * tk * pk
-        # --- gradient and Hessian diagonal on every feature; outer shrinking (this
-        # iteration's working set J: index[0:n_active])
+        # --- gradient and Hessian diagonal on every feature (on the threads); outer
+        # shrinking (this iteration's working set J: index[0:n_active])
+        grad_and_curvature(A, index, n_total, gk, Dk, grad, hdiag)
         Mnew = 0.0
         norm1 = 0.0
         gmax = 0.0
@@ -527,13 +643,8 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
         s = 0
         while s < n_active:
             j = index[s]
-            g = 0.0
-            h = 0.0
-            for p in range(A.colptr[j], A.colptr[j + 1]):
-                k = row[p]
-                v = val[p]
-                g += gk[k] * v
-                h += Dk[k] * v * v
+            g = grad[j]
+            h = hdiag[j]
             if fabs(g) > gmax:
                 gmax = fabs(g)
             wj = w[j]
@@ -547,7 +658,6 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
             if v > Mnew:
                 Mnew = v
             norm1 += v
-            grad[j] = g
             hdiag[j] = h + NU
             nnz_active += A.colptr[j + 1] - A.colptr[j]
             s += 1
@@ -581,10 +691,7 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                 p0 = A.colptr[j]
                 p1 = A.colptr[j + 1]
                 # dq/dd_j = g_j + sum_k D_kk v_kj Xd_k + nu d_j
-                g = 0.0
-                for p in range(p0, p1):
-                    k = row[p]
-                    g += Dk[k] * val[p] * Xd[k]
+                g = col_model_grad(A, p0, p1, Dk, Xd, part)
                 uj = u[j]
                 g += grad[j] + NU * (uj - w[j])
                 h = hdiag[j]
@@ -611,8 +718,7 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                         continue
                     u[j] = uj + step
                 step = u[j] - uj
-                for p in range(p0, p1):
-                    Xd[row[p]] += step * val[p]
+                col_axpy(A, p0, p1, step, Xd)
                 if stop_poll(stop, p1 - p0 + 1):
                     break
             it_in += 1
@@ -648,14 +754,7 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                     reg_change += fabs(u[j]) - fabs(w[j])
                 else:
                     reg_change += fabs(w[j] + lam * (u[j] - w[j])) - fabs(w[j])
-            dloss = 0.0
-            for k in range(n):
-                if Xd[k] != 0.0:
-                    zn = z[k] + lam * Xd[k]
-                    ezn = exp(zn)
-                    ez_new[k] = ezn
-                    lk_new[k] = logistic_loss(zn, ezn)
-                    dloss += a[k] * (lk_new[k] - lk[k])
+            dloss = trial_loss_change(n, a, z, Xd, lk, lam, ez_new, lk_new, part, A.n_threads)
             if reg_change + dloss <= SIGMA * lam * delta:
                 accepted = 1
                 break
@@ -673,9 +772,9 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                 w[j] = u[j]
             else:
                 w[j] = w[j] + lam * (u[j] - w[j])
-        for k in range(n):
+        for k in prange(n, schedule="static", num_threads=A.n_threads):
             if Xd[k] != 0.0:
-                z[k] += lam * Xd[k]
+                z[k] = z[k] + lam * Xd[k]
                 ez[k] = ez_new[k]
                 lk[k] = lk_new[k]
         f[0] += reg_change + dloss
@@ -841,6 +940,7 @@ cdef CSC _csc_view(dict S, int64_t n):
     A.val = &vl[0]
     A.n_cols = cp.shape[0] - 1
     A.n_rows = n
+    A.n_threads = 1
     return A
 
 
@@ -968,9 +1068,10 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                  const int64_t[::1] rows, const double[::1] t, const double[::1] c, double C,
                  object start, double eps, bint shrinking, uint64_t seed, int max_iter,
                  int inner_max_iter, int max_linesearch, object callback,
-                 bint regularize_bias=True):
+                 bint regularize_bias=True, int n_threads=1):
     """Minimize ||w||_1 + C sum_k c_k log(1 + exp(-t_k w.x_k)) by newGLMNET (block comment);
-    regularize_bias as cdn_solve's.
+    regularize_bias as cdn_solve's.  n_threads: threads of the column and row passes
+    (0: every OpenMP thread); the result is the same for every count (block comment).
 
     Buffers, start and eps as cdn_solve's, the reference ||S(0)||_1.  max_iter caps the Newton iterations,
     inner_max_iter the sweeps of each inner solve, max_linesearch the trials of each
@@ -1004,10 +1105,12 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     per_weight = np.empty((3, max(nw, 1)), dtype=np.float64)      # u grad hdiag
     idx_arr = np.empty((2, max(nw, 1)), dtype=np.int64)
     trace_arr = np.zeros((max(max_iter, 1), TRACE_COLS), dtype=np.float64)
-    cdef double[::1] wv = w_arr, av = S["a"]
+    part_arr = np.empty(_n_blocks(m, COL_BLOCK) + 1, dtype=np.float64)  # >= the row blocks
+    cdef double[::1] wv = w_arr, av = S["a"], pv = part_arr
     cdef double[:, ::1] R = per_row, W = per_weight, tr = trace_arr
     cdef int64_t[:, ::1] I = idx_arr
     cdef CSC A = _csc_view(S, m)
+    A.n_threads = linsvm_max_threads() if n_threads <= 0 else n_threads
     cdef void* cb = <void*>callback if callback is not None else NULL
     cdef Stop st
     stop_init(&st, A.colptr[A.n_cols], A.n_cols)
@@ -1030,7 +1133,8 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
             glmnet_core(&A, &av[0], &wv[0], &W[0, 0], &R[0, 0], &R[1, 0], &R[2, 0], &R[3, 0],
                         &R[4, 0], &R[5, 0], &R[6, 0], &R[7, 0], &W[1, 0], &W[2, 0],
                         &I[0, 0], &I[1, 0], n_total, eps * ref, ref, shrinking, &rng, max_iter,
-                        inner_max_iter, max_linesearch, &f, &tr[0, 0], &out, cb, &st, free)
+                        inner_max_iter, max_linesearch, &f, &tr[0, 0], &out, cb, &st, free,
+                        &pv[0])
         if not st.stopped:
             certificate(&A, &av[0], &wv[0], &R[0, 0], &R[1, 0], &R[8, 0], 3,
                         out.grad_inf if out.grad_at_w else -1.0, free, &primal, &dual, &gmax)

@@ -48,7 +48,16 @@ import harness as H
 
 CODES = {0: ("lr", {}), 1: ("dcd", {"loss": "l2"}), 2: ("mfn", {}), 3: ("dcd", {"loss": "l1"}),
          5: ("cdn", {}), 6: ("glmnet", {})}
-THREADED = {"lr", "mfn"}
+
+
+def _threaded():
+    """The solvers of CODES that take n_threads (the registry's option)."""
+    from linsvm.solvers import get_solver
+
+    return {name for name, _ in CODES.values() if "n_threads" in get_solver(name).options}
+
+
+THREADED = _threaded()
 TIGHT = {"lr": 1e-4, "mfn": 1e-8, "dcd": 1e-4, "cdn": 1e-5, "glmnet": 1e-6}
 
 LLMC_DRIVER = """

@@ -7,7 +7,7 @@ linsvm.solvers.l1 and are imported on the first solve).  docs/l1.md describes bo
 from __future__ import annotations
 
 from .._lazy import LazyFunction
-from .registry import REGULARIZE_BIAS, Option, SolverInfo
+from .registry import N_THREADS_HELP, REGULARIZE_BIAS, Option, SolverInfo
 
 MAX_LINESEARCH = 20         # trials (step lengths 1, 1/2, ...) per line search, as LIBLINEAR
 _F8 = 8
@@ -20,8 +20,8 @@ SERIAL_ONLY = ("there is no distributed L1-regularized solver: run -s {name} wit
 def _memory(per_weight, per_row):
     """SolverInfo.memory: per_weight float64 vectors of the weight length, per_row bytes
     per example, the column copy (int32 position + float64 value per non-zero, and per
-    example for the dense bias column; int64 column pointers) and the trace.  The cores
-    are sequential: the thread count does not change the estimate."""
+    example for the dense bias column; int64 column pointers) and the trace.  glmnet's
+    threads share its buffers: the thread count does not change the estimate."""
     def memory(n_rows, n_weights, n_classes, nnz, options, threads=None):
         column_copy = 12 * (nnz + n_rows) + _F8 * (n_weights + 1)
         return (_F8 * per_weight * n_weights + per_row * n_rows + column_copy
@@ -75,6 +75,7 @@ GLMNET = SolverInfo(
                                             "iteration's quadratic model", 1, 1e9),
         "shrinking": _SHRINKING,
         "regularize_bias": REGULARIZE_BIAS,
+        "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
     },
     loss="logistic",
     penalty="l1",

@@ -36,8 +36,10 @@ search finding no step) without a gap <= 0.01 returns converged=False and a warn
 Warm starts take the weights (start) of any model, L1 or L2: the problem is convex and
 the stopping reference is a cold start's, so every start reaches the same accuracy; the
 models keep exact zeros (stats "n_nonzero" counts the non-zero weights).  One-vs-rest
-beyond two classes is linsvm.train's job.  Serial only: there is no distributed L1
-solver.  Both are declared (options, defaults, LIBLINEAR codes) in
+beyond two classes is linsvm.train's job.  glmnet runs its column and row passes on
+n_threads threads, with the same model for every count (csrc/_l1.pyx, threads); cdn's
+passes are one coordinate's column at a time, on one thread.  One process only: there is
+no distributed L1 solver.  Both are declared (options, defaults, LIBLINEAR codes) in
 linsvm.problem.catalog_l1; docs/l1.md is the user's page.
 """
 from __future__ import annotations
@@ -48,6 +50,7 @@ from .. import _l1
 from ..errors import ParameterError
 from ..problem.catalog_l1 import MAX_LINESEARCH, SERIAL_ONLY
 from ..problem.registry import FitResult
+from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, relative_gap
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "line search found no step"}
@@ -93,7 +96,9 @@ def _fit(name, problem, params, start, log):
             def callback(it, f, norm1, n_active, inner, step):
                 log(f"glmnet iter {it:3d}  f {f:.10g}  |S|_1 {norm1:.4g}  active {n_active}  "
                     f"inner {inner}  step {step:g}")
-        st = _l1.glmnet_solve(**args, inner_max_iter=opts["inner_max_iter"], callback=callback)
+        threads = resolve_threads(opts["n_threads"], X.data.shape[0])
+        st = _l1.glmnet_solve(**args, inner_max_iter=opts["inner_max_iter"], callback=callback,
+                              n_threads=threads)
     w = st["w"]
     gap = relative_gap(st["primal"], st["dual"])
     stats = {
