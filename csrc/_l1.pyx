@@ -104,11 +104,13 @@
 # range), then s is taken over the regularized columns as above; at the optimum g_b = 0,
 # so both sums agree and nothing changes.
 #
-# Threads (glmnet; docs/threads.md).  Each Newton iteration's gradient and Hessian
+# Threads (docs/threads.md).  glmnet: each Newton iteration's gradient and Hessian
 # diagonal are computed column by column on the threads (each column summed in order by
 # one thread), its per-row loops split over the threads, and an inner coordinate's two
 # passes over its column (the gather of dq/dd_j, the update of Xd) split by blocks of
-# COL_BLOCK entries.  Every sum over rows or over a long column is taken by fixed blocks
+# COL_BLOCK entries.  cdn: a coordinate's passes over its column (g_j and h_j, the
+# line search's trials, the update of b) split by blocks of COL_BLOCK entries.  The
+# coordinates themselves stay in order.  Every sum over rows or over a long column is taken by fixed blocks
 # (ROW_BLOCK rows, COL_BLOCK entries), each summed in order, the blocks added in order:
 # the same sums, hence the same model bit for bit, on any number of threads.
 #
@@ -150,12 +152,16 @@ cdef struct CSC:
     const double* val          # t_k x_kj
     int64_t n_cols
     int64_t n_rows
-    int n_threads              # glmnet's threads (module notes; cdn runs on one)
+    int n_threads              # threads of the column and row passes (module notes)
 
 
 cdef enum:
     COL_BLOCK = 4096           # entries of a column one thread sums (module notes: threads)
     ROW_BLOCK = 8192           # rows of a per-row sum one thread sums
+
+
+cdef inline int64_t _n_blocks(int64_t n, int64_t size) noexcept nogil:
+    return (n + size - 1) // size
 
 
 cdef inline double _now() noexcept nogil:
@@ -291,14 +297,12 @@ cdef struct CdnOut:
     double last_norm          # sum of |S_j| over the last sweep
 
 
-cdef inline void col_grad(const CSC* A, int64_t p0, int64_t p1, const double* rs, int S,
-                          double a0, double* g_out, double* h_out, double* loss_out) noexcept nogil:
-    """Over one column: -sum_I a_k b_k v_kj, sum_I a_k v_kj^2 and sum_I a_k b_k^2 (I: b_k > 0),
-    with b_k = rs[S k] and a_k = rs[S k + 1] (S = 2) or a0 (S = 1, every cost equal).
-    Called with S a literal, so that the compiler makes one loop for each layout."""
-    # locals, so that the compiler need not reload the struct's pointers per entry
-    cdef const int32_t* row = A.row
-    cdef const double* val = A.val
+cdef inline void _grad_span(const int32_t* row, const double* val, const double* rs, int S,
+                            double a0, int64_t p0, int64_t p1, double* out) noexcept nogil:
+    """Over the entries p0:p1 of one column: out = (-sum_I a_k b_k v_kj, sum_I a_k v_kj^2,
+    sum_I a_k b_k^2) (I: b_k > 0), with b_k = rs[S k] and a_k = rs[S k + 1] (S = 2) or a0
+    (S = 1, every cost equal).  Called with S a literal, so that the compiler makes one
+    loop for each layout."""
     cdef int64_t p, k
     cdef double g = 0.0, h = 0.0, lo = 0.0, bk, v, ak, ab
     for p in range(p0, p1):
@@ -311,16 +315,49 @@ cdef inline void col_grad(const CSC* A, int64_t p0, int64_t p1, const double* rs
             g -= ab * v
             lo += ab * bk
             h += ak * v * v
-    g_out[0] = g
-    h_out[0] = h
-    loss_out[0] = lo
+    out[0] = g
+    out[1] = h
+    out[2] = lo
 
 
-cdef inline double col_trial(const CSC* A, int64_t p0, int64_t p1, double* rs, int S,
-                             double a0, double shift) noexcept nogil:
-    """b_k -= shift v_kj over one column, returning the new sum_I a_k b_k^2 there."""
-    cdef const int32_t* row = A.row
-    cdef const double* val = A.val
+cdef void col_grad(const CSC* A, int64_t p0, int64_t p1, const double* rs, int S,
+                   double a0, double* g_out, double* h_out, double* loss_out,
+                   double* part) noexcept nogil:
+    """_grad_span's three sums over one column (entries p0:p1), by blocks of COL_BLOCK
+    entries on the threads, added in order (module notes: threads; part: three doubles
+    per block)."""
+    cdef int64_t nb = _n_blocks(p1 - p0, COL_BLOCK), b
+    cdef double out[3]
+    if nb <= 1:
+        if S == 1:
+            _grad_span(A.row, A.val, rs, 1, a0, p0, p1, out)
+        else:
+            _grad_span(A.row, A.val, rs, 2, 0.0, p0, p1, out)
+    else:
+        for b in prange(nb, schedule="static", num_threads=A.n_threads):
+            if S == 1:
+                _grad_span(A.row, A.val, rs, 1, a0, p0 + b * COL_BLOCK,
+                           min(p1, p0 + (b + 1) * COL_BLOCK), &part[3 * b])
+            else:
+                _grad_span(A.row, A.val, rs, 2, 0.0, p0 + b * COL_BLOCK,
+                           min(p1, p0 + (b + 1) * COL_BLOCK), &part[3 * b])
+        out[0] = 0.0
+        out[1] = 0.0
+        out[2] = 0.0
+        for b in range(nb):
+            out[0] += part[3 * b]
+            out[1] += part[3 * b + 1]
+            out[2] += part[3 * b + 2]
+    g_out[0] = out[0]
+    h_out[0] = out[1]
+    loss_out[0] = out[2]
+
+
+cdef inline double _trial_col_span(const int32_t* row, const double* val, double* rs, int S,
+                                   double a0, double shift, int64_t p0,
+                                   int64_t p1) noexcept nogil:
+    """b_k -= shift v_kj over the entries p0:p1 of one column, returning the new
+    sum_I a_k b_k^2 there (S a literal, as _grad_span's)."""
     cdef int64_t p, k
     cdef double lo = 0.0, bk
     for p in range(p0, p1):
@@ -332,20 +369,58 @@ cdef inline double col_trial(const CSC* A, int64_t p0, int64_t p1, double* rs, i
     return lo
 
 
-cdef inline void col_shift(const CSC* A, int64_t p0, int64_t p1, double* rs, int S,
-                           double shift) noexcept nogil:
-    """b_k -= shift v_kj over one column."""
-    cdef const int32_t* row = A.row
-    cdef const double* val = A.val
+cdef double col_trial(const CSC* A, int64_t p0, int64_t p1, double* rs, int S,
+                      double a0, double shift, double* part) noexcept nogil:
+    """_trial_col_span over one column by blocks of COL_BLOCK entries on the threads, the
+    blocks' sums added in order (part: one double per block)."""
+    cdef int64_t nb = _n_blocks(p1 - p0, COL_BLOCK), b
+    cdef double lo = 0.0
+    if nb <= 1:
+        if S == 1:
+            return _trial_col_span(A.row, A.val, rs, 1, a0, shift, p0, p1)
+        return _trial_col_span(A.row, A.val, rs, 2, 0.0, shift, p0, p1)
+    for b in prange(nb, schedule="static", num_threads=A.n_threads):
+        if S == 1:
+            part[b] = _trial_col_span(A.row, A.val, rs, 1, a0, shift, p0 + b * COL_BLOCK,
+                                      min(p1, p0 + (b + 1) * COL_BLOCK))
+        else:
+            part[b] = _trial_col_span(A.row, A.val, rs, 2, 0.0, shift, p0 + b * COL_BLOCK,
+                                      min(p1, p0 + (b + 1) * COL_BLOCK))
+    for b in range(nb):
+        lo += part[b]
+    return lo
+
+
+cdef inline void _shift_span(const int32_t* row, const double* val, double* rs, int S,
+                             double shift, int64_t p0, int64_t p1) noexcept nogil:
     cdef int64_t p
     for p in range(p0, p1):
         rs[S * row[p]] -= shift * val[p]
 
 
+cdef void col_shift(const CSC* A, int64_t p0, int64_t p1, double* rs, int S,
+                    double shift) noexcept nogil:
+    """b_k -= shift v_kj over one column (distinct rows: any split gives the same)."""
+    cdef int64_t nb = _n_blocks(p1 - p0, COL_BLOCK), b
+    if nb <= 1 or A.n_threads <= 1:
+        if S == 1:
+            _shift_span(A.row, A.val, rs, 1, shift, p0, p1)
+        else:
+            _shift_span(A.row, A.val, rs, 2, shift, p0, p1)
+        return
+    for b in prange(nb, schedule="static", num_threads=A.n_threads):
+        if S == 1:
+            _shift_span(A.row, A.val, rs, 1, shift, p0 + b * COL_BLOCK,
+                        min(p1, p0 + (b + 1) * COL_BLOCK))
+        else:
+            _shift_span(A.row, A.val, rs, 2, shift, p0 + b * COL_BLOCK,
+                        min(p1, p0 + (b + 1) * COL_BLOCK))
+
+
 cdef int cdn_core(const CSC* A, double* ba, int S, double a0, double* w, const double* Hub,
                   int64_t* index, int64_t n_total, double eps, double* ref, int shrinking,
                   uint64_t* rng, int max_iter, int max_ls, double* trace, CdnOut* out,
-                  void* callback, Stop* stop, int64_t free) noexcept nogil:
+                  void* callback, Stop* stop, int64_t free, double* part) noexcept nogil:
     """CDN outer iterations (block comment) from w (free: the free bias column or -1), with ba[S k] = b_k = 1 - z_k(w) and
     a_k = ba[2k + 1] (S = 2: each row's residual and cost side by side, one cache line
     per entry of a column) or a0 (S = 1: every cost equal, the residuals alone, half
@@ -361,7 +436,8 @@ cdef int cdn_core(const CSC* A, double* ba, int S, double a0, double* w, const d
     loss), and one that moves b by the accepted step; a trial of the exact Armijo test
     moves b by its step while it sums the new loss, so that the accepted trial's pass is
     the update (a rejected one is undone by the next trial's pass, or by one more pass
-    if every trial fails)."""
+    if every trial fails).  Each pass runs by blocks on A.n_threads threads (module
+    notes: threads; part: scratch of three doubles per block of the longest column)."""
     cdef int64_t n_active = n_total, s, j, p, k, tmp, p0, p1, n_ls_fail = 0
     cdef double n_ex = <double>A.n_rows
     cdef double Mold = INFINITY, Mnew, norm1, g, h, v, bk, ab, ak, d, delta, lam, zstep, shift
@@ -379,10 +455,7 @@ cdef int cdn_core(const CSC* A, double* ba, int S, double a0, double* w, const d
             p0 = A.colptr[j]
             p1 = A.colptr[j + 1]
             # g_j = -2 sum_I a_k b_k v_kj,  h_j = 2 sum_I a_k v_kj^2 + nu;  the column's loss
-            if S == 1:
-                col_grad(A, p0, p1, ba, 1, a0, &g, &h, &loss_old)
-            else:
-                col_grad(A, p0, p1, ba, 2, 0.0, &g, &h, &loss_old)
+            col_grad(A, p0, p1, ba, S, a0, &g, &h, &loss_old, part)
             g *= 2.0
             h = 2.0 * h + NU
             wj = w[j]
@@ -418,10 +491,7 @@ cdef int cdn_core(const CSC* A, double* ba, int S, double a0, double* w, const d
                     break
                 # the exact change, moving b to this trial on the way
                 shift = zstep - applied
-                if S == 1:
-                    loss_new = col_trial(A, p0, p1, ba, 1, a0, shift)
-                else:
-                    loss_new = col_trial(A, p0, p1, ba, 2, 0.0, shift)
+                loss_new = col_trial(A, p0, p1, ba, S, a0, shift, part)
                 applied = zstep
                 if loss_new - loss_old + reg_change <= SIGMA * lam * delta:
                     accepted = 2
@@ -433,10 +503,7 @@ cdef int cdn_core(const CSC* A, double* ba, int S, double a0, double* w, const d
                 n_ls_fail += 1
                 zstep = 0.0         # undo the last trial below
             if accepted != 2 and zstep != applied:
-                if S == 1:
-                    col_shift(A, p0, p1, ba, 1, zstep - applied)
-                else:
-                    col_shift(A, p0, p1, ba, 2, zstep - applied)
+                col_shift(A, p0, p1, ba, S, zstep - applied)
         if stop.stopped:
             break
         it += 1
@@ -497,10 +564,6 @@ cdef struct GlmOut:
     double inner_eps
     double grad_inf            # ||grad L||_inf at the last iterate checked
     int grad_at_w              # 1: that iterate is the returned w
-
-
-cdef inline int64_t _n_blocks(int64_t n, int64_t size) noexcept nogil:
-    return (n + size - 1) // size
 
 
 cdef void grad_and_curvature(const CSC* A, const int64_t* index, int64_t n,
@@ -961,9 +1024,11 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
               int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
               const double[::1] c, double C, object start, double eps, bint shrinking,
               uint64_t seed, int max_iter, int max_linesearch, object callback,
-              bint regularize_bias=True):
+              bint regularize_bias=True, int n_threads=1):
     """Minimize ||w||_1 + C sum_k c_k max(0, 1 - t_k w.x_k)^2 by CDN (block comment);
     regularize_bias False (bias > 0): the bias weight leaves ||w||_1 (a free intercept).
+    n_threads: threads of the passes over long columns (0: every OpenMP thread); the
+    result is the same for every count (block comment).
 
     Buffers must be validated by the caller: indices in [0, n_features), rows in
     [0, n_rows) (checked here too), t = +-1, c >= 0 finite, one t and c per row.  start:
@@ -1002,11 +1067,13 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     hub_arr = np.empty(max(nw, 1), dtype=np.float64)
     idx_arr = np.empty(max(nw, 1), dtype=np.int64)
     trace_arr = np.zeros((max(max_iter, 1), TRACE_COLS), dtype=np.float64)
+    part_arr = np.empty(3 * _n_blocks(m, COL_BLOCK) + 3, dtype=np.float64)
     cdef double[::1] wv = w_arr, bav = ba_arr, hv = hub_arr, av = S["a"], w0v = w0_arr
-    cdef double[::1] cv = cert_arr
+    cdef double[::1] cv = cert_arr, pv = part_arr
     cdef int64_t[::1] iv = idx_arr
     cdef double[:, ::1] tr = trace_arr
     cdef CSC A = _csc_view(S, m)
+    A.n_threads = linsvm_max_threads() if n_threads <= 0 else n_threads
     cdef void* cb = <void*>callback if callback is not None else NULL
     cdef Stop st
     stop_init(&st, A.colptr[A.n_cols], A.n_cols)
@@ -1040,14 +1107,14 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
             for k in range(m):
                 bav[S2 * k] = 1.0
             cdn_core(&A, &bav[0], S2, a0, &wv[0], &hv[0], &iv[0], n_total, 0.0, &ref, shrinking,
-                     &rng0, 1, max_linesearch, &tr[0, 0], &out, NULL, &st, free)
+                     &rng0, 1, max_linesearch, &tr[0, 0], &out, NULL, &st, free, &pv[0])
             for j in range(nw):
                 wv[j] = w0v[j]
         # b = 1 - z(w)
         _residuals(&A, &wv[0], &bav[0], S2)
         if n_total > 0 and max_iter > 0 and not st.stopped:
             cdn_core(&A, &bav[0], S2, a0, &wv[0], &hv[0], &iv[0], n_total, eps, &ref, shrinking,
-                     &rng, max_iter, max_linesearch, &tr[0, 0], &out, cb, &st, free)
+                     &rng, max_iter, max_linesearch, &tr[0, 0], &out, cb, &st, free, &pv[0])
         if not st.stopped:
             # the margins z = 1 - b the solve kept, and alpha, in the certificate's space
             for k in range(m):

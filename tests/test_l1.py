@@ -419,26 +419,21 @@ def test_ctrl_c_raises_keyboard_interrupt(solver, long_problem):
 
 # ------------------------------------------------------------------ glmnet's threads
 
-def test_glmnet_threads_give_the_same_model_bit_for_bit():
-    """glmnet sums over long columns and many rows by fixed blocks (csrc/_l1.pyx, module
-    notes: threads): 20,000 rows (three row blocks) and columns of about 10,000 entries
-    (three column blocks) give the same model on 1, 2 and 3 threads, and it is the
-    optimum (the subgradient conditions, computed here with numpy)."""
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_threads_give_the_same_model_bit_for_bit(solver):
+    """Sums over long columns (and glmnet's over many rows) are taken by fixed blocks
+    (csrc/_l1.pyx, module notes: threads): 20,000 rows (three row blocks) and columns of
+    about 10,000 entries (three column blocks) give the same model on 1, 2 and 3
+    threads, and it is the optimum (the subgradient conditions, computed here with
+    numpy)."""
     rng = np.random.default_rng(7)
     X = sp.random(20000, 12, density=0.5, format="csr", random_state=rng)
     X.data = 2.0 * X.data - 1.0
     t = np.where(X @ rng.standard_normal(12) + 0.3 * rng.standard_normal(20000) > 0, 1.0, -1.0)
     assert np.diff(X.tocsc().indptr).min() > 2 * 4096
-    fits = [solve("glmnet", X, t, C=0.01, tol=1e-8, n_threads=k) for k in (1, 2, 3)]
+    fits = [solve(solver, X, t, C=0.01, tol=1e-8, n_threads=k) for k in (1, 2, 3)]
     for res in fits[1:]:
         assert res.weights.tobytes() == fits[0].weights.tobytes()
         assert res.stats["n_iter"] == fits[0].stats["n_iter"]
-        assert res.stats["inner_iter"] == fits[0].stats["inner_iter"]
     Xa = augmented(X, 1.0)
-    assert max_violation("logistic", Xa, t, 0.01 * np.ones(20000), fits[0].weights) < 1e-6
-
-
-def test_glmnet_takes_threads_and_cdn_refuses_them():
-    assert "n_threads" in get_solver("glmnet").options
-    with pytest.raises(ParameterError, match="n_threads"):
-        make_params("cdn", options={"n_threads": 2})
+    assert max_violation(LOSS[solver], Xa, t, 0.01 * np.ones(20000), fits[0].weights) < 1e-6

@@ -200,8 +200,7 @@ def test_iteration_cap_without_a_certificate_is_one_warning_line(files, code, na
 
 @pytest.mark.parametrize("args,message", [
     (["-s", "5", "-R", "-B", "0"], "adds no bias feature: give -B > 0"),
-    (["-s", "6", "-m", "2"], "-m: glmnet runs on one thread"),
-    (["-s", "6", "--n-threads", "2"], "--n-threads does not apply to solver 'glmnet'"),
+    (["-s", "6", "--n-threads", "2000"], "--n-threads = 2000 is out of range [0, 1024]"),
     (["-s", "5", "--inner-max-iter", "3"], "--inner-max-iter does not apply to solver 'cdn'"),
     (["-s", "6", "--max-iter", "0"], "--max-iter = 0 is out of range"),
     (["-s", "5", "-e", "0"], "tolerance must be > 0"),

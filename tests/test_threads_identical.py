@@ -77,7 +77,7 @@ def _fit(solver, X, y, n_threads):
 
 
 THREADED = ["mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord", "alm", "alm-exact", "perf", "perf-ord",
-            "svr", "lr", "softmax", "glmnet"]
+            "svr", "lr", "softmax", "cdn", "glmnet"]
 
 
 @pytest.mark.parametrize("solver", THREADED)

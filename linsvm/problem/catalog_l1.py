@@ -20,8 +20,8 @@ SERIAL_ONLY = ("there is no distributed L1-regularized solver: run -s {name} wit
 def _memory(per_weight, per_row):
     """SolverInfo.memory: per_weight float64 vectors of the weight length, per_row bytes
     per example, the column copy (int32 position + float64 value per non-zero, and per
-    example for the dense bias column; int64 column pointers) and the trace.  glmnet's
-    threads share its buffers: the thread count does not change the estimate."""
+    example for the dense bias column; int64 column pointers) and the trace.  The
+    threads share the buffers: the thread count does not change the estimate."""
     def memory(n_rows, n_weights, n_classes, nnz, options, threads=None):
         column_copy = 12 * (nnz + n_rows) + _F8 * (n_weights + 1)
         return (_F8 * per_weight * n_weights + per_row * n_rows + column_copy
@@ -49,6 +49,7 @@ CDN = SolverInfo(
                            1, 1e9),
         "shrinking": _SHRINKING,
         "regularize_bias": REGULARIZE_BIAS,
+        "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
     },
     loss="l2",
     penalty="l1",

@@ -36,9 +36,9 @@ search finding no step) without a gap <= 0.01 returns converged=False and a warn
 Warm starts take the weights (start) of any model, L1 or L2: the problem is convex and
 the stopping reference is a cold start's, so every start reaches the same accuracy; the
 models keep exact zeros (stats "n_nonzero" counts the non-zero weights).  One-vs-rest
-beyond two classes is linsvm.train's job.  glmnet runs its column and row passes on
-n_threads threads, with the same model for every count (csrc/_l1.pyx, threads); cdn's
-passes are one coordinate's column at a time, on one thread.  One process only: there is
+beyond two classes is linsvm.train's job.  Both run their passes over long columns (and
+glmnet its gradient and row loops) on n_threads threads, with the same model for every
+count (csrc/_l1.pyx, threads).  One process only: there is
 no distributed L1 solver.  Both are declared (options, defaults, LIBLINEAR codes) in
 linsvm.problem.catalog_l1; docs/l1.md is the user's page.
 """
@@ -86,17 +86,17 @@ def _fit(name, problem, params, start, log):
                 max_iter=opts["max_iter"], max_linesearch=MAX_LINESEARCH,
                 regularize_bias=opts["regularize_bias"])
     callback = None
+    threads = resolve_threads(opts["n_threads"], X.data.shape[0])
     if name == "cdn":
         if log is not None:
             def callback(it, f, norm1, n_active):
                 log(f"cdn iter {it:4d}  f {f:.10g}  |S|_1 {norm1:.4g}  active {n_active}")
-        st = _l1.cdn_solve(**args, callback=callback)
+        st = _l1.cdn_solve(**args, callback=callback, n_threads=threads)
     else:
         if log is not None:
             def callback(it, f, norm1, n_active, inner, step):
                 log(f"glmnet iter {it:3d}  f {f:.10g}  |S|_1 {norm1:.4g}  active {n_active}  "
                     f"inner {inner}  step {step:g}")
-        threads = resolve_threads(opts["n_threads"], X.data.shape[0])
         st = _l1.glmnet_solve(**args, inner_max_iter=opts["inner_max_iter"], callback=callback,
                               n_threads=threads)
     w = st["w"]
