@@ -127,7 +127,7 @@ from libc.string cimport memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from cython.parallel cimport prange
 import numpy as np
-from csr cimport CSR, make_csr, check_rows, linsvm_max_threads
+from csr cimport CSR, make_csr, check_rows, entry_threads
 from rng cimport shuffle
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
@@ -400,7 +400,8 @@ cdef inline void _shift_span(const int32_t* row, const double* val, double* rs, 
 
 cdef void col_shift(const CSC* A, int64_t p0, int64_t p1, double* rs, int S,
                     double shift) noexcept nogil:
-    """b_k -= shift v_kj over one column (distinct rows: any split gives the same)."""
+    """rs[S k] -= shift v_kj over one column (distinct rows: any split gives the same):
+    cdn's residuals b, and glmnet's Xd (S = 1, shift = -step)."""
     cdef int64_t nb = _n_blocks(p1 - p0, COL_BLOCK), b
     if nb <= 1 or A.n_threads <= 1:
         if S == 1:
@@ -614,24 +615,6 @@ cdef double col_model_grad(const CSC* A, int64_t p0, int64_t p1, const double* D
     return g
 
 
-cdef inline void _axpy_span(const int32_t* row, const double* val, double step, double* Xd,
-                            int64_t p0, int64_t p1) noexcept nogil:
-    cdef int64_t p
-    for p in range(p0, p1):
-        Xd[row[p]] += step * val[p]
-
-
-cdef void col_axpy(const CSC* A, int64_t p0, int64_t p1, double step, double* Xd) noexcept nogil:
-    """Xd_k += step v_kj over the column's entries p0:p1 (distinct rows: any split of the
-    entries gives the same result)."""
-    cdef int64_t nb = _n_blocks(p1 - p0, COL_BLOCK), b
-    if nb <= 1 or A.n_threads <= 1:
-        _axpy_span(A.row, A.val, step, Xd, p0, p1)
-        return
-    for b in prange(nb, schedule="static", num_threads=A.n_threads):
-        _axpy_span(A.row, A.val, step, Xd, p0 + b * COL_BLOCK, min(p1, p0 + (b + 1) * COL_BLOCK))
-
-
 cdef inline double _trial_span(const double* a, const double* z, const double* Xd,
                                const double* lk, double lam, double* ez_new, double* lk_new,
                                int64_t k0, int64_t k1) noexcept nogil:
@@ -781,7 +764,7 @@ cdef int glmnet_core(const CSC* A, const double* a, double* w, double* u, double
                         continue
                     u[j] = uj + step
                 step = u[j] - uj
-                col_axpy(A, p0, p1, step, Xd)
+                col_shift(A, p0, p1, Xd, 1, -step)     # Xd_k += step v_kj
                 if stop_poll(stop, p1 - p0 + 1):
                     break
             it_in += 1
@@ -1073,7 +1056,7 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     cdef int64_t[::1] iv = idx_arr
     cdef double[:, ::1] tr = trace_arr
     cdef CSC A = _csc_view(S, m)
-    A.n_threads = linsvm_max_threads() if n_threads <= 0 else n_threads
+    A.n_threads = entry_threads(n_threads)
     cdef void* cb = <void*>callback if callback is not None else NULL
     cdef Stop st
     stop_init(&st, A.colptr[A.n_cols], A.n_cols)
@@ -1177,7 +1160,7 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef double[:, ::1] R = per_row, W = per_weight, tr = trace_arr
     cdef int64_t[:, ::1] I = idx_arr
     cdef CSC A = _csc_view(S, m)
-    A.n_threads = linsvm_max_threads() if n_threads <= 0 else n_threads
+    A.n_threads = entry_threads(n_threads)
     cdef void* cb = <void*>callback if callback is not None else NULL
     cdef Stop st
     stop_init(&st, A.colptr[A.n_cols], A.n_cols)

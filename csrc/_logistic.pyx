@@ -86,9 +86,9 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span, axpy_span,
-                 axpy_row, sq_norm_row, blocks_for)
+                 axpy_row, sq_norm_row, blocks_for, entry_threads)
 from cgls cimport Operator, csr_operator, cgls
-from mfn_shared cimport entry_threads, entry_csr
+from mfn_shared cimport entry_csr
 from rng cimport shuffle
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1

@@ -94,11 +94,11 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport (CSR, make_csr, read_pattern, check_rows, matvec, rmatvec, col_sq_sums,
-                 sq_norm_row, dot, axpy_row_sq, scratch_doubles)
+                 sq_norm_row, dot, axpy_row_sq, scratch_doubles, entry_threads)
 from cgls cimport Operator, csr_operator, cgls, residual, _residual_split
 from mfn_shared cimport (KNEE_HI, KNEE_LO, Breakpoint, Loss, Terms, make_loss, zone, loss_value,
                          loss_slope, mismatch_term, term_at, term_out, exact_line_search,
-                         check_codes, _loss_from, dual_kkt, entry_threads, entry_csr)
+                         check_codes, _loss_from, dual_kkt, entry_csr)
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
 from wsplit cimport Split, split_from, split_reduce, split_scatter, split_gather, split_dot

@@ -78,9 +78,9 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span, axpy_span,
-                 axpy_row, sq_norm_row, scratch_doubles)
+                 axpy_row, sq_norm_row, scratch_doubles, entry_threads)
 from cgls cimport Operator, csr_operator, cgls, residual
-from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search, entry_threads
+from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
 from wsplit cimport Split, split_from

@@ -33,6 +33,11 @@ cdef extern from *:
     int linsvm_max_threads() noexcept nogil
 
 
+cdef inline int entry_threads(int n_threads) noexcept nogil:
+    """Threads of a Python entry's kernels: n_threads, or all OpenMP threads for 0."""
+    return linsvm_max_threads() if n_threads <= 0 else n_threads
+
+
 ctypedef struct CSR:
     const int64_t* indptr
     const int32_t* indices

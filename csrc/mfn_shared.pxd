@@ -9,7 +9,7 @@ from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, isfinite, INFINITY
 from libc.stdlib cimport malloc, free, qsort
 cimport numpy as cnp
-from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, linsvm_max_threads,
+from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, entry_threads,
                   scratch_doubles)
 from comm cimport Comm, comm_active, comm_sum, comm_max, comm_allgather
 from wsplit cimport Split
@@ -590,11 +590,6 @@ cdef inline double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const 
 
 
 # ------------------------------------------------------------------ Python entries' setup
-
-cdef inline int entry_threads(int n_threads) noexcept:
-    """Threads of a Python entry's mat-vecs: n_threads, or all OpenMP threads for 0."""
-    return linsvm_max_threads() if n_threads <= 0 else n_threads
-
 
 cdef inline object entry_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
                              const double[::1] data, int64_t n_features, double bias,
