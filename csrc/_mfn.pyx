@@ -109,6 +109,7 @@ cdef enum:
     MAX_ITER = 1
     NO_DESCENT = 2
     GRADIENT = 3                   # stopped by the gradient test (Params.gstop)
+    CALLER = 4                     # the callback asked to stop after a step (its test held)
 
 ctypedef struct Work:
     # per example (m)
@@ -690,9 +691,12 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         if callback != NULL:
             with gil:
                 try:
-                    (<object>callback)(it, F, n_show, cg_it)
+                    if (<object>callback)(it, F, n_show, cg_it):
+                        status = CALLER
                 except BaseException as e:
                     stop_keep(W.stop, e)
+            if status == CALLER:
+                break
     n_iter[0] = it
     return status
 
@@ -939,9 +943,15 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     quadratic-model rule at min(forcing_guard, ||r_0||_{M^-1}^(1/2)) holds too (cgls.pxd,
     qguard); 0: the forcing term alone (the iterates of before the guard, bit for bit).
 
+    callback(it, f, n_active, cg_it): called after each outer iteration that moved beta
+    (f in the paper's scaling; beta in place is the iterate, whole unless split); a true
+    return value ends the solve there (status 4), a distributed solve's on every rank
+    alike.
+
     indices must lie in [0, n_features) (the caller validates the CSR buffers);
     rows, lengths and the loss are checked here.  Returns a dict: status (0 converged,
-    1 iteration cap, 2 no descent, 3 gradient test), n_iter, cg_iter, f (at the result), n_active
+    1 iteration cap, 2 no descent, 3 gradient test, 4 the callback's stop), n_iter,
+    cg_iter, f (at the result), n_active
     (terms in zone 1), n_zone0, n_zone2, trace (f per iteration) and y = X[rows] beta.
     """
     return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,

@@ -285,6 +285,38 @@ def test_stop_certifies_the_gradient_bound_of_the_block_comment(eps, fused):
     assert np.linalg.norm(g) <= 2.0 * eps * z_c * (1 + 1e-9)
 
 
+def test_callback_stop_ends_at_that_iterate_with_beta_and_margins_of_it():
+    # A true return of the callback ends the solve after that step (status 4), with
+    # beta the iterate it saw: the same bits as a solve capped at that many steps, and
+    # y = X beta of it.  A callback returning False changes nothing.
+    from linsvm.solvers.mfn import L2_LOSS
+    X, y = random_problem(800, 60, density=0.2, seed=5)
+    Xb, t, rows, c, lam = _solve_args(X, y, C=4.0)
+    args = (Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam)
+    full = np.zeros(61)
+    st_full = newton_solve(*args, full, L2_LOSS, eps=1e-10, heuristic2=False)
+    assert st_full["status"] == 0 and st_full["n_iter"] >= 4
+    seen = []
+
+    def stop_at_3(it, f, n_active, cg_it):
+        seen.append((it, f))
+        return it == 3
+
+    beta = np.zeros(61)
+    st = newton_solve(*args, beta, L2_LOSS, eps=1e-10, heuristic2=False, callback=stop_at_3)
+    capped = np.zeros(61)
+    st_cap = newton_solve(*args, capped, L2_LOSS, eps=1e-10, heuristic2=False, max_iter=3)
+    assert st["status"] == 4 and st["n_iter"] == 3 and [i for i, _ in seen] == [1, 2, 3]
+    assert st_cap["status"] == 1
+    assert beta.tobytes() == capped.tobytes()
+    assert seen[-1][1] == st["trace"][-1] == st_cap["trace"][-1]
+    np.testing.assert_allclose(st["y"], X @ beta[:-1] + beta[-1], rtol=1e-12, atol=1e-12)
+    again = np.zeros(61)
+    st_no = newton_solve(*args, again, L2_LOSS, eps=1e-10, heuristic2=False,
+                         callback=lambda *a: False)
+    assert st_no["status"] == 0 and again.tobytes() == full.tobytes()
+
+
 def test_index_only_solve_is_bit_identical_on_binary_features():
     from linsvm.solvers.mfn import L2_LOSS
     rng = np.random.default_rng(7)

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 import linsvm
 from linsvm import _testing
 from linsvm.cli import predict_cmd
+from linsvm.solvers.mfn_family import smoothed_hinge
 
 from conftest import newton_solve, ordinal_solve, random_problem, shared_file
 
@@ -134,6 +135,7 @@ def test_huber_loss_matches_eq21_and_is_c1_at_the_set_boundaries():
     # the continuation's smoothed hinge tau/2 L_h(xi/tau + 1): C^1, within [0, tau/4] of max(0, xi)
     for tau in (1.0, 2.0 ** -4, 2.0 ** -10):
         a, tm = 0.5 / tau, 1 + tau
+        assert smoothed_hinge(tau) == (a, tm, tm, 1 - tau)     # the loss mfn-l1's stages use
         val, der = _testing.loss_eval((a, tm, tm, 1 - tau), 1.0 - xi)
         np.testing.assert_allclose(val, 0.5 * tau * huber(xi / tau + 1), rtol=1e-13, atol=1e-15)
         excess = val - np.maximum(0.0, xi)
@@ -258,6 +260,26 @@ def test_l1_objective_within_the_certified_gap_of_the_dual_optimum(C, tol):
     assert st["duality_gap"] <= tol
     assert (F - D_star) / D_star <= tol
     assert F >= D_star * (1 - 1e-9)
+
+
+def test_l1_stage_ends_once_its_smoothed_objective_certifies_the_hinge():
+    # F <= F_tau (H_tau >= max(0, xi)), so a stage may end at the first Newton iterate
+    # with F_tau <= (1 + tol) D_max of the earlier stages.  Here the second stage ends
+    # that way after a step or two; the result must still be within tol of F*
+    # (L-BFGS-B on the dual).
+    X, y = noisy_problem(n=600, d=40, seed=4, flip=0.1)
+    C, tol = 10.0, 1e-2
+    lines = []
+    model = linsvm.train(X, y, solver="mfn-l1", C=C, tol=tol, log=lines.append)
+    ends = [line for line in lines if " stage " in line]
+    assert "stopped by the caller's test" in ends[-1] and len(ends) >= 2
+    Xa, t = augmented(X, 1.0), targets(model, y)
+    cost = np.ones(y.size)
+    F, _ = binary_objective("l1", model.weights[:, 0], Xa, t, C, cost)
+    D_star = hinge_dual_optimum(Xa, t, C, cost)
+    assert (F - D_star) / D_star <= tol
+    st = model.column_stats[0]
+    assert st["dual_objective"] <= D_star * (1 + 1e-9) and st["duality_gap"] <= tol
 
 
 def test_l1_subgradient_optimality():

@@ -70,7 +70,7 @@ from ..runtime.threads import resolve_threads
 from ..runtime.wsplit import pays, plan as split_plan, use_split
 
 STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)",
-           3: "converged (gradient test)"}
+           3: "converged (gradient test)", 4: "stopped by the caller's test"}
 
 # Losses of the finite Newton family as the core takes them, (a, tm, hi, lo): zone 1
 # (a/2 (tm - o)^2) for lo < o < hi, 0 above hi, linear below lo (csrc/_mfn.pyx).
@@ -78,7 +78,7 @@ L2_LOSS = (1.0, 1.0, 1.0, -math.inf)
 
 
 def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn", kkt=False,
-               gstop=0.0):
+               gstop=0.0, until=None):
     """One call of the compiled finite Newton driver for the binary terms of `problem`
     with `loss`, updating beta in place, with progress lines ("NAME iter ...", objective
     in linsvm's scaling f / lam) sent to `log`.  opts: every MFN_OPTIONS value the driver
@@ -86,11 +86,15 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
     n_threads as resolve_threads takes it, fused_cg, jacobi_weight): a solver without one
     of these options states the value it runs with.  kkt: also return the Section 4.7
     dual KKT violation (L2 loss) as "kkt".  gstop: also stop at the first iterate with
-    ||grad|| <= gstop ||grad at 0|| (0: off)."""
+    ||grad|| <= gstop ||grad at 0|| (0: off).  until(it, objective, cg_it): a test after each
+    step that moved beta (objective = f / lam; beta in place is the iterate); True ends the
+    solve there (status 4; distributed, it must answer alike on every rank)."""
     callback = None
-    if log is not None:
+    if log is not None or until is not None:
         def callback(it, f, n_active, cg_it):
-            log(f"{name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
+            if log is not None:
+                log(f"{name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
+            return until is not None and until(it, f / lam, cg_it)
     X = problem.X
     split = weight_split(problem, opts.get("weight_split", "off"))
     st = _mfn.newton_solve(
