@@ -282,6 +282,39 @@ def test_l1_stage_ends_once_its_smoothed_objective_certifies_the_hinge():
     assert st["dual_objective"] <= D_star * (1 + 1e-9) and st["duality_gap"] <= tol
 
 
+def test_l1_predictor_extrapolates_the_stage_optima_toward_the_next_one():
+    # Stage optima w(tau) of F_tau on a path segment without kinks move linearly in tau,
+    # so w2 + (tau3 - tau2)/(tau2 - tau1) (w2 - w1) starts the tau3 stage nearer its
+    # optimum than w2 does, at a lower F_tau3.  The optima here are tight Newton solves.
+    from linsvm.problem import CSRBuffers, Problem
+    from linsvm.solvers.mfn_family import _predict
+    X, y = noisy_problem(n=400, d=20, seed=7, flip=0.1)
+    t = np.where(y > 0, 1.0, -1.0)
+    C = 1.0
+    problem = Problem.binary(CSRBuffers(X), np.arange(y.size, dtype=np.int64), t, np.ones(y.size), 1.0)
+    Xb = problem.X
+    optima = {}
+    for tau in (2.0 ** -4, 2.0 ** -5, 2.0 ** -6):
+        w = np.zeros(X.shape[1] + 1)
+        st = newton_solve(Xb.indptr, Xb.indices, Xb.data, X.shape[1], 1.0, problem.rows, t,
+                          problem.cost, 1.0 / C, w, smoothed_hinge(tau), eps=1e-12, max_iter=200)
+        assert st["status"] in (0, 2)
+        optima[tau] = w
+    (tau1, w1), (tau2, w2), (tau3, w3) = optima.items()
+    beta = w2.copy()
+    lines = []
+    _predict(problem, 1.0 / C, smoothed_hinge(tau3), tau3, beta, [(tau1, w1), (tau2, w2)], 1,
+             lines.append)
+    assert "(taken)" in lines[0]
+    np.testing.assert_allclose(beta, w2 + (tau3 - tau2) / (tau2 - tau1) * (w2 - w1), rtol=1e-14)
+    assert np.linalg.norm(beta - w3) < 0.5 * np.linalg.norm(w2 - w3)
+    # a beta that is not the last solved stage's end is left alone
+    other = w2 + 1e-3
+    _predict(problem, 1.0 / C, smoothed_hinge(tau3), tau3, other, [(tau1, w1), (tau2, w2)], 1,
+             None)
+    np.testing.assert_array_equal(other, w2 + 1e-3)
+
+
 def test_l1_subgradient_optimality():
     X, y = noisy_problem(n=200, d=15, seed=11, flip=0.1)
     C = 2.0

@@ -15,10 +15,11 @@ order) move the CGLS iterates by more than rounding (CG is not forward stable;
 the forcing term and the gradient test stop it early).  A serial run on the same
 rows in another order already ends that far away: on australian at mfn's default
 -e 0.01, 1e-8 (distributed: 3e-7), on the synthetic set below with --no-fused-cg
-1.5e-5 (distributed: 6e-5); mfn-l1 at its default 1e-3, 3e-9.  So the tests
-compare where the answer is determined to better than 1e-9: mfn at -e 1e-6,
-mfn-l1 at 1e-5 (ls, mfn-huber and mfn-ord default to 1e-6); there serial and
-distributed agree to ~1e-12.
+1.5e-5 (distributed: 6e-5).  mfn-l1's last stage ends at the first iterate whose
+smoothed objective certifies -e, part way through a Newton solve, so its answer is
+only determined to about -e (at 1e-5, 4e-9 apart).  So the tests compare where the
+answer is determined to better than 1e-9: mfn at -e 1e-6, mfn-l1 at 1e-9 (ls,
+mfn-huber and mfn-ord default to 1e-6); there serial and distributed agree to ~1e-12.
 """
 import json
 import subprocess
@@ -38,7 +39,7 @@ from linsvm.io.svmlight import load_svmlight
 from linsvm.io.synth import make_text_classification
 
 SOLVERS = ["mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord"]
-TOL = {"mfn": 1e-6, "mfn-l1": 1e-5}          # module docstring
+TOL = {"mfn": 1e-6, "mfn-l1": 1e-9}          # module docstring
 RTOL = 1e-9
 
 
@@ -387,7 +388,7 @@ MPI_SCRIPT = textwrap.dedent("""
         n = X.shape[0]
         cuts = [0, n // 5, n] if size == 2 else [0, n // 7, n // 7, n]   # uneven; one empty
         a, b = cuts[rank], cuts[rank + 1]
-        kw = {"mfn": {"tol": 1e-6}, "mfn-l1": {"tol": 1e-5}}.get(solver, {})
+        kw = {"mfn": {"tol": 1e-6}, "mfn-l1": {"tol": 1e-9}}.get(solver, {})
         m = linsvm.train(X[a:b], y[a:b], solver=solver, comm=comm, **kw)
         w = m.weights.ravel()
         if m.kind == "ordinal":
