@@ -107,6 +107,39 @@ def test_feasible_and_certified_at_return(loss, tol):
     assert st["n_sv"] == np.count_nonzero(alpha)
 
 
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+def test_packed_loop_on_a_row_subset_of_binary_features(loss):
+    # The loop reads each example from a packed copy (its row span, t, D, QD, U, alpha;
+    # csrc/_dcd.pyx, "Memory") and writes alpha back to its position on return.  On a
+    # shuffled subset of the rows (rows is not the identity) of 0/1 features (the
+    # index-only reads), with unequal costs, two of them 0: w must be sum alpha_k t_k x_k
+    # over those rows, and the KKT spread at the returned alpha as the solver reports it.
+    rng = np.random.default_rng(8)
+    X = sp.random(500, 40, density=0.15, format="csr", random_state=3)
+    X.data[:] = 1.0
+    y = np.where(X @ rng.standard_normal(40) + 0.3 * rng.standard_normal(500) > 0, 1.0, -1.0)
+    sw = rng.uniform(0.5, 2.0, 500)
+    rows = rng.permutation(500)[:350]
+    sw[rows[[3, 100]]] = 0.0             # no dual variable: the packed copy skips them
+    C = 0.7
+    model = linsvm.train(X, y, solver="dcd", loss=loss, C=C, tol=1e-6, rows=rows,
+                         sample_weight=sw, max_iter=100000)
+    st = model.column_stats[0]
+    alpha = model.solver_state_[0]["alpha"]
+    assert alpha.shape == (350,)
+    Xr, yr = X[rows], y[rows]
+    t = targets(model, yr)
+    Xa = augmented(Xr, 1.0)
+    w = Xa.T @ (alpha * t)
+    np.testing.assert_allclose(model.weights[:, 0], w, atol=1e-11 * (1 + np.abs(w).max()))
+    U = C * sw[rows]
+    assert alpha[3] == 0.0 and alpha[100] == 0.0
+    assert np.all(alpha >= 0) and (loss == "l2" or np.all(alpha <= U))
+    spread = projected_gradient_spread(model.weights[:, 0], Xa, t, alpha, U, loss)
+    assert st["kkt_violation"] == pytest.approx(spread, rel=1e-8, abs=1e-12)
+    assert spread <= 1e-5
+
+
 def test_one_vs_rest_with_more_than_two_classes():
     X, y = random_problem(n_samples=200, n_features=12, n_classes=4, seed=8)
     model = linsvm.train(X, y, solver="dcd", C=1.0, tol=1e-8, max_iter=100000)
