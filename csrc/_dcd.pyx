@@ -51,7 +51,8 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
 from libc.math cimport fabs, INFINITY
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
-from csr cimport CSR, make_csr, dot_row, sq_norm_row, dot, dot_span, axpy_row, axpy_span
+from csr cimport (CSR, make_csr, dot_row, sq_norm_row, dot, dot_span, axpy_row, axpy_span,
+                 LINSVM_PREFETCH)
 from rng cimport shuffle
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
@@ -61,16 +62,6 @@ cdef enum:
     HANDED_OVER = 2
 
 cdef int TRACE_COLS = 5       # loop, dual f, PG spread, seconds, active size
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define linsvm_prefetch(p) __builtin_prefetch((const void*)(p))
-    #else
-    #define linsvm_prefetch(p) ((void)0)
-    #endif
-    """
-    void linsvm_prefetch(const void* p) noexcept nogil
 
 # One active example as the loop reads it (block comment, "Memory"): 8 x 8 bytes.
 ctypedef struct Example:
@@ -161,12 +152,12 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
         s = 0
         while s < n_active:
             if s + AHEAD < n_active:
-                linsvm_prefetch(&ex[index[s + AHEAD]])
+                LINSVM_PREFETCH(&ex[index[s + AHEAD]])
             if s + AHEAD // 2 < n_active:
                 e = &ex[index[s + AHEAD // 2]]
-                linsvm_prefetch(&ind[e.lo])
+                LINSVM_PREFETCH(&ind[e.lo])
                 if not unit:
-                    linsvm_prefetch(&val[e.lo])
+                    LINSVM_PREFETCH(&val[e.lo])
             e = &ex[index[s]]
             G = dot_span(ind, val, e.lo, e.hi, w, unit)
             if bias > 0:

@@ -86,7 +86,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span, axpy_span,
-                 axpy_row, sq_norm_row, blocks_for, entry_threads)
+                 axpy_row, sq_norm_row, blocks_for, entry_threads, LINSVM_PREFETCH)
 from cgls cimport Operator, csr_operator, cgls
 from mfn_shared cimport entry_csr
 from rng cimport shuffle
@@ -1258,17 +1258,6 @@ ctypedef struct DualVar:
     double t                       # label +-1
     int64_t lo                     # the row's non-zeros: [lo, hi) of X's indices and data
     int64_t hi
-
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define LINSVM_PREFETCH(p) __builtin_prefetch((const void*)(p))
-    #else
-    #define LINSVM_PREFETCH(p) ((void)0)
-    #endif
-    """
-    void LINSVM_PREFETCH(const void* p) noexcept nogil
 
 
 cdef inline double _span_dot(const CSR* X, const DualVar* v, const double* w) noexcept nogil:

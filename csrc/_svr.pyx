@@ -78,7 +78,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span, axpy_span,
-                 axpy_row, sq_norm_row, scratch_doubles, entry_threads)
+                 axpy_row, sq_norm_row, scratch_doubles, entry_threads, LINSVM_PREFETCH)
 from cgls cimport Operator, csr_operator, cgls, residual
 from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
@@ -598,6 +598,10 @@ ctypedef struct Ex:
     double Dg                      # lam_k
 
 
+cdef enum:
+    AHEAD = 8                      # prefetch distance of svr_dcd, in steps of its loop
+
+
 cdef inline double _ex_dot(const CSR* X, const Ex* e, const double* w) noexcept nogil:
     """x_k . w (bias included) over the example's span."""
     cdef double s = dot_span(X.indices, X.data, e.start, e.end, w, X.unit)
@@ -630,6 +634,14 @@ cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_tota
         Snew = 0.0
         s = 0
         while s < n_active:
+            # the visits go in random order: ask for the next records and rows ahead of use
+            if s + AHEAD < n_active:
+                LINSVM_PREFETCH(&ex[index[s + AHEAD]])
+            if s + AHEAD // 2 < n_active:
+                e = &ex[index[s + AHEAD // 2]]
+                LINSVM_PREFETCH(&X.indices[e.start])
+                if not X.unit:
+                    LINSVM_PREFETCH(&X.data[e.start])
             e = &ex[index[s]]
             G = _ex_dot(X, e, w) - e.y + e.Dg * e.b
             Gp = G + p

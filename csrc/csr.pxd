@@ -32,6 +32,18 @@ cdef extern from *:
     """
     int linsvm_max_threads() noexcept nogil
 
+cdef extern from *:
+    """
+    /* a hint to fetch the line at p into the cache (a loop that visits rows in random
+       order asks for the next ones' data ahead of use); nothing where unsupported */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LINSVM_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define LINSVM_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void LINSVM_PREFETCH(const void* p) noexcept nogil
+
 
 cdef inline int entry_threads(int n_threads) noexcept nogil:
     """Threads of a Python entry's kernels: n_threads, or all OpenMP threads for 0."""
