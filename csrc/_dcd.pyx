@@ -44,8 +44,8 @@
 # reads that one line; it also prefetches the Example AHEAD steps ahead and the
 # first entries of the row AHEAD/2 steps ahead, whose address that Example holds.
 # The permutations and every floating-point operation are those of the plain loop,
-# so the iterates are the same bit for bit (measured in docs/threads.md, "mfn-l1 and
-# the hinge loss").  alpha is written back when the core returns.
+# so the iterates are the same bit for bit (measured in docs/threads.md, "dcd's loop
+# and its cache misses").  alpha is written back when the core returns.
 
 from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
 from libc.math cimport fabs, INFINITY

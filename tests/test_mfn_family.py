@@ -283,9 +283,10 @@ def test_l1_stage_ends_once_its_smoothed_objective_certifies_the_hinge():
 
 
 def test_l1_predictor_extrapolates_the_stage_optima_toward_the_next_one():
-    # Stage optima w(tau) of F_tau on a path segment without kinks move linearly in tau,
-    # so w2 + (tau3 - tau2)/(tau2 - tau1) (w2 - w1) starts the tau3 stage nearer its
-    # optimum than w2 does, at a lower F_tau3.  The optima here are tight Newton solves.
+    # Stage optima w(tau) of F_tau move to first order linearly in tau where no example
+    # crosses a band edge, so w2 + (tau3 - tau2)/(tau2 - tau1) (w2 - w1) starts the tau3
+    # stage nearer its optimum than w2 does (here within 0.3 of w2's distance), at a lower
+    # F_tau3.  The optima are tight Newton solves.
     from linsvm.problem import CSRBuffers, Problem
     from linsvm.solvers.mfn_family import _predict
     X, y = noisy_problem(n=400, d=20, seed=7, flip=0.1)

@@ -211,9 +211,10 @@ def _certified_by_bound(best, tol):
 
 
 def _predict(problem, lam, loss, tau, beta, ends, n_threads, log):
-    """The continuation's predictor step.  Away from the kinks of the path, the stage
-    optimum w(tau) moves linearly in tau: a free support vector sits at xi = tau (2 a/C - 1)
-    for its dual value a, so its margin shrinks with tau.  From the last two solved stages
+    """The continuation's predictor step.  While no example crosses the edge of the
+    quadratic band, the stage optimum w(tau) is a smooth function of tau, to first order
+    linear: a free support vector sits at xi = tau (2 a/C - 1) for its dual value a, so its
+    margin shrinks with tau.  From the last two solved stages
     (tau_1, w_1), (tau_2, w_2) and the next width tau, the start
         w = w_2 + (tau - tau_2) / (tau_2 - tau_1) (w_2 - w_1)
     puts those examples back into the new, narrower quadratic band, which the Newton steps
