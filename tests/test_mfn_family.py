@@ -288,7 +288,7 @@ def test_l1_predictor_extrapolates_the_stage_optima_toward_the_next_one():
     # stage nearer its optimum than w2 does (here within 0.3 of w2's distance), at a lower
     # F_tau3.  The optima are tight Newton solves.
     from linsvm.problem import CSRBuffers, Problem
-    from linsvm.solvers.mfn_family import _predict
+    from linsvm.solvers.mfn_family import _Predictor
     X, y = noisy_problem(n=400, d=20, seed=7, flip=0.1)
     t = np.where(y > 0, 1.0, -1.0)
     C = 1.0
@@ -302,18 +302,24 @@ def test_l1_predictor_extrapolates_the_stage_optima_toward_the_next_one():
         assert st["status"] in (0, 2)
         optima[tau] = w
     (tau1, w1), (tau2, w2), (tau3, w3) = optima.items()
-    beta = w2.copy()
     lines = []
-    _predict(problem, 1.0 / C, smoothed_hinge(tau3), tau3, beta, [(tau1, w1), (tau2, w2)], 1,
-             lines.append)
+    pred = _Predictor(problem, 1.0 / C, 1, lines.append)
+    beta = w1.copy()
+    pred.end(tau1, True)                 # stage 1 solved: beta is its end
+    pred.start(beta, tau2, smoothed_hinge(tau2))
+    assert lines == [] and beta.tobytes() == w1.tobytes()      # one end: nothing to extrapolate
+    beta[:] = w2
+    pred.end(tau2, True)
+    pred.start(beta, tau3, smoothed_hinge(tau3))
     assert "(taken)" in lines[0]
-    np.testing.assert_allclose(beta, w2 + (tau3 - tau2) / (tau2 - tau1) * (w2 - w1), rtol=1e-14)
+    np.testing.assert_allclose(beta, w2 + (tau3 - tau2) / (tau2 - tau1) * (w2 - w1), rtol=1e-13)
     assert np.linalg.norm(beta - w3) < 0.5 * np.linalg.norm(w2 - w3)
-    # a beta that is not the last solved stage's end is left alone
-    other = w2 + 1e-3
-    _predict(problem, 1.0 / C, smoothed_hinge(tau3), tau3, other, [(tau1, w1), (tau2, w2)], 1,
-             None)
-    np.testing.assert_array_equal(other, w2 + 1e-3)
+    assert pred.prev[0] == tau2 and pred.prev[1].tobytes() == w2.tobytes()   # w_1 of the next
+    # after a stage that was not solved (its end is not on the path) it is left alone
+    pred.end(tau3, False)
+    other = w3.copy()
+    pred.start(other, tau3 / 8, smoothed_hinge(tau3 / 8))
+    assert other.tobytes() == w3.tobytes() and len(lines) == 1
 
 
 def test_l1_subgradient_optimality():

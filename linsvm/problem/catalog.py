@@ -122,9 +122,9 @@ _TOL = ("stop=objective: |P_k - P_k-1| <= e |P_k| (paper Sec. 4) and certified d
 
 # Work arrays: 7 weight-length vectors in one block, beta and the returned copy;
 # per row: 10 + 3 float64 vectors of the augmented Lagrangian.  With the hand-over (on by
-# default) the peak is mfn-l1's (12 vectors, 176 bytes per row) plus the beta it finishes
-# from (12.1 vectors measured, tests/test_memory.py).
-_MEMORY_ALM = work_memory(13, 176)
+# default) the peak is mfn-l1's (13 vectors, 176 bytes per row) plus the beta it finishes
+# from (13.04 vectors measured, tests/test_memory.py).
+_MEMORY_ALM = work_memory(14, 176)
 
 register(SolverInfo(
     name="alm",
@@ -141,7 +141,7 @@ register(SolverInfo(
     distributed="rows",
 ))
 
-_MEMORY_ALM_EXACT = work_memory(13, 176)     # as alm's, the hand-over's peak
+_MEMORY_ALM_EXACT = work_memory(14, 176)     # as alm's, the hand-over's peak
 
 register(SolverInfo(
     name="alm-exact",
@@ -160,10 +160,11 @@ register(SolverInfo(
 
 
 # ---------------------------------------------------------------------------- dcd
-# Work arrays: w, the start copy and the returned weights; per row: alpha, U, D, QD, index.
-# With the hand-over (on by default) the peak is mfn-l1's / mfn's (12 vectors, 176 bytes
-# per row) plus the w handed over (12.05 vectors measured, tests/test_memory.py).
-_MEMORY_DCD = work_memory(13, 176)
+# Work arrays: w, the start copy and the returned weights; per row: alpha, U, D, QD, index
+# and the loop's packed record (64 bytes).  With the hand-over (on by default) the peak is
+# mfn-l1's (13 vectors, 176 bytes per row) plus the w handed over (13.01 vectors measured,
+# tests/test_memory.py).
+_MEMORY_DCD = work_memory(14, 176)
 
 register(SolverInfo(
     name="dcd",
@@ -286,7 +287,7 @@ register(SolverInfo(
     distributed_options=("weight_split",),
 ))
 
-_MEMORY_MFN_L1 = work_memory(12, 176)
+_MEMORY_MFN_L1 = work_memory(13, 176)     # mfn's, and the predictor's stage end w_1
 
 register(SolverInfo(
     name="mfn-l1",

@@ -210,37 +210,58 @@ def _certified_by_bound(best, tol):
     return until
 
 
-def _predict(problem, lam, loss, tau, beta, ends, n_threads, log):
+class _Predictor:
     """The continuation's predictor step.  While no example crosses the edge of the
     quadratic band, the stage optimum w(tau) is a smooth function of tau, to first order
     linear: a free support vector sits at xi = tau (2 a/C - 1) for its dual value a, so its
-    margin shrinks with tau.  From the last two solved stages
-    (tau_1, w_1), (tau_2, w_2) and the next width tau, the start
+    margin shrinks with tau.  From the last two solved stages (tau_1, w_1), (tau_2, w_2)
+    and the next width tau, the start
         w = w_2 + (tau - tau_2) / (tau_2 - tau_1) (w_2 - w_1)
     puts those examples back into the new, narrower quadratic band, which the Newton steps
-    otherwise refill a few thousand examples at a time.  Taken (beta overwritten) only when
-    it lowers F_tau (where the path has turned, as on w8a, it does not)."""
-    if len(ends) < 2:
-        return
-    (tau1, w1), (tau2, w2) = ends
-    if w2.shape != beta.shape or not np.array_equal(w2, beta):
-        return                                # beta is not the last solved stage's end
-    cand = w2 + ((tau - tau2) / (tau2 - tau1)) * (w2 - w1)
-    X = problem.X
+    otherwise refill a few thousand examples at a time.  Taken only when it lowers F_tau
+    (where the path has turned, as on w8a, it does not).
 
-    def smoothed(w):
+    It keeps one weight vector through a stage: w_1 while beta goes from w_2 to the next
+    end (the candidate is formed in that vector's place)."""
+
+    def __init__(self, problem, lam, n_threads, log):
+        self.problem, self.lam, self.n_threads, self.log = problem, lam, n_threads, log
+        self.prev = None          # (tau_1, w_1): the solved stage end before beta's
+        self.last = None          # tau_2 when beta is the end of a solved stage, else None
+
+    def start(self, beta, tau, loss):
+        """Before the stage at width tau: move beta (in place) to the predictor when that
+        pays, and keep beta's stage end as the next one's w_1."""
+        if self.last is None or self.last == tau:     # no solved end, or a stage run again
+            return
+        if self.prev is None:
+            self.prev = (self.last, beta.copy())
+            return
+        tau1, buf = self.prev
+        r = (tau - self.last) / (self.last - tau1)
+        buf *= -r
+        buf += (1.0 + r) * beta                       # w_2 + r (w_2 - w_1), in w_1's place
+        f_here, f_pred = self._smoothed(beta, loss), self._smoothed(buf, loss)
+        taken = f_pred < f_here
+        if taken:
+            buf[:], beta[:] = beta, buf.copy()        # beta: the candidate; buf: w_2
+        else:
+            buf[:] = beta
+        self.prev = (self.last, buf)
+        if self.log is not None:
+            self.log(f"mfn-l1 predictor for tau {tau:.3g}: objective {f_pred:.10g} against "
+                     f"{f_here:.10g} at the last stage's end ({'taken' if taken else 'not taken'})")
+
+    def end(self, tau, solved):
+        """After the stage at width tau: beta is its end; the predictor uses solved ends."""
+        self.last = tau if solved else None
+
+    def _smoothed(self, w, loss):
+        X, pr = self.problem.X, self.problem
         return _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
-                             n_features=X.n_features, bias=problem.bias, rows=problem.rows,
-                             t=problem.t, c=problem.cost, lam=lam, beta=w, loss=loss,
-                             n_threads=n_threads, comm=problem.comm)[0] / lam
-
-    f_here, f_pred = smoothed(beta), smoothed(cand)
-    taken = f_pred < f_here
-    if taken:
-        beta[:] = cand
-    if log is not None:
-        log(f"mfn-l1 predictor for tau {tau:.3g}: objective {f_pred:.10g} against "
-            f"{f_here:.10g} at the last stage's end ({'taken' if taken else 'not taken'})")
+                             n_features=X.n_features, bias=pr.bias, rows=pr.rows, t=pr.t,
+                             c=pr.cost, lam=self.lam, beta=w, loss=loss,
+                             n_threads=self.n_threads, comm=pr.comm)[0] / self.lam
 
 
 # mfn-l1 has no heuristic 2 (its stages already tighten the CGLS tolerance in turn).
@@ -258,8 +279,8 @@ def fit_l1(problem, params, start, state, log):
     point of lowest hinge objective F_min met at a stage end; D_max, the best dual
     value met, is a lower bound on F*:
 
-    * each stage after the second starts from the predictor of _predict (a linear
-      extrapolation of the last two stage optima in tau) when that lowers F_tau;
+    * each stage after the second starts from _Predictor's point (the last two stage
+      optima extrapolated in tau) when that lowers F_tau;
     * stop when F_min - D_max <= tol * D_max: then (F(w) - F*)/F* <= tol; since
       F <= F_tau, a stage ends at the first Newton iterate with F_tau(w) <= (1 + tol) D_max
       (a stage that reaches it would otherwise go on to its own optimum for nothing);
@@ -295,7 +316,7 @@ def fit_l1(problem, params, start, state, log):
     last_tau = tau
     trace = []
     best = _Best()
-    ends = []
+    predictor = _Predictor(problem, lam, nt, log)
     if warm:
         tau = _warm_tau(problem, C, beta, tau, state, nt, tol, best, log)
     status = "converged (certified)"
@@ -309,7 +330,7 @@ def fit_l1(problem, params, start, state, log):
             break
         stages += 1
         loss = smoothed_hinge(tau)
-        _predict(problem, lam, loss, tau, beta, ends, nt, log)
+        predictor.start(beta, tau, loss)
         st = run_newton(problem, lam, beta, cg_eps, warm, opts, log, loss, f"mfn-l1 tau={tau:.3g}",
                         until=_certified_by_bound(best, tol))
         warm = True
@@ -319,24 +340,14 @@ def fit_l1(problem, params, start, state, log):
         trace.extend(st["trace"] / lam)
         cert = hinge_certificate(problem, C, beta, tau, nt)
         progress = best.update(cert, beta, tol)
-        # the solved stage ends the predictor extrapolates from, one per tau (a stage run
-        # again at its tau with a tighter CGLS tolerance replaces its first end)
-        if st["status"] in (0, 2):
-            ends = [e for e in ends if e[0] != tau][-1:] + [(tau, beta.copy())]
+        predictor.end(tau, st["status"] in (0, 2))
         last_tau = tau
         if log is not None:
             log(f"mfn-l1 stage {stages}: tau {tau:.3g}  objective {cert['F']:.10g}  dual {cert['D']:.10g}  "
                 f"relative gap {best.gap():.3g}  (this stage: gradient part {cert['gap_grad']:.3g}, "
                 f"smoothing part {cert['gap_smooth']:.3g}; {st['n_iter']} Newton, {st['cg_iter']} "
                 f"CGLS iterations, {STATUS[st['status']]})")
-        target = tol * max(best.D, 0.0)
-        moved = False
-        if cert["gap_grad"] > 0.5 * target and cg_eps > 1e-12:
-            cg_eps = max(cg_eps * 1e-2, 1e-12)
-            moved = True
-        if cert["gap_smooth"] > 0.5 * target or not moved:
-            factor = 0.25 * target / cert["gap_smooth"] if cert["gap_smooth"] > 0 else 0.5
-            tau *= _power_of_two_at_most(min(0.5, max(0.125, factor)))
+        cg_eps, tau, moved = _next_stage(cert, tol * max(best.D, 0.0), cg_eps, tau)
         stalled = 0 if progress or moved else stalled + 1
     if best.beta is not None:
         beta = best.beta
@@ -355,6 +366,20 @@ def fit_l1(problem, params, start, state, log):
         stats["newton_cap_hit"] = True
     return FitResult(beta, stats, warning=warning, converged=warning is None,
                      state={"tau": last_tau})
+
+
+def _next_stage(cert, target, cg_eps, tau):
+    """What a stage's certificate decides (fit_l1's docstring): the CGLS tolerance / 100
+    if the gradient part exceeds target / 2; tau shrunk if the smoothing part does, or if
+    nothing else moved.  Returns (cg_eps, tau, whether cg_eps moved)."""
+    moved = False
+    if cert["gap_grad"] > 0.5 * target and cg_eps > 1e-12:
+        cg_eps = max(cg_eps * 1e-2, 1e-12)
+        moved = True
+    if cert["gap_smooth"] > 0.5 * target or not moved:
+        factor = 0.25 * target / cert["gap_smooth"] if cert["gap_smooth"] > 0 else 0.5
+        tau *= _power_of_two_at_most(min(0.5, max(0.125, factor)))
+    return cg_eps, tau, moved
 
 
 def _warm_tau(problem, C, beta, tau0, state, n_threads, tol, best, log):
