@@ -51,8 +51,8 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
 from libc.math cimport fabs, INFINITY
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
-from csr cimport (CSR, make_csr, dot_row, sq_norm_row, dot, dot_span, axpy_row, axpy_span,
-                 LINSVM_PREFETCH)
+from csr cimport (CSR, make_csr, dot_row, sq_norm_row, dot, axpy_row, dot_row_span,
+                 axpy_row_span, LINSVM_PREFETCH)
 from rng cimport shuffle
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
@@ -79,7 +79,7 @@ cdef enum:
     EXAMPLE_DOUBLES = 8       # sizeof(Example) / sizeof(double)
 
 
-def example_buffer(int64_t n):
+cdef object example_buffer(int64_t n):
     """Scratch for dcd_core's Examples of n positions (one more, for the alignment)."""
     return np.empty(EXAMPLE_DOUBLES * (n + 1), dtype=np.float64)
 
@@ -131,8 +131,6 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
     cdef const int32_t* ind = X.indices
     cdef const double* val = X.data
     cdef int unit = X.unit
-    cdef int64_t nf = X.n_features
-    cdef double bias = X.bias
     cdef Example* e
     for j in range(n_total):                  # pack; the loop shuffles Example numbers
         k = index[j]
@@ -159,10 +157,7 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
                 if not unit:
                     LINSVM_PREFETCH(&val[e.lo])
             e = &ex[index[s]]
-            G = dot_span(ind, val, e.lo, e.hi, w, unit)
-            if bias > 0:
-                G += bias * w[nf]
-            G = e.t * G - 1.0 + e.Dg * e.alpha
+            G = e.t * dot_row_span(X, e.lo, e.hi, w) - 1.0 + e.Dg * e.alpha
             PG = 0.0
             if e.alpha <= 0.0:
                 if shrinking and G > Mbar:
@@ -196,9 +191,7 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const double* t, const doub
                 d = a_new - a_old
                 if d != 0.0:
                     # w += d t_k x_k;  f changes by d G + d^2 QD / 2
-                    axpy_span(ind, val, e.lo, e.hi, d * e.t * sigma, w, unit)
-                    if bias > 0:
-                        w[nf] += d * e.t * sigma * bias
+                    axpy_row_span(X, e.lo, e.hi, d * e.t * sigma, w)
                     f[0] += d * G + 0.5 * d * d * e.QD
             s += 1
         it += 1

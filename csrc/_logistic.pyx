@@ -85,8 +85,9 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span, axpy_span,
-                 axpy_row, sq_norm_row, blocks_for, entry_threads, LINSVM_PREFETCH)
+from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row,
+                 axpy_row, sq_norm_row, blocks_for, entry_threads, dot_row_span, axpy_row_span,
+                 LINSVM_PREFETCH)
 from cgls cimport Operator, csr_operator, cgls
 from mfn_shared cimport entry_csr
 from rng cimport shuffle
@@ -1260,21 +1261,6 @@ ctypedef struct DualVar:
     int64_t hi
 
 
-cdef inline double _span_dot(const CSR* X, const DualVar* v, const double* w) noexcept nogil:
-    """x_i . w for the row of v (the bias feature included)."""
-    cdef double s = dot_span(X.indices, X.data, v.lo, v.hi, w, 0)
-    if X.bias > 0:
-        s += X.bias * w[X.n_features]
-    return s
-
-
-cdef inline void _span_axpy(const CSR* X, const DualVar* v, double a, double* w) noexcept nogil:
-    """w += a x_i for the row of v (the bias feature included)."""
-    axpy_span(X.indices, X.data, v.lo, v.hi, a, w, 0)
-    if X.bias > 0:
-        w[X.n_features] += a * X.bias
-
-
 cdef int lrdual_core(const CSR* X, DualVar* V, double* w, int64_t* index, int64_t n, double eps,
                      uint64_t* rng, int max_iter, int* n_iter, int64_t* n_newton,
                      double* gmax_out, double* trace, void* callback, Stop* stop) noexcept nogil:
@@ -1299,7 +1285,7 @@ cdef int lrdual_core(const CSR* X, DualVar* V, double* w, int64_t* index, int64_
                 LINSVM_PREFETCH(&X.indices[d.lo])
                 LINSVM_PREFETCH(&X.data[d.lo])
             d = &V[index[s]]
-            G = d.t * _span_dot(X, d, w)
+            G = d.t * dot_row_span(X, d.lo, d.hi, w)
             gp = G + d.L                              # g'_i(0)
             if fabs(gp) > Gmax:
                 Gmax = fabs(gp)
@@ -1331,7 +1317,7 @@ cdef int lrdual_core(const CSR* X, DualVar* V, double* w, int64_t* index, int64_
                 d.A = u - v
             d.L = log(d.A / d.B)
             if z != 0.0:
-                _span_axpy(X, d, z * d.t, w)
+                axpy_row_span(X, d.lo, d.hi, z * d.t, w)
         it += 1
         prev = Gmax
         trace[(it - 1) * DUAL_TRACE + 0] = it

@@ -77,8 +77,9 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row, dot_span, axpy_span,
-                 axpy_row, sq_norm_row, scratch_doubles, entry_threads, LINSVM_PREFETCH)
+from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row,
+                 axpy_row, sq_norm_row, scratch_doubles, entry_threads, dot_row_span,
+                 axpy_row_span, LINSVM_PREFETCH)
 from cgls cimport Operator, csr_operator, cgls, residual
 from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
@@ -602,21 +603,6 @@ cdef enum:
     AHEAD = 8                      # prefetch distance of svr_dcd, in steps of its loop
 
 
-cdef inline double _ex_dot(const CSR* X, const Ex* e, const double* w) noexcept nogil:
-    """x_k . w (bias included) over the example's span."""
-    cdef double s = dot_span(X.indices, X.data, e.start, e.end, w, X.unit)
-    if X.bias > 0:
-        s += X.bias * w[X.n_features]
-    return s
-
-
-cdef inline void _ex_axpy(const CSR* X, const Ex* e, double a, double* w) noexcept nogil:
-    """w += a x_k (bias included), over the row span the record keeps."""
-    axpy_span(X.indices, X.data, e.start, e.end, a, w, X.unit)
-    if X.bias > 0:
-        w[X.n_features] += a * X.bias
-
-
 cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_total, double p,
                  double eps, double ref, int shrinking, uint64_t* rng, int max_iter,
                  int* n_iter, double* viol_out, double* trace, void* callback,
@@ -643,7 +629,7 @@ cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_tota
                 if not X.unit:
                     LINSVM_PREFETCH(&X.data[e.start])
             e = &ex[index[s]]
-            G = _ex_dot(X, e, w) - e.y + e.Dg * e.b
+            G = dot_row_span(X, e.start, e.end, w) - e.y + e.Dg * e.b
             Gp = G + p
             Gn = G - p
             if shrinking:
@@ -674,7 +660,7 @@ cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_tota
                 e.b = -e.U
             d = e.b - b_old
             if d != 0.0:
-                _ex_axpy(X, e, d, w)              # w += d x_k
+                axpy_row_span(X, e.start, e.end, d, w)   # w += d x_k
         it += 1
         if ref <= 0.0:
             ref = Snew if Snew > 0.0 else 1e-300

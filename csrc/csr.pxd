@@ -160,6 +160,25 @@ cdef inline void axpy_row(const CSR* X, int64_t i, double a, double* out) noexce
         out[X.n_features] += a * X.bias
 
 
+cdef inline double dot_row_span(const CSR* X, int64_t lo, int64_t hi,
+                                const double* w) noexcept nogil:
+    """x . w for the row whose non-zeros are [lo, hi), the bias feature included: the dual
+    coordinate solvers' packed records keep each row's span (X.row_scale must be NULL)."""
+    cdef double s = dot_span(X.indices, X.data, lo, hi, w, X.unit)
+    if X.bias > 0:
+        s += X.bias * w[X.n_features]
+    return s
+
+
+cdef inline void axpy_row_span(const CSR* X, int64_t lo, int64_t hi, double a,
+                               double* out) noexcept nogil:
+    """out += a x for the row whose non-zeros are [lo, hi), the bias feature included (as
+    dot_row_span)."""
+    axpy_span(X.indices, X.data, lo, hi, a, out, X.unit)
+    if X.bias > 0:
+        out[X.n_features] += a * X.bias
+
+
 cdef inline double sq_norm_row(const CSR* X, int64_t i) noexcept nogil:
     """Return ||x_i||^2 (including the bias feature)."""
     cdef int64_t p
