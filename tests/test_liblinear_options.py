@@ -131,3 +131,72 @@ def test_a_huge_e_stops_at_once_as_liblinear_does(tmp_path, solver):
                                          str(model)])
     assert res.exit_code == 0, res.output
     assert np.all(np.isfinite(linsvm.load_model(str(model)).weights))
+
+
+def _svm_file(path, labels, rng):
+    lines = [f"{y} 1:{rng.random():.3f} 2:{rng.random():.3f} 3:{rng.random():.3f}" for y in labels]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("code, labels", [("1", "binary"), ("3", "binary"), ("7", "binary"),
+                                          ("4", "three"), ("12", "real"), ("13", "real"),
+                                          ("21", "binary")])
+def test_m_with_a_code_that_runs_on_one_thread_trains_as_without_it(tmp_path, code, labels):
+    """Multi-core LIBLINEAR takes -m with every -s and uses it where it has threads; so a
+    script that passes -m 2 to -s 1 (its default) must train here too: the same model as
+    without -m, and a note that the solver runs on one thread."""
+    import numpy as np
+    from click.testing import CliRunner
+    rng = np.random.default_rng(int(code))
+    ys = {"binary": rng.choice([-1, 1], 80), "three": rng.choice([1, 2, 3], 80),
+          "real": np.round(rng.normal(size=80), 3)}[labels]
+    data = _svm_file(tmp_path / "d.svm", ys, rng)
+    runner = CliRunner()
+    plain = runner.invoke(train_cmd, ["-s", code, "-q", data, str(tmp_path / "plain")])
+    with_m = runner.invoke(train_cmd, ["-s", code, "-m", "2", data, str(tmp_path / "m2")])
+    assert plain.exit_code == 0 and with_m.exit_code == 0, with_m.output
+    assert "runs on one thread" in with_m.stderr
+    import linsvm
+    a, b = linsvm.load_model(str(tmp_path / "plain")), linsvm.load_model(str(tmp_path / "m2"))
+    assert a.weights.tobytes() == b.weights.tobytes()
+    assert np.array_equal(a.classes_, b.classes_)
+
+
+@pytest.mark.parametrize("jobs, expect", [([], 2), (["-j", "1"], 1)])
+def test_m_gives_a_one_vs_rest_run_of_dcd_its_column_threads(tmp_path, monkeypatch, jobs, expect):
+    """dcd has no threads of its own; -m N then sets the columns' threads of a one-vs-rest
+    run (as -j N), unless -j is given."""
+    import numpy as np
+    from click.testing import CliRunner
+
+    import linsvm.cli.run_train as run_train
+    seen = []
+    real = run_train.train
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["n_jobs"])
+        return real(*args, **kwargs)
+    monkeypatch.setattr(run_train, "train", spy)
+    rng = np.random.default_rng(3)
+    data = _svm_file(tmp_path / "d.svm", rng.choice([1, 2, 3], 90), rng)
+    res = CliRunner().invoke(train_cmd, ["-s", "1", "-m", "2", *jobs, data, str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    assert seen == [expect]
+    assert f"-j {expect}" in res.stderr
+
+
+def test_m_in_cv_with_a_code_on_one_thread_is_noted_and_ignored(tmp_path):
+    import numpy as np
+    from click.testing import CliRunner
+
+    from linsvm.cli import cv_cmd
+    rng = np.random.default_rng(5)
+    data = _svm_file(tmp_path / "d.svm", rng.choice([-1, 1], 60), rng)
+    plain = CliRunner().invoke(cv_cmd, ["-s", "3", "-v", "3", data])
+    with_m = CliRunner().invoke(cv_cmd, ["-s", "3", "-v", "3", "-m", "2", data])
+    assert plain.exit_code == 0 and with_m.exit_code == 0, with_m.output
+    assert "-m is ignored" in with_m.stderr
+    def accuracy(out):     # the table's row less its seconds and iterations
+        return out.stdout.splitlines()[-1].split()[:3]
+    assert accuracy(with_m) == accuracy(plain)

@@ -20,7 +20,7 @@ from .plot import MatplotlibMissing, plot_cv, plot_format, require_matplotlib
 from .job import open_job
 from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
                    note_imbalance)
-from .solver_options import parse_class_weights, resolve_solver
+from .solver_options import one_thread_m, parse_class_weights, resolve_solver
 
 __all__ = ["run"]
 
@@ -38,10 +38,14 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         raise click.BadParameter("C values must be > 0", param_hint="-c")
     ps = parse_grid(p_grid, "p") if p_grid is not None else None
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
+    spare_threads = one_thread_m(solver, solver_options)
     solver = resolve_solver(solver, solver_options, bias)
     class_weight = parse_class_weights(class_weights)
     job = open_job(solver)
     console = Console(quiet, silent=not job.root)
+    if spare_threads is not None:
+        console.note(f"-m {spare_threads}: {solver} runs on one thread (its coordinate steps "
+                     "are sequential); -m is ignored (-j runs the folds in parallel)")
     log = console.log
     echo = click.echo if job.root else (lambda *a, **k: None)    # results: rank 0's
     if output_model is not None:    # checked now, not after the whole grid

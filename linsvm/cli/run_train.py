@@ -21,7 +21,7 @@ from .job import open_job
 from .messages import UsageLineError
 from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
                    note_imbalance)
-from .solver_options import parse_class_weights, resolve_solver
+from .solver_options import m_as_jobs, one_thread_m, parse_class_weights, resolve_solver
 
 __all__ = ["run"]
 
@@ -44,6 +44,7 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
             raise click.UsageError("MODEL_FILE is required with --shards")
         model_file = os.path.basename(training_file) + ".model"
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
+    spare_threads = one_thread_m(solver, solver_options)
     solver = resolve_solver(solver, solver_options, bias)
     class_weight = parse_class_weights(class_weights)
     logistic = SOLVERS[solver].loss == LOGISTIC_LOSS      # probabilities of its own
@@ -56,6 +57,8 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
                      "(linsvm-predict -b 1); no sigmoids are fitted")
         probability = 0
     log = console.log
+    if spare_threads is not None:
+        n_jobs = m_as_jobs(console.note, solver, spare_threads, n_jobs)
     if n_folds is None and not find_C:  # what can fail at saving fails now, not after training
         check_model_format(model_format, solver=solver, probability=bool(probability))
         job.run(check_output, model_file, "model file", training_file, instance_weights,

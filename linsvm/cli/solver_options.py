@@ -15,7 +15,8 @@ from ..errors import ParameterError
 from ..problem.catalog import SOLVERS, liblinear_code
 from .messages import SHORT_FLAGS, UsageLineError, flag
 
-__all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "solver_help",
+__all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "one_thread_m",
+           "m_as_jobs", "solver_help",
            "solver_option_decorators", "option_owners", "parse_class_weights", "data_options",
            "decorate", "codes_text"]
 
@@ -87,7 +88,8 @@ def resolve_solver(solver, solver_options, bias=1.0):
     solver_options (in place); a code that contradicts an option given is an error.
     LIBLINEAR's flags become the solver's options here: -p is the tube width
     (epsilon) of a solver without a p, -R turns regularize_bias off (which needs a bias
-    feature, bias > 0), -m N sets n_threads."""
+    feature, bias > 0), -m N sets n_threads (for a solver on one thread, call
+    one_thread_m first)."""
     _liblinear_flags(SOLVERS[solver.name], solver_options)
     if solver_options.get("regularize_bias") is False and bias is not None and bias <= 0:
         raise UsageLineError(f"-R (--no-regularize-bias) frees the bias weight, but -B {bias:g} "
@@ -117,12 +119,36 @@ def _liblinear_flags(info, opts):
         opts["regularize_bias"] = False
     threads = opts.pop("threads", None)
     if threads is not None:
-        if "n_threads" not in info.options:
+        if "n_threads" not in info.options:      # one_thread_m takes it first
             raise UsageLineError(f"-m: {info.name} runs on one thread (solvers with threads: "
                                  f"{', '.join(_with_option('n_threads'))})")
         if opts.get("n_threads") is not None and opts["n_threads"] != threads:
             raise click.UsageError("-m and --n-threads differ: give one")
         opts["n_threads"] = threads
+
+
+def one_thread_m(solver, solver_options):
+    """-m N given to a solver that runs on one thread, taken out of solver_options; else
+    None.  Multi-core LIBLINEAR takes -m with every -s and uses it where it has threads;
+    here a one-vs-rest run spends it on its columns (m_as_jobs), as -j."""
+    if "n_threads" in SOLVERS[solver.name].options:
+        return None
+    return solver_options.pop("threads", None)
+
+
+def m_as_jobs(note, solver, threads, n_jobs):
+    """The one-vs-rest column threads (-j) for -m `threads` given to a solver on one
+    thread (one_thread_m): threads when -j is left at 0 (the free cores), else -j; says
+    so in one note."""
+    what = f"-m {threads}: {solver} runs on one thread (its coordinate steps are sequential)"
+    if SOLVERS[solver].kind != "binary":
+        note(f"{what}; -m is ignored")
+        return n_jobs
+    if n_jobs:
+        note(f"{what}; the columns of a one-vs-rest run take -j {n_jobs}")
+        return n_jobs
+    note(f"{what}; the columns of a one-vs-rest run take {threads} (as -j {threads})")
+    return threads
 
 
 def _with_option(name):
@@ -341,7 +367,9 @@ def data_options(single_cost):
                           "solvers mfn, ls, svr and the logistic and L1 ones); needs -B > 0."),
         click.option("-m", "threads", type=click.IntRange(1), default=None, metavar="N",
                      help="Threads for the sparse kernels (multi-core LIBLINEAR's -m; = "
-                          "--n-threads, for the solvers that have it)."),
+                          "--n-threads, for the solvers that have it).  The solvers on one "
+                          "thread (dcd, sdm, the dual solvers) spend it on the columns of a "
+                          "one-vs-rest run, as -j."),
         click.option("--seed", default=0, show_default=True, type=int,
                      help="Seed for random choices (and cross-validation folds)."),
         click.option("--allow-many-classes", is_flag=True,
