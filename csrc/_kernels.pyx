@@ -1,16 +1,23 @@
 # Python entry points to the shared CSR kernels of csr.pxd and the one-pass checks
-# production uses before a solve: thread count discovery, X[rows] @ w, the CSR
-# buffer check, label scan, binary targets, finiteness.  (The wrappers that only
+# production uses before a solve: thread count discovery, a serial dot product, X[rows] @ w,
+# the CSR buffer check, label scan, binary targets, finiteness.  (The wrappers that only
 # tests use to check the kernels against scipy are in csrc/_testing.pyx.)
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 import numpy as np
-from csr cimport CSR, make_csr, all_unit, matvec, linsvm_max_threads
+from csr cimport CSR, make_csr, all_unit, matvec, linsvm_max_threads, vdot as csr_vdot
 
 
 def max_threads():
     """Number of OpenMP threads the kernels use by default (1 without OpenMP)."""
     return linsvm_max_threads()
+
+
+def vdot(const double[::1] a, const double[::1] b):
+    """a . b, summed in index order on one thread (csr.pxd vdot): the dot product of the
+    solvers' Python layer, in place of numpy's BLAS, whose threads would split the sum by
+    the machine's cores and then spin for about 0.1 s (docs/threads.md, "BLAS threads")."""
+    return csr_vdot(a, b)
 
 
 def csr_matvec(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,

@@ -85,7 +85,7 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row,
+from csr cimport (vdot, CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row,
                  axpy_row, sq_norm_row, blocks_for, entry_threads, dot_row_span, axpy_row_span,
                  LINSVM_PREFETCH)
 from cgls cimport Operator, csr_operator, cgls
@@ -1423,8 +1423,8 @@ def lrdual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
         if not S.stopped and m > 0:
             rmatvec(&X, &rows[0], m, &uu[0], &g[0])     # w_alpha(w)
     stop_raise(&S)
-    ww = float(np.dot(w_arr, w_arr))
+    ww = vdot(w_arr, w_arr)
     return dict(w=w_arr, status=status, n_iter=n_iter, newton_iter=int(n_newton),
                 violation=float(gmax), primal=float(0.5 * ww + P), dual=float(-0.5 * ww + Dsep),
-                dual_w=float(-0.5 * float(np.dot(g_arr, g_arr)) + Dw),
+                dual_w=float(-0.5 * vdot(g_arr, g_arr) + Dw),
                 trace=trace_arr[:n_iter].copy())

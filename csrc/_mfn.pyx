@@ -93,7 +93,7 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, read_pattern, check_rows, matvec, rmatvec, col_sq_sums,
+from csr cimport (vdot, CSR, make_csr, read_pattern, check_rows, matvec, rmatvec, col_sq_sums,
                  sq_norm_row, dot, axpy_row_sq, scratch_doubles, entry_threads)
 from cgls cimport Operator, csr_operator, cgls, residual, _residual_split
 from mfn_shared cimport (KNEE_HI, KNEE_LO, Breakpoint, Loss, Terms, make_loss, zone, loss_value,
@@ -1023,7 +1023,7 @@ def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
             lsum = g[nw]
         for k in range(nreg):
             g[k] += lam * beta[k]
-    f = 0.5 * lam * float(np.dot(beta[:nreg], beta[:nreg])) + lsum
+    f = 0.5 * lam * vdot(beta[:nreg], beta[:nreg]) + lsum
     return f, g_arr, dl_arr, y_arr
 
 
@@ -1069,7 +1069,7 @@ def ordinal_gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices,
             lsum = g[nbeta]
         for k in range(nbeta):
             g[k] += lam * beta[k]
-    f = 0.5 * lam * float(np.dot(beta, beta)) + lsum
+    f = 0.5 * lam * vdot(beta, beta) + lsum
     return f, g_arr, y_arr
 
 
@@ -1127,6 +1127,6 @@ def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
             asum = wa[nw + 2]
             n_quad = <int64_t>wa[nw + 3]
     resid = np.asarray(beta) - wa_arr
-    F = 0.5 * float(np.dot(beta, beta)) + C * hinge
-    D = asum - 0.5 * float(wa_arr @ wa_arr)
-    return F, D, 0.5 * float(resid @ resid), max(smooth, 0.0), int(n_quad), y_arr
+    F = 0.5 * vdot(beta, beta) + C * hinge
+    D = asum - 0.5 * vdot(wa_arr, wa_arr)
+    return F, D, 0.5 * vdot(resid, resid), max(smooth, 0.0), int(n_quad), y_arr

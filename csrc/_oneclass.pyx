@@ -43,7 +43,7 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport CSR, make_csr, check_rows, dot_row, axpy_row, sq_norm_row
+from csr cimport vdot, CSR, make_csr, check_rows, dot_row, axpy_row, sq_norm_row
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 cdef enum:
@@ -304,7 +304,7 @@ def oneclass_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
             hinge += rho - G[k]
             if G[k] < rho - (viol if viol > 0.0 else 0.0):
                 n_out += 1
-    ww = float(w_arr @ w_arr)
+    ww = vdot(w_arr, w_arr)
     # P and D in the nu-form (w = w_a / (nu n), rho' = rho / (nu n))
     primal = (0.5 * ww - scale * rho + hinge) / (scale * scale)
     dual = -0.5 * ww / (scale * scale)

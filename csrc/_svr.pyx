@@ -77,7 +77,7 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row,
+from csr cimport (vdot, CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row,
                  axpy_row, sq_norm_row, scratch_doubles, entry_threads, dot_row_span,
                  axpy_row_span, LINSVM_PREFETCH)
 from cgls cimport Operator, csr_operator, cgls, residual
@@ -564,7 +564,7 @@ def svr_primal_value(*, const int64_t[::1] indptr, const int32_t[::1] indices,
         for j in range(nreg):
             g[j] += w[j]
     wr = np.asarray(w)[:nreg]
-    return 0.5 * float(wr @ wr) + C * lsum, g_arr[:nw].copy(), pred_arr
+    return 0.5 * vdot(wr, wr) + C * lsum, g_arr[:nw].copy(), pred_arr
 
 
 # ---------------------------------------------------------------- dual coordinate descent
@@ -771,7 +771,7 @@ def svr_dual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                 b[k] = ex[k].b
     stop_raise(&ST)
     # the certificate: F(w) and the dual value -g(b) at the returned point
-    ww = float(w_arr @ w_arr)
+    ww = vdot(w_arr, w_arr)
     for k in range(m):
         e = dot_row(&X, rows[k], &w[0]) - y[k]
         a = fabs(e) - p
@@ -840,6 +840,6 @@ def svr_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
             rmatvec(&X, &rows[0], m, &b[0], &wb[0])
         comm_sum(&CM, &wb[0], nw)
         sums[3] = comm_sum1(&CM, sums[3])
-    F = 0.5 * float(np.dot(w[:nreg], w[:nreg])) + C * sums[0]
-    D = -(0.5 * float(wb_arr[:nreg] @ wb_arr[:nreg]) + sums[3])
+    F = 0.5 * vdot(w[:nreg], w[:nreg]) + C * sums[0]
+    D = -(0.5 * vdot(wb_arr[:nreg], wb_arr[:nreg]) + sums[3])
     return F, D

@@ -447,6 +447,19 @@ cdef inline double dot(const double* a, const double* b, int64_t n) noexcept nog
     return s
 
 
+cdef inline double vdot(const double[::1] a, const double[::1] b):
+    """a . b of two vectors of one length, summed in index order on one thread: what the
+    compiled modules' Python-level code (certificates, objectives) takes instead of
+    numpy's dot, whose BLAS may split the sum over the machine's cores (the last bits
+    then depend on the machine) and leave its threads spinning for about 0.1 s, taking
+    cores from the kernels' threads (docs/threads.md, "BLAS threads")."""
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"vdot: lengths {a.shape[0]} and {b.shape[0]} differ")
+    if a.shape[0] == 0:
+        return 0.0
+    return dot(&a[0], &b[0], a.shape[0])
+
+
 cdef inline CSR make_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
                          const double[::1] data, int64_t n_features, double bias,
                          int n_threads, double* scratch) noexcept nogil:

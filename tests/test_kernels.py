@@ -1,4 +1,6 @@
 """The shared CSR kernels (csrc/csr.pxd) against scipy, serial and threaded."""
+import platform
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -207,3 +209,22 @@ def test_multi_column_scores_and_their_transpose_match_scipy(bias):
     np.testing.assert_allclose(
         _kernels.csr_transposed_scores(ip, ix, X.data, rows, M, width, bias),
         Xw[rows].T @ M, rtol=1e-12, atol=1e-12)
+
+
+def test_vdot_sums_in_index_order_on_one_thread():
+    """The solvers' Python-layer dot product (numpy's BLAS would split the sum by the
+    machine's cores): bit for bit the left-to-right sum, whatever the length."""
+    from linsvm._kernels import vdot
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 7, 100_003):
+        a = rng.normal(size=n) * np.exp(rng.normal(scale=8, size=n))   # rounding matters
+        b = rng.normal(size=n)
+        want = 0.0
+        for x, y in zip(a.tolist(), b.tolist()):
+            want += x * y
+        if platform.machine() in ("x86_64", "AMD64"):      # no fused multiply-adds
+            assert vdot(a, b) == want
+        else:
+            assert abs(vdot(a, b) - want) <= 1e-12 * float(np.abs(a * b).sum())
+    with pytest.raises(ValueError, match="lengths 3 and 2"):
+        vdot(np.ones(3), np.ones(2))

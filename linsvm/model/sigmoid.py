@@ -55,6 +55,7 @@ import math
 
 import numpy as np
 
+from .._kernels import vdot
 from ..errors import DataError
 
 MIN_STEP = 1e-10        # the line search gives up below this step
@@ -118,7 +119,7 @@ def fit_sigmoid(f, y, sample_weight=None, max_iter=MAX_ITER, min_step=MIN_STEP, 
     counts in the targets.  f must be finite; y may contain one class only (the
     targets keep the solution finite).
     """
-    f = np.asarray(f, dtype=np.float64).reshape(-1)
+    f = np.ascontiguousarray(f, dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(f)):
         raise DataError("decision values must be finite")
     if f.shape[0] != np.asarray(y).shape[0]:
@@ -133,10 +134,10 @@ def fit_sigmoid(f, y, sample_weight=None, max_iter=MAX_ITER, min_step=MIN_STEP, 
         p, _ = _sigmoid_terms(A * f + B)
         d2 = w * p * (1.0 - p)                  # second-derivative weights
         d1 = w * (t - p)                        # dF/dz_i
-        h11 = sigma + float(np.dot(f * f, d2))
+        h11 = sigma + vdot(f * f, d2)
         h22 = sigma + float(np.sum(d2))
-        h21 = float(np.dot(f, d2))
-        g1 = float(np.dot(f, d1))
+        h21 = vdot(f, d2)
+        g1 = vdot(f, d1)
         g2 = float(np.sum(d1))
         if abs(g1) < grad_tol and abs(g2) < grad_tol:
             break

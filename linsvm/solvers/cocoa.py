@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels import vdot
 from .gaps import GAP_GUARD, relative_gap
 
 
@@ -124,7 +125,7 @@ def cocoa_rounds(coll, block, w, tol, max_rounds, log=None, name="cocoa", payoff
         if buf[n + 3] > 0:                      # a rank was stopped: every rank stops
             block.revert()
             raise stopped if stopped is not None else KeyboardInterrupt()
-        sq = float(np.dot(w.reshape(-1), w.reshape(-1)))
+        sq = vdot(w.reshape(-1), w.reshape(-1))
         primal, dual_obj = 0.5 * sq + float(buf[n]), float(buf[n + 1]) - 0.5 * sq
         rel = relative_gap(primal, dual_obj)
         trace.append({"round": rounds - 1, "primal": primal, "dual": dual_obj, "rel_gap": rel,

@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from .._kernels import csr_matvec, csr_transposed_scores
+from .._kernels import csr_matvec, csr_transposed_scores, vdot
 from ..problem.catalog import make_params
 from .gaps import GAP_GUARD, relative_gap
 from .mfn import fit_mfn
@@ -175,7 +175,7 @@ def _dual(problem, alpha, C):
                      float(np.sum(a[pos] ** 2 / (4.0 * C * problem.cost[pos])))])
     if problem.comm is not None:
         w, sums = problem.comm.sum(w), problem.comm.sum(sums)
-    return float(sums[0] - 0.5 * (w @ w) - sums[1])
+    return float(sums[0] - 0.5 * vdot(w, w) - sums[1])
 
 
 # The tolerance of the mfn solve that finishes an l2 run: the paper's -e, without the

@@ -62,7 +62,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _logistic
-from .._kernels import csr_matvec
+from .._kernels import csr_matvec, vdot
 from ..problem.catalog import make_params
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
@@ -206,7 +206,7 @@ def _centre_penalized_rows(W, n_rows, st):
     k = W.shape[1]
     mu = W[:n_rows].mean(axis=1)
     W[:n_rows] -= mu[:, None]
-    drop = k * float(mu @ mu)
+    drop = k * vdot(mu, mu)
     st["f"] -= 0.5 * drop
     st["grad_norm"] = float(np.sqrt(max(st["grad_norm"] ** 2 - drop, 0.0)))
 

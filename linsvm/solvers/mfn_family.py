@@ -54,6 +54,7 @@ import math
 import numpy as np
 
 from .. import _mfn
+from .._kernels import vdot
 from ..errors import ParameterError
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
@@ -96,7 +97,7 @@ def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, o
         "n_iter": n_iter,
         "cg_iter": cg_iter,
         "n_active": st["n_active"],
-        "grad_norm": float(np.linalg.norm(g)) / lam,
+        "grad_norm": float(np.sqrt(vdot(g, g))) / lam,
         "status": STATUS[st["status"]],
         "trace": trace,
         **exchange_stats(problem, st),
@@ -455,7 +456,7 @@ def fit_ord(problem, params, start, state, log):
         "n_iter": st["n_iter"],
         "cg_iter": st["cg_iter"],
         "n_active": st["n_active"],
-        "grad_norm": float(np.linalg.norm(g)) / lam,
+        "grad_norm": float(np.sqrt(vdot(g, g))) / lam,
         "threshold_inversion": inversion,
         "status": STATUS[st["status"]],
         **exchange_stats(problem, {"weight_exchange": "split" if split is not None

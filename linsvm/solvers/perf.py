@@ -74,6 +74,7 @@ import hashlib
 import numpy as np
 
 from .. import _perf
+from .._kernels import vdot
 from ..errors import DataError, ParameterError
 from ..problem.registry import FitResult
 from ..runtime.collective import gather_objects
@@ -169,7 +170,7 @@ def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, stat
         gptr=gptr, glevels=glevels, comm=comm, glob=glob, gap_guard=GAP_GUARD)
     w = res["w"]
     assert w.shape[0] == nw_core
-    ww = float(w @ w)
+    ww = vdot(w, w)
     xi, xi_p = res["xi"], res["xi_prime"]
     stats = {
         "objective": 0.5 * ww + Cp * xi_p,

@@ -47,6 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _svr
+from .._kernels import vdot
 from ..errors import ParameterError
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
@@ -95,7 +96,7 @@ def fit_svr(problem, params, start, state, log):
         # targets, so a shift of all targets changes nothing but the bias (the relative
         # test at w = 0 would stop a far-from-zero problem early, cold or warm-started:
         # LIBLINEAR -R's trap, docs/regression.md).
-        sums = (float(problem.cost @ y), float(problem.cost.sum()))
+        sums = (vdot(problem.cost, y), float(problem.cost.sum()))
         if problem.comm is not None:
             sums = tuple(float(v) for v in problem.comm.sum_scalars(*sums))
         ref = sums[0] / sums[1] if sums[1] > 0 else 0.0
@@ -166,8 +167,8 @@ def trap_note(y, cost, name, why, fix):
     total = float(w.sum())
     if total <= 0:
         return None
-    mean = float(np.dot(w, y)) / total
-    sd = float(np.sqrt(max(np.dot(w, (y - mean) ** 2) / total, 0.0)))
+    mean = vdot(w, y) / total
+    sd = float(np.sqrt(max(vdot(w, (y - mean) ** 2) / total, 0.0)))
     if abs(mean) <= TRAP_RATIO * max(sd, 1e-300):
         return None
     return (f"{name}: the targets' mean {mean:.6g} lies {abs(mean) / max(sd, 1e-300):.3g} standard "
@@ -187,7 +188,7 @@ def _offset(problem, y, center):
         return 0.0
     cost = problem.cost
     total = float(cost.sum())
-    return float(cost @ y) / total if total > 0 else 0.0
+    return vdot(cost, y) / total if total > 0 else 0.0
 
 
 def fit_svr_dual(problem, params, start, state, log):
