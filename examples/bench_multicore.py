@@ -2,14 +2,19 @@
 (issue 28).
 
     python examples/bench_multicore.py --llmc-dir DIR --llmc-python PY
-        [--datasets a9a,w8a,ijcnn1,synth-text-800k,synth-imb-680k] [--codes 0,2,1,3,5,6]
+        [--datasets a9a,w8a,ijcnn1,synth-text-800k,synth-imb-680k,debian-deps-size]
+        [--codes 0,2,1,3,5,6,11]
         [--threads 1,2] [--repeats 3] [--C 1] [--no-e2e] [--out DIR]
 
 Pairs: LIBLINEAR's `-s CODE` on both sides (linsvm reads the codes as LIBLINEAR does:
-0 lr, 1 dcd with the squared hinge, 2 mfn, 3 dcd with the hinge, 5 cdn, 6 glmnet), each at
-its defaults with `-c C`, LIBLINEAR with `-B 1` (linsvm's default bias feature, so that
-both solve one problem).  linsvm's dcd, cdn and glmnet run on one thread (they refuse
-`-m`, docs/threads.md): their N = 2 rows run them as at N = 1, beside LIBLINEAR's `-m 2`.
+0 lr, 1 dcd with the squared hinge, 2 mfn, 3 dcd with the hinge, 5 cdn, 6 glmnet, 11 svr),
+each at its defaults with `-c C`, LIBLINEAR with `-B 1` (linsvm's default bias feature, so
+that both solve one problem) and for -s 11 also `-R` (linsvm's svr leaves the bias weight
+out of the regularizer by default; both tubes are p = 0.1).  linsvm's dcd runs on one
+thread (docs/threads.md): its N = 2 rows run it as at N = 1, beside LIBLINEAR's `-m 2`.
+The classification codes run on the binary sets, -s 11 on the regression sets
+(debian-deps-size, and text-regression-500k: linsvm.io.synth's make_text_regression, 500,000
+rows x 20,000 features, 30 words a document, as examples/bench_regression.py's).
 
 1. In process: linsvm.train(X, y, solver=CODE's, n_threads=N) on prebuilt CSR buffers in
    this process, against liblinear.train() of the liblinear-multicore package (its own
@@ -47,7 +52,11 @@ import numpy as np
 import harness as H
 
 CODES = {0: ("lr", {}), 1: ("dcd", {"loss": "l2"}), 2: ("mfn", {}), 3: ("dcd", {"loss": "l1"}),
-         5: ("cdn", {}), 6: ("glmnet", {})}
+         5: ("cdn", {}), 6: ("glmnet", {}), 11: ("svr", {})}
+REGRESSION_CODES = {11}
+REGRESSION_SETS = {"debian-deps-size": "regression/debian-deps-size.train.bz2",
+                   "text-regression-500k": None}
+SVR_P = 0.1                 # both programs' default tube half-width
 
 
 def _threaded():
@@ -58,7 +67,7 @@ def _threaded():
 
 
 THREADED = _threaded()
-TIGHT = {"lr": 1e-4, "mfn": 1e-8, "dcd": 1e-4, "cdn": 1e-5, "glmnet": 1e-6}
+TIGHT = {"lr": 1e-4, "mfn": 1e-8, "dcd": 1e-4, "cdn": 1e-5, "glmnet": 1e-6, "svr": 1e-9}
 
 LLMC_DRIVER = """
 import json, sys, time
@@ -76,8 +85,12 @@ print(json.dumps(out))
 
 
 def objective(code, model, X, y, C):
-    """LIBLINEAR's objective of `code` at the model's weights (bias feature 1 included)."""
+    """LIBLINEAR's objective of `code` at the model's weights (bias feature 1 included;
+    for -s 11 the bias weight, last, is left out of the regularizer: -R)."""
     w = model.weights.ravel()
+    if code in REGRESSION_CODES:
+        r = np.abs(y - model.decision_function(X).ravel())
+        return float(0.5 * w[:-1] @ w[:-1] + C * (np.maximum(0.0, r - SVR_P) ** 2).sum())
     t = np.where(y == model.classes_[0], 1.0, -1.0)
     z = t * model.decision_function(X).ravel()
     reg = np.abs(w).sum() if code in (5, 6) else 0.5 * w @ w
@@ -132,7 +145,27 @@ def data_file(ds, tmp):
     return path
 
 
+def load_regression(name):
+    """A regression set as a Dataset-like record (name, X, y), or None when absent."""
+    import types
+
+    from linsvm.io.svmlight import load_svmlight
+    if REGRESSION_SETS[name] is None:
+        from linsvm.io.synth import make_text_regression
+        X, y = make_text_regression(n_samples=500_000, n_features=20000, avg_length=30,
+                                    offset=3.0, seed=0)
+    else:
+        path = H.data_root() / REGRESSION_SETS[name]
+        if not path.exists():
+            H.log(f"skip {name}: {path} not found")
+            return None
+        X, y = load_svmlight(str(path))
+    return types.SimpleNamespace(name=name, X=X.tocsr(), y=np.asarray(y, dtype=np.float64))
+
+
 def load(name):
+    if name in REGRESSION_SETS:
+        return load_regression(name)
     if name == "synth-imb-680k":
         import bench_logistic
         return bench_logistic.imbalanced_dataset()
@@ -145,14 +178,18 @@ def bench_set(args, ds, tmp):
 
     path = data_file(ds, tmp)
     cache, rows = {}, {}
+    regression = ds.name in REGRESSION_SETS
     for code in args.codes:
+        if (code in REGRESSION_CODES) != regression:
+            continue
         solver, opts = CODES[code]
         H.log(f"{ds.name} -s {code} ({solver}): reference")
         tol = TIGHT[solver]
         ref = linsvm.train(H.linsvm_problem(ds, cache), ds.y, solver=solver, C=args.C, tol=tol,
                            **opts)
         fstar = objective(code, ref, ds.X, ds.y, args.C)
-        llmc_opts = [f"-s {code} -c {args.C:g} -B 1 -m {n}" for n in args.threads]
+        free = " -R" if code in REGRESSION_CODES else ""
+        llmc_opts = [f"-s {code} -c {args.C:g} -B 1{free} -m {n}" for n in args.threads]
         for n in args.threads:
             rows[(code, n)] = {"linsvm_ip": [], "llmc_ip": [], "linsvm_e2e": [], "llmc_e2e": [],
                                "f": []}
@@ -174,7 +211,8 @@ def bench_set(args, ds, tmp):
                      "-c", f"{args.C:g}", str(path), str(m_lin)], env=H.child_env()))
                 rec["llmc_e2e"].append(run_timed(
                     [str(pathlib.Path(args.llmc_dir) / "train"), "-q", "-s", str(code), "-m",
-                     str(n), "-c", f"{args.C:g}", "-B", "1", str(path), str(m_ll)]))
+                     str(n), "-c", f"{args.C:g}", "-B", "1", *free.split(), str(path),
+                     str(m_ll)]))
                 for who, p in (("linsvm", m_lin), ("llmc", m_ll)):
                     rec["f"].append((who, objective(code, linsvm.load_model(str(p)), ds.X, ds.y,
                                                     args.C)))
@@ -216,8 +254,9 @@ def main(argv=None):
     ap.add_argument("--llmc-dir", required=True, help="directory of multi-core LIBLINEAR's train")
     ap.add_argument("--llmc-python", required=True,
                     help="python of a venv with the liblinear-multicore package")
-    ap.add_argument("--datasets", default="a9a,w8a,ijcnn1.bz2,synth-text-800k,synth-imb-680k")
-    ap.add_argument("--codes", default="0,2,1,3,5,6")
+    ap.add_argument("--datasets", default="a9a,w8a,ijcnn1.bz2,synth-text-800k,synth-imb-680k,"
+                                          "debian-deps-size,text-regression-500k")
+    ap.add_argument("--codes", default="0,2,1,3,5,6,11")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--C", type=float, default=1.0)
