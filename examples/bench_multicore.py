@@ -2,8 +2,8 @@
 (issue 28).
 
     python examples/bench_multicore.py --llmc-dir DIR --llmc-python PY
-        [--datasets a9a,w8a,ijcnn1,synth-text-800k,synth-imb-680k,debian-deps-size]
-        [--codes 0,2,1,3,5,6,11]
+        [--datasets a9a,w8a,ijcnn1.bz2,synth-text-800k,synth-imb-680k,debian-deps-size,
+                    text-regression-500k] [--codes 0,2,1,3,5,6,11]
         [--threads 1,2] [--repeats 3] [--C 1] [--no-e2e] [--out DIR]
 
 Pairs: LIBLINEAR's `-s CODE` on both sides (linsvm reads the codes as LIBLINEAR does:
