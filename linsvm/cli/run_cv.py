@@ -20,7 +20,7 @@ from .plot import MatplotlibMissing, plot_cv, plot_format, require_matplotlib
 from .job import open_job
 from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
                    note_imbalance)
-from .solver_options import one_thread_m, parse_class_weights, resolve_solver
+from .solver_options import one_thread_m, one_thread_note, parse_class_weights, resolve_solver
 
 __all__ = ["run"]
 
@@ -44,8 +44,8 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     job = open_job(solver)
     console = Console(quiet, silent=not job.root)
     if spare_threads is not None:
-        console.note(f"-m {spare_threads}: {solver} runs on one thread (its coordinate steps "
-                     "are sequential); -m is ignored (-j runs the folds in parallel)")
+        console.note(f"{one_thread_note(solver, spare_threads)}; -m is ignored (-j runs the "
+                     "folds in parallel)")
     log = console.log
     echo = click.echo if job.root else (lambda *a, **k: None)    # results: rank 0's
     if output_model is not None:    # checked now, not after the whole grid

@@ -16,7 +16,7 @@ from ..problem.catalog import SOLVERS, liblinear_code
 from .messages import SHORT_FLAGS, UsageLineError, flag
 
 __all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "one_thread_m",
-           "m_as_jobs", "solver_help",
+           "one_thread_note", "m_as_jobs", "solver_help",
            "solver_option_decorators", "option_owners", "parse_class_weights", "data_options",
            "decorate", "codes_text"]
 
@@ -88,8 +88,8 @@ def resolve_solver(solver, solver_options, bias=1.0):
     solver_options (in place); a code that contradicts an option given is an error.
     LIBLINEAR's flags become the solver's options here: -p is the tube width
     (epsilon) of a solver without a p, -R turns regularize_bias off (which needs a bias
-    feature, bias > 0), -m N sets n_threads (for a solver on one thread, call
-    one_thread_m first)."""
+    feature, bias > 0), -m N sets n_threads (a solver on one thread has no n_threads:
+    call one_thread_m first, which takes -m out)."""
     _liblinear_flags(SOLVERS[solver.name], solver_options)
     if solver_options.get("regularize_bias") is False and bias is not None and bias <= 0:
         raise UsageLineError(f"-R (--no-regularize-bias) frees the bias weight, but -B {bias:g} "
@@ -117,11 +117,8 @@ def _liblinear_flags(info, opts):
         if opts.get("regularize_bias"):
             raise click.UsageError("-R contradicts --regularize-bias")
         opts["regularize_bias"] = False
-    threads = opts.pop("threads", None)
+    threads = opts.pop("threads", None)     # a solver on one thread: one_thread_m's
     if threads is not None:
-        if "n_threads" not in info.options:      # one_thread_m takes it first
-            raise UsageLineError(f"-m: {info.name} runs on one thread (solvers with threads: "
-                                 f"{', '.join(_with_option('n_threads'))})")
         if opts.get("n_threads") is not None and opts["n_threads"] != threads:
             raise click.UsageError("-m and --n-threads differ: give one")
         opts["n_threads"] = threads
@@ -136,11 +133,16 @@ def one_thread_m(solver, solver_options):
     return solver_options.pop("threads", None)
 
 
+def one_thread_note(solver, threads):
+    """The start of the note for -m `threads` given to a solver on one thread."""
+    return f"-m {threads}: {solver} runs on one thread (its coordinate steps are sequential)"
+
+
 def m_as_jobs(note, solver, threads, n_jobs):
     """The one-vs-rest column threads (-j) for -m `threads` given to a solver on one
     thread (one_thread_m): threads when -j is left at 0 (the free cores), else -j; says
     so in one note."""
-    what = f"-m {threads}: {solver} runs on one thread (its coordinate steps are sequential)"
+    what = one_thread_note(solver, threads)
     if SOLVERS[solver].kind != "binary":
         note(f"{what}; -m is ignored")
         return n_jobs
