@@ -71,6 +71,11 @@
 # direction -- on data with 1-2% positives, the bias and the mean of the negatives --
 # and such steps make almost no progress on the rest (the finite Newton driver's
 # default, csrc/_mfn.pyx).
+#
+# grad_rr > 0 with cert_rr: a caller whose gradient test (||r_0||^2 <= grad_rr) holds where
+# its stop_rr test does not (a duality gap still to certify, csrc/_logistic.pyx) gets a step
+# solved to ||r||^2 <= cert_rr, by that test alone: the forcing term and the quadratic-model
+# rule give way to it (Newton dual points certify by the final residual, not by Q).
 # Two products (A p, A'u) per iteration and no copy of any row.  Returns the number
 # of iterations; *optimal is set when eq. 13 holds.
 #
@@ -554,7 +559,8 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
                      double* xd=NULL, int verify=1, double* diag=NULL, double jw=1.0,
                      double stop_rr=0.0, double* rr0=NULL, const Comm* comm=NULL,
                      int64_t nreg=-1, double qtol=0.0, int qadapt=0,
-                     const Split* split=NULL, int qguard=0) noexcept nogil:
+                     const Split* split=NULL, int qguard=0, double grad_rr=0.0,
+                     double cert_rr=0.0) noexcept nogil:
     """Run (preconditioned) CGLS from beta (in/out); z (n) holds tt - A beta on entry
     and the final residual on exit; q, u (n) and r, p, s (nw) are scratch (s unused
     without minv); h (nw) is scratch for fused (A.normal needed, else ignored).
@@ -567,6 +573,7 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
     h then holds nw + 3 doubles and is required).  nreg: lam on the first nreg weights
     only (< 0: all; block comment).  qtol, qadapt: the quadratic-model truncation rule
     (block comment; qtol 0: off); qguard: that rule only guards the forcing term.
+    grad_rr, cert_rr: the certifying step (block comment; not with split).
     split: the weight-split arrangement (block comment; with comm, h, dsum and xd; beta
     then changes only at the end)."""
     cdef int64_t j, n = A.n, nw = A.nw, nr = nw if nreg < 0 else nreg
@@ -589,6 +596,10 @@ cdef inline int cgls(const Operator* A, const double* c, double lam, double* bet
     rr = dot(r, r, nw)
     if _entry_tests(rr, rho, rr0, stop_rr, eta, qadapt, &forcing, &cgtol, optimal):
         return 0
+    if grad_rr > 0.0 and rr <= grad_rr:         # the certifying step
+        forcing = cert_rr
+        cgtol = 0.0
+        qguard = 0
     if h == NULL or A.normal == NULL:
         fused = 0
     if dist:

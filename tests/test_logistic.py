@@ -480,6 +480,34 @@ def test_default_stop_certifies_one_percent_where_the_gradient_test_alone_does_n
     assert soft.stats["gap"] <= 0.01
 
 
+@pytest.mark.parametrize("C,weighted", [(10.0, False), (1e3, False), (100.0, True)])
+def test_newton_step_dual_point_is_a_dual_value_and_beats_the_gradient_bound(C, weighted):
+    """Where 1/2 ||g||^2 does not certify 1% at the gradient test's stop, the dual point
+    linearized along a Newton step does (csrc/_logistic.pyx, Certificate): its D must be a
+    dual value (weak duality against scipy's optimum, tight: the point is close to optimal),
+    above the gradient bound f - 1/2 ||g||^2, and the stop is still LIBLINEAR's test."""
+    X, y = random_problem(300, 20, seed=14, scale=5.0)
+    sw = None
+    if weighted:
+        sw = np.random.default_rng(9).uniform(0.0, 3.0, 300)
+        sw[:9] = 0.0                      # examples without a loss term: alpha_i = 0
+    model = linsvm.train(X, y, solver="lr", C=C, sample_weight=sw)
+    st = model.stats
+    t = targets(model, y)
+    U = C * costs(model.classes_, y, sw)
+    Xa = augmented(X)
+    _, f_ref = scipy_lr(Xa, t, U)
+    f, g = lr_objective(model.weights[:, 0], Xa, t, U)
+    _, g0 = lr_objective(np.zeros(Xa.shape[1]), Xa, t, U)
+    assert abs(st["objective"] - f) <= 1e-9 * f
+    assert st["dual_objective"] <= f_ref * (1 + 1e-12)
+    assert st["dual_objective"] > f - 0.5 * g @ g + 1e-6 * f      # not alpha(w)'s
+    assert st["gap"] <= 0.01 and model.column_stats[0]["status"] == "converged"
+    n_pos = np.count_nonzero(t > 0)
+    factor = max(min(n_pos, len(t) - n_pos), 1) / len(t)
+    assert np.linalg.norm(g) <= 0.01 * factor * np.linalg.norm(g0) * (1 + 1e-9)
+
+
 def test_lr_dual_finishes_with_lr_at_the_loop_cap():
     X, y = random_problem(300, 20, seed=14, scale=5.0)
     model = linsvm.train(X, y, solver="lr-dual", C=1e3, max_iter=2)
