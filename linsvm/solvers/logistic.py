@@ -47,9 +47,12 @@ w, alpha_i = C c_i sigma(-t_i w.x_i) (softmax: the probabilities), D(alpha) =
 -1/2 ||sum alpha_i t_i x_i||^2 - sum_i [alpha_i log alpha_i + (C c_i - alpha_i)
 log(C c_i - alpha_i) - C c_i log(C c_i)], reported as stats["gap"].  There P - D =
 1/2 ||grad f(w)||^2 exactly: an upper bound on f - f* that is loose by the Hessian's
-conditioning (a9a at LIBLINEAR's default stop: 15% certified, 1e-3 actual), which is why the
-gap test can cost lr a Newton step or two beyond LIBLINEAR's test.  lr-dual takes the better
-of D at its iterate and at alpha(w).  A solve that ends otherwise (iteration cap, no descent
+conditioning (a9a at LIBLINEAR's default stop: 15% certified, 1e-3 actual).  lr (bias
+regularized) also certifies by alpha(w) linearized along a Newton step, whose gap is
+1/2 ||r||^2 (r: the step's CG residual) plus second-order terms; where LIBLINEAR's test
+holds and the gap does not, that step's CG runs until this point certifies
+(csrc/_logistic.pyx, Certificate).  lr-dual takes the better of D at its iterate and at
+alpha(w).  A solve that ends otherwise (iteration cap, no descent
 left) with a gap above 1% warns and returns converged=False.
 
 Distributed (problem.comm set): lr and softmax run over row blocks (distributed="rows"): the
