@@ -23,6 +23,19 @@ def test_start_c_is_the_power_of_two_below_one_over_n_times_the_largest_squared_
     assert start_C(X, 1.0) == 2.0 ** -5
     assert start_C(X, -1.0) == 2.0 ** -5          # 1/27 -> 2^-5 too
     assert start_C(sp.csr_matrix((3, 2)), -1.0) == 1.0
+    # the squared hinge (LIBLINEAR's -s 2): 1/(2 n max ||x||^2) = 1/60 -> 2^-6
+    assert start_C(X, 1.0, squared=True) == 2.0 ** -6
+
+
+@pytest.mark.parametrize("solver,opts,first", [("mfn", {}, -6), ("dcd", {"loss": "l2"}, -6),
+                                               ("dcd", {"loss": "l1"}, -5), ("lr", {}, -5)])
+def test_the_search_starts_where_liblinear_does_for_the_loss(solver, opts, first):
+    # LIBLINEAR's calc_start_C: 1/(n max ||x||^2) for -s 0, half that for -s 2 (the squared
+    # hinge); max ||x||^2 = 9 + 1 (bias), n = 3
+    X = sp.csr_matrix(np.array([[3.0, 0.0], [0.0, 1.0], [1.0, 1.0]] * 4))
+    y = np.array([1.0, -1.0, 1.0] * 4)
+    res = search_C(X, y, solver=solver, n_folds=2, seed=0, **opts)
+    assert math.log2(res.points[0][0]) == first - 2      # n = 12: four times smaller
 
 
 def test_each_point_is_the_accuracy_of_the_pooled_out_of_fold_predictions():

@@ -2,8 +2,9 @@
 along a doubling grid of C, warm-started from small C up, and the best point.
 
 The grid starts at C0, the largest power of two at most 1 / (n max_i ||x_i||^2) (x
-with the bias feature): below it every fitted margin C n ||x||^2 stays under one, and
-the models are all alike.  It doubles up to 1024 for classifiers and ordinal solvers
+with the bias feature), or at most half that for a classifier of the squared hinge
+(LIBLINEAR's calc_start_C for -s 2, whose loss has twice the slope): below it every
+fitted margin stays under one, and the models are all alike.  It doubles up to 1024 for classifiers and ordinal solvers
 and 2^20 for regression (LIBLINEAR's caps); a C given with -c starts it instead.
 For a regression solver the tube width p is searched too (LIBLINEAR searches p from
 its largest useful value down in 20 steps): p = i max_p / 20, i = 19 .. 0, with max_p
@@ -50,8 +51,9 @@ class SearchResult:
                                                 math.isnan(pt[2]) else 0.0, pt[0], -(pt[1] or 0.0)))
 
 
-def start_C(X, bias, coll=None):
-    """C0 of the module notes for the rows of X (CSRBuffers or scipy) and bias."""
+def start_C(X, bias, coll=None, squared=False):
+    """C0 of the module notes for the rows of X (CSRBuffers or scipy) and bias; squared:
+    a classifier of the squared hinge (half the other C0)."""
     Xs = X if isinstance(X, CSRBuffers) else to_scipy(X).tocsr()
     sq = row_sq_norms(Xs) + (bias * bias if bias and bias > 0 else 0.0)
     n, top = sq.shape[0], float(sq.max()) if sq.size else 0.0
@@ -59,7 +61,7 @@ def start_C(X, bias, coll=None):
         n, top = int(coll.sum_scalars(n)[0]), float(max(coll.comm.allgather(top)))
     if n == 0 or top <= 0:
         return 1.0
-    return 2.0 ** math.floor(math.log2(1.0 / (n * top)))
+    return 2.0 ** math.floor(math.log2(1.0 / ((2 if squared else 1) * n * top)))
 
 
 def search_C(X, y, solver="mfn", n_folds=5, C0=None, p0=None, seed=0, n_jobs=1, comm=None,
@@ -74,10 +76,13 @@ def search_C(X, y, solver="mfn", n_folds=5, C0=None, p0=None, seed=0, n_jobs=1, 
     Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
     y = np.asarray(y, dtype=np.float64)
     bias = train_options.get("bias")
-    C0 = start_C(Xb, info.default_bias if bias is None else bias, coll) if C0 is None else float(C0)
+    regression = info.kind == "regression"
+    squared = not regression and train_options.get("loss", info.loss) == "l2"
+    if C0 is None:
+        C0 = start_C(Xb, info.default_bias if bias is None else bias, coll, squared)
+    C0 = float(C0)
     if not C0 > 0:
         raise ParameterError(f"the first C of the search must be > 0, got {C0!r}")
-    regression = info.kind == "regression"
     cap = MAX_C_REGRESSION if regression else MAX_C
     Cs = [C0 * 2.0 ** k for k in range(int(math.floor(math.log2(cap / C0))) + 1)] if C0 <= cap else [C0]
     ps = _p_grid(y, p0, coll) if regression else None
