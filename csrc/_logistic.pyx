@@ -807,7 +807,7 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
             thr = fmin(stop_rr, 2.0 * P.gap_stop * F)
         # where the gradient test holds but the gap does not, CGLS solves the step to the
         # residual at which its dual point certifies (with room for the second-order terms)
-        cert_rr = P.gap_stop * F if by_step and thr < stop_rr else 0.0
+        cert_rr = P.gap_stop * F if by_step and thr < stop_rr < INFINITY else 0.0
         A = model_operator(M)
         cg_it = cgls(&A, M.cc, 1.0, W.beta_bar, M.z, W.q, W.u, W.r, W.p, W.sv,
                      W.minv if P.precondition else NULL, 0.0, P.eta,
