@@ -59,7 +59,7 @@
 # lse(o) = max_{pi in simplex} pi.o - sum pi log pi), and P(w) - D = 1/2 ||g||^2 exactly, so
 # ||g||^2 <= 2 gap_stop f(w) is the gap test, folded into the gradient test's threshold.
 # That bound is loose by H's conditioning (a9a, C = 1: 3% certified where f - f* is 6e-4), and
-# a better dual point comes with each Newton step (binary, bias regularized): linearize
+# a better dual point comes with each Newton step (binary problem): linearize
 # alpha(w) along the step d, alpha_i = U_i (s_i - s_i (1 - s_i) t_i xd_i), s_i = sigma(-m_i),
 # clipped to [0, U_i].  Unclipped, its w_alpha is w - g - (H - I) d = w + d + r with
 # r = -g - H d CGLS's final residual, so P(w + d) - D = 1/2 ||r||^2 + (Fenchel-Young terms of
@@ -74,8 +74,11 @@
 # the constraint sum_i alpha_i t_i = 0, which alpha(w) meets only at the optimum: the side
 # (t_i = +1 or -1) with the larger sum of alpha is scaled down by the ratio of the two sums
 # (free_bias_dual), and D of that point, with the entropy terms of the scaled alpha, is the
-# certificate; P - D is no longer 1/2 ||g||^2, so the driver's test is the gradient test
-# alone and the caller repeats it tighter until the gap certifies.  The multinomial dual has
+# certificate; P - D is no longer 1/2 ||g||^2.  The driver checks that D once the gradient
+# test holds, and if it does not certify, solves the same Newton model's step to certify
+# as above, the Newton step's point balanced the same way (its estimate leaves out the bias
+# weight); the caller repeats the solve tighter only if neither certifies.
+# The multinomial dual has
 # one such constraint per class; linsvm.solvers.logistic builds its feasible point (a shift
 # of every row's scores by one vector, chosen so that the constraints hold).
 #
@@ -680,6 +683,7 @@ ctypedef struct Work:
     double* ytry                   # scores saved before a step, to undo it
     Stop* stop
     double dual_step               # the best D of a Newton step's dual point (-inf: none yet)
+    int dual_at_beta               # free bias: dual_step holds the balanced D of the final beta
 
 
 ctypedef struct Params:
@@ -728,40 +732,64 @@ cdef double line_search(Model* M, double wd, double dd, double phi0, double ls_t
     return tau
 
 
-cdef double step_dual_terms(const Model* M, double* au) noexcept nogil:
+cdef double step_dual_terms(const Model* M, double* au, int balance) noexcept nogil:
     """The dual point linearized along the step whose image is M.xi (block comment), at the
-    current scores: au_i = alpha_i t_i; returns this rank's sum_i U_i H(alpha_i / U_i), H the
-    binary entropy.  Binary problem only."""
+    current scores, balanced over the two sides as free_bias_dual balances alpha(w) when
+    `balance` (a free bias; one allreduce): au_i = alpha_i t_i; returns this rank's
+    sum_i U_i H(alpha_i / U_i), H the binary entropy.  Binary problem only."""
     cdef int64_t i
-    cdef double s = 0.0, mm, sb, p
+    cdef double s = 0.0, mm, sb, p, sc
+    cdef double sides[2]
+    sides[0] = 0.0
+    sides[1] = 0.0
     for i in range(M.m):
         mm = M.t[i] * M.o[i]
         sb = _sig_minus(mm, M.e[i])
         p = sb - sb * (1.0 - sb) * M.t[i] * M.xi[i]
-        if p <= 0.0:
-            p = 0.0
-        elif p >= 1.0:
-            p = 1.0
-        else:
+        p = 0.0 if p <= 0.0 else (1.0 if p >= 1.0 else p)
+        au[i] = p
+        sides[1 if M.t[i] > 0.0 else 0] += M.U[i] * p
+    if balance:
+        comm_sum(M.comm, sides, 2)
+    for i in range(M.m):
+        p = au[i]
+        if balance:
+            sc = 1.0
+            if M.t[i] > 0.0 and sides[1] > sides[0]:
+                sc = sides[0] / sides[1]
+            elif M.t[i] < 0.0 and sides[0] > sides[1]:
+                sc = sides[1] / sides[0]
+            p *= sc
+        if 0.0 < p < 1.0:
             s -= M.U[i] * (p * log(p) + (1.0 - p) * log1p(-p))
         au[i] = M.U[i] * p * M.t[i]
     return s
 
 
 cdef double step_dual(Model* M, const double* beta, Work* W, double F, double gap_stop,
-                      double* ent) noexcept nogil:
-    """After a CGLS from beta: the estimate of D at the step's dual point, -1/2 ||w + d + r||^2
-    + ent, ent its entropy terms over every rank (W.u then holds alpha t); or -inf when CGLS's
-    residual is too large for that point to certify gap_stop of F (block comment)."""
-    cdef int64_t j, nb = M.nbeta
-    cdef double vv = 0.0, v
-    if 0.5 * dot(W.r, W.r, nb) > gap_stop * F:
+                      double grad_rr, double* ent) noexcept nogil:
+    """After a CGLS from beta: the estimate of D at the step's dual point (block comment),
+    -1/2 ||w + d + r||^2 over the regularized weights + ent, ent its entropy terms over every
+    rank (W.u then holds alpha t, balanced with a free bias); or -inf when CGLS's residual
+    is too large for that point to certify gap_stop of F, or for the next point's gradient
+    (about -r) to pass the test ||g||^2 <= grad_rr, where its certificate would wait."""
+    cdef int64_t j
+    cdef double vv = 0.0, v, rr = dot(W.r, W.r, M.nbeta)
+    if 0.5 * rr > gap_stop * F or rr > grad_rr:
         return -INFINITY
-    for j in range(nb):
+    ent[0] = comm_sum1(M.comm, step_dual_terms(M, W.u, M.nreg < M.nbeta))
+    for j in range(M.nreg):
         v = beta[j] + W.dsum[j] + W.r[j]
         vv += v * v
-    ent[0] = comm_sum1(M.comm, step_dual_terms(M, W.u))
     return -0.5 * vv + ent[0]
+
+
+cdef double step_dual_exact(Model* M, Work* W, double ent) noexcept nogil:
+    """D at the dual point held in W.u (alpha t) with entropy terms ent: one pass for
+    w_alpha = sum_i alpha_i t_i x_i, one allreduce; ||.||^2 over the regularized weights."""
+    rmatvec(M.X, M.rows, M.m, W.u, W.sv)
+    comm_sum(M.comm, W.sv, M.nbeta)
+    return -0.5 * dot(W.sv, W.sv, M.nreg) + ent
 
 
 cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_iter,
@@ -776,10 +804,11 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
     cdef double F, Fnew, rr0 = 0.0, stop_rr, thr, wd, dd, phi0, tau, dest, ent = 0.0, cert_rr
     cdef Operator A
     cdef int64_t nr = M.nreg
-    # the Newton step's dual point (block comment): binary, bias regularized, not split
-    cdef int by_step = (M.kind == BINARY and nr == nb and M.split == NULL
-                        and P.gap_stop > 0.0)
+    cdef int certify = 0
+    # the Newton step's dual point (block comment): binary, not split
+    cdef int by_step = M.kind == BINARY and M.split == NULL and P.gap_stop > 0.0
     W.dual_step = -INFINITY
+    W.dual_at_beta = 0
     F = 0.5 * dot(beta, beta, nr) + comm_sum1(M.comm, model_eval(M))
     # the gradient test's threshold on ||g||^2 (-1: not known before the first CGLS of a
     # cold start, whose entry residual is -g(0); +inf: no gradient test)
@@ -797,8 +826,9 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
         # only the tests)
         model_setup(M)
         memcpy(W.beta_bar, beta, nb * sizeof(double))
-        # (1/2 ||g||^2 = P - D holds without a free bias only; with one the caller checks
-        # the gap; a Newton step's dual point that certifies leaves the gradient test alone)
+        # (1/2 ||g||^2 = P - D holds without a free bias only; with one the balanced dual
+        # point is checked once the gradient test holds; a Newton step's dual point that
+        # certifies leaves the gradient test alone)
         if stop_rr < 0.0:
             thr = 0.0
         elif nr < nb or F - W.dual_step <= P.gap_stop * F:
@@ -807,16 +837,27 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
             thr = fmin(stop_rr, 2.0 * P.gap_stop * F)
         # where the gradient test holds but the gap does not, CGLS solves the step to the
         # residual at which its dual point certifies (with room for the second-order terms)
-        cert_rr = P.gap_stop * F if by_step and thr < stop_rr < INFINITY else 0.0
+        cert_rr = P.gap_stop * F if by_step and (thr < stop_rr < INFINITY or certify) else 0.0
         A = model_operator(M)
         cg_it = cgls(&A, M.cc, 1.0, W.beta_bar, M.z, W.q, W.u, W.r, W.p, W.sv,
                      W.minv if P.precondition else NULL, 0.0, P.eta,
                      P.cg_max_iter if it < P.max_iter and not stalled else 0, &optimal, W.stop, 1,
-                     W.h, P.precondition, W.dsum, M.xi, 0, W.diag, P.jw, thr, &rr0, M.comm, nr,
-                     P.qtol, P.qadapt, M.split, 0, stop_rr if cert_rr > 0.0 else 0.0, cert_rr)
+                     W.h, P.precondition, W.dsum, M.xi, 0, W.diag, P.jw,
+                     0.0 if certify else thr, &rr0, M.comm, nr, P.qtol, P.qadapt, M.split, 0,
+                     (INFINITY if certify else stop_rr) if cert_rr > 0.0 else 0.0, cert_rr)
+        certify = 0
         if W.stop.stopped:
             break
         gsq_out[0] = rr0
+        if (optimal == 2 and by_step and nr < nb and F - W.dual_step > P.gap_stop * F
+                and it < P.max_iter and not stalled):
+            # a free bias: the gradient test holds; the balanced dual point of beta, else
+            # this Newton model again, its step solved to certify
+            W.dual_step = fmax(W.dual_step, free_bias_dual(M, W))
+            if F - W.dual_step > P.gap_stop * F:
+                certify = 1
+                continue
+            W.dual_at_beta = 1
         if optimal == 2 or rr0 == 0.0:       # the gradient and gap tests hold at beta
             have_grad[0] = 1
             status = CONVERGED
@@ -831,7 +872,9 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
         cg_total[0] += cg_it
         dest = -INFINITY                    # this step's dual point, until one certifies
         if by_step and F - W.dual_step > P.gap_stop * F:
-            dest = step_dual(M, beta, W, F, P.gap_stop, &ent)
+            # (a certifying step: whatever the gradient test, its point is the one wanted)
+            dest = step_dual(M, beta, W, F, P.gap_stop,
+                             INFINITY if cert_rr > 0.0 or stop_rr < 0.0 else stop_rr, &ent)
         # line search along d = dsum, whose image CGLS accumulated in M.xi
         wd = dot(beta, W.dsum, nr)
         dd = dot(W.dsum, W.dsum, nr)
@@ -864,9 +907,7 @@ cdef int newton_core(Model* M, double* beta, Work* W, const Params* P, int* n_it
             stalled = 1
         F = Fnew
         if Fnew - dest <= P.gap_stop * Fnew:  # the estimate certifies: D exactly, one pass
-            rmatvec(M.X, M.rows, M.m, W.u, W.sv)
-            comm_sum(M.comm, W.sv, nb)
-            W.dual_step = fmax(W.dual_step, -0.5 * dot(W.sv, W.sv, nb) + ent)
+            W.dual_step = fmax(W.dual_step, step_dual_exact(M, W, ent))
         trace[it - 1] = F
         if callback != NULL:
             with gil:
@@ -893,7 +934,12 @@ cdef void certificate(Model* M, const double* beta, double F, Work* W, int have_
             W.r[j] = -((beta[j] if j < nr else 0.0) + W.r[j])      # ... and r = -g
     gsq[0] = dot(W.r, W.r, nb)
     if nr < nb:                              # multinomial: the caller's (NaN here)
-        D[0] = free_bias_dual(M, W) if M.kind == BINARY else NAN
+        if M.kind != BINARY:
+            D[0] = NAN
+        elif W.dual_at_beta:                 # the driver's check at beta has it already
+            D[0] = W.dual_step
+        else:
+            D[0] = fmax(free_bias_dual(M, W), W.dual_step)
         return
     for j in range(nb):                      # w_alpha = w - g = w + r
         W.sv[j] = beta[j] + W.r[j]

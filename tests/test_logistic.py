@@ -508,6 +508,65 @@ def test_newton_step_dual_point_is_a_dual_value_and_beats_the_gradient_bound(C, 
     assert np.linalg.norm(g) <= 0.01 * factor * np.linalg.norm(g0) * (1 + 1e-9)
 
 
+def balanced_dual(w, Xa, t, U):
+    """D at alpha(w) balanced over the two sides (a free bias's dual point, the bias feature
+    last): the side with the larger sum of alpha scaled down to the other's sum; then
+    D = -1/2 ||X'(alpha t)|| over the regularized weights^2 + sum U H(alpha / U)."""
+    p = np.exp(-np.logaddexp(0.0, t * (Xa @ w)))
+    a_pos, a_neg = np.sum(U[t > 0] * p[t > 0]), np.sum(U[t < 0] * p[t < 0])
+    if a_pos > a_neg:
+        p = np.where(t > 0, p * a_neg / a_pos, p)
+    elif a_neg > a_pos:
+        p = np.where(t < 0, p * a_pos / a_neg, p)
+    inner = (p > 0) & (p < 1)
+    q = np.where(inner, p, 0.5)
+    ent = np.where(inner, -(q * np.log(q) + (1 - q) * np.log1p(-q)), 0.0)
+    v = Xa.T @ (U * p * t)
+    return -0.5 * v[:-1] @ v[:-1] + np.sum(U * ent)
+
+
+@pytest.mark.parametrize("C,weighted", [(1.0, False), (10.0, False), (1e3, True)])
+def test_free_bias_step_dual_point_is_a_dual_value(C, weighted):
+    """With a free bias (LIBLINEAR -R) the Newton step's dual point is balanced as alpha(w)'s
+    is (csrc/_logistic.pyx, Certificate): its D must be a dual value of the free-bias
+    problem (weak duality against scipy's optimum), at least the balanced alpha(w)'s D
+    (equal where the step's point was not needed, C = 1, which checks the reference),
+    and the stop is still LIBLINEAR's test."""
+    X, y = random_problem(300, 20, seed=14, scale=5.0)
+    sw = None
+    if weighted:
+        sw = np.random.default_rng(9).uniform(0.0, 3.0, 300)
+        sw[:9] = 0.0
+    model = linsvm.train(X, y, solver="lr", C=C, sample_weight=sw, regularize_bias=False)
+    st = model.stats
+    t = targets(model, y)
+    U = C * costs(model.classes_, y, sw)
+    Xa = augmented(X)
+    w = model.weights[:, 0]
+
+    def free(v):
+        m = t * (Xa @ v)
+        g = -(Xa.T @ (U * np.exp(-np.logaddexp(0.0, m)) * t))
+        g[:-1] += v[:-1]
+        return 0.5 * v[:-1] @ v[:-1] + np.sum(U * np.logaddexp(0.0, -m)), g
+    f_ref = so.minimize(free, np.zeros(Xa.shape[1]), jac=True, method="L-BFGS-B",
+                        options=dict(gtol=1e-10, ftol=1e-16, maxiter=20000)).fun
+    f, g = free(w)
+    _, g0 = free(np.zeros(Xa.shape[1]))
+    D_bal = balanced_dual(w, Xa, t, U)
+    assert abs(st["objective"] - f) <= 1e-9 * f
+    assert st["dual_objective"] <= f_ref * (1 + 1e-12)
+    assert st["dual_objective"] >= D_bal - 1e-9 * abs(D_bal)
+    if C == 1.0:
+        assert st["dual_objective"] == pytest.approx(D_bal, rel=1e-9)
+    else:
+        assert st["dual_objective"] > D_bal + 1e-6 * f          # the step's point
+    assert st["gap"] <= 0.01 and model.column_stats[0]["status"] == "converged"
+    n_pos = np.count_nonzero(t > 0)
+    factor = max(min(n_pos, len(t) - n_pos), 1) / len(t)
+    assert np.linalg.norm(g) <= 0.01 * factor * np.linalg.norm(g0) * (1 + 1e-9)
+
+
 def test_lr_dual_finishes_with_lr_at_the_loop_cap():
     X, y = random_problem(300, 20, seed=14, scale=5.0)
     model = linsvm.train(X, y, solver="lr-dual", C=1e3, max_iter=2)

@@ -47,8 +47,8 @@ w, alpha_i = C c_i sigma(-t_i w.x_i) (softmax: the probabilities), D(alpha) =
 -1/2 ||sum alpha_i t_i x_i||^2 - sum_i [alpha_i log alpha_i + (C c_i - alpha_i)
 log(C c_i - alpha_i) - C c_i log(C c_i)], reported as stats["gap"].  There P - D =
 1/2 ||grad f(w)||^2 exactly: an upper bound on f - f* that is loose by the Hessian's
-conditioning (a9a at LIBLINEAR's default stop: 15% certified, 1e-3 actual).  lr (bias
-regularized) also certifies by alpha(w) linearized along a Newton step, whose gap is
+conditioning (a9a at LIBLINEAR's default stop: 15% certified, 1e-3 actual).  lr also
+certifies by alpha(w) linearized along a Newton step (with a free bias, balanced), whose gap is
 1/2 ||r||^2 (r: the step's CG residual) plus second-order terms; where LIBLINEAR's test
 holds and the gap does not, that step's CG runs until this point certifies
 (csrc/_logistic.pyx, Certificate).  lr-dual takes the better of D at its iterate and at
@@ -217,8 +217,9 @@ def _centre_penalized_rows(W, n_rows, st):
 def _certified_solve(name, solve, gstop, dual, log):
     """Run solve(gstop) (a Newton core's entry) and, for a free bias, repeat it from where it
     stopped with the gradient test gap_guard_shrink(gap) times tighter until the duality gap
-    certifies GAP_GUARD: the core's own gap test needs P - D = 1/2 ||g||^2, which a free
-    bias breaks, so its stop is the gradient test alone.  dual: False (the bias is
+    certifies GAP_GUARD: the core's gap test by 1/2 ||g||^2 does not hold with a free bias
+    (lr's core certifies by its balanced dual points itself, so it repeats only when they
+    could not; softmax's stop is the gradient test alone).  dual: False (the bias is
     regularized: one run, the core's test certifies), None (the core's dual is the
     certificate), or a function giving it.  Returns the runs merged (_merged).  Every rank
     decides on the same reduced numbers."""
