@@ -27,15 +27,15 @@ def test_start_c_is_the_power_of_two_below_one_over_n_times_the_largest_squared_
     assert start_C(X, 1.0, squared=True) == 2.0 ** -6
 
 
-@pytest.mark.parametrize("solver,opts,first", [("mfn", {}, -6), ("dcd", {"loss": "l2"}, -6),
-                                               ("dcd", {"loss": "l1"}, -5), ("lr", {}, -5)])
+@pytest.mark.parametrize("solver,opts,first", [("mfn", {}, -8), ("dcd", {"loss": "l2"}, -8),
+                                               ("dcd", {"loss": "l1"}, -7), ("lr", {}, -7)])
 def test_the_search_starts_where_liblinear_does_for_the_loss(solver, opts, first):
     # LIBLINEAR's calc_start_C: 1/(n max ||x||^2) for -s 0, half that for -s 2 (the squared
-    # hinge); max ||x||^2 = 9 + 1 (bias), n = 3
+    # hinge).  Here max ||x||^2 = 9 + 1 (bias) and n = 12: 1/120 -> 2^-7, 1/240 -> 2^-8
     X = sp.csr_matrix(np.array([[3.0, 0.0], [0.0, 1.0], [1.0, 1.0]] * 4))
     y = np.array([1.0, -1.0, 1.0] * 4)
     res = search_C(X, y, solver=solver, n_folds=2, seed=0, **opts)
-    assert math.log2(res.points[0][0]) == first - 2      # n = 12: four times smaller
+    assert math.log2(res.points[0][0]) == first
 
 
 def test_each_point_is_the_accuracy_of_the_pooled_out_of_fold_predictions():
