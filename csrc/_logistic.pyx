@@ -732,13 +732,24 @@ cdef double line_search(Model* M, double wd, double dd, double phi0, double ls_t
     return tau
 
 
+cdef inline double side_scale(double t, const double* sides) noexcept nogil:
+    """The factor that balances a free bias's dual point (free_bias_dual): the side of
+    label t (sides[1]: t = +1, sides[0]: t = -1, the sums of alpha) with the larger sum is
+    scaled down to the other's sum; 1 for the smaller side."""
+    if t > 0.0 and sides[1] > sides[0]:
+        return sides[0] / sides[1]
+    if t < 0.0 and sides[0] > sides[1]:
+        return sides[1] / sides[0]
+    return 1.0
+
+
 cdef double step_dual_terms(const Model* M, double* au, int balance) noexcept nogil:
     """The dual point linearized along the step whose image is M.xi (block comment), at the
     current scores, balanced over the two sides as free_bias_dual balances alpha(w) when
     `balance` (a free bias; one allreduce): au_i = alpha_i t_i; returns this rank's
     sum_i U_i H(alpha_i / U_i), H the binary entropy.  Binary problem only."""
     cdef int64_t i
-    cdef double s = 0.0, mm, sb, p, sc
+    cdef double s = 0.0, mm, sb, p
     cdef double sides[2]
     sides[0] = 0.0
     sides[1] = 0.0
@@ -754,12 +765,7 @@ cdef double step_dual_terms(const Model* M, double* au, int balance) noexcept no
     for i in range(M.m):
         p = au[i]
         if balance:
-            sc = 1.0
-            if M.t[i] > 0.0 and sides[1] > sides[0]:
-                sc = sides[0] / sides[1]
-            elif M.t[i] < 0.0 and sides[0] > sides[1]:
-                sc = sides[1] / sides[0]
-            p *= sc
+            p *= side_scale(M.t[i], sides)
         if 0.0 < p < 1.0:
             s -= M.U[i] * (p * log(p) + (1.0 - p) * log1p(-p))
         au[i] = M.U[i] * p * M.t[i]
@@ -966,11 +972,7 @@ cdef double free_bias_dual(Model* M, Work* W) noexcept nogil:
     for i in range(M.m):
         mm = M.t[i] * M.o[i]
         q = _sig_minus(mm, M.e[i])
-        sc = 1.0
-        if M.t[i] > 0.0 and sides[1] > sides[0]:
-            sc = sides[0] / sides[1]
-        elif M.t[i] < 0.0 and sides[0] > sides[1]:
-            sc = sides[1] / sides[0]
+        sc = side_scale(M.t[i], sides)
         W.u[i] = sc * M.U[i] * q * M.t[i]
         if sc == 1.0:                        # H(sigma(-m)) = l(m) + m sigma(-m), stably
             ent += M.U[i] * (_logloss(mm, M.e[i]) + mm * q)

@@ -4,8 +4,9 @@ along a doubling grid of C, warm-started from small C up, and the best point.
 The grid starts at C0, the largest power of two at most 1 / (n max_i ||x_i||^2) (x
 with the bias feature), or at most half that for a classifier of the squared hinge
 (LIBLINEAR's calc_start_C for -s 2, whose loss has twice the slope): below it every
-fitted margin stays under one, and the models are all alike.  It doubles up to 1024 for classifiers and ordinal solvers
-and 2^20 for regression (LIBLINEAR's caps); a C given with -c starts it instead.
+fitted margin stays under one, and the models are all alike.  It doubles up to 1024
+for classifiers and ordinal solvers and 2^20 for regression (LIBLINEAR's caps); a C
+given with -c starts it instead.
 For a regression solver the tube width p is searched too (LIBLINEAR searches p from
 its largest useful value down in 20 steps): p = i max_p / 20, i = 19 .. 0, with max_p
 the largest absolute deviation of a target from the targets' mean (linsvm's

@@ -48,12 +48,12 @@ w, alpha_i = C c_i sigma(-t_i w.x_i) (softmax: the probabilities), D(alpha) =
 log(C c_i - alpha_i) - C c_i log(C c_i)], reported as stats["gap"].  There P - D =
 1/2 ||grad f(w)||^2 exactly: an upper bound on f - f* that is loose by the Hessian's
 conditioning (a9a at LIBLINEAR's default stop: 15% certified, 1e-3 actual).  lr also
-certifies by alpha(w) linearized along a Newton step (with a free bias, balanced), whose gap is
-1/2 ||r||^2 (r: the step's CG residual) plus second-order terms; where LIBLINEAR's test
-holds and the gap does not, that step's CG runs until this point certifies
+certifies by alpha(w) linearized along a Newton step (with a free bias, balanced), whose
+gap is 1/2 ||r||^2 (r: the step's CG residual) plus second-order terms; where LIBLINEAR's
+test holds and the gap does not, that step's CG runs until this point certifies
 (csrc/_logistic.pyx, Certificate).  lr-dual takes the better of D at its iterate and at
-alpha(w).  A solve that ends otherwise (iteration cap, no descent
-left) with a gap above 1% warns and returns converged=False.
+alpha(w).  A solve that ends otherwise (iteration cap, no descent left) with a gap above
+1% warns and returns converged=False.
 
 Distributed (problem.comm set): lr and softmax run over row blocks (distributed="rows"): the
 same iterates as the serial solve up to rounding, one allreduce of n_weights k + 3 doubles
