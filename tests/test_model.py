@@ -2,10 +2,10 @@
 import math
 import os
 import stat
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import shared_file
 import scipy.sparse as sp
 
 from linsvm.errors import DataError, ModelError, ParameterError
@@ -19,7 +19,6 @@ except ImportError:          # liblinear-official is an optional test dependency
 
 needs_liblinear = pytest.mark.skipif(liblinearutil is None, reason="liblinear-official not installed")
 
-DATA = Path(os.environ.get("LINSVM_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "datasets"))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -713,10 +712,7 @@ def test_reading_liblinear_models_gives_liblinear_predictions(text_data, tmp_pat
 
 
 def _real(rel):
-    path = DATA / rel
-    if not path.exists():
-        pytest.skip(f"{path} not present (set LINSVM_DATA)")
-    return path
+    return shared_file(rel)
 
 
 @needs_liblinear
