@@ -781,6 +781,7 @@ REAL = [r for r in _real_files()
             "ordinal/housing_5bins.train.1")]
 
 
+@pytest.mark.slow
 @pytest.mark.data
 @pytest.mark.skipif(not REAL, reason="no data sets under $LINSVM_DATA")
 @pytest.mark.parametrize("rec", REAL, ids=[r["file"] for r in REAL])

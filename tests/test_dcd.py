@@ -263,6 +263,7 @@ def sector_head():
     return X[:1000], y[:1000]
 
 
+@pytest.mark.slow
 @pytest.mark.data
 @pytest.mark.parametrize("loss,s", [("l1", 3), ("l2", 1)])
 def test_one_vs_rest_matches_liblinear_on_sector(loss, s, sector_head):

@@ -9,6 +9,7 @@ import pytest
 from conftest import REPO, data_dir, shared_file
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.data
 def test_make_mfn_quick_writes_its_tables(tmp_path):

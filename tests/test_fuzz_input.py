@@ -225,6 +225,7 @@ def svmlight_text(draw):
     return out.encode("latin-1")
 
 
+@pytest.mark.slow
 @given(svmlight_text(), st.booleans())
 @example(b"1 1:1\r#c\n", False)
 @example(b"1 qid:1\n\n2 3:4\n", True)
@@ -237,6 +238,7 @@ def test_parser_matches_reference_reader(raw, with_qid):
 # the streaming reader gives load_svmlight's rows and errors
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 @given(svmlight_text(), st.integers(1, 4))
 def test_iter_svmlight_matches_load_svmlight(raw, chunk_rows):
     try:

@@ -147,6 +147,7 @@ def test_estimate_covers_the_solve(solver):
 # linsvm renumber
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_renumber_trains_the_same_model(tmp_path):
     """Training on renumbered data and predicting through the same map gives
     the decision values of the original model (unused features weigh 0)."""

@@ -426,6 +426,7 @@ def test_l1_tight_tolerance_never_increases_the_smoothed_objective_regression():
     assert model.column_stats[0]["duality_gap"] <= 1e-9
 
 
+@pytest.mark.slow
 def test_l1_certificate_stays_valid_when_it_cannot_be_met():
     # one feature scaled by 1e9 (the unscaled Australian set has one at 1e5; up to about
     # 1e7 the solver now certifies 1e-10, since CGLS hands it the step it took): double

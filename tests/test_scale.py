@@ -286,6 +286,7 @@ def moderate_files(draw):
     return "".join(rows)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=moderate_files(), xl=_limits, yl=_limits)

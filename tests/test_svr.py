@@ -302,6 +302,7 @@ def test_against_liblinear_on_diabetes(code, solver, opts, reg):
         assert abs(f - f_ll) <= 1e-5 * f_ll
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_against_liblinear_on_debian():
     from linsvm.io.svmlight import load_svmlight
