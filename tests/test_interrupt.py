@@ -432,7 +432,8 @@ def test_interrupt_tests_pass_when_the_runner_ignores_sigint():
     nodes = [f"{here}::test_ctrl_c_stops_a_quiet_solve[mfn]",
              f"{here}::test_a_swallowed_interrupt_still_ends_the_command",
              f"{ovr}::test_ctrl_c_stops_the_columns_running_in_worker_threads"]
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *nodes],
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+                        *nodes],
                        cwd=REPO, env=child_env(), capture_output=True, text=True, timeout=600,
                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
