@@ -186,7 +186,10 @@ def predict(y, x, m, options=""):
         raise DataError(f"len(y) != len(x): {truth.size} labels for {n} instances")
     M = m.linsvm_model
     scores = M.decision_function(X)
-    labels = M.predict_from_scores(scores)
+    if m.nr_class == 2 and scores.ndim == 2:    # -s 4 on two classes: LIBLINEAR's sign rule
+        labels = np.where(scores[:, 0] > 0, float(m.label[0]), float(m.label[1]))
+    else:
+        labels = M.predict_from_scores(scores)
     if probability:
         if not m.is_probability_model():
             raise ParameterError("probability output (-b 1) is only supported for logistic "
