@@ -15,7 +15,9 @@ liblinear-official is listed in docs/python.md ("Coming from liblinearutil").
 from .liblinear_compat.data import evaluations, problem, svm_read_problem
 from .liblinear_compat.models import load_model, model, predict, save_model
 from .liblinear_compat.options import parameter, print_null, solver_names
+from .liblinear_compat.scaling import csr_find_scale_param, csr_scale
 from .liblinear_compat.training import train
 
 __all__ = ["svm_read_problem", "evaluations", "problem", "parameter", "solver_names", "model",
-           "train", "predict", "save_model", "load_model", "print_null"]
+           "train", "predict", "save_model", "load_model", "print_null", "csr_find_scale_param",
+           "csr_scale"]

@@ -112,6 +112,9 @@ save_model(MODEL, m)
 m = load_model(MODEL)
 pred_labels, pred_metrics, pred_values = predict(y, x, m, '-b 1')
 ACC, MSE, SCC = evaluations(y, pred_labels)
+y, x = svm_read_problem(HEART, return_scipy=True)
+scale_param = csr_find_scale_param(x, lower=0)
+scaled_x = csr_scale(x, scale_param)
 """
 
 TRAIN_EXAMPLES = """
@@ -142,6 +145,8 @@ def test_readme_quick_start_gives_liblinears_results(script, heart, tmp_path):
     assert got["pred_labels"] == ref["pred_labels"]
     assert _close(got["pred_values"], ref["pred_values"], 1e-3)
     assert (got["ACC"], got["MSE"]) == (ref["ACC"], ref["MSE"])
+    if "scaled_x" in ref:
+        assert abs(got["scaled_x"] - ref["scaled_x"]).max() <= 1e-15
     assert (tmp_path / "a").read_text().splitlines()[:5] == (tmp_path / "b").read_text().splitlines()[:5]
 
 
@@ -342,6 +347,31 @@ def test_parameter_search_returns_liblinears_tuple(data, regression):
         C, p, mse = ours.train(yr, xr, "-C -s 11 -q")
         Cr, pr, mser = L.train(yr, xr, "-C -s 11 -q")
     assert p >= 0 and mse == pytest.approx(mser, rel=0.2)
+    step = np.max(np.abs(yr)) / 20                  # LIBLINEAR's grid of p
+    for value in (p, pr):
+        assert value / step == pytest.approx(round(value / step), abs=1e-9)
+
+
+@pytest.mark.parametrize("lower, upper", [(-1, 1), (0, 1), (-2, 5)])
+def test_scaling_matches_liblinears(lower, upper, data, capsys):
+    y, x = data
+    dense = x.toarray()
+    dense[:, 4] = 0.5                                # a constant column: dropped
+    x = sp.csr_matrix(dense)
+    got = ours.csr_find_scale_param(x, lower=lower, upper=upper)
+    ref = L.csr_find_scale_param(x, lower=lower, upper=upper)
+    assert _close(got["coef"], ref["coef"], 1e-15) and _close(got["offset"], ref["offset"], 1e-15)
+    assert abs(ours.csr_scale(x, got) - L.csr_scale(x, ref)).max() <= 1e-14
+    scaled = ours.csr_scale(x, got).toarray()
+    varying = np.ptp(x.toarray(), axis=0) > 0
+    assert np.allclose(scaled.min(axis=0)[varying], lower) and np.allclose(scaled.max(axis=0)[varying], upper)
+    assert not scaled[:, ~varying].any()
+    wider = sp.hstack([x, sp.csr_matrix(np.ones((x.shape[0], 2)))]).tocsr()
+    capsys.readouterr()
+    assert ours.csr_scale(wider, got).shape == wider.shape
+    assert "features but the scaling parameters" in capsys.readouterr().err
+    with pytest.raises(ParameterError):
+        ours.csr_find_scale_param(x, lower=1, upper=1)
 
 
 # ------------------------------------------------------------------ model methods
@@ -429,6 +459,11 @@ def test_every_input_form_gives_the_same_model():
     for name, x in forms.items():
         m, r = ours.train(list(y), x, "-s 2 -q"), L.train(list(y), x, "-s 2 -q")
         assert m.get_nr_feature() == r.get_nr_feature(), name
+        prob, prob_ref = ours.problem(y, x, 1), L.problem(y, x, 1)
+        assert (prob.l, prob.n, prob.bias) == (prob_ref.l, prob_ref.n, prob_ref.bias)
+        prob.set_bias(-1)
+        prob_ref.set_bias(-1)
+        assert prob.n == prob_ref.n
         weights.append(m.get_decfun()[0][:6])
         assert ours.predict(y, x, m, "-q")[0] == L.predict(y, x, r, "-q")[0], name
     assert all(w == weights[0] for w in weights)
@@ -450,6 +485,11 @@ def test_labels_are_cast_to_int_as_liblinear_does():
     x = [{1: 1, 3: 1}, {1: -1, 3: -1}, {2: 1}, {1: 0.5}, {2: -1, 3: 2}]
     y = [0.7, -1.2, 1, 1, 1]
     assert ours.train(y, x, "-q").get_labels() == L.train(y, x, "-q").get_labels() == [0, -1, 1]
+
+
+def test_one_class_of_labels_is_refused():
+    with pytest.raises(DataError, match="only one class"):
+        ours.train([1, 1, 1], [{1: 1}, {2: 1}, {1: -1}], "-q")
 
 
 def test_class_weight_of_an_absent_label_is_ignored_with_liblinears_warning(data):

@@ -8,7 +8,8 @@ classifiers as LIBLINEAR casts them, class weights of labels absent from the dat
 ignored with LIBLINEAR's warning.  -v runs linsvm's k-fold cross-validation
 (linsvm.fit.cv) and scores the pooled out-of-fold predictions as LIBLINEAR does; -C
 runs linsvm's version of LIBLINEAR's search (linsvm.fit.search: C doubling from
-LIBLINEAR's start, and p for -s 11).  Folds are linsvm's (seed 0), not LIBLINEAR's
+LIBLINEAR's start, and for -s 11 p = i p0 / 20, i = 19 .. 0, p0 = -p or LIBLINEAR's
+max_i |y_i|).  Folds are linsvm's (seed 0), not LIBLINEAR's
 random ones, so -v and -C agree with LIBLINEAR to the noise of the folds.
 """
 from __future__ import annotations
@@ -110,10 +111,14 @@ def _cross_validation(prob, y, param, code, options, quiet):
 def _search(prob, y, param, code, options, log):
     """-C: (best C, best p or -1, best CV accuracy as a fraction or MSE)."""
     options.pop("C")
-    p0 = options.pop("epsilon", None) if code in REGRESSION_CODES else None
+    p0 = None
+    if code in REGRESSION_CODES:        # LIBLINEAR's largest p: -p, else max |y_i|
+        p0 = options.pop("epsilon")
+        if not param.flag_p_specified:
+            p0 = float(np.max(np.abs(y)))
     res = search_C(prob.x, y, n_folds=param.nr_fold,
-                   C0=param.C if param.flag_C_specified else None,
-                   p0=p0 if param.flag_p_specified else None, seed=0, log=log, **options)
+                   C0=param.C if param.flag_C_specified else None, p0=p0, seed=0, log=log,
+                   **options)
     print(best_line(res))
     best_C, best_p, best_score = res.best
     return float(best_C), (float(best_p) if code in REGRESSION_CODES else -1.0), float(best_score)
