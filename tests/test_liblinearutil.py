@@ -312,10 +312,13 @@ def test_oneclass_matches_liblinear():
 def test_cross_validation_returns_liblinears_numbers(data, regression):
     """Leave-one-out folds are the same in both: the same accuracy; MSE close."""
     y, x = data
-    for code in (1, 2, 0):
-        opts = f"-s {code} -v 60 -q"
+    for opts in ("-s 1", "-s 2", "-s 0", "-s 0 -w1 3 -e 1e-6", "-s 5 -B 1"):
         with _silent():
-            assert ours.train(y[:60], x[:60], opts) == pytest.approx(L.train(y[:60], x[:60], opts))
+            assert ours.train(y[:60], x[:60], opts + " -v 60 -q") == \
+                pytest.approx(L.train(y[:60], x[:60], opts + " -v 60 -q"))
+    yo, Xo = _heart_like(n=60, shift=0.7, seed=5)
+    with _silent():
+        assert ours.train(yo, Xo, "-s 21 -v 60 -q") == pytest.approx(L.train(yo, Xo, "-s 21 -v 60 -q"))
     yr, xr = regression
     with _silent():
         mse, ref = ours.train(yr[:60], xr[:60], "-s 11 -v 60 -q"), L.train(yr[:60], xr[:60], "-s 11 -v 60 -q")
@@ -539,6 +542,16 @@ def test_options_liblinear_refuses_are_refused(opts, needle):
         L.train(y, x, opts + " -q")
     with pytest.raises(ParameterError, match=needle):
         ours.train(y, x, opts + " -q")
+
+
+@pytest.mark.parametrize("opts, needle", [("-c nan", "not finite"), ("-c inf", "not finite"),
+                                          ("-e inf", "not finite"), ("-s 21 -n 0", "nu must"),
+                                          ("-s 21 -n 1.5", "nu must")])
+def test_values_liblinear_would_train_nan_or_crash_on_are_refused(opts, needle):
+    """LIBLINEAR trains a model of NaNs (-c nan), a rho of -inf (-s 21 -n 0) or aborts
+    the process (-s 21 -n 1.5) on these; they are refused instead (not run on LIBLINEAR)."""
+    with pytest.raises(ParameterError, match=needle):
+        ours.train([1, -1, 1, -1], [{1: 1}, {1: -1}, {2: 1}, {2: -1}], opts + " -q")
 
 
 def test_parameter_parses_as_liblinears():
