@@ -99,6 +99,16 @@ def _own(name):
     return name == "linsvm" or name.startswith("linsvm.")
 
 
+def test_every_package_is_installed():
+    """Every package directory of linsvm is in pyproject.toml's list, so that `pip
+    install .` installs it."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "linsvm").rglob("__init__.py")}
+    assert packages <= listed, sorted(packages - listed)
+
+
 def test_every_module_has_a_layer():
     for module in MODULES:
         assert 0 <= layer(module) < len(LAYERS), module
