@@ -67,7 +67,7 @@ def data(heart):
 def regression(data):
     y, x = data
     rng = np.random.default_rng(3)
-    return x @ np.linspace(-1, 1, x.shape[1]) + 0.1 * rng.standard_normal(x.shape[0]), x
+    return 2 + x @ np.linspace(-1, 1, x.shape[1]) + 0.1 * rng.standard_normal(x.shape[0]), x
 
 
 @contextlib.contextmanager
