@@ -20,7 +20,8 @@ LAYERS = ["base", "problem", "runtime", "io", "model", "solvers", "fit", "interf
 BASE = {"linsvm._version", "linsvm._lazy", "linsvm.errors"}
 INTERFACE = {"linsvm", "linsvm.__main__", "linsvm.sklearn", "linsvm.sklearn.base",
              "linsvm.sklearn.classifiers", "linsvm.sklearn.regression", "linsvm.sklearn.outliers",
-             "linsvm.sklearn.logistic", "linsvm.cv", "linsvm.distributed"}
+             "linsvm.sklearn.logistic", "linsvm.cv", "linsvm.distributed",
+             "linsvm.liblinearutil"}
 # Third-party packages a function may import where it needs them: optional extras, and
 # the numerical stack where start-up must not pay for it (the command line's --help);
 # and two standard modules few runs need whose imports cost milliseconds of every
@@ -53,7 +54,7 @@ def layer(module):
     """The layer of a linsvm module (compiled cores are below everything)."""
     if module in COMPILED or module in BASE:
         return 0
-    if module in INTERFACE or module.startswith("linsvm.cli"):
+    if module in INTERFACE or module.startswith(("linsvm.cli", "linsvm.liblinear_compat")):
         return LAYERS.index("interface")
     return LAYERS.index(module.split(".")[1])
 
@@ -96,6 +97,16 @@ def _imports(module):
 
 def _own(name):
     return name == "linsvm" or name.startswith("linsvm.")
+
+
+def test_every_package_is_installed():
+    """Every package directory of linsvm is in pyproject.toml's list, so that `pip
+    install .` installs it."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "linsvm").rglob("__init__.py")}
+    assert packages <= listed, sorted(packages - listed)
 
 
 def test_every_module_has_a_layer():
