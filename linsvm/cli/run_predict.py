@@ -1,39 +1,67 @@
 """`linsvm-predict` once its options are parsed: load the model, stream the test data
-through it, write the predictions, print the measures."""
+through it, write the predictions, print the measures, draw the curves (--plot)."""
 from __future__ import annotations
 
 import click
 
-from ..io.atomic import check_output_path
+from ..errors import ParameterError
+from ..io.atomic import check_output_path, same_target
 from ..model.model import load_model
 from ..model.predict import note_lines, predict_file, report_lines
+from ..problem.kinds import get_kind
 from .console import Console
 from .job import refuse_launch
 from .messages import CommandError, UsageLineError
+from .plot import MatplotlibMissing, plot_format, require_matplotlib
+from .plot_curves import CURVE_KINDS, plot_prediction
 
 __all__ = ["run"]
 
 
-def run(test_file, model_file, output_file, decision_values, chunk_rows, quiet, probability=0):
+def run(test_file, model_file, output_file, decision_values, chunk_rows, quiet, probability=0,
+        plot_file=None):
     """The predict command; its arguments are the command line's options."""
     refuse_launch("predict")
     if probability and decision_values:
         raise UsageLineError("-b 1 and --decision-values cannot be used together "
                              "(one writes probabilities, the other decision values)")
     check_output_path(output_file, what="output file", inputs=(test_file, model_file), stdout_ok=True)
+    if plot_file is not None:
+        _check_plot(plot_file, test_file, model_file, output_file)
     model = load_model(model_file)
     if probability and model.probability_ is None and model.link_ is None:
         raise CommandError(f"-b 1: {model_file} has no probability sigmoids (train it with "
                            "linsvm-train -b 1, or use a logistic regression solver)")
+    if plot_file is not None and model.kind not in CURVE_KINDS:
+        raise CommandError(f"--plot: {model_file} is {get_kind(model.kind).noun}; curves are "
+                           "drawn for binary and regression models only")
     console = Console(quiet)
     result = predict_file(test_file, model, output_file, decision_values=decision_values,
                           chunk_rows=chunk_rows, measures=not quiet, probability=bool(probability),
-                          model_name=model_file,
+                          model_name=model_file, keep=plot_file is not None,
                           progress=lambda rows: console.progress(f"predicting: {rows:,} rows"))
     console.done()
-    if quiet:
-        return
-    for text in note_lines(result):
-        console.note(text)
-    for line in report_lines(result):
-        click.echo(line, err=True)
+    if not quiet:
+        for text in note_lines(result):
+            console.note(text)
+        for line in report_lines(result):
+            click.echo(line, err=True)
+    if plot_file is not None:       # after the predictions and measures: they stand alone
+        plot_prediction(result.kept, model, plot_file)
+
+
+def _check_plot(plot_file, test_file, model_file, output_file):
+    """--plot, before anything is read: a .png, .svg or .pdf name, matplotlib importable
+    (as linsvm-cv --plot), a path that can be written and is none of the inputs or the
+    output file."""
+    try:
+        plot_format(plot_file)
+    except ParameterError as exc:
+        raise UsageLineError(str(exc)) from None
+    try:
+        require_matplotlib()
+    except MatplotlibMissing:
+        raise CommandError("--plot needs matplotlib: pip install 'linsvm[plot]'") from None
+    if same_target(plot_file, output_file):
+        raise UsageLineError(f"--plot {plot_file} is also the output file")
+    check_output_path(plot_file, what="plot file", inputs=(test_file, model_file))
