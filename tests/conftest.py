@@ -166,3 +166,12 @@ def assert_one_line_error(result, *needles, code=1):
     for needle in needles:
         assert needle in lines[0], lines[0]
     assert "Traceback" not in result.output
+
+
+def pytest_configure(config):
+    """The markers of the suite (`-m "not slow"` and so on)."""
+    for line in ("subprocess: starts the command line or Python as a separate process",
+                 "data: needs the $LINSVM_DATA data sets",
+                 "slow: takes more than about 2 seconds",
+                 "mpi: launches mpiexec"):
+        config.addinivalue_line("markers", line)
