@@ -11,23 +11,53 @@
 
 The points are computed by linsvm.problem.curves; this module only draws (matplotlib's
 object-oriented interface, no pyplot: linsvm.cli.plot) and writes the file atomically.
-Other kinds of models have no such picture (`CURVE_KINDS`).
+Other kinds of models have no such picture (`CURVE_KINDS`).  `check_plot_request` and
+`check_plot_model` are the command's checks before it reads anything and once the
+model is loaded.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, ParameterError
+from ..io.atomic import check_output_path, same_target
 from ..problem import curves
+from ..problem.kinds import get_kind
 from ..problem.labels import format_label
 from ..problem.metrics import positive_class, positive_scores, prbep, regression_measures, roc_area
-from .plot import plot_format, require_matplotlib, save_figure
+from .messages import CommandError, UsageLineError
+from .plot import MatplotlibMissing, plot_format, require_matplotlib, save_figure
 
-__all__ = ["CURVE_KINDS", "plot_prediction"]
+__all__ = ["CURVE_KINDS", "plot_prediction", "check_plot_request", "check_plot_model"]
 
 CURVE_KINDS = ("binary", "regression")      # the kinds of models --plot draws
 PANEL = 5.0                                 # inches per panel (100 dpi: 500 pixels)
 SCATTER_MAX = 100000                        # more test examples: hexagonal bins instead
+
+
+def check_plot_request(plot_file, test_file, model_file, output_file):
+    """--plot, before anything is read: a .png, .svg or .pdf name, matplotlib importable
+    (as linsvm-cv --plot), a path that can be written and is none of the inputs or the
+    output file."""
+    try:
+        plot_format(plot_file)
+    except ParameterError as exc:
+        raise UsageLineError(str(exc)) from None
+    try:
+        require_matplotlib()
+    except MatplotlibMissing:
+        raise CommandError("--plot needs matplotlib: pip install 'linsvm[plot]'") from None
+    if same_target(plot_file, output_file):
+        raise UsageLineError(f"--plot {plot_file} is also the output file")
+    check_output_path(plot_file, what="plot file", inputs=(test_file, model_file))
+
+
+def check_plot_model(model, model_file):
+    """--plot, once the model is loaded: CommandError unless it is a binary or
+    regression model (the kinds with a picture)."""
+    if model.kind not in CURVE_KINDS:
+        raise CommandError(f"--plot: {model_file} is {get_kind(model.kind).noun}; curves are "
+                           "drawn for binary and regression models only")
 
 
 def plot_prediction(kept, model, path, *, title=None):

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import click
 
-from ..errors import ParameterError
-from ..io.atomic import check_output_path, same_target
+from .._lazy import LazyFunction
+from ..io.atomic import check_output_path
 from ..model.model import load_model
 from ..model.predict import note_lines, predict_file, report_lines
-from ..problem.kinds import get_kind
 from .console import Console
 from .job import refuse_launch
 from .messages import CommandError, UsageLineError
-from .plot import MatplotlibMissing, plot_format, require_matplotlib
-from .plot_curves import CURVE_KINDS, plot_prediction
 
 __all__ = ["run"]
+
+# what only --plot runs, imported when it does (start-up: linsvm._lazy)
+check_plot_request = LazyFunction("linsvm.cli.plot_curves", "check_plot_request")
+check_plot_model = LazyFunction("linsvm.cli.plot_curves", "check_plot_model")
+plot_prediction = LazyFunction("linsvm.cli.plot_curves", "plot_prediction")
 
 
 def run(test_file, model_file, output_file, decision_values, chunk_rows, quiet, probability=0,
@@ -27,14 +29,13 @@ def run(test_file, model_file, output_file, decision_values, chunk_rows, quiet, 
                              "(one writes probabilities, the other decision values)")
     check_output_path(output_file, what="output file", inputs=(test_file, model_file), stdout_ok=True)
     if plot_file is not None:
-        _check_plot(plot_file, test_file, model_file, output_file)
+        check_plot_request(plot_file, test_file, model_file, output_file)
     model = load_model(model_file)
     if probability and model.probability_ is None and model.link_ is None:
         raise CommandError(f"-b 1: {model_file} has no probability sigmoids (train it with "
                            "linsvm-train -b 1, or use a logistic regression solver)")
-    if plot_file is not None and model.kind not in CURVE_KINDS:
-        raise CommandError(f"--plot: {model_file} is {get_kind(model.kind).noun}; curves are "
-                           "drawn for binary and regression models only")
+    if plot_file is not None:
+        check_plot_model(model, model_file)
     console = Console(quiet)
     result = predict_file(test_file, model, output_file, decision_values=decision_values,
                           chunk_rows=chunk_rows, measures=not quiet, probability=bool(probability),
@@ -49,19 +50,3 @@ def run(test_file, model_file, output_file, decision_values, chunk_rows, quiet, 
     if plot_file is not None:       # after the predictions and measures: they stand alone
         plot_prediction(result.kept, model, plot_file)
 
-
-def _check_plot(plot_file, test_file, model_file, output_file):
-    """--plot, before anything is read: a .png, .svg or .pdf name, matplotlib importable
-    (as linsvm-cv --plot), a path that can be written and is none of the inputs or the
-    output file."""
-    try:
-        plot_format(plot_file)
-    except ParameterError as exc:
-        raise UsageLineError(str(exc)) from None
-    try:
-        require_matplotlib()
-    except MatplotlibMissing:
-        raise CommandError("--plot needs matplotlib: pip install 'linsvm[plot]'") from None
-    if same_target(plot_file, output_file):
-        raise UsageLineError(f"--plot {plot_file} is also the output file")
-    check_output_path(plot_file, what="plot file", inputs=(test_file, model_file))
