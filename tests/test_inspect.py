@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 import linsvm
 from linsvm.cli import cli, inspect_cmd
+from linsvm.fit.calibration import calibrate
 
 from conftest import assert_one_line_error, random_problem
 
@@ -140,6 +141,32 @@ def test_regression_and_one_class_models(tmp_path, fmt):
             assert "rho:" in text and "inliers (+1)" in text
         else:
             assert doc["classes"] == [] and "larger targets" in text
+
+
+def test_ordinal_model_thresholds_and_probability_sources(tmp_path):
+    """An ordinal model lists its thresholds; -b 1 sigmoids, a logistic model's own
+    link and a one-vs-rest multi-class model are said so."""
+    rng = np.random.default_rng(7)
+    X = sp.random(150, 10, density=0.5, format="csr", random_state=rng)
+    s = X @ rng.standard_normal(10)
+    ranks = np.digitize(s, np.quantile(s, [0.3, 0.6])) + 1.0
+    ordinal = linsvm.train(X, ranks, solver="mfn-ord")
+    ordinal.save(tmp_path / "o.model")
+    doc = inspect_json("-k", 3, tmp_path / "o.model")
+    check_columns(doc, ordinal, 3)
+    assert doc["thresholds"] == ordinal.thresholds_.tolist() and doc["classes"] == [1.0, 2.0, 3.0]
+    assert doc["columns"][0]["positive_favours"] == "higher ranks"
+    Xb, yb = random_problem(n_samples=120, n_features=8, seed=9)
+    calibrated = calibrate(linsvm.train(Xb, yb), Xb, yb)
+    calibrated.save(tmp_path / "b.model")
+    assert inspect_json(tmp_path / "b.model")["probability"] == "sigmoids"
+    linsvm.train(Xb, yb, solver="lr").save(tmp_path / "lr.model")
+    assert inspect_json(tmp_path / "lr.model")["probability"] == "logistic"
+    assert inspect_json(tmp_path / "o.model")["probability"] is None
+    Xm, ym = random_problem(n_samples=120, n_features=8, n_classes=3, seed=9)
+    linsvm.train(Xm, ym, solver="dcd").save(tmp_path / "ovr.model")
+    assert inspect_json(tmp_path / "ovr.model")["problem"].endswith("one-vs-rest (a binary "
+                                                                   "model per class)")
 
 
 def test_vocabulary_names_the_features(binary):

@@ -80,6 +80,21 @@ def _solver_words(solver) -> dict:
     return out
 
 
+def _problem_words(model) -> str:
+    """The model's kind in words; a multi-class model of a binary solver (or of a
+    LIBLINEAR code other than Crammer-Singer's -s 4) says it is one-vs-rest."""
+    words = PROBLEMS[model.kind]
+    if model.kind != "multiclass":
+        return words
+    solver = model.solver
+    if solver.startswith(SOLVER_PREFIX):
+        ovr = solver[len(SOLVER_PREFIX):] != SOLVER_TYPES[4]
+    else:
+        info = SOLVERS.get(solver)
+        ovr = info is not None and info.kind == "binary"
+    return words + (", one-vs-rest (a binary model per class)" if ovr else "")
+
+
 def _probability(model) -> str | None:
     """How the model gives probabilities: "sigmoids" (Platt, -b 1), "logistic" (its own
     link), or None."""
@@ -96,8 +111,8 @@ def _number(stats, key):
 def summarize(model) -> dict:
     """What `model` (a Model) records, as plain values (JSON-ready but for nan/inf):
     solver, solver_words (catalog objective, paper, LIBLINEAR code), kind, problem (the
-    kind in words), C (None when not recorded), bias, bias_row (whether the weights have
-    a bias row), classes (labels in model order), n_features, n_columns, nonzero_weights
+    kind in words, one-vs-rest said), C (None when not recorded), bias, bias_row
+    (whether the weights have a bias row), classes (labels in model order), n_features, n_columns, nonzero_weights
     (non-zero feature weights, the bias row left out), objective, dual_objective,
     certified_gap (`certified_gap`), n_iter, seconds (training time), status,
     probability ("sigmoids", "logistic" or None), thresholds (ordinal, else None),
@@ -109,7 +124,7 @@ def summarize(model) -> dict:
         "solver": model.solver,
         "solver_words": _solver_words(model.solver),
         "kind": model.kind,
-        "problem": PROBLEMS[model.kind],
+        "problem": _problem_words(model),
         "C": C if isinstance(C, (int, float)) and not isinstance(C, bool) else None,
         "bias": model.bias,
         "bias_row": model.weights.shape[0] == model.n_features_ + 1,
