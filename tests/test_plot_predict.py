@@ -91,6 +91,29 @@ def test_binary_png_with_roc_pr_operating_point_and_prbep(binary, mpl):
     assert f"ROC area = {sk.roc_auc_score(y == 1, scores):.6g}" in r.stderr
 
 
+def test_positive_class_second_in_the_model_flips_the_scores(tmp_path, mpl):
+    """Labels 0/1 with a 0 first: the model's first class is 0, its decision values
+    score 0, and the curves of class 1 rank by their negation."""
+    sk = pytest.importorskip("sklearn.metrics")
+    X, y = random_problem(n_samples=200, n_features=10, seed=12)
+    y = np.where(y > 0, 1.0, 0.0)
+    y[:15] = 1 - y[:15]
+    order = np.r_[np.flatnonzero(y == 0)[:1], np.delete(np.arange(200), np.flatnonzero(y == 0)[0])]
+    X, y = X[order], y[order]
+    model = linsvm.train(X, y)
+    assert model.classes_.tolist() == [0.0, 1.0]
+    kept = predict_file_of(tmp_path, X, y, model)
+    fig = plot_curves.plot_prediction(kept, model, tmp_path / "c.png")
+    fpr, tpr, _ = sk.roc_curve(y == 1, -model.decision_function(X), drop_intermediate=False)
+    x, yy = line(fig, 0, label_start="ROC curve")
+    np.testing.assert_allclose(x, fpr, atol=1e-15)
+    np.testing.assert_allclose(yy, tpr, atol=1e-15)
+    pred = model.predict(X) == 1
+    (tn, fp), (fn, tp) = sk.confusion_matrix(y == 1, pred)
+    assert line(fig, 0, gid="operating-point") == ([fp / (fp + tn)], [tp / (tp + fn)])
+    assert "positive class 1" in fig.axes[0].get_title()
+
+
 @pytest.mark.slow
 def test_probability_output_adds_the_reliability_diagram(binary, mpl):
     calibration = pytest.importorskip("sklearn.calibration")

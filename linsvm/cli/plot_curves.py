@@ -74,7 +74,9 @@ def plot_prediction(kept, model, path, *, title=None):
     if kept.y.size == 0:
         raise DataError("nothing to plot: the test set has no examples")
     panels = 1 if model.kind == "regression" else 2 + (kept.proba is not None)
-    fig = Figure(figsize=(PANEL * panels + 0.4, PANEL + 0.3), dpi=100, layout="constrained")
+    colorbar = model.kind == "regression" and kept.y.size > SCATTER_MAX     # hexagons' scale
+    fig = Figure(figsize=(PANEL * panels + 0.4 + 1.2 * colorbar, PANEL + 0.3), dpi=100,
+                 layout="constrained")
     axes = [fig.add_subplot(1, panels, i + 1) for i in range(panels)]
     if model.kind == "regression":
         _regression(axes[0], kept)
@@ -172,7 +174,7 @@ def _regression(ax, kept):
     ax.set_xlabel("true target")
     ax.set_ylabel("predicted value")
     mse, scc = regression_measures(y, v)
-    ax.set_title(f"Predicted against true: MSE = {mse:.4g}, SCC = {scc:.4f}")
+    ax.set_title(f"Predicted against true values\nMSE = {mse:.4g}, SCC = {scc:.4f}")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", fontsize="small")
 
