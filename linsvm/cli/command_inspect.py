@@ -20,7 +20,8 @@ inspect_cmd = decorate(runner("run_inspect", "inspect"), [
                        "problem, C, bias, classes, objective, certified duality gap, iterations "
                        "and training time (what the file records), then per weight column the "
                        "features with the largest positive and the most negative weights, named "
-                       "through --features.  Writes to standard output; reads nothing else."),
+                       "through --features.  Writes to standard output; reads only MODEL_FILE "
+                       "and the --features file."),
     click.argument("model_file", type=click.Path(dir_okay=False)),
     click.option("-k", "--top", "top", type=click.IntRange(0), default=DEFAULT_TOP,
                  show_default=True, metavar="K",

@@ -17,7 +17,7 @@ from .job import refuse_launch
 
 __all__ = ["inspect", "inspect_document", "SCHEMA_VERSION"]
 
-# the solver options that change the objective, shown beside C
+# the solver options that define the objective, and -e (tol): the "options" line
 _OPTIONS = ("loss", "p", "epsilon", "nu", "tol")
 
 SCHEMA_VERSION = 1      # of the JSON object; raised when a key changes meaning or goes
