@@ -419,6 +419,23 @@ def test_summary_prints_counts_as_integers(binary, monkeypatch):
     assert "n_active = 1288690," in r.stderr and "cg_iter = 12345678," in r.stderr
 
 
+def test_cv_prints_the_read_line_as_train_does(binary):
+    """linsvm-cv says what it read in train's words: the counts of the data, taken from
+    the data itself (rows, largest index, stored non-zeros), not from the command."""
+    tmp, f, X, y = binary
+    n_rows, width = X.shape[0], int(X.indices.max()) + 1
+    expect = re.compile(rf"^read {n_rows} examples, {width} features, {X.nnz} non-zeros "
+                        r"in \d+\.\d{3}s$")
+    lines = {}
+    for name, command, args in [("train", train_cmd, [f, tmp / "m"]),
+                                ("cv", cv_cmd, ["-c", "1", "-v", "2", f])]:
+        r = run(command, args)
+        assert r.exit_code == 0, r.output
+        lines[name] = [line for line in r.stderr.splitlines() if line.startswith("read ")]
+        assert len(lines[name]) == 1 and expect.match(lines[name][0]), (name, r.stderr)
+    assert "read " not in run(cv_cmd, ["-q", "-c", "1", "-v", "2", f]).stderr
+
+
 @pytest.fixture
 def terminal(monkeypatch):
     monkeypatch.setattr(console, "stderr_is_tty", lambda: True)

@@ -152,7 +152,7 @@ def test_ctrl_c_stops_a_quiet_solve(solver, data_file, tmp_path, children):
 @pytest.mark.subprocess
 def test_ctrl_c_stops_cross_validation(data_file, tmp_path, children):
     proc, lines = _start(children, ["cv", "-s", "mfn", *ENDLESS, "-v", "3", data_file], tmp_path)
-    seen = _wait_for_lines(lines, 1)        # cv prints nothing until its folds are done
+    seen = _wait_for_lines(lines, 1)        # ready; then "read ... examples", and the folds
     status, err = _interrupt(proc, lines, seen, 1.0)
     _assert_interrupted(status, err, tmp_path)
 

@@ -152,8 +152,8 @@ def test_from_a_real_cross_validation(tmp_path, mpl):
 
 
 def test_bad_extension_and_empty_result(tmp_path, mpl):
-    with pytest.raises(ParameterError, match=r"name it \.png or \.svg"):
-        plot.plot_cv(c_grid(), tmp_path / "cv.pdf")
+    with pytest.raises(ParameterError, match=r"name it \.png, \.svg or \.pdf"):
+        plot.plot_cv(c_grid(), tmp_path / "cv.gif")
     with pytest.raises(ParameterError, match="no extension"):
         plot.plot_format(tmp_path / "cv")
     assert plot.plot_format("A.PNG") == "png"

@@ -41,7 +41,7 @@ def _cv_command(func):
         click.option("--warm-start/--no-warm-start", default=True, show_default=True,
                      help="Seed each C from the previous one along the ascending grid."),
         click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
-                     metavar="FILE.png|FILE.svg",
+                     metavar="FILE.png|.svg|.pdf",
                      help="Also draw the metric against log2 C (one curve per p, or contours "
                           "over C and p) with the best point marked; needs matplotlib "
                           "(pip install 'linsvm[plot]')."),

@@ -37,4 +37,12 @@ predict_cmd = decorate(runner("run_predict", "run"), [
                       "probability and one probability per class in that order.  The model must "
                       "have been trained with -b 1; not with --decision-values."),
     click.option("-q", "--quiet", is_flag=True, help="Do not print the accuracy."),
+    click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
+                 metavar="FILE.png|.svg|.pdf",
+                 help="Also draw the model on the test set: for a binary model the ROC and "
+                      "precision-recall curves of the positive class with the model's "
+                      "operating point and the PRBEP marked (and with -b 1 a reliability "
+                      "diagram of the probabilities), for a regression model the predicted "
+                      "against the true values.  Other models are refused.  Needs matplotlib "
+                      "(pip install 'linsvm[plot]'); keeps every example's score in memory."),
 ])

@@ -1,12 +1,12 @@
 """The commands: where each is declared, and the body each runs.
 
 Each command's declaration (arguments, options, help) is in its own module --
-command_train, command_predict, command_cv, command_tools -- imported when the
-command is wanted (`command`), and its body in a runner module (linsvm.cli.run_train,
-run_predict, run_cv, run_tools), imported only when the command runs: `--help` and
-`--version` read the declarations and the solver catalog alone and import no NumPy,
-and `linsvm-predict` builds none of the training options (linsvm._lazy; issue 28's
-start-up).  Every body is wrapped by fail_on_errors: one line per error, never a
+command_train, command_predict, command_cv, command_tools, command_inspect -- imported
+when the command is wanted (`command`), and its body in a runner module
+(linsvm.cli.run_train, run_predict, run_cv, run_tools, run_inspect), imported only when
+the command runs: `--help` and `--version` read the declarations and the solver
+catalog alone and import no NumPy, and `linsvm-predict` builds none of the training
+options (linsvm._lazy; issue 28's start-up).  Every body is wrapped by fail_on_errors: one line per error, never a
 traceback.
 """
 from __future__ import annotations
@@ -24,6 +24,7 @@ COMMANDS = {
     "synth": ("command_tools", "synth_cmd"),
     "renumber": ("command_tools", "renumber_cmd"),
     "scale": ("command_tools", "scale_cmd"),
+    "inspect": ("command_inspect", "inspect_cmd"),
 }
 
 

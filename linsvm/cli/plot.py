@@ -1,4 +1,6 @@
-"""A picture of a cross-validation grid (`linsvm-cv --plot FILE.png|.svg`).
+"""A picture of a cross-validation grid (`linsvm-cv --plot FILE.png|.svg|.pdf`), and
+what every plot of the command line shares (`require_matplotlib`, `plot_format`,
+`save_figure`; linsvm.cli.plot_curves draws `linsvm-predict --plot`).
 
 The metric's mean over the folds against log2 C, the best point marked (a star,
 with its C, p and value), titled with the solver, the number of folds and the
@@ -32,9 +34,9 @@ from ..io.atomic import atomic_output
 from ..problem.metric_names import PERCENT_METRICS
 
 __all__ = ["MatplotlibMissing", "PLOT_FORMATS", "MAX_CURVES", "require_matplotlib",
-           "plot_format", "plot_cv"]
+           "plot_format", "plot_cv", "save_figure"]
 
-PLOT_FORMATS = ("png", "svg")
+PLOT_FORMATS = ("png", "svg", "pdf")
 MAX_CURVES = 6                  # more values of p than this: a contour plot
 INSTALL_HINT = "pip install 'linsvm[plot]'"
 
@@ -55,11 +57,13 @@ def require_matplotlib():
 
 
 def plot_format(path) -> str:
-    """The image format of `path` from its extension ("png" or "svg"), else ParameterError."""
+    """The image format of `path` from its extension ("png", "svg" or "pdf"), else
+    ParameterError."""
     ext = os.path.splitext(os.fsdecode(os.fspath(path)))[1].lower().lstrip(".")
     if ext not in PLOT_FORMATS:
-        raise ParameterError(f"plot file '{os.fsdecode(os.fspath(path))}': name it .png or .svg "
-                             f"(the format follows the extension), not {'.' + ext if ext else 'no extension'}")
+        raise ParameterError(f"plot file '{os.fsdecode(os.fspath(path))}': name it .png, .svg or "
+                             f".pdf (the format follows the extension), not "
+                             f"{'.' + ext if ext else 'no extension'}")
     return ext
 
 
@@ -72,7 +76,7 @@ def _fmt(v):
 
 
 def plot_cv(result, path, *, solver=None, title=None, contour=None):
-    """Draw `result` (a linsvm.cv.CVResult) to `path` (.png or .svg) and return the
+    """Draw `result` (a linsvm.cv.CVResult) to `path` (.png, .svg or .pdf) and return the
     matplotlib Figure.
 
     solver: named in the title.  title: replaces the default title.  contour:
@@ -147,8 +151,16 @@ def plot_cv(result, path, *, solver=None, title=None, contour=None):
         title = f"{who}{folds}-fold cross-validation {result.metric}"
     ax.set_title(title)
 
+    save_figure(fig, path, fmt)
+    return fig
+
+
+def save_figure(fig, path, fmt):
+    """Write the matplotlib Figure `fig` to `path` in format `fmt` (plot_format's),
+    atomically (linsvm.io.atomic), with no creation date in an SVG or PDF (the same
+    figure gives the same file); DataError naming the file when it cannot be written."""
     buf = io.BytesIO()
-    metadata = {"Date": None} if fmt == "svg" else {}
+    metadata = {"Date": None} if fmt == "svg" else {"CreationDate": None} if fmt == "pdf" else {}
     fig.savefig(buf, format=fmt, metadata=metadata)
     name = os.fsdecode(os.fspath(path))
     try:
@@ -156,7 +168,6 @@ def plot_cv(result, path, *, solver=None, title=None, contour=None):
             fh.write(buf.getvalue())
     except OSError as e:
         raise DataError(f"{name}: cannot write: {e.strerror or e}") from e
-    return fig
 
 
 def _best_text(best, metric, scale):

@@ -3,6 +3,7 @@ table and the best point, and train at it with --output-model."""
 from __future__ import annotations
 
 import json
+import time
 
 import click
 import numpy as np
@@ -19,7 +20,7 @@ from .messages import CommandError, UsageLineError
 from .plot import MatplotlibMissing, plot_cv, plot_format, require_matplotlib
 from .job import open_job
 from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
-                   note_imbalance)
+                   note_imbalance, read_line)
 from .solver_options import one_thread_m, one_thread_note, parse_class_weights, resolve_solver
 
 __all__ = ["run"]
@@ -53,8 +54,11 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
                 shards, root_only=True)
     if plot_file is not None:
         _check_plot(job, plot_file, training_file, instance_weights, shards, output_model)
+    t0 = time.perf_counter()
     data = load_training(training_file, solver, instance_weights, console, job, shards)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
+    if log:
+        log(read_line(data, X.n_features, time.perf_counter() - t0, job))
     note_imbalance(console, y, solver, class_weight, job)
     options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
                    sample_weight=sample_weight, qid=qid, allow_many_classes=allow_many_classes,

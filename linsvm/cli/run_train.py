@@ -20,7 +20,7 @@ from .console import Console, fmt_stat, print_warnings
 from .job import open_job
 from .messages import UsageLineError
 from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
-                   note_imbalance)
+                   note_imbalance, read_line)
 from .solver_options import m_as_jobs, one_thread_m, parse_class_weights, resolve_solver
 
 __all__ = ["run"]
@@ -71,9 +71,7 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
         check_model_format(model_format, solver=solver,
                            classes=distinct(y) if data.labels is None else data.labels)
     if log:
-        ranks = f" on {job.size} MPI ranks" if job.comm is not None else ""
-        log(f"read {data.n_rows} examples, {X.n_features} features, {data.nnz} non-zeros "
-            f"in {time.perf_counter() - t0:.3f}s{ranks}")
+        log(read_line(data, X.n_features, time.perf_counter() - t0, job))
     note_imbalance(console, y, solver, class_weight, job)
     options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
                    allow_many_classes=allow_many_classes, **solver_options)

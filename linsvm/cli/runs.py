@@ -22,7 +22,7 @@ from ..problem.labels import LabelError, distinct_counts, format_label
 from .console import print_warnings
 from .job import Job
 
-__all__ = ["TrainingData", "load_training", "check_output", "note_imbalance",
+__all__ = ["TrainingData", "load_training", "read_line", "check_output", "note_imbalance",
            "cross_validate_on_console", "labels_located", "IMBALANCE_NOTE"]
 
 # what only -v, --shards and MPI runs read or run, imported when they do (start-up:
@@ -100,6 +100,16 @@ def load_training(training_file, solver, instance_weights, console=None, job=Non
         sample_weight = weights[share.row_offset:share.row_offset + X.n_rows]
     return TrainingData(X, y, qid, sample_weight, share.n_rows_total, nnz, share.labels, source,
                         share.places, share.row_offset)
+
+
+def read_line(data, n_features, seconds, job=None):
+    """The line train and cv print once the training data is read: `read N examples, D
+    features, Z non-zeros in Ts`, N and Z over all MPI ranks, D this rank's widest
+    index (the solvers agree on the width over ranks), and the number of ranks when
+    several read it."""
+    ranks = f" on {job.size} MPI ranks" if job is not None and job.comm is not None else ""
+    return (f"read {data.n_rows} examples, {n_features} features, {data.nnz} non-zeros "
+            f"in {seconds:.3f}s{ranks}")
 
 
 IMBALANCE_NOTE = 0.95   # note when one class holds more than this fraction of the training rows

@@ -8,6 +8,7 @@ index a line, increasing, after a header line.
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,7 +16,8 @@ import scipy.sparse as sp
 from ..errors import DataError
 from .atomic import write_atomically
 
-__all__ = ["renumber_features", "read_feature_map", "write_feature_map"]
+__all__ = ["renumber_features", "read_feature_map", "write_feature_map", "read_feature_names",
+           "FeatureNames"]
 
 _INT32_MAX = 2**31 - 1
 
@@ -80,3 +82,47 @@ def read_feature_map(path):
                             f"{_INT32_MAX}, got {text[:40].decode('ascii', 'replace')!r}")
         out[k] = prev = int(text)
     return out
+
+
+class FeatureNames(NamedTuple):
+    """Names of features 1..len(names): what `read_feature_names` read.  form: "map" (a
+    feature map of `linsvm renumber`: a feature's name is its original index) or
+    "vocabulary" (one name a line); path: the file, for messages."""
+
+    form: str
+    names: list
+    path: str
+
+
+def read_feature_names(path) -> FeatureNames:
+    """The names of the features 1..d from `path`: a feature map written by `linsvm
+    renumber` (recognised by its first line; feature k's name is the original index of
+    feature k), or a vocabulary, one name a line, line i naming feature i (a trailing
+    carriage return and surrounding blanks are dropped).  DataError naming the file and
+    line for a malformed map, a vocabulary line that is blank or not UTF-8, an empty
+    file, or one that cannot be read."""
+    name = os.fsdecode(os.fspath(path))
+    try:
+        with open(path, "rb") as fh:
+            body = fh.read()
+    except OSError as e:
+        raise DataError(f"{name}: cannot open: {e.strerror or e}") from e
+    if body.startswith(_MAP_HEADER):
+        return FeatureNames("map", [str(v) for v in read_feature_map(path).tolist()], name)
+    lines = body.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if not lines:
+        raise DataError(f"{name}: empty file (a vocabulary names one feature a line)")
+    names = []
+    for i, raw in enumerate(lines, 1):
+        try:
+            text = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            raise DataError(f"{name}:{i}: not UTF-8 text (a vocabulary names one feature a "
+                            "line)") from None
+        if not text:
+            raise DataError(f"{name}:{i}: blank line: feature {i} has no name (a vocabulary "
+                            "names one feature a line, line i naming feature i)")
+        names.append(text)
+    return FeatureNames("vocabulary", names, name)

@@ -32,7 +32,7 @@ from ..problem.kinds import get_kind, report
 from ..problem.labels import format_label
 from .model import Model, ScoreOverflowError, load_model
 
-__all__ = ["predict_file", "PredictionResult", "report_lines", "note_lines", "default_chunk_rows"]
+__all__ = ["predict_file", "PredictionResult", "Kept", "report_lines", "note_lines", "default_chunk_rows"]
 
 MAX_CHUNK_ROWS = 65536
 MIN_CHUNK_ROWS = 256
@@ -45,6 +45,17 @@ def default_chunk_rows(n_columns: int) -> int:
     return max(MIN_CHUNK_ROWS, min(MAX_CHUNK_ROWS, MAX_CHUNK_SCORES // n_columns))
 
 
+class Kept(NamedTuple):
+    """Every example's label, prediction and decision values (as decision_function
+    returns them), and its probabilities ((n, n_classes); None without probability
+    output), in the order of the test data: what `predict_file(..., keep=True)` keeps."""
+
+    y: np.ndarray
+    pred: np.ndarray
+    scores: np.ndarray
+    proba: np.ndarray | None
+
+
 class PredictionResult(NamedTuple):
     """What `predict_file` found.
 
@@ -55,7 +66,9 @@ class PredictionResult(NamedTuple):
     not one of the model's classes, and up to a few of those labels, sorted
     (counted only with ``measures=True``); measures: `linsvm.metrics.report`'s
     dict for binary and ordinal models with ``measures=True``, else None;
-    per_query: whether the ordinal measures are per qid (the data has several).
+    per_query: whether the ordinal measures are per qid (the data has several);
+    kept: with ``keep=True``, every example's label, prediction, scores and
+    probabilities (a `Kept`), else None.
     """
 
     source: str
@@ -69,6 +82,7 @@ class PredictionResult(NamedTuple):
     unknown: tuple
     measures: dict | None
     per_query: bool
+    kept: Kept | None = None
 
     @property
     def accuracy(self) -> float:
@@ -83,7 +97,7 @@ def _source_name(test_source) -> str:
 
 
 def predict_file(test_source, model, out, decision_values=False, chunk_rows=None, measures=True,
-                 progress=None, probability=False, model_name=None) -> PredictionResult:
+                 progress=None, probability=False, model_name=None, keep=False) -> PredictionResult:
     """Predict the SVM-light data `test_source` (a path, ``"-"`` for standard input)
     with `model` (a Model, or the path of a model file) and write the predictions.
 
@@ -96,7 +110,9 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
     (default) the labels the model does not know are counted and, for binary and
     ordinal models, every label, prediction and score is kept for the measures
     (memory grows with the file then; without `measures` it does not).
-    `progress(rows)` is called after each block.
+    `progress(rows)` is called after each block.  With `keep`, the result also holds
+    every example's label, prediction, scores and probabilities (`PredictionResult.kept`;
+    memory grows with the file), with or without `measures`.
 
     With `probability` (the model must have probability sigmoids or be a logistic
     regression model, `Model.predict_proba`)
@@ -129,7 +145,7 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
         chunk_rows = default_chunk_rows(model.weights.shape[1])
     source = _source_name(test_source)
     label_text = {float(c): format_label(c) for c in model.classes_}
-    tally = _Tally(model, measures)
+    tally = _Tally(model, measures, keep)
 
     def run(fh):
         if probability and fh is not None:
@@ -147,7 +163,7 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
                 model.link_ is None else model.predict_from_scores(scores)
             if fh is not None:
                 fh.write(_lines(label_text, pred, scores, P, decision_values))
-            tally.add(y, qid, pred, scores)
+            tally.add(y, qid, pred, scores, P)
             if progress is not None:
                 progress(tally.n_total)
 
@@ -191,10 +207,11 @@ class _Tally:
     widest feature index, labels the model does not know (with measures), and for
     the measures of the model's kind every label, prediction, score and qid."""
 
-    def __init__(self, model, measures):
-        self.model, self.measures = model, measures
-        self.keep = measures and get_kind(model.kind).has_measures     # they need every score
-        self.ys, self.preds, self.scores, self.qids = [], [], [], []
+    def __init__(self, model, measures, keep_all=False):
+        self.model, self.measures, self.keep_all = model, measures, keep_all
+        # the measures need every score; so does keep
+        self.keep = keep_all or (measures and get_kind(model.kind).has_measures)
+        self.ys, self.preds, self.scores, self.qids, self.probas = [], [], [], [], []
         self.n_total = self.n_correct = self.n_unknown = self.width = 0
         self.unknown = set()
 
@@ -208,8 +225,8 @@ class _Tally:
                 if len(self.unknown) < 5:
                     self.unknown.update(np.unique(y[~known])[:5].tolist())
 
-    def add(self, y, qid, pred, scores):
-        """A block predicted."""
+    def add(self, y, qid, pred, scores, proba=None):
+        """A block predicted (proba: its probabilities, or None)."""
         self.n_total += y.shape[0]
         self.n_correct += int(np.count_nonzero(pred == y))
         if self.keep:
@@ -217,12 +234,20 @@ class _Tally:
             self.preds.append(pred)
             self.scores.append(scores)
             self.qids.append(qid)
+            if proba is not None and self.keep_all:
+                self.probas.append(proba)
 
     def result(self, source):
         """The PredictionResult of the blocks seen."""
         model = self.model
-        measures, per_query = None, False
-        if self.keep and self.n_total:
+        measures, per_query, kept = None, False, None
+        if self.keep_all:
+            k = model.classes_.size
+            cols = model.weights.shape[1]
+            kept = Kept(_joined(self.ys, (0,)), _joined(self.preds, (0,)),
+                        _joined(self.scores, (0,) if cols == 1 else (0, cols)),
+                        _joined(self.probas, (0, k)) if self.probas else None)
+        if self.measures and self.keep and self.n_total and get_kind(model.kind).has_measures:
             qid = np.concatenate(self.qids)
             per_query = bool(qid.size and np.any(qid != qid[0]))
             measures = report(model.kind, model.classes_, np.concatenate(self.ys),
@@ -232,7 +257,12 @@ class _Tally:
                                 n_features=model.n_features_, n_total=self.n_total,
                                 n_correct=self.n_correct, width=self.width,
                                 n_unknown=self.n_unknown, unknown=tuple(sorted(self.unknown)),
-                                measures=measures, per_query=per_query)
+                                measures=measures, per_query=per_query, kept=kept)
+
+
+def _joined(blocks, empty_shape):
+    """The blocks concatenated (float64), or an empty array of that shape for none."""
+    return np.concatenate(blocks) if blocks else np.zeros(empty_shape)
 
 
 def report_lines(result: PredictionResult) -> list:
