@@ -29,6 +29,7 @@ __all__ = ["run"]
 calibrate = LazyFunction("linsvm.fit.calibration", "calibrate")
 search_C = LazyFunction("linsvm.fit.search", "search_C")
 best_line = LazyFunction("linsvm.fit.search", "best_line")
+check_C_search = LazyFunction("linsvm.fit.search", "check_C_search")
 
 
 def run(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
@@ -46,6 +47,8 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
     spare_threads = one_thread_m(solver, solver_options)
     solver = resolve_solver(solver, solver_options, bias)
+    if find_C:
+        check_C_search(solver)
     class_weight = parse_class_weights(class_weights)
     logistic = SOLVERS[solver].loss == LOGISTIC_LOSS      # probabilities of its own
     if probability and not logistic:

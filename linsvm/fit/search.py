@@ -28,7 +28,7 @@ from ..problem.kinds import KINDS
 from ..runtime.collective import collective_of
 from .cv import cross_validate
 
-__all__ = ["search_C", "SearchResult", "start_C", "P_STEPS"]
+__all__ = ["search_C", "SearchResult", "check_C_search", "start_C", "P_STEPS"]
 
 MAX_C = 1024.0
 MAX_C_REGRESSION = 2.0 ** 20
@@ -65,12 +65,24 @@ def start_C(X, bias, coll=None, squared=False):
     return 2.0 ** math.floor(math.log2(1.0 / ((2 if squared else 1) * n * top)))
 
 
+def check_C_search(solver, what="-C"):
+    """Raise ParameterError when `solver`'s objective has no cost C (a one-class
+    solver: nu takes its place), so that a search over C (`what`: -C, a -c grid)
+    would train the same model at every point."""
+    info = get_solver(solver)
+    if not KINDS[info.kind].uses_C:
+        nu = " (nu, -n, plays its part)" if "nu" in info.options else ""
+        raise ParameterError(f"{what}: {info.name} has no C in its objective{nu}, so a search "
+                             "over C would train the same model at every point")
+
+
 def search_C(X, y, solver="mfn", n_folds=5, C0=None, p0=None, seed=0, n_jobs=1, comm=None,
              log=None, progress=None, **train_options):
     """Cross-validate `solver` along the grid of the module notes; a SearchResult whose
     values are pooled over all examples (and all MPI ranks with comm).  C0: the first C
     (None: start_C); p0: a regression solver's largest p (None: from the targets).
     log(line) receives LIBLINEAR's line per point.  train_options go to linsvm.train."""
+    check_C_search(solver)
     info = get_solver(solver)
     kind = KINDS[info.kind]
     coll = collective_of(comm)
