@@ -27,6 +27,7 @@ from ..problem.problem import Problem
 from ..runtime.collective import agreed, collective_of
 from ..runtime.memory import check_solve
 from ..runtime.threads import check_jobs
+from .finite import check_finite_solution
 from .inputs import agree_inputs, class_weights, cost_factors, local_inputs, unit_costs
 from .ovr import fit_binary
 from .reporting import merge_column_warnings, merge_stats, report_warnings, warning_records
@@ -119,6 +120,7 @@ def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sam
                   state, log)
         W = weight_matrix(res.weights, nw, classes.shape[0] if info.kind == "multiclass" else 1)
         results = [res]
+    check_finite_solution(info.name, params.C, Xb, rows, base, cw, bias, W, results)
     model, records = _model(info, params, bias, classes, W, results, class_weight, balanced,
                             time.perf_counter() - t0, coll)
     report_warnings(records)
