@@ -1,5 +1,14 @@
-"""Shared fixtures: the real data sets (skipped when absent) and small generated problems."""
+"""Shared fixtures and helpers of the suite: the real data sets (skipped when absent), small
+generated problems, the bias-augmented matrix, the in-process command runner, and the
+markers' guards.
+
+Markers (registered in pyproject.toml): `data` (reads $LINSVM_DATA), `mpi` (launches
+mpiexec), `subprocess` (starts a process), `slow` (over about 2 s).  A test that reads the
+data sets, launches mpiexec or starts a process without its marker fails (the guards
+below), so `pytest -m "not data"` and `-m "not subprocess"` mean what they say.
+"""
 import os
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +73,7 @@ def mpiexec():
     import shutil
     import sys
 
+    _require_marker("mpi", "launches mpiexec")
     pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[mpi]')")
     here = Path(sys.executable).parent / "mpiexec"
     exe = str(here) if here.exists() else shutil.which("mpiexec")
@@ -73,7 +83,9 @@ def mpiexec():
 
 
 def data_dir():
-    """Where the shared data sets live: $LINSVM_DATA, default <repo>/../shared/datasets."""
+    """Where the shared data sets live: $LINSVM_DATA, default <repo>/../shared/datasets.
+    Only a test marked `data` may ask."""
+    _require_marker("data", "reads the shared data sets ($LINSVM_DATA)")
     return Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))
 
 
@@ -166,3 +178,86 @@ def assert_one_line_error(result, *needles, code=1):
     for needle in needles:
         assert needle in lines[0], lines[0]
     assert "Traceback" not in result.output
+
+
+# ------------------------------------------------------------------ markers and their guards
+
+_CURRENT = {"markers": None}      # the marker names of the test being set up or run
+
+
+def _require_marker(name, what):
+    """Fail the running test unless it carries marker `name` (outside a test: allowed)."""
+    markers = _CURRENT["markers"]
+    if markers is not None and name not in markers:
+        pytest.fail(f"this test {what}: mark it @pytest.mark.{name}", pytrace=False)
+
+
+class _GuardedPopen(subprocess.Popen):
+    """subprocess.Popen that only a test marked `subprocess` (or `mpi`) may start."""
+
+    def __init__(self, *args, **kwargs):
+        markers = _CURRENT["markers"]
+        if markers is not None and not {"subprocess", "mpi"} & markers:
+            _require_marker("subprocess", "starts a process")
+        super().__init__(*args, **kwargs)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _CURRENT["markers"] = {m.name for m in item.iter_markers()}
+    original, subprocess.Popen = subprocess.Popen, _GuardedPopen
+    try:
+        return (yield)
+    finally:
+        subprocess.Popen = original
+        _CURRENT["markers"] = None
+
+
+# ------------------------------------------------------------------ helpers many files use
+
+def augmented(X, bias=1.0, dense=False):
+    """X (any sparse or dense matrix) with LIBLINEAR's bias feature appended as a last
+    column of value `bias` when bias > 0, as CSR float64 (a dense array with dense=True):
+    the matrix whose rows x_i' = [x_i, B] the objectives with a regularized bias use."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if bias > 0:
+        X = sp.hstack([X, np.full((X.shape[0], 1), float(bias))]).tocsr()
+    return X.toarray() if dense else X
+
+
+def targets(model, y):
+    """+1 / -1 targets of labels y for a binary model: +1 for the model's first class."""
+    return np.where(y == model.classes_[0], 1.0, -1.0)
+
+
+def invoke(command, *args, **kwargs):
+    """Run a click command in this process as a user types it (arguments str()-ed), with
+    exceptions propagating (a traceback fails the test): click's Result."""
+    from click.testing import CliRunner
+
+    kwargs.setdefault("catch_exceptions", False)
+    return CliRunner().invoke(command, [str(a) for a in args], **kwargs)
+
+
+def run_here(*args, cwd, input=None):
+    """`linsvm ARGS` in this process (click's runner) from directory `cwd`, as a user
+    types it: (exit status, stdout, stderr)."""
+    from click.testing import CliRunner
+
+    from linsvm.cli import cli
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        r = CliRunner().invoke(cli, [str(a) for a in args], prog_name="linsvm", input=input,
+                               catch_exceptions=False)
+    finally:
+        os.chdir(here)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def one_error_line(err, prog="linsvm"):
+    """The single line a failed command printed on stderr (no traceback, no warning)."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"{prog} ") and ": error: " in lines[0], err
+    return lines[0]

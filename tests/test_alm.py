@@ -137,6 +137,7 @@ def test_optimal_step_matches_line_minimization(seed, free_b, precondition):
 
 # ----------------------------------------------------------------- objectives against references
 
+@pytest.mark.data
 def test_p1_within_one_percent_of_liblinear_s3_and_tighter_when_run_longer():
     liblinear = pytest.importorskip("liblinear.liblinearutil")
     X, y = real("a1a")
@@ -164,6 +165,7 @@ def test_p1_within_one_percent_of_liblinear_s3_and_tighter_when_run_longer():
     assert F_long <= F_ll * (1 + 1e-6)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("solver", ["alm", "alm-exact"])
 def test_p2_matches_mfn(solver):
     X, y = real("heart_scale")
@@ -239,6 +241,7 @@ def test_free_intercept_hinge_matches_the_constrained_dual():
 
 # ----------------------------------------------------------------- the paper's Lemma 3 (eq. 27)
 
+@pytest.mark.data
 @pytest.mark.parametrize("exact", [False, True])
 @pytest.mark.parametrize("p,mu_rule", [(1.0, 2), (1.5, 0), (2.0, 1)])
 def test_augmented_lagrangian_obeys_eq27_on_real_data(exact, p, mu_rule):
@@ -278,6 +281,7 @@ def test_augmented_lagrangian_obeys_eq27_on_real_data(exact, p, mu_rule):
 
 # ----------------------------------------------------------------- stopping, options, plumbing
 
+@pytest.mark.data
 def test_gap_rule_certifies_the_true_gap():
     X, y = real("a1a")
     ref = linsvm.train(X, y, solver="mfn", C=1.0, tol=1e-12)
@@ -301,6 +305,7 @@ def test_gradient_rule_meets_liblinear_relative_form():
     assert model.column_stats[0]["status"] == "converged"
 
 
+@pytest.mark.data
 def test_objective_rule_is_guarded_on_unscaled_data():
     # australian is unscaled (values up to 1e5): the bare objective-change rule
     # stopped at a 190% gap; the guarded rule must stop within 15% of the optimum
@@ -333,6 +338,7 @@ def test_costs_scale_the_loss_like_duplicated_examples():
     assert model.objective == pytest.approx(dup.objective, rel=1e-8)
 
 
+@pytest.mark.data
 def test_warm_start_reaches_the_same_point_faster():
     X, y = real("heart_scale")
     kw = dict(solver="alm", C=1.0, p=2, stop="gap", tol=1e-8, max_iter=20000)
@@ -411,6 +417,7 @@ def _hinge_lower_bound(X, y):
         return linsvm.train(X, y, solver="mfn-l1", tol=1e-7).column_stats[0]["dual_objective"]
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", ["a1a", "w1a", "heart_scale", "australian"])
 @pytest.mark.parametrize("solver", ["alm", "alm-exact"])
 def test_p1_defaults_stop_within_1pct_by_a_certificate(name, solver):
@@ -426,6 +433,7 @@ def test_p1_defaults_stop_within_1pct_by_a_certificate(name, solver):
     assert (model.objective - lower) / lower <= 0.01
 
 
+@pytest.mark.data
 def test_p1_smaller_tolerance_moves_the_result():
     # -e 1e-5 used to stop at the default's point: the relative change fired first
     X, y = real("w1a")
@@ -436,6 +444,7 @@ def test_p1_smaller_tolerance_moves_the_result():
     assert (tight.objective - lower) / lower <= 1e-3 < (default.objective - lower) / lower
 
 
+@pytest.mark.data
 def test_p1_iteration_cap_warns_with_the_certified_gap():
     X, y = real("a1a")
     with pytest.warns(linsvm.ConvergenceWarning, match=r"alm-exact stopped at the iteration cap"

@@ -134,6 +134,7 @@ def run_script(args, data, timeout=600):
                           capture_output=True, text=True, env=env, timeout=timeout)
 
 
+@pytest.mark.subprocess
 def test_bench_defaults_without_liblinear_train_skips_end_to_end_with_a_note(tmp_path):
     data = tmp_path / "data"
     (data / "binary").mkdir(parents=True)
@@ -149,6 +150,8 @@ def test_bench_defaults_without_liblinear_train_skips_end_to_end_with_a_note(tmp
     assert rows[0]["test acc linsvm"] == "—"        # no test file
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_bench_defaults_quick_gaps_match_independent_optima(tmp_path):
     data = tmp_path / "data"
     (data / "binary").mkdir(parents=True)

@@ -245,6 +245,7 @@ def test_gzip_readers_agree(tmp_path, monkeypatch, tail):
         assert all(same_result(r, want) for _, r in got.values())
 
 
+@pytest.mark.data
 def test_sector_fast_equals_stdlib(monkeypatch):
     if not FAST:
         pytest.skip("the fast-io extra is not installed")
@@ -252,3 +253,129 @@ def test_sector_fast_equals_stdlib(monkeypatch):
     got = load_svmlight(path)
     monkeypatch.setattr(data_mod, "_indexed_bzip2", None)
     assert same_result(got, load_svmlight(path))
+
+
+# one verdict per damaged .bz2, whatever readers are installed
+
+def _bz2_verdicts(path, **kw):
+    """{reader: outcome} of loading `path` with indexed_bzip2 (when installed) and with
+    the standard library alone."""
+    from linsvm.errors import DataError
+    from linsvm.io import compressed
+    from linsvm.io.svmlight import load_svmlight
+    out = {}
+    saved = compressed._fast_bzip2()
+    for reader in ("fast", "stdlib"):
+        if reader == "fast" and saved is None:
+            continue
+        compressed._indexed_bzip2 = saved if reader == "fast" else None
+        try:
+            X, y = load_svmlight(path, **kw)
+            out[reader] = ("ok", X.shape, X.data.tobytes(), y.tobytes())
+        except DataError as exc:
+            out[reader] = ("error", str(exc))
+        finally:
+            compressed._indexed_bzip2 = saved
+    return out
+
+
+def _text(n_rows, seed):
+    rng = np.random.default_rng(seed)
+    return b"".join(b"%d %d:%.6f %d:%.3f\n" % (i % 2 * 2 - 1, 1 + i % 7, rng.random(),
+                                                 9 + i % 5, rng.random())
+                    for i in range(n_rows))
+
+
+def test_a_damaged_bz2_gets_one_verdict_whatever_is_installed(tmp_path):
+    """A .bz2 whose header's level digit understates its blocks was read (36,471 rows) with
+    the fast-io extra and refused by the standard library and `bzip2 -t`.  Now it is
+    refused by both, with the same message; so is a later stream whose digit understates
+    its blocks and a stream whose combined CRC is wrong (indexed_bzip2 checks neither)."""
+    import bz2
+    text = _text(40000, seed=5)
+    good = bz2.compress(text, 9)
+    assert len(good) > 4 and good[:4] == b"BZh9"
+    second = bz2.compress(text[:300000], 9)
+    bad_crc = bytearray(good)
+    bad_crc[-2] ^= 0x10                     # in the stream's CRC after its end marker
+    cases = {"digit": b"BZh1" + good[4:], "second stream": good + b"BZh3" + second[4:],
+             "stream crc": bytes(bad_crc)}
+    for name, blob in cases.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.bz2"
+        path.write_bytes(blob)
+        verdicts = _bz2_verdicts(path)
+        assert set(verdicts) == ({"fast", "stdlib"} if "fast" in verdicts else {"stdlib"})
+        assert {v[0] for v in verdicts.values()} == {"error"}, (name, verdicts)
+        assert len({v[1] for v in verdicts.values()}) == 1, (name, verdicts)
+        assert verdicts["stdlib"][1] == f"{path}: bad bzip2 data: Invalid data stream"
+
+
+def test_sound_files_read_the_same_by_both_readers(tmp_path):
+    """Files libbz2 accepts are read alike, the fast path kept for level-9 streams: a
+    later stream of a lower level (read again by the standard library) and many level-9
+    streams (pbzip2's layout, no second reading)."""
+    import bz2
+
+    from linsvm.io import compressed
+    text = _text(30000, seed=6)
+    cut = text.index(b"\n", len(text) // 2) + 1
+    checks = []
+    spy = compressed.Input._strict_check
+    compressed.Input._strict_check = lambda self: (checks.append(self.name), spy(self))[1]
+    try:
+        for name, blob in (("levels", bz2.compress(text[:cut], 9) + bz2.compress(text[cut:], 2)),
+                           ("pbzip2", b"".join(bz2.compress(text[k:k + 200000], 9)
+                                               for k in range(0, len(text), 200000)))):
+            path = tmp_path / f"{name}.bz2"
+            path.write_bytes(blob)
+            verdicts = _bz2_verdicts(path)
+            assert {v[0] for v in verdicts.values()} == {"ok"}, verdicts
+            assert len(set(verdicts.values())) == 1
+            assert verdicts["stdlib"][1] == (30000, 13)
+    finally:
+        compressed.Input._strict_check = spy
+    if compressed._fast_bzip2() is not None:
+        assert checks == [str(tmp_path / "levels.bz2")]       # pbzip2's: read once
+
+
+def test_a_fast_reader_failure_is_judged_by_the_standard_library(tmp_path, monkeypatch):
+    """When indexed_bzip2 fails part-way (it refuses randomised blocks, which libbz2 reads),
+    the standard library goes on from there: the rows of a sound file, all of them."""
+    import bz2
+
+    from linsvm.io import compressed
+    if compressed._fast_bzip2() is None:
+        pytest.skip("the fast-io extra (indexed_bzip2) is not installed")
+    real_open = compressed._fast_bzip2().open
+
+    class FailsPartWay:
+        def __init__(self, stream):
+            self.stream, self.left = stream, 700000
+
+        def readinto(self, b):
+            if self.left <= 0:
+                raise ValueError("[BZip2 block header] deprecated isRandomized bit is not supported")
+            n = self.stream.readinto(memoryview(b)[:min(len(b), self.left)])
+            self.left -= n
+            return n
+
+        def close(self):
+            self.stream.close()
+
+    class FakeModule:
+        @staticmethod
+        def open(*args, **kwargs):
+            return FailsPartWay(real_open(*args, **kwargs))
+
+    text = _text(40000, seed=7)
+    path = tmp_path / "d.bz2"
+    path.write_bytes(bz2.compress(text, 9))
+    want = _bz2_verdicts(path)["stdlib"]
+    monkeypatch.setattr(compressed, "_indexed_bzip2", FakeModule)
+    assert _bz2_verdicts(path)["fast"] == want
+
+
+# ------------------------------------------------------------------ item 3: labels name file:line
+
+LABELS = (b"# a header comment\n\n1 1:1\n2 2:1\n# a comment\n1 1:0.5\n\n"
+          b"3 1:1 2:1\n0.25 1:1\n2 2:2\n0.75 1:3\n")          # 0.25 is on line 9

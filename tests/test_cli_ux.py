@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import run_here
 from click.testing import CliRunner
 
 import linsvm
@@ -115,6 +116,7 @@ def test_help_shows_codes_beside_the_names():
 
 # ------------------------------------------------------------------ the invoked name (issue 17)
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("entry,argv0,prog", [
     ("train_main", "linsvm-train", "linsvm-train"),
     ("predict_main", "linsvm-predict", "linsvm-predict"),
@@ -132,6 +134,7 @@ def test_errors_name_the_invoked_command(binary, entry, argv0, prog):
     assert proc.stderr.count("\n") == 1
 
 
+@pytest.mark.subprocess
 def test_python_m_errors_say_linsvm_train(binary):
     tmp, f, X, y = binary
     proc = subprocess.run([sys.executable, "-m", "linsvm", "train", "-q", str(tmp / "nope.svm")],
@@ -442,6 +445,7 @@ def test_no_progress_when_stderr_is_not_a_terminal(binary, monkeypatch):
     assert "\r" not in run(cv_cmd, ["-v", "3", f]).stderr
 
 
+@pytest.mark.subprocess
 def test_progress_on_a_real_pty(binary):
     pty = pytest.importorskip("pty")
     tmp, f, X, y = binary
@@ -496,6 +500,22 @@ def test_cv_never_prints_nan_when_a_fold_has_no_positive(tmp_path):
         if fmt == "json":
             assert json.loads(r.stdout)["points"][0]["mean"] is None
     assert "n/a" in run(cv_cmd, ["--metric", "prbep", "-c", "1", "-v", "3", f]).stdout
+
+
+def test_n_threads_help_says_the_model_does_not_depend_on_the_count():
+    """w8a with -s alm took 450 iterations on one thread and 443 on two.  The scatters now
+    sum fixed row blocks in block order, so the models are the same bit for bit
+    (tests/test_threads_identical.py), and every solver's --n-threads help says so."""
+    with_threads = [name for name, info in SOLVERS.items() if "n_threads" in info.options]
+    assert {"mfn", "alm", "alm-exact", "perf"} <= set(with_threads)
+    for name in with_threads:
+        text = " ".join(SOLVERS[name].options["n_threads"].help.split())
+        assert "same bit for bit for every count" in text, (name, text)
+    status, out, _ = run_here("train", "--help", cwd=".")
+    assert status == 0 and "same bit for bit for every count" in " ".join(out.split())
+    for name in ("mfn", "alm", "perf"):
+        status, out, _ = run_here("train", "--help-solver", name, cwd=".")
+        assert status == 0 and "same bit for bit" in " ".join(out.split()), name
 
 
 # ------------------------------------------------ answers that are not finite, and why

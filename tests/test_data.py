@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import data_dir, shared_file
 import scipy.sparse as sp
 
 from linsvm import _svmlight
@@ -20,7 +21,6 @@ from linsvm.io.svmlight import dump_svmlight, iter_svmlight, load_svmlight
 from linsvm.errors import DataError, ParameterError
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-DATASETS = pathlib.Path(os.environ.get("LINSVM_DATA", REPO.parent / "shared" / "datasets"))
 
 
 def write(tmp_path, content, name="in.svm"):
@@ -761,7 +761,7 @@ def test_dump_large_index(tmp_path):
 # ---------------------------------------------------------------------------
 
 def _real_files():
-    manifest = DATASETS / "MANIFEST.tsv"
+    manifest = data_dir() / "MANIFEST.tsv"
     if not manifest.exists():
         return []
     rows = []
@@ -781,13 +781,13 @@ REAL = [r for r in _real_files()
             "ordinal/housing_5bins.train.1")]
 
 
-@pytest.mark.skipif(not REAL, reason=f"no data sets at {DATASETS} (set LINSVM_DATA)")
+@pytest.mark.slow
+@pytest.mark.data
+@pytest.mark.skipif(not REAL, reason="no data sets under $LINSVM_DATA")
 @pytest.mark.parametrize("rec", REAL, ids=[r["file"] for r in REAL])
 def test_agrees_with_sklearn_on_real_data(rec):
     sk = pytest.importorskip("sklearn.datasets")
-    path = DATASETS / rec["file"]
-    if not path.exists():
-        pytest.skip(f"{path} missing")
+    path = shared_file(rec["file"])
     X, y = load_svmlight(path)
     Xs, ys = sk.load_svmlight_file(str(path), zero_based=False)
     assert X.shape == Xs.shape

@@ -263,6 +263,8 @@ def sector_head():
     return X[:1000], y[:1000]
 
 
+@pytest.mark.slow
+@pytest.mark.data
 @pytest.mark.parametrize("loss,s", [("l1", 3), ("l2", 1)])
 def test_one_vs_rest_matches_liblinear_on_sector(loss, s, sector_head):
     liblinearutil = pytest.importorskip("liblinear.liblinearutil")
@@ -325,6 +327,7 @@ def test_l2_dcd_that_reaches_the_loop_cap_finishes_with_mfn():
         linsvm.train(X, y, solver="dcd", loss="l1", C=C, max_iter=3, primal_fallback=False)
 
 
+@pytest.mark.data
 def test_l2_dcd_on_unscaled_australian_reaches_the_optimum():
     X, y = linsvm.load_svmlight(shared_file("binary/australian"))
     model = linsvm.train(X, y, solver="dcd", loss="l2", C=1.0)

@@ -375,6 +375,7 @@ def test_bad_n_features_is_a_parameter_error(tmp_path):
             read_svmlight_share(path, comm, n_features=bad)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name,n_ranks", [("binary/w8a", 4), ("ordinal/abalone_10bins.train.1", 3),
                                           ("binary/a9a", 5)])
 def test_shared_data_sets_equal_serial(name, n_ranks):
@@ -394,6 +395,7 @@ def test_chunked_share_equals_serial(tmp_path, monkeypatch):
                               path, n_features=30)
 
 
+@pytest.mark.subprocess
 def test_nothing_in_linsvm_imports_mpi4py():
     import subprocess
     import sys

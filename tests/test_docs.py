@@ -156,6 +156,7 @@ def _long_options(command):
     return names - {"--help"}
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command, page", [("train", "train.md"), ("predict", "predict.md"),
                                            ("cv", "cv.md"), ("synth", "synth.md"),
                                            ("renumber", "renumber.md")])

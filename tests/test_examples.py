@@ -9,6 +9,9 @@ import pytest
 from conftest import REPO, data_dir, shared_file
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.data
 def test_make_mfn_quick_writes_its_tables(tmp_path):
     # the MFN quick targets take seconds; CI runs the whole `make -C examples quick` as its
     # own step (.ci/run), since the SECTOR targets take about a minute
@@ -26,6 +29,7 @@ def test_make_mfn_quick_writes_its_tables(tmp_path):
     assert "| Adult-9 | both | 3 |" in table        # the paper's number beside ours
 
 
+@pytest.mark.subprocess
 def test_reproduce_quick_skips_targets_without_data(tmp_path):
     # the CI step `make -C examples quick` must pass on a machine without the shared data:
     # each target whose data set is absent is skipped, one line names them all, exit 0
@@ -47,6 +51,8 @@ def test_reproduce_quick_skips_targets_without_data(tmp_path):
     assert proc.returncode == 1 and "mfn-table3 (binary/a9a)" in proc.stderr
 
 
+@pytest.mark.subprocess
+@pytest.mark.data
 def test_fetch_data_links_checked_files(tmp_path):
     shared_file("binary/heart_scale")
     listing = tmp_path / "datasets.txt"

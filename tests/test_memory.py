@@ -38,6 +38,7 @@ def run_limited(args, limit=3 << 29):
                           capture_output=True, text=True, env=env, timeout=120)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("solver", ["mfn", "sdm-cs", "perf"])
 def test_memory_by_feature_index_is_one_line_error(tmp_path, solver):
     """`1 2147483647:1` made every solver allocate 16-256 GiB: a traceback
@@ -57,6 +58,7 @@ def test_memory_by_feature_index_is_one_line_error(tmp_path, solver):
     assert not model.exists() and os.listdir(tmp_path) == ["huge.svm"]
 
 
+@pytest.mark.subprocess
 def test_available_sees_rlimit_as():
     code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30));"
             "from linsvm.runtime import memory; print(*memory.available())")
@@ -145,6 +147,7 @@ def test_estimate_covers_the_solve(solver):
 # linsvm renumber
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_renumber_trains_the_same_model(tmp_path):
     """Training on renumbered data and predicting through the same map gives
     the decision values of the original model (unused features weigh 0)."""

@@ -217,6 +217,7 @@ def test_same_seed_same_model_bytes():
     assert a.weights.tobytes() == b.weights.tobytes()
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("C", [0.5, 4.0])
 def test_matches_liblinear_s2_on_real_data(C):
     liblinear = pytest.importorskip("liblinear.liblinearutil")

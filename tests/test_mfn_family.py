@@ -371,6 +371,7 @@ def test_l1_certificate_is_the_duality_gap():
     assert cert["gap"] == pytest.approx(F - D, rel=1e-9)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("C", [0.5, 4.0])
 def test_l1_matches_liblinear_s3_on_real_data(C):
     liblinear = pytest.importorskip("liblinear.liblinearutil")
@@ -391,8 +392,10 @@ def test_l1_matches_liblinear_s3_on_real_data(C):
     assert D <= F_ref * (1 + 1e-12)                  # our lower bound holds for LIBLINEAR's point
     assert F <= F_ref * (1 + tol)                    # we are at least as good, to the certified gap
     # the same objective: LIBLINEAR's -s 3 stops at its 1000-iteration cap here, 5e-5 (C = 0.5)
-    # to 3e-3 (C = 4) above F*, which the certificate brackets
-    assert F_ref <= F * (1 + 5e-3)
+    # to 8e-3 (C = 4) above F*, which the certificate brackets; how far depends on its
+    # coordinate order, drawn from the C library's rand() whose state the earlier LIBLINEAR
+    # calls of this process leave
+    assert F_ref <= F * (1 + 1e-2)
 
 
 def test_l1_warm_start_needs_fewer_iterations_and_reaches_the_same_objective():
@@ -409,6 +412,7 @@ def test_l1_warm_start_needs_fewer_iterations_and_reaches_the_same_objective():
     np.testing.assert_array_equal(again.weights, warm.weights)
 
 
+@pytest.mark.data
 def test_l1_tight_tolerance_never_increases_the_smoothed_objective_regression():
     # At tau ~ 1e-7 on a9a a Newton direction of norm 1e-13 once produced an "exact" step
     # of 6e12 (the slope's pieces were rounding noise) and F jumped from 11434 to 17687.
@@ -422,6 +426,7 @@ def test_l1_tight_tolerance_never_increases_the_smoothed_objective_regression():
     assert model.column_stats[0]["duality_gap"] <= 1e-9
 
 
+@pytest.mark.slow
 def test_l1_certificate_stays_valid_when_it_cannot_be_met():
     # one feature scaled by 1e9 (the unscaled Australian set has one at 1e5; up to about
     # 1e7 the solver now certifies 1e-10, since CGLS hands it the step it took): double
@@ -587,6 +592,7 @@ def test_ord_ignores_qid_with_a_warning():
     assert any("query ids" in w for w in a.warnings)
 
 
+@pytest.mark.data
 def test_ord_on_housing_against_lbfgs_and_predict_reports_ordinal_measures(tmp_path):
     from sklearn.datasets import load_svmlight_file
     train_path = shared_file("ordinal/housing_5bins.train.1")

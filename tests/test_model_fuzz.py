@@ -229,6 +229,7 @@ def _exact_score(W, bias, row):
     return sum(terms, Fraction(0)), sum((abs(t) for t in terms), Fraction(0))
 
 
+@pytest.mark.slow
 @given(overflow_case(), st.sampled_from(["linsvm-text", "linsvm-binary", "liblinear"]))
 def test_overflowing_decision_values_are_one_error_naming_model_and_example(case, fmt):
     """Whatever the weights' and features' magnitudes, predict_file (what linsvm-predict

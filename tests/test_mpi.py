@@ -68,6 +68,7 @@ def _run(tmp_path, text, n_ranks, with_qid=True, path=None):
     return str(path), out, proc
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("n_ranks", [2, 3])
 def test_mpiexec_shares_equal_serial(tmp_path, n_ranks):
     path, out, proc = _run(tmp_path, TEXT, n_ranks)
@@ -90,6 +91,7 @@ def test_mpiexec_shares_equal_serial(tmp_path, n_ranks):
         assert np.array_equal(r["labels"], y[np.sort(first)])
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("n_ranks", [2, 3])
 def test_mpiexec_error_on_one_rank_reaches_every_rank(tmp_path, n_ranks):
     """A bad line near the end (on the last rank only): every rank exits
@@ -107,6 +109,7 @@ def test_mpiexec_error_on_one_rank_reaches_every_rank(tmp_path, n_ranks):
         assert not (out / f"rank{r}.npz").exists()
 
 
+@pytest.mark.mpi
 def test_mpiexec_qid_pattern_broken_on_a_later_rank(tmp_path):
     text = TEXT.replace(b"5 qid:3 12:0.1", b"5 12:0.1")
     path, out, proc = _run(tmp_path, text, 3)
@@ -117,6 +120,8 @@ def test_mpiexec_qid_pattern_broken_on_a_later_rank(tmp_path):
         assert (out / f"err{r}.txt").read_text() == str(ref.value)
 
 
+@pytest.mark.mpi
+@pytest.mark.data
 def test_mpiexec_w8a_three_ranks(tmp_path):
     path, out, proc = _run(tmp_path, None, 3, with_qid=False, path=shared_file("binary/w8a"))
     assert proc.returncode == 0, proc.stderr

@@ -271,6 +271,7 @@ def test_interrupt_on_one_rank_stops_every_rank(solver):
 
 # ------------------------------------------------------------------ shared data sets
 
+@pytest.mark.data
 @pytest.mark.parametrize("solver,opts", [("alm", {}), ("alm-exact", {}), ("perf", {"tol": 1e-4})])
 def test_heart_scale_three_ranks(solver, opts):
     X, y = load_svmlight(shared_file("binary/heart_scale"))
@@ -280,6 +281,7 @@ def test_heart_scale_three_ranks(solver, opts):
     _check(serial, models, Xt)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("solver", ["alm", "alm-exact"])
 def test_alm_a1a_within_certified_gap(solver):
     # alm-exact's CGLS w-steps stop at cg_tol, and the distributed CGLS (recurrence
@@ -302,6 +304,7 @@ def test_alm_a1a_within_certified_gap(solver):
             assert abs(f1 - f0) <= bound * abs(f0), (f0, f1)
 
 
+@pytest.mark.data
 def test_housing_perf_ord_two_ranks():
     X, y = load_svmlight(shared_file("ordinal/housing_5bins.train.1"))
     Xt, _ = load_svmlight(shared_file("ordinal/housing_5bins.test.1"), n_features=X.shape[1])
@@ -343,6 +346,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("n_ranks", [2, 3])
 def test_under_mpiexec(tmp_path, n_ranks):
     exe = mpiexec()

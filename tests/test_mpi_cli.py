@@ -109,6 +109,7 @@ def stderr_lines(proc):
     return [line for line in proc.stderr.decode().splitlines() if line.strip()]
 
 
+@pytest.mark.mpi
 def test_train_on_a_plain_file_equals_serial(tmp_path):
     """Each of 2 ranks reads its byte range; class 4 lives on rank 1 only."""
     path, X, y = data_set(tmp_path)
@@ -127,6 +128,7 @@ def test_train_on_a_plain_file_equals_serial(tmp_path):
     assert got.stats["ranks"] == 2
 
 
+@pytest.mark.mpi
 def test_train_on_shards_with_an_empty_and_a_gzip_shard(tmp_path):
     path, X, y = data_set(tmp_path, n=150, seed=4)
     lines = path.read_bytes().splitlines(keepends=True)
@@ -143,6 +145,7 @@ def test_train_on_shards_with_an_empty_and_a_gzip_shard(tmp_path):
     assert_same_model(tmp_path / "m.model", X, y)
 
 
+@pytest.mark.mpi
 def test_train_from_stdin_is_scattered_by_rank_0(tmp_path):
     """MPICH's mpiexec forwards standard input to rank 0 only, and only while it
     keeps up: a small input (large ones are better given as files)."""
@@ -155,6 +158,7 @@ def test_train_from_stdin_is_scattered_by_rank_0(tmp_path):
     assert_same_model(tmp_path / "m.model", X, y)
 
 
+@pytest.mark.mpi
 def test_malformed_line_in_the_second_half(tmp_path):
     """Every rank exits non-zero; one message naming the file and the global line;
     no model written."""
@@ -174,6 +178,7 @@ def test_malformed_line_in_the_second_half(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if "model" in p.name] == []
 
 
+@pytest.mark.mpi
 def test_serial_only_solver_is_refused_once(tmp_path):
     # every registered solver runs distributed today: the driver registers one without
     # (LINSVM_TEST_SERIAL_ONLY), as a solver added later without a distributed mode is
@@ -189,6 +194,7 @@ def test_serial_only_solver_is_refused_once(tmp_path):
     assert not (tmp_path / "m.model").exists()
 
 
+@pytest.mark.mpi
 def test_cv_equals_serial_cv(tmp_path):
     path, X, y = data_set(tmp_path, n=200, seed=6)
     proc = launch(tmp_path, 3, "cv", "-q", "-s", solver_name(), "-c", "0.25,1", "-v", "4",
@@ -203,6 +209,7 @@ def test_cv_equals_serial_cv(tmp_path):
         assert float(row[3]) == pytest.approx(pt.std, abs=1e-12)
 
 
+@pytest.mark.mpi
 def test_fault_on_one_rank_ends_the_job(tmp_path):
     path, _, _ = data_set(tmp_path, n=60)
     proc = launch(tmp_path, 2, "train", "-s", solver_name(), path, "m.model",
@@ -213,6 +220,7 @@ def test_fault_on_one_rank_ends_the_job(tmp_path):
     assert not (tmp_path / "m.model").exists()
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("solver", ["dcd", "sdm-cs"])
 def test_serial_finish_runs_on_rank_0_while_the_others_wait(tmp_path, solver):
     """3 real ranks gather their rows and alphas on rank 0, which finishes serially while
@@ -241,6 +249,23 @@ def test_serial_finish_runs_on_rank_0_while_the_others_wait(tmp_path, solver):
     ref = train(X, y, solver=solver, tol=1e-6, max_iter=100000)
     f_ref = ref.stats["objective"]
     assert d - 1e-9 * f_ref <= f_ref <= f * (1 + 1e-12)
+
+
+@pytest.mark.mpi
+def test_a_refused_label_names_the_files_line_on_every_rank(tmp_path):
+    """On two MPI ranks (each its share of the plain file, or rank 0 scattering a
+    compressed one), every rank raises the error with the file's own line."""
+    from conftest import child_env, mpiexec
+    from test_fuzz_input import _label_files
+    exe = mpiexec()
+    _label_files(tmp_path)
+    for name in ("frac.svm", "frac.svm.gz"):
+        r = subprocess.run([exe, "-n", "2", sys.executable, "-m", "linsvm", "train", "-q", name, "m"],
+                           cwd=tmp_path, env=child_env(), capture_output=True, timeout=300)
+        err = [x for x in r.stderr.decode().splitlines()
+               if x.strip() and not x.startswith("note:")]
+        assert r.returncode != 0 and len(err) == 1, r.stderr
+        assert err[0].startswith(f"linsvm train: error: {name}:9: label 0.25 is not an integer"), err
 
 
 @pytest.mark.mpi

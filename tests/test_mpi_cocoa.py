@@ -321,6 +321,7 @@ def test_cocoa_warm_start_and_local_epochs_not_in_serial_model():
 
 # ------------------------------------------------------------------ tests: shared data
 
+@pytest.mark.data
 @pytest.mark.parametrize("loss", ["l1", "l2"])
 def test_dcd_cocoa_a1a(loss):
     X, y, Xt, _ = _shared("binary/a1a", "binary/a1a.t")
@@ -332,6 +333,7 @@ def test_dcd_cocoa_a1a(loss):
         _check(models, ser, X, y, Xt, "dcd", loss=loss, tol=0.01)
 
 
+@pytest.mark.data
 def test_dcd_cocoa_w1a_australian():
     X, y, Xt, _ = _shared("binary/w1a", "binary/w1a.t")
     ser = _serial(X, y, "dcd", tol=1e-6, max_iter=5000)
@@ -345,6 +347,7 @@ def test_dcd_cocoa_w1a_australian():
     _check(models, ser, Xs, y, Xs, "dcd", loss="l2", tol=0.01)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("solver", ["sdm-cs", "sdm-ww"])
 def test_sdm_cocoa_abalone_as_classes(solver):
     """The 5 ranks of abalone as 5 classes (a small shared multi-class set; rows shuffled:
@@ -392,6 +395,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.mpi
 def test_cocoa_under_mpiexec(tmp_path):
     exe = mpiexec()
     script = tmp_path / "cocoa.py"

@@ -338,6 +338,7 @@ def _shared(name, test_name):
     return X, y, load_svmlight(test, n_features=nf)[0]
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("solver", ["mfn", "ls", "mfn-huber", "mfn-l1"])
 def test_w1a_three_ranks(solver):
     X, y, Xt = _shared("binary/w1a", "binary/w1a.t")
@@ -347,6 +348,7 @@ def test_w1a_three_ranks(solver):
                        Xt)
 
 
+@pytest.mark.data
 def test_australian_and_a1a_mfn_with_an_empty_rank():
     for train, test in (("binary/australian", "binary/australian"),
                         ("binary/a1a", "binary/a1a.t")):
@@ -356,6 +358,7 @@ def test_australian_and_a1a_mfn_with_an_empty_rank():
                                                 tol=TOL["mfn"]), Xt)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("n_ranks", [2, 3])
 def test_ordinal_housing(n_ranks):
     X, y, Xt = _shared("ordinal/housing_5bins.train.1", "ordinal/housing_5bins.test.1")
@@ -407,6 +410,7 @@ MPI_SCRIPT = textwrap.dedent("""
 
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("n_ranks", [2, 3])
 def test_mpiexec_family_equals_serial(tmp_path, n_ranks):
     exe = mpiexec()

@@ -323,6 +323,7 @@ MPI_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("n_ranks", [2, 3])
 def test_mpiexec_split_equals_serial(tmp_path, n_ranks):
     """Under a real mpiexec, with --weight-split at its default (auto picks the split

@@ -72,6 +72,7 @@ def _liblinear(X, nu, eps):
     return np.array(w), -b
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("nu", [0.1, 0.5])
 def test_against_liblinear(nu):
     from sklearn.datasets import load_svmlight_file

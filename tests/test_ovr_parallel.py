@@ -32,6 +32,8 @@ def test_weights_identical_for_any_number_of_jobs(seven_classes, solver, opts):
         assert m.stats["objective"] == models[0].stats["objective"]
 
 
+@pytest.mark.slow
+@pytest.mark.data
 def test_sector_weights_identical_for_one_and_two_jobs():
     from linsvm.io.svmlight import load_svmlight
 

@@ -279,6 +279,7 @@ def test_ordinal_counts_do_not_depend_on_row_order_or_threads():
 
 # --------------------------------------------------------------------------- Theorem 3 on real data
 
+@pytest.mark.data
 @pytest.mark.parametrize("name,C,bias,scaled", [("a1a", 1.0, 1.0, True), ("heart_scale", 0.5, 1.0, True),
                                                 ("w1a", 1.0, 1.0, True), ("australian", 0.01, -1.0, False)])
 def test_theorem3_and_figure7_against_liblinear(name, C, bias, scaled):
@@ -311,6 +312,7 @@ def test_theorem3_and_figure7_against_liblinear(name, C, bias, scaled):
         assert 0.0 <= (F_ll - ws) / F_ll <= 0.01
 
 
+@pytest.mark.data
 def test_tight_eps_reaches_the_optimum_of_an_independent_solver():
     X, y = load_svmlight(shared_file("binary/heart_scale"))
     D_ref, F_ref = scipy_dual_l1(X, y, 0.5, 1.0)
@@ -408,6 +410,7 @@ def test_perf_ord_matches_explicit_pairwise_liblinear(levels, with_qid):
     assert np.linalg.norm(w - w_ref) <= np.sqrt(2 * (F_ref - D)) + np.sqrt(2 * (F - D)) + 1e-12
 
 
+@pytest.mark.data
 def test_perf_ord_two_levels_maximizes_roc_area_and_ignores_bias():
     from linsvm.problem.metrics import roc_area
 
@@ -461,6 +464,7 @@ def test_thresholds_minimize_each_boundary_error(seed):
 
 # --------------------------------------------------------------------------- warm starts, caps, determinism
 
+@pytest.mark.data
 def test_warm_start_reuses_constraints_along_a_C_path():
     X, y = load_svmlight(shared_file("binary/a1a"))
     first = linsvm.train(X, y, solver="perf", C=0.5)
@@ -492,6 +496,7 @@ def test_warm_start_perf_ord_with_qid():
     assert abs(b.column_stats[0]["objective"] - F(b)) <= 1e-9 * F(b)
 
 
+@pytest.mark.data
 def test_constraint_cap_warns_and_keeps_the_guarantee():
     X, y = load_svmlight(shared_file("binary/heart_scale"))
     eps = 1e-3

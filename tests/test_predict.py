@@ -4,6 +4,7 @@ import io
 
 import numpy as np
 import pytest
+from conftest import one_error_line, run_here
 from click.testing import CliRunner
 
 import linsvm
@@ -174,3 +175,79 @@ def test_buffers_score_as_scipy_does_bit_for_bit(n_columns, bias, width):
     got = model.decision_function(CSRBuffers(X))
     assert got.shape == model.decision_function(X).shape
     assert np.array_equal(got, model.decision_function(X))
+
+
+# models whose weights overflow a decision value
+
+def _overflow_models(directory):
+    """(file, test data, example) triples: models whose decision value overflows on an
+    example, in the three places it can -- adding the bias term, a weight times a
+    feature, the sum of finite products -- saved in every format (binary weights with
+    their crc32)."""
+    from linsvm.model.model import Model
+    cases = {
+        # w = (1, 1), bias weight 1e308: x = (1e308/2 .. ) plus the bias term overflows
+        "bias": (np.array([[1.0], [1.0], [1e308]]), b"1 1:1\n-1 1:1 2:1e308\n", 2),
+        # one product: 1e308 * 10
+        "product": (np.array([[1e308], [-1.0], [0.5]]), b"1 2:1\n1 1:10\n", 2),
+        # all +-1e308 (the issue's model): each product is finite, their sum is not
+        "sum": (np.where(np.arange(14) % 2 == 0, 1e308, -1e308).reshape(-1, 1),
+                b"1 1:1 3:1 5:0.5\n-1 2:1\n", 1),
+    }
+    out = []
+    for name, (W, data, example) in cases.items():
+        test = directory / f"{name}.svm"
+        test.write_bytes(data)
+        model = Model(solver="mfn", classes=[1, -1], weights=W, bias=1.0, params={})
+        for fmt in ("linsvm-text", "linsvm-binary", "liblinear"):
+            path = directory / f"{name}.{fmt}.model"
+            model.save(path, format=fmt)
+            out.append((path, test, example))
+    return out
+
+
+def test_overflowing_model_is_one_line_naming_the_model(tmp_path):
+    """All +-1e308 weights loaded (text, LIBLINEAR, binary with a valid crc32), then predict
+    printed NumPy's `RuntimeWarning: overflow encountered in add` with a source line and an
+    error naming the test file as if the data were at fault."""
+    for model, test, example in _overflow_models(tmp_path):
+        out = tmp_path / "p.txt"
+        status, _, err = run_here("predict", test.name, model.name, out.name, cwd=tmp_path)
+        line = one_error_line(err)
+        assert status == 1 and "RuntimeWarning" not in err, err
+        assert line.startswith(f"linsvm predict: error: {model.name}: example {example} of "
+                               f"{test.name}: the decision value is "), line
+        assert "the model's weights (up to 1e+308 in magnitude)" in line, line
+        assert not out.exists()
+
+
+def test_no_numpy_warning_from_the_python_api(tmp_path):
+    import warnings
+
+    from linsvm.model import ScoreOverflowError
+    from linsvm.io.svmlight import load_svmlight
+    for model, test, example in _overflow_models(tmp_path):
+        m = linsvm.load_model(model)
+        X, _ = load_svmlight(test)
+        for x in (X, X.toarray()):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                with pytest.raises(ScoreOverflowError) as info:
+                    m.decision_function(x)
+            assert info.value.row == example - 1 and info.value.model_at_fault
+        assert m.source == str(model)
+
+
+def test_warm_start_from_an_overflowing_model_is_refused(tmp_path):
+    """-i from such a model started the solve from inf: mfn failed with "weights must be
+    finite", alm wrote an unusable model and exited 0."""
+    model, test, _ = _overflow_models(tmp_path)[-3]          # the "sum" model, text format
+    for solver in ("mfn", "alm", "dcd"):
+        status, _, err = run_here("train", "-q", "-s", solver, "-i", model.name, test.name, "o.model",
+                                 cwd=tmp_path)
+        line = one_error_line(err)
+        assert status == 1 and f"error: {model.name}: its weights overflow the decision value of " \
+            "training example 1" in line, err
+        assert not (tmp_path / "o.model").exists()
+
+

@@ -286,6 +286,7 @@ def moderate_files(draw):
     return "".join(rows)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=moderate_files(), xl=_limits, yl=_limits)
@@ -440,6 +441,7 @@ def _run_module(args, **kw):
                           capture_output=True, env=child_env(), timeout=120, **kw)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("packed", [False, True])
 def test_stdin_is_spooled(tmp_path, packed):
     """'-' reads standard input once, keeping a copy for the second pass (compressed
@@ -451,6 +453,7 @@ def test_stdin_is_spooled(tmp_path, packed):
     assert r.stdout == want
 
 
+@pytest.mark.subprocess
 def test_fifo_input_is_spooled(tmp_path):
     if not hasattr(os, "mkfifo"):
         pytest.skip("no FIFOs here")
@@ -556,15 +559,6 @@ def test_malformed_restore_file_writes_nothing(tmp_path):
     assert r.exit_code == 1
     assert r.stderr.strip() == f"linsvm scale: error: {bad}:3: expected 'index min max', got 2 field(s)"
     assert not (tmp_path / "out").exists()
-
-
-def test_output_over_the_input_is_refused(tmp_path):
-    data = write_text(tmp_path, RULES)
-    r = invoke(["-o", data, data])
-    assert r.exit_code == 1 and "refusing to overwrite" in r.stderr
-    assert data.read_text() == RULES
-    r = invoke(["-s", tmp_path / "o", "-o", tmp_path / "o", data])
-    assert r.exit_code == 2
 
 
 def test_missing_data_file(tmp_path):

@@ -476,6 +476,8 @@ def sector_head():
     return X[:1000], y[:1000]
 
 
+@pytest.mark.slow
+@pytest.mark.data
 def test_cs_matches_liblinear_s4_on_sector(sector_head):
     liblinearutil = pytest.importorskip("liblinear.liblinearutil")
     X, y = sector_head

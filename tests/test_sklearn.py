@@ -195,6 +195,7 @@ def test_pipeline_grid_search_cross_val_score_and_clone():
     assert np.mean(cross_val_score(OrdinalSVM(), Xo, yo, cv=3)) > 0.3
 
 
+@pytest.mark.subprocess
 def test_estimator_and_command_line_give_the_same_weights(tmp_path):
     X, y = binary_data(n=150, d=6, sparse=True)
     yl = np.where(y == 1, 1.0, -1.0)

@@ -39,6 +39,7 @@ def files(tmp_path):
     return data, tmp_path / "m"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args", [["--version"], ["train", "--help"], ["predict", "--help"],
                                   ["cv", "--help"], ["train", "--help-solver", "mfn"]])
 def test_help_and_version_import_nothing_numeric(tmp_path, args):
@@ -47,6 +48,7 @@ def test_help_and_version_import_nothing_numeric(tmp_path, args):
     assert not {m for m in mods if m.startswith("linsvm._")} - {"linsvm._lazy", "linsvm._version"}
 
 
+@pytest.mark.subprocess
 def test_train_and_predict_import_no_scipy(tmp_path, files):
     data, model = files
     for args in (["train", "-q", data, model], ["train", data, model],
@@ -60,6 +62,7 @@ def test_train_and_predict_import_no_scipy(tmp_path, files):
                     "linsvm.io.shards"} & mods, args
 
 
+@pytest.mark.subprocess
 def test_no_solver_module_imports_scipy(tmp_path):
     """Every solver's module (each SOLVERS entry's lazy fit) loads without SciPy: a solve
     from the command line must not pay SciPy's import (0.27 s here), as lr's certificate
@@ -87,6 +90,7 @@ TEARDOWN = ("import sys\n"
             "keep = Teardown()\n")
 
 
+@pytest.mark.subprocess
 def test_a_finished_command_ends_without_the_teardown_and_keeps_its_output(tmp_path):
     # linsvm.runtime.quick_exit: the entry points end the process once the command has
     # ended, so an object that only module teardown would delete is never deleted; the
@@ -123,6 +127,7 @@ QUICK = ("import atexit, sys, threading\n"
          "print('returned')\n")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("setup, ends", [
     ("quick_exit.start()", True),
     ("", False),                                               # not a linsvm program

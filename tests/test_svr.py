@@ -302,6 +302,8 @@ def test_against_liblinear_on_diabetes(code, solver, opts, reg):
         assert abs(f - f_ll) <= 1e-5 * f_ll
 
 
+@pytest.mark.slow
+@pytest.mark.data
 def test_against_liblinear_on_debian():
     from linsvm.io.svmlight import load_svmlight
     X, y = load_svmlight(shared_file("regression/debian-deps-size.train.bz2"))
@@ -374,6 +376,7 @@ def test_svr_over_ranks_equals_serial(P, empty, reg_bias):
     np.testing.assert_allclose(out[0].weights, serial.weights, atol=1e-6)
 
 
+@pytest.mark.mpi
 def test_svr_under_mpiexec(tmp_path):
     exe = mpiexec()
     script = tmp_path / "run.py"

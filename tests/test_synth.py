@@ -108,3 +108,43 @@ def test_tiny_inputs():
 def test_bad_parameters_raise_parameter_error(kwargs):
     with pytest.raises(ParameterError):
         make_text_classification(**kwargs)
+
+
+def _limit_address_space(limit):
+    def set_limit():
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return set_limit
+
+
+@pytest.mark.subprocess
+def test_synth_checks_memory_before_allocating(tmp_path):
+    """`linsvm synth --n-features 2147483647` tried the allocation and printed "out of
+    memory (Unable to allocate 16.0 GiB ...)"; now it is refused before anything is
+    allocated, in one line that says how much it needs and how much there is, as train's
+    memory check does.  (The child's address space is capped at 6 GiB, so that the
+    check has a limit to find whatever memory the machine has.)"""
+    import subprocess
+    import sys
+
+    from conftest import child_env, one_error_line
+    out = tmp_path / "big.svm"
+    r = subprocess.run([sys.executable, "-m", "linsvm", "synth", "--n-features", "2147483647",
+                        str(out), str(tmp_path / "big.t")], capture_output=True, text=True,
+                       env=child_env(), timeout=300, preexec_fn=_limit_address_space(6 << 30))
+    line = one_error_line(r.stderr)
+    assert r.returncode == 1
+    assert "needs about" in line and "is available (RLIMIT_AS)" in line, line
+    assert "Unable to allocate" not in line and "out of memory" not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    # the Python function checks the same way, before drawing anything
+    from linsvm.io.synth import make_text_classification, memory_needed
+    assert memory_needed(20000, 2147483647) > 16 << 30
+    assert memory_needed(100, 50) < 1 << 20
+    X, y = make_text_classification(n_samples=100, n_features=50, seed=1)
+    assert X.shape == (100, 50)
+
+
+# ------------------------------------------------------------------ item 1: outputs vs inputs
+
+DATA = b"1 1:0.5 3:1\n-1 2:1 4:0.25\n1 1:1 4:2\n-1 3:0.5\n"
