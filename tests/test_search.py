@@ -103,3 +103,16 @@ def test_a_search_over_c_still_runs_for_solvers_with_a_cost(tmp_path, solver):
                                        str(tmp_path / "d.svm")])
     assert r.exit_code == 0, r.output
     assert r.stdout.strip().splitlines()[-1].startswith("Best C = ")
+
+
+def test_a_search_whose_first_c_would_underflow_is_refused_in_one_line(tmp_path):
+    from conftest import assert_one_line_error
+
+    X, y = random_problem(n_samples=40, n_features=4, seed=3)
+    dump_svmlight(X * 1e155, y, tmp_path / "big.svm")
+    r = CliRunner().invoke(train_cmd, ["-q", "-s", "ls", "-C", str(tmp_path / "big.svm")])
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    assert_one_line_error(r, "-C: with feature values up to", "e+155", "linsvm scale")
+    with pytest.raises(linsvm.ParameterError, match="smallest normal C"):
+        start_C(sp.csr_matrix(X * 1e155), 1.0)
+    assert start_C(sp.csr_matrix(X * 1e150), 1.0) > 0      # squares of 1e300 still fit

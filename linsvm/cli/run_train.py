@@ -81,7 +81,8 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
                    allow_many_classes=allow_many_classes, **solver_options)
     if find_C:
-        _search(console, job, X, y, C, n_folds or 5, qid, sample_weight, quiet, options)
+        with labels_located(data, job):
+            _search(console, job, X, y, C, n_folds or 5, qid, sample_weight, quiet, options)
         return
     if n_folds is not None:
         with labels_located(data, job):
