@@ -1178,7 +1178,8 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     if m == 0 or nw == 0:
         primal = _nothing_to_fit(S["a"], m, w_arr, n_features, free, log(2.0))
         return dict(w=w_arr, status=CONVERGED, n_iter=0, primal=primal,
-                    dual=primal if nw == 0 else 0.0, grad_inf=0.0, ref=0.0, last_norm=0.0, n_active=0,
+                    dual=primal if nw == 0 else 0.0, grad_inf=0.0, ref=0.0, last_norm=0.0,
+                    n_active=0,
                     inner_total=0, ls_trials=0, inner_eps=1.0, trace=trace_arr[:0].copy())
     with nogil:
         n_total = _active_features(&A, &wv[0], &I[0, 0])

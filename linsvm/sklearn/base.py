@@ -89,7 +89,8 @@ def user_labelled(model, classes, index_of_code):
     classes = np.asarray(classes)
     if classes.dtype.kind not in "biuf":
         return model
-    labels = np.array([classes[index_of_code(c)] for c in model.classes_.tolist()], dtype=np.float64)
+    labels = np.array([classes[index_of_code(c)] for c in model.classes_.tolist()],
+                      dtype=np.float64)
     if not np.isfinite(labels).all() or np.unique(labels).shape[0] != labels.shape[0]:
         return model
     return Model(solver=model.solver, classes=labels, weights=model.weights, bias=model.bias,

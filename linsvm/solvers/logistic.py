@@ -304,7 +304,8 @@ def _dual_fits(alpha, alpha_c, cost):
     (C = 5e-324) or so large that the iterates overflow fails it."""
     has = cost > 0
     with np.errstate(all="ignore"):
-        return bool(np.all((alpha[has] > 0) & (alpha_c[has] > 0) & np.isfinite(alpha[has] + alpha_c[has])))
+        a, b = alpha[has], alpha_c[has]
+        return bool(np.all((a > 0) & (b > 0) & np.isfinite(a + b)))
 
 
 def _dual_loops(problem, params, alpha, alpha_c, callback, log):
@@ -374,7 +375,8 @@ def fit_lrdual(problem, params, start, state, log):
         st, loops, newton, trace, eps, gap, dual, failed = _dual_loops(problem, params, alpha,
                                                                         alpha_c, callback, log)
     else:
-        st, loops, newton, trace, eps, gap, dual, failed = None, 0, 0, [], params.tol, np.inf, -np.inf, True
+        st, loops, newton, trace = None, 0, 0, []
+        eps, gap, dual, failed = params.tol, np.inf, -np.inf, True
     if failed and not opts["primal_fallback"]:
         raise _unrepresentable(params)
     w, finished, lr_stats = (None, "lr", None) if failed else (st["w"], "lr-dual", None)
@@ -401,7 +403,8 @@ def fit_lrdual(problem, params, start, state, log):
         "n_iter": loops,
         "newton_iter": newton,
         "status": (_STATUS[st["status"]] if finished == "lr-dual" else
-                   "solved by lr (C beyond the dual's floating point)" if failed else "finished by lr"),
+                   "solved by lr (C beyond the dual's floating point)" if failed
+                   else "finished by lr"),
         "final_eps": eps,
         "warm_start": warm,
         "finished_by": finished,
@@ -421,6 +424,6 @@ def fit_lrdual(problem, params, start, state, log):
                    f"{eps:g}) and a relative duality gap of {gap:.3g} > {GAP_GUARD:g}; raise "
                    "--max-iter or loosen -e")
     return FitResult(w, stats, warning=warning, converged=converged,
-                     state=None if failed else {"kind": "lr-dual", "alpha": alpha, "alpha_c": alpha_c,
-                                                "t": t.copy(), "U": params.C * problem.cost,
-                                                "C": params.C})
+                     state=None if failed else {"kind": "lr-dual", "alpha": alpha,
+                                                "alpha_c": alpha_c, "t": t.copy(),
+                                                "U": params.C * problem.cost, "C": params.C})
