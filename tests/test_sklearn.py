@@ -410,3 +410,24 @@ def test_string_labels_keep_working_and_warm_start_still_continues():
     first = warm.n_iter_
     warm.fit(X, y_num)
     assert warm.n_iter_ < first
+
+
+def test_saved_rank_svm_model_predicts_the_users_relevance_levels(tmp_path):
+    from linsvm.cli import predict_cmd
+    from click.testing import CliRunner
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(60, 3))
+    y = np.array([2, 5, 9])[_three_ways(X)]
+    est = RankSVM().fit(X, y)
+    model_path, data_path, out = tmp_path / "m", tmp_path / "t.svm", tmp_path / "out"
+    est.model_.save(str(model_path))
+    linsvm.dump_svmlight(X, y, str(data_path))
+    result = CliRunner().invoke(predict_cmd, [str(data_path), str(model_path), str(out)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    predicted = np.loadtxt(out)
+    assert set(predicted.tolist()) <= {2.0, 5.0, 9.0}
+    # the levels follow the ranking score: a higher score never gets a lower level
+    order = np.argsort(est.predict(X), kind="stable")
+    assert np.all(np.diff(predicted[order]) >= 0)
