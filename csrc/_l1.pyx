@@ -947,6 +947,16 @@ def column_copy_nnz(const int64_t[::1] indptr, const int64_t[::1] rows, double b
     return total + (m if bias > 0 else 0)
 
 
+cdef double _nothing_to_fit(a, int64_t m, w, int64_t n_features, int64_t free, double loss0):
+    """f(w) where no coordinate can move: no rows (||w||_1 of the regularized weights), or
+    no weights (every margin 0: sum_k a_k loss(0), loss(0) = loss0, 1 for the squared
+    hinge, log 2 for the logistic loss; the dual then equals it, the feasible set being
+    one point)."""
+    if m == 0:
+        return float(np.abs(w[:n_features] if free >= 0 else w).sum())
+    return float(np.sum(a[:m])) * loss0
+
+
 cdef dict _setup(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
                  int64_t n_features, double bias, const int64_t[::1] rows,
                  const double[::1] t, const double[::1] c, double C, const double[::1] w0):
@@ -1061,9 +1071,10 @@ def cdn_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices, const do
     cdef Stop st
     stop_init(&st, A.colptr[A.n_cols], A.n_cols)
     if m == 0 or nw == 0:
-        return dict(w=w_arr, status=CONVERGED, n_iter=0, primal=float(np.abs(w_arr[:n_features] if free >= 0 else w_arr).sum()),
-                    dual=0.0, grad_inf=0.0, ref=0.0, last_norm=0.0, n_active=0,
-                    ls_failures=0, trace=trace_arr[:0].copy())
+        primal = _nothing_to_fit(S["a"], m, w_arr, n_features, free, 1.0)
+        return dict(w=w_arr, status=CONVERGED, n_iter=0, primal=primal,
+                    dual=primal if nw == 0 else 0.0, grad_inf=0.0, ref=0.0, last_norm=0.0,
+                    n_active=0, ls_failures=0, trace=trace_arr[:0].copy())
     with nogil:
         n_total = _active_features(&A, &wv[0], &iv[0])
         # H_j = 2 sum_k a_k v_kj^2 (+ nu): the curvature bound of the cheap Armijo test
@@ -1165,8 +1176,10 @@ def glmnet_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef Stop st
     stop_init(&st, A.colptr[A.n_cols], A.n_cols)
     if m == 0 or nw == 0:
-        return dict(w=w_arr, status=CONVERGED, n_iter=0, primal=float(np.abs(w_arr[:n_features] if free >= 0 else w_arr).sum()),
-                    dual=0.0, grad_inf=0.0, ref=0.0, last_norm=0.0, n_active=0,
+        primal = _nothing_to_fit(S["a"], m, w_arr, n_features, free, log(2.0))
+        return dict(w=w_arr, status=CONVERGED, n_iter=0, primal=primal,
+                    dual=primal if nw == 0 else 0.0, grad_inf=0.0, ref=0.0, last_norm=0.0,
+                    n_active=0,
                     inner_total=0, ls_trials=0, inner_eps=1.0, trace=trace_arr[:0].copy())
     with nogil:
         n_total = _active_features(&A, &wv[0], &I[0, 0])

@@ -225,3 +225,39 @@ def test_predict_writes_into_a_fifo_without_replacing_it(files):
     assert result.exit_code == 0
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert len(got[0].split()) == y.size
+
+
+# the objective at the optimum of four examples without features, labels 1 -1 1 -1, C = 1:
+# every decision value is 0 there (no features; the bias weight is 0 by symmetry), so each
+# solver's objective is its loss at 0 summed over the rows
+_LOG2 = float(np.log(2.0))
+_NO_FEATURE_OPTIMUM = {"21": 0.0, "11": 4 * 0.9 ** 2, "12": 4 * 0.9 ** 2, "13": 4 * 0.9,
+                       "softmax": 4 * _LOG2, "0": 4 * _LOG2, "7": 4 * _LOG2, "6": 4 * _LOG2,
+                       "4": 4.0, "sdm-ww": 4.0, "mfn-ord": 4.0, "perf-ord": 4.0, "mfn": 4.0,
+                       "ls": 4.0, "1": 4.0, "3": 4.0, "5": 4.0, "alm": 4.0}
+
+
+@pytest.mark.parametrize("bias", [None, "-1"])
+@pytest.mark.parametrize("solver", sorted(_NO_FEATURE_OPTIMUM))
+def test_data_without_features_trains_the_bias_only_model(tmp_path, solver, bias):
+    data = tmp_path / "z.svm"
+    data.write_text("1\n-1\n1\n-1\n")
+    model_file, out = tmp_path / "m", tmp_path / "out"
+    args = ["-q", "-s", solver] + ([] if bias is None else ["-B", bias])
+    if solver == "21" and bias is None:
+        args += ["-B", "-1"]            # oneclass takes no bias feature
+    result = run(train_cmd, args + [data, model_file])
+    assert result.exit_code == 0, result.output
+    model = linsvm.load_model(str(model_file))
+    assert model.n_features_ == 0
+    # the dual solvers stop within their certified gap (well under 1e-3 here)
+    rtol = 1e-3 if solver in ("1", "3", "12", "13", "4", "sdm-ww", "7") else 1e-7
+    np.testing.assert_allclose(model.objective, _NO_FEATURE_OPTIMUM[solver], rtol=rtol, atol=1e-12)
+    result = run(predict_cmd, [data, model_file, out])
+    assert result.exit_code == 0, result.output
+    if solver in ("21", "11", "12", "13") and bias == "-1":     # LIBLINEAR's model of this data
+        from liblinear.liblinearutil import predict, problem, train as ll_train
+
+        ll = ll_train(problem([1, -1, 1, -1], [{}, {}, {}, {}]), f"-s {solver} -q")
+        expected = predict([1, -1, 1, -1], [{}, {}, {}, {}], ll, "-q")[0]
+        np.testing.assert_array_equal(np.loadtxt(out), expected)

@@ -535,3 +535,92 @@ def test_n_threads_help_says_the_model_does_not_depend_on_the_count():
         assert status == 0 and "same bit for bit" in " ".join(out.split()), name
 
 
+# ------------------------------------------------ answers that are not finite, and why
+
+def _one_error_line(r):
+    assert r.exit_code == 1, r.output
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in r.output, r.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("solver", ["ls", "mfn-l1"])
+def test_overflowing_feature_scales_name_the_file_solver_and_cause(tmp_path, solver):
+    X, y = random_problem(n_samples=60, n_features=8, seed=3)
+    f = write(tmp_path, "big.svm", X * 1e155, y)
+    line = _one_error_line(run(train_cmd, ["-q", "-s", solver, f, tmp_path / "m"]))
+    assert f"error: {f}: {solver}: the weights of the solution are not finite" in line, line
+    assert "feature values up to" in line and "e+155" in line and "linsvm scale" in line
+    assert not (tmp_path / "m").exists()
+
+
+def test_an_extreme_instance_weight_or_c_is_named_as_the_cause(tmp_path):
+    X, y = random_problem(n_samples=60, n_features=8, seed=3)
+    f = write(tmp_path, "d.svm", X, y)
+    weights = tmp_path / "w.txt"
+    weights.write_text("1e308\n" + "1\n" * 59)
+    line = _one_error_line(run(train_cmd, ["-q", "-W", weights, f, tmp_path / "m"]))
+    assert "mfn: the weights of the solution are not finite" in line
+    assert "an example cost (class x instance weight) of 1e+308" in line
+    assert "weights nearer 1" in line and "feature values" not in line
+    line = _one_error_line(run(train_cmd, ["-q", "-s", "11", "-c", "5e-324", f, tmp_path / "m"]))
+    assert "svr: the weights of the solution are not finite" in line
+    assert "C = 4.94066e-324" in line and "use a C nearer 1" in line
+    assert not (tmp_path / "m").exists()
+
+
+def test_one_class_on_huge_values_is_one_line_without_a_numpy_warning(tmp_path):
+    import warnings
+
+    X, y = random_problem(n_samples=60, n_features=8, seed=3)
+    f = write(tmp_path, "huge.svm", X * 1e300, y)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        line = _one_error_line(run(train_cmd, ["-q", "-s", "oneclass", f, tmp_path / "m"]))
+    assert not [w for w in seen if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in seen]
+    assert f"error: {f}: oneclass: the " in line and "offset (rho)" in line, line
+    assert "not finite" in line and "feature values up to" in line and "e+300" in line
+
+
+def test_the_python_api_raises_the_same_data_error_for_a_non_finite_answer():
+    X, y = random_problem(n_samples=60, n_features=8, seed=3)
+    with pytest.raises(linsvm.DataError, match=r"^ls: the weights of the solution are not finite"):
+        linsvm.train(X * 1e155, y, solver="ls")
+
+
+def test_an_infinite_option_value_is_refused_as_not_finite(tmp_path):
+    X, y = random_problem(n_samples=30, n_features=4, seed=3)
+    f = write(tmp_path, "d.svm", X, y)
+    for value in ("inf", "nan"):
+        line = _one_error_line(run(train_cmd, ["-q", "-s", "11", "-p", value, f, tmp_path / "m"]))
+        assert line.endswith(f"-p (--epsilon) = {value} must be a finite number"), line
+    with pytest.raises(linsvm.ParameterError, match="epsilon = inf must be a finite number"):
+        linsvm.train(X, y, solver="svr", epsilon=float("inf"))
+
+
+def test_mpi_refusals_say_what_to_run_instead_without_repeating_themselves():
+    def refusal(name):
+        with pytest.raises(linsvm.ParameterError) as err:
+            SOLVERS[name].refuse_distributed()
+        return str(err.value)
+
+    text = refusal("oneclass")
+    assert text.count("oneclass") == 1 and "without mpiexec" in text, text
+    text = refusal("svr-dual")
+    # -s 11 (svr) is -s 12's problem; -s 13's loss has no distributed solver
+    assert "squared loss (-s 12, --loss l2) use svr" in text, text
+    assert "(-s 13, --loss l1) has no distributed solver" in text, text
+
+
+@pytest.mark.parametrize("command, args", [
+    (train_cmd, ["--no-such-option", "x"]), (train_cmd, []), (predict_cmd, ["a"]),
+    (cv_cmd, ["-c", "1", "--log2c", "0:1:1", "x"]), (train_cmd, ["-c", "abc", "x"]),
+    (synth_cmd, ["--no-such-option"]), (cli.scale_cmd, []), (cli.renumber_cmd, []),
+    (cli.cli, ["no-such-command"]), (cli.cli, ["train", "--no-such-option", "x"])])
+def test_usage_errors_are_one_line_with_the_help_hint(command, args):
+    r = CliRunner().invoke(command, args, prog_name="prog")
+    assert r.exit_code == 2, r.output
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    assert re.fullmatch(r"prog( \w+)?: error: .+ \(try 'prog( \w+)? --help'\)", lines[0]), lines[0]
+    assert "Usage:" not in r.stderr and "Traceback" not in r.output

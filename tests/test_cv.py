@@ -138,3 +138,17 @@ def test_metric_f1_is_refused_for_multiclass():
     X, y = random_problem(n_samples=90, n_features=6, n_classes=3, seed=2)
     with pytest.raises(linsvm.ParameterError, match="does not apply"):
         cross_validate(X, y, n_folds=3, metric="f1")
+
+
+def test_a_c_grid_is_refused_for_the_one_class_solver_but_one_c_is_not(tmp_path):
+    from conftest import assert_one_line_error
+
+    X, y = random_problem(n_samples=40, n_features=4, seed=5)
+    f = tmp_path / "d.svm"
+    linsvm.dump_svmlight(X, y, str(f))
+    for grid in (["-c", "0.5,1,2"], ["--log2c", "-1:1:1"]):
+        r = CliRunner().invoke(cv_cmd, ["-s", "21", "-v", "3", *grid, str(f)])
+        assert_one_line_error(r, f"{grid[0]}: oneclass has no C in its objective")
+        assert r.stdout == ""
+    r = CliRunner().invoke(cv_cmd, ["-s", "21", "-q", "-v", "3", "-c", "1", str(f)])
+    assert r.exit_code == 0, r.output

@@ -192,3 +192,23 @@ def test_design_steps_name_files_that_exist():
     assert len(paths) >= 8, paths
     missing = [p for p in paths if not (list(ROOT.glob(p)) if "*" in p else (ROOT / p).exists())]
     assert missing == []
+
+
+def _mpi_table_solvers(heading):
+    """The solver names in the first column of the table under `heading` of docs/mpi.md."""
+    text = (DOCS / "mpi.md").read_text(encoding="utf-8")
+    block = re.search(rf"^#+ {re.escape(heading)}\n(.*?)(?=^#)", text, re.M | re.S).group(1)
+    names = set()
+    for row in re.findall(r"^\|([^|]+)\|", block, re.M):
+        names.update(n.strip() for n in row.split(",") if re.fullmatch(r"\s*[a-z][a-z0-9-]*\s*", n))
+    return names - {"solver", "solvers"}
+
+
+def test_mpi_page_lists_which_solvers_run_distributed_as_the_catalog_does():
+    """docs/mpi.md's table of how each solver runs on P ranks names exactly the solvers
+    registered with a distributed mode, and its serial-only table the others."""
+    from linsvm.problem.catalog import SOLVERS
+
+    distributed = {n for n, info in SOLVERS.items() if info.distributed is not None}
+    assert _mpi_table_solvers("How each solver runs on P ranks") == distributed
+    assert _mpi_table_solvers("Serial only") == set(SOLVERS) - distributed

@@ -820,3 +820,75 @@ def test_sigint_raises_keyboard_interrupt_from_lr(long_problem):
         timer.cancel()
         signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - t0 < 60
+
+
+# ------------------------------------------------ lr-dual beyond the dual's floating point
+
+def _noisy_logistic_problem():
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(80, 3))
+    y = np.where(X[:, 0] + 1.5 * rng.normal(size=80) > 0, 1.0, -1.0)   # not separable
+    return X, y
+
+
+def _unregularized_log_loss_minimum(X, y):
+    """min over (w, b) of sum log(1 + exp(-y (w.x + b))), by scipy (the limit C -> inf
+    of f / C: the regularizer is C-times negligible)."""
+    Z = np.column_stack([X, np.ones(X.shape[0])]) * y[:, None]
+
+    def f(v):
+        m = Z @ v
+        return np.logaddexp(0, -m).sum(), -(Z.T @ (1 / (1 + np.exp(m))))
+
+    res = so.minimize(f, np.zeros(Z.shape[1]), jac=True, method="BFGS", options={"gtol": 1e-12})
+    return res.fun
+
+
+@pytest.mark.parametrize("C", [1e100, 1e200, 1e300])
+def test_lr_dual_with_a_c_beyond_the_duals_floating_point_is_solved_by_lr(C):
+    X, y = _noisy_logistic_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", linsvm.ConvergenceWarning)   # the gap is not computable
+        model = linsvm.train(X, y, solver="lr-dual", C=C)
+    assert np.isfinite(model.weights).all()
+    assert "lr_iter" in model.stats                      # lr finished the solve
+    np.testing.assert_allclose(model.objective / C, _unregularized_log_loss_minimum(X, y), rtol=1e-7)
+
+
+@pytest.mark.parametrize("C", [5e-324, 1e-310])
+def test_lr_dual_with_a_vanishing_c_gives_the_zero_model_of_the_optimum(C):
+    X, y = _noisy_logistic_problem()
+    model = linsvm.train(X, y, solver="lr-dual", C=C)
+    # the optimum is w = C sum_i alpha-terms, below the smallest float: every weight 0
+    assert np.all(np.abs(model.weights) < 1e-290)
+    assert "lr_iter" in model.stats and model.stats["n_iter"] == 0    # no dual loop ran
+
+
+def test_lr_dual_without_the_fallback_refuses_an_unrepresentable_c_in_one_line(tmp_path):
+    from click.testing import CliRunner
+    from conftest import assert_one_line_error
+    from linsvm.cli import train_cmd
+
+    X, y = _noisy_logistic_problem()
+    linsvm.dump_svmlight(X, y, str(tmp_path / "d.svm"))
+    for C in ("1e300", "5e-324"):
+        r = CliRunner().invoke(train_cmd, ["-q", "-s", "7", "-c", C, "--no-primal-fallback",
+                                           str(tmp_path / "d.svm"), str(tmp_path / "m")])
+        assert_one_line_error(r, "lr-dual: C = ", "-s lr")
+        assert not (tmp_path / "m").exists()
+        r = CliRunner().invoke(train_cmd, ["-q", "-s", "7", "-c", C, str(tmp_path / "d.svm"),
+                                           str(tmp_path / "solved")])
+        assert r.exit_code == 0 and "Traceback" not in r.output
+
+
+def test_sklearn_lr_dual_with_a_huge_c_fits_without_a_traceback():
+    pytest.importorskip("sklearn")
+    from linsvm.sklearn import LogisticRegression as LinsvmLR
+
+    X, y = _noisy_logistic_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", linsvm.ConvergenceWarning)
+        dual = LinsvmLR(solver="lr-dual", C=1e300, regularize_intercept=True).fit(X, y)
+        primal = LinsvmLR(solver="lr", C=1e300, regularize_intercept=True).fit(X, y)
+    np.testing.assert_array_equal(dual.predict(X), primal.predict(X))
+    np.testing.assert_allclose(dual.coef_, primal.coef_, rtol=1e-6)

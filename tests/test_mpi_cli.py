@@ -266,3 +266,46 @@ def test_a_refused_label_names_the_files_line_on_every_rank(tmp_path):
                if x.strip() and not x.startswith("note:")]
         assert r.returncode != 0 and len(err) == 1, r.stderr
         assert err[0].startswith(f"linsvm train: error: {name}:9: label 0.25 is not an integer"), err
+
+
+@pytest.mark.mpi
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_ctrl_c_during_a_distributed_solve_prints_interrupted_on_every_rank(tmp_path):
+    # Ctrl-C to the process group once the solve is under way (its first progress line:
+    # the ranks are in their collectives then); -e 1e-300 and no iteration cap keep it
+    # running until the signal.  The job must end with `interrupted` (one line per rank
+    # that ran its handler before the launcher ended it: a rank waiting in MPI for one
+    # that has ended runs none) and status 130 -- not a KeyboardInterrupt raised inside
+    # a collective (a traceback, "Exception ignored", an MPI abort or MPICH's "Message
+    # truncated" from ranks out of step)
+    import os
+    import signal
+
+    exe = mpiexec()
+    X, y = random_problem(n_samples=3000, n_features=40, seed=6)
+    data = tmp_path / "train.svm"
+    dump_svmlight(X, y, str(data))
+    model = tmp_path / "m"
+    proc = subprocess.Popen([exe, "-n", "2", sys.executable, "-m", "linsvm", "train", "-s", "11",
+                             "-e", "1e-300", "--max-iter", "100000000", str(data), str(model)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path, env=child_env(), start_new_session=True)
+    lines = []
+    try:
+        for line in proc.stderr:
+            lines.append(line)
+            if line.startswith("svr iter"):
+                break
+        assert lines and lines[-1].startswith("svr iter"), "".join(lines)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, rest = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    err = "".join(lines) + rest
+    ours = [ln for ln in err.splitlines() if not ln.startswith(("svr iter", "read ", "[mpiexec@"))]
+    assert proc.returncode == 130, err
+    assert ours in (["interrupted"], ["interrupted", "interrupted"]), err
+    assert not model.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".m.")]

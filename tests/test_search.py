@@ -78,3 +78,41 @@ def test_the_command_prints_liblinears_lines(tmp_path):
     assert m and float(m.group(2)) == max(float(ln.split("rate=")[1]) for ln in lines[1:-1])
     assert math.log2(float(m.group(1))).is_integer()
     assert not list(tmp_path.glob("*.model"))                       # -C writes no model
+
+
+def test_a_search_over_c_is_refused_for_the_one_class_solver_before_reading(tmp_path):
+    from conftest import assert_one_line_error
+
+    missing = str(tmp_path / "absent.svm")       # refused before the file is opened
+    for solver in ("21", "oneclass"):
+        r = CliRunner().invoke(train_cmd, ["-s", solver, "-C", missing])
+        assert_one_line_error(r, "-C: oneclass has no C in its objective", "nu")
+        assert r.stdout == "" and not list(tmp_path.iterdir())
+    X, y = random_problem(n_samples=40, n_features=4, seed=3)
+    with pytest.raises(linsvm.ParameterError, match="oneclass has no C"):
+        search_C(X, y, solver="oneclass", n_folds=3)
+
+
+@pytest.mark.parametrize("solver", ["0", "2", "11", "lr", "mfn-ord", "sdm-cs"])
+def test_a_search_over_c_still_runs_for_solvers_with_a_cost(tmp_path, solver):
+    X, y = random_problem(n_samples=60, n_features=4, seed=4)
+    if solver == "mfn-ord":
+        y = np.digitize(X.toarray()[:, 0] if sp.issparse(X) else X[:, 0], [-0.3, 0.3]) + 1.0
+    dump_svmlight(X, y, tmp_path / "d.svm")
+    r = CliRunner().invoke(train_cmd, ["-s", solver, "-C", "-c", "256", "-v", "2",
+                                       str(tmp_path / "d.svm")])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip().splitlines()[-1].startswith("Best C = ")
+
+
+def test_a_search_whose_first_c_would_underflow_is_refused_in_one_line(tmp_path):
+    from conftest import assert_one_line_error
+
+    X, y = random_problem(n_samples=40, n_features=4, seed=3)
+    dump_svmlight(X * 1e155, y, tmp_path / "big.svm")
+    r = CliRunner().invoke(train_cmd, ["-q", "-s", "ls", "-C", str(tmp_path / "big.svm")])
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    assert_one_line_error(r, "-C: with feature values up to", "e+155", "linsvm scale")
+    with pytest.raises(linsvm.ParameterError, match="smallest normal C"):
+        start_C(sp.csr_matrix(X * 1e155), 1.0)
+    assert start_C(sp.csr_matrix(X * 1e150), 1.0) > 0      # squares of 1e300 still fit

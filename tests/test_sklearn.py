@@ -342,3 +342,92 @@ def test_warm_start_ordinal_continues_from_the_previous_fit():
         warm_iters += warm.n_iter_
         cold_iters += cold.n_iter_
     assert warm_iters < cold_iters
+
+
+# ---------------------------------------------------------------- saved models
+
+def _three_ways(X):
+    return np.digitize(X[:, 0] - 0.5 * X[:, 1], [-0.5, 0.5])
+
+
+@pytest.mark.parametrize("labels", [(3, 7), (0, 1), (5, 9, 11), (-1, 2, 40)])
+@pytest.mark.parametrize("make", [lambda: LinearSVC(), lambda: LinearSVC(solver="sdm-cs"),
+                                  lambda: LinearSVC(probability=True),
+                                  lambda: linsvm.sklearn.LogisticRegression(), lambda: OrdinalSVM()],
+                         ids=["linearsvc", "sdm-cs", "probability", "logistic", "ordinal"])
+def test_saved_model_predicts_the_users_labels_on_the_command_line(tmp_path, make, labels):
+    from linsvm.cli import predict_cmd
+    from click.testing import CliRunner
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(90, 4))
+    ranks = _three_ways(X) if len(labels) == 3 else (X[:, 0] > 0).astype(int)
+    y = np.asarray(labels)[ranks]
+    est = make().fit(X, y)
+    model_path, data_path, out = tmp_path / "m", tmp_path / "t.svm", tmp_path / "out"
+    est.model_.save(str(model_path))
+    linsvm.dump_svmlight(X, np.zeros(X.shape[0]), str(data_path))
+    result = CliRunner().invoke(predict_cmd, [str(data_path), str(model_path), str(out)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    np.testing.assert_array_equal(np.loadtxt(out), est.predict(X).astype(np.float64))
+    assert sorted(linsvm.load_model(str(model_path)).classes_.tolist()) == sorted(map(float, labels))
+
+
+def test_saved_probability_model_gives_the_estimators_probabilities(tmp_path):
+    from linsvm.cli import predict_cmd
+    from click.testing import CliRunner
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 3))
+    y = np.array([5, 9, 11])[_three_ways(X)]
+    est = LinearSVC(probability=True).fit(X, y)
+    model_path, data_path, out = tmp_path / "m", tmp_path / "t.svm", tmp_path / "out"
+    est.model_.save(str(model_path))
+    linsvm.dump_svmlight(X, y, str(data_path))
+    result = CliRunner().invoke(predict_cmd, ["-b", "1", str(data_path), str(model_path), str(out)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = out.read_text().splitlines()
+    header = lines[0].split()
+    assert header[0] == "labels"
+    columns = [header[1:].index(f"{c:g}") for c in est.classes_]
+    table = np.loadtxt(lines[1:])
+    P = est.predict_proba(X)
+    np.testing.assert_allclose(table[:, 1:][:, columns], P, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(table[:, 0], est.classes_[np.argmax(P, axis=1)])
+
+
+def test_string_labels_keep_working_and_warm_start_still_continues():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(80, 3))
+    y = np.where(X[:, 0] > 0, "yes", "no")
+    est = LinearSVC().fit(X, y)
+    assert list(est.predict(X[:3])) == list(np.where(X[:3, 0] > 0, "yes", "no"))
+    y_num = np.where(X[:, 0] > 0, 7, 3)
+    warm = LinearSVC(warm_start=True, tol=1e-8).fit(X, y_num)
+    assert warm.model_.classes_.tolist() in ([7.0, 3.0], [3.0, 7.0])
+    first = warm.n_iter_
+    warm.fit(X, y_num)
+    assert warm.n_iter_ < first
+
+
+def test_saved_rank_svm_model_predicts_the_users_relevance_levels(tmp_path):
+    from linsvm.cli import predict_cmd
+    from click.testing import CliRunner
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(60, 3))
+    y = np.array([2, 5, 9])[_three_ways(X)]
+    est = RankSVM().fit(X, y)
+    model_path, data_path, out = tmp_path / "m", tmp_path / "t.svm", tmp_path / "out"
+    est.model_.save(str(model_path))
+    linsvm.dump_svmlight(X, y, str(data_path))
+    result = CliRunner().invoke(predict_cmd, [str(data_path), str(model_path), str(out)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    predicted = np.loadtxt(out)
+    assert set(predicted.tolist()) <= {2.0, 5.0, 9.0}
+    # the levels follow the ranking score: a higher score never gets a lower level
+    order = np.argsort(est.predict(X), kind="stable")
+    assert np.all(np.diff(predicted[order]) >= 0)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import click
 
 from .commands import runner
-from .messages import CONTEXT
+from .messages import CONTEXT, LinsvmCommand
 from .solver_options import decorate
 
 __all__ = ["predict_cmd"]
 
 
 predict_cmd = decorate(runner("run_predict", "run"), [
-    click.command("predict", context_settings=CONTEXT,
+    click.command("predict", cls=LinsvmCommand, context_settings=CONTEXT,
                   help="Predict TEST_FILE (SVM-light; '-' is stdin) with MODEL_FILE (linsvm or "
                        "LIBLINEAR format) and write one label per line (or the decision values) to "
                        "OUTPUT_FILE ('-' is stdout).  Streams: memory does not grow with the test "

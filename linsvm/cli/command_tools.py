@@ -5,14 +5,14 @@ from __future__ import annotations
 import click
 
 from .commands import runner
-from .messages import CONTEXT
+from .messages import CONTEXT, LinsvmCommand
 from .solver_options import decorate
 
 __all__ = ["renumber_cmd", "synth_cmd", "scale_cmd"]
 
 
 renumber_cmd = decorate(runner("run_tools", "renumber"), [
-    click.command("renumber", context_settings=CONTEXT,
+    click.command("renumber", cls=LinsvmCommand, context_settings=CONTEXT,
                   help="Renumber the features of INPUT_FILE (SVM-light) to 1..d, d the number of "
                        "distinct feature indices it uses, and write OUTPUT_FILE (labels and qids "
                        "kept, comments dropped) and MAP_FILE (line k: the original index of feature "
@@ -30,7 +30,7 @@ renumber_cmd = decorate(runner("run_tools", "renumber"), [
 
 
 synth_cmd = decorate(runner("run_tools", "synth"), [
-    click.command("synth", context_settings=CONTEXT,
+    click.command("synth", cls=LinsvmCommand, context_settings=CONTEXT,
                   help="Write a realistic sparse text-like data set (Zipf vocabulary, class topics, "
                        "tf-idf rows of unit length) in SVM-light format, with class labels or "
                        "(--regression) real targets: TRAIN_FILE and, if given, TEST_FILE holding "
@@ -64,7 +64,7 @@ synth_cmd = decorate(runner("run_tools", "synth"), [
 
 
 scale_cmd = decorate(runner("run_tools", "scale"), [
-    click.command("scale", context_settings=CONTEXT,
+    click.command("scale", cls=LinsvmCommand, context_settings=CONTEXT,
                   help="Scale each feature of DATA_FILE (SVM-light; '-' is stdin; gzip, bzip2, xz "
                        "recognised) to [LOWER, UPPER] as LIBSVM's svm-scale does, byte for byte, "
                        "and write the result to standard output (or -o FILE).  Features constant "

@@ -11,7 +11,9 @@ between ranks (a file one rank cannot read) is made collective (Job.run) before
 any rank goes on, and anything unexpected on one rank ends the whole job at once
 (linsvm.runtime.collective.Collective.abort: `linsvm: error: MPI rank R: ...`),
 so no rank is left waiting.  Without a launcher, or with P = 1, nothing imports
-mpi4py: the serial program.
+mpi4py: the serial program.  Ctrl-C, which the launcher delivers to every rank,
+ends each rank at once with `interrupted` and status 130
+(linsvm.runtime.sigint.end_at_once_in_command).
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from .messages import CommandError, UsageLineError, error_text, os_error_text
 from ..problem.catalog import SOLVERS
 from ..runtime.collective import collective_of
 from ..runtime.launch import mpi_launch, world_comm
+from ..runtime.sigint import end_at_once_in_command
 
 __all__ = ["Job", "open_job", "launch_rank", "refuse_launch"]
 
@@ -79,6 +82,7 @@ def open_job(solver=None, probability=0):
     if job.comm is None:
         return job
     Job.active = job
+    end_at_once_in_command()        # Ctrl-C: no KeyboardInterrupt inside a collective
     if solver is not None:
         SOLVERS[solver].refuse_distributed()
     if probability:

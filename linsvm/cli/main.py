@@ -18,14 +18,15 @@ import click
 from .._version import __version__
 from .commands import COMMANDS, command
 from .job import launch_rank
-from .messages import CONTEXT
+from .messages import CONTEXT, OneLineUsage
 
 __all__ = ["cli", "main", "train_main", "predict_main", "cv_main"]
 
 
-class _Commands(click.Group):
+class _Commands(OneLineUsage, click.Group):
     """A Click group whose commands are declared in COMMANDS and built when wanted
-    (linsvm.cli.commands): `linsvm predict` builds no training options."""
+    (linsvm.cli.commands): `linsvm predict` builds no training options; usage
+    errors in one line (OneLineUsage)."""
 
     def list_commands(self, ctx):
         return sorted(COMMANDS)

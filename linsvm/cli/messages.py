@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import click
 
-__all__ = ["CONTEXT", "CommandError", "UsageLineError", "prog_name", "flag", "error_text",
-           "os_error_text"]
+__all__ = ["CONTEXT", "CommandError", "UsageLineError", "OneLineUsageError", "OneLineUsage",
+           "LinsvmCommand", "prog_name", "flag", "error_text", "os_error_text"]
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -66,3 +66,49 @@ class UsageLineError(CommandError):
 def os_error_text(exc):
     where = f" '{exc.filename}'" if getattr(exc, "filename", None) else ""
     return f"cannot access{where}: {exc.strerror or exc}"
+
+
+class OneLineUsageError(click.UsageError):
+    """Click's usage error (an unknown option, a missing argument, a bad value) shown as
+    the one line every other error is: `PROG: error: message (try 'PROG --help')`,
+    exit status 2, instead of Click's usage line, hint line and `Error:` line."""
+
+    def show(self, file=None):
+        prog = self.ctx.command_path if self.ctx is not None and self.ctx.command_path \
+            else prog_name()
+        click.echo(f"{prog}: error: {self.format_message()} (try '{prog} --help')", err=True)
+
+
+# Click's "no arguments: show the help" (Click >= 8.2) is a UsageError whose message is
+# the help text: it stays Click's
+_HELP_ERRORS = tuple(getattr(click.exceptions, name) for name in ("NoArgsIsHelpError",)
+                     if hasattr(click.exceptions, name))
+
+
+def _one_line(exc, ctx=None):
+    """exc (a click.UsageError) as a OneLineUsageError with the same message and context
+    (the help Click shows for a group called without arguments is kept as it is)."""
+    if isinstance(exc, (OneLineUsageError,) + _HELP_ERRORS):
+        return exc
+    return OneLineUsageError(exc.format_message(), exc.ctx if exc.ctx is not None else ctx)
+
+
+class OneLineUsage:
+    """Mixin of linsvm's Click commands and group: a usage error met while parsing the
+    arguments or raised by the command's body becomes a OneLineUsageError."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            raise _one_line(exc) from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _one_line(exc, ctx) from None
+
+
+class LinsvmCommand(OneLineUsage, click.Command):
+    """A Click command whose usage errors are one line (OneLineUsage)."""

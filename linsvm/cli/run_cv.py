@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..fit.cv import parse_grid
 from ..fit.reporting import collecting_warnings
+from ..fit.search import check_C_search
 from ..fit.training import train
 from ..io.atomic import same_target
 from ..problem.catalog import SOLVERS
@@ -41,6 +42,8 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
     spare_threads = one_thread_m(solver, solver_options)
     solver = resolve_solver(solver, solver_options, bias)
+    if len(Cs) > 1:
+        check_C_search(solver, "-c" if C is not None else "--log2c")
     class_weight = parse_class_weights(class_weights)
     job = open_job(solver)
     console = Console(quiet, silent=not job.root)

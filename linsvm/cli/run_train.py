@@ -29,6 +29,7 @@ __all__ = ["run"]
 calibrate = LazyFunction("linsvm.fit.calibration", "calibrate")
 search_C = LazyFunction("linsvm.fit.search", "search_C")
 best_line = LazyFunction("linsvm.fit.search", "best_line")
+check_C_search = LazyFunction("linsvm.fit.search", "check_C_search")
 
 
 def run(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
@@ -46,6 +47,8 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     solver_options = {k: v for k, v in solver_options.items() if v is not None}
     spare_threads = one_thread_m(solver, solver_options)
     solver = resolve_solver(solver, solver_options, bias)
+    if find_C:
+        check_C_search(solver)
     class_weight = parse_class_weights(class_weights)
     logistic = SOLVERS[solver].loss == LOGISTIC_LOSS      # probabilities of its own
     if probability and not logistic:
@@ -76,7 +79,8 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
                    allow_many_classes=allow_many_classes, **solver_options)
     if find_C:
-        _search(console, job, X, y, C, n_folds or 5, qid, sample_weight, quiet, options)
+        with labels_located(data, job):
+            _search(console, job, X, y, C, n_folds or 5, qid, sample_weight, quiet, options)
         return
     if n_folds is not None:
         with labels_located(data, job):

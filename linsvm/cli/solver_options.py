@@ -13,7 +13,7 @@ import click
 
 from ..errors import ParameterError
 from ..problem.catalog import SOLVERS, liblinear_code
-from .messages import SHORT_FLAGS, UsageLineError, flag
+from .messages import SHORT_FLAGS, OneLineUsage, UsageLineError, flag
 
 __all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "one_thread_m",
            "one_thread_note", "m_as_jobs", "solver_help",
@@ -276,9 +276,10 @@ def _help_solver(ctx, param, value):
 _W_GLUED = re.compile(r"^-w([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)$")
 
 
-class SolverCommand(click.Command):
+class SolverCommand(OneLineUsage, click.Command):
     """A train/cv command: help with the solver options in sections by solver
-    family, and LIBLINEAR's `-wLABEL WEIGHT` read as `-w LABEL:WEIGHT`."""
+    family, LIBLINEAR's `-wLABEL WEIGHT` read as `-w LABEL:WEIGHT`, usage errors in
+    one line (OneLineUsage)."""
 
     def parse_args(self, ctx, args):
         out, i = [], 0

@@ -28,9 +28,10 @@ from ..problem.kinds import KINDS
 from ..runtime.collective import collective_of
 from .cv import cross_validate
 
-__all__ = ["search_C", "SearchResult", "start_C", "P_STEPS"]
+__all__ = ["search_C", "SearchResult", "check_C_search", "start_C", "P_STEPS"]
 
 MAX_C = 1024.0
+MIN_C_EXPONENT = -1022           # start_C's first C is a normal number or refused
 MAX_C_REGRESSION = 2.0 ** 20
 P_STEPS = 20
 
@@ -62,7 +63,24 @@ def start_C(X, bias, coll=None, squared=False):
         n, top = int(coll.sum_scalars(n)[0]), float(max(coll.comm.allgather(top)))
     if n == 0 or top <= 0:
         return 1.0
-    return 2.0 ** math.floor(math.log2(1.0 / ((2 if squared else 1) * n * top)))
+    exponent = -math.log2(2 if squared else 1) - math.log2(n) - math.log2(top)
+    if not exponent >= MIN_C_EXPONENT:      # also top = inf: squares beyond the float range
+        largest = float(np.max(np.abs(np.asarray(Xs.data)))) if np.asarray(Xs.data).size else 0.0
+        raise ParameterError(f"-C: with feature values up to {largest:.3g} (squared row norms up "
+                             f"to {top:.3g}) the search would start below the smallest normal C "
+                             "(2^-1022); scale the features (linsvm scale)")
+    return 2.0 ** math.floor(exponent)
+
+
+def check_C_search(solver, what="-C"):
+    """Raise ParameterError when `solver`'s objective has no cost C (a one-class
+    solver: nu takes its place), so that a search over C (`what`: -C, a -c grid)
+    would train the same model at every point."""
+    info = get_solver(solver)
+    if not KINDS[info.kind].uses_C:
+        nu = " (nu, -n, plays its part)" if "nu" in info.options else ""
+        raise ParameterError(f"{what}: {info.name} has no C in its objective{nu}, so a search "
+                             "over C would train the same model at every point")
 
 
 def search_C(X, y, solver="mfn", n_folds=5, C0=None, p0=None, seed=0, n_jobs=1, comm=None,
@@ -71,6 +89,7 @@ def search_C(X, y, solver="mfn", n_folds=5, C0=None, p0=None, seed=0, n_jobs=1, 
     values are pooled over all examples (and all MPI ranks with comm).  C0: the first C
     (None: start_C); p0: a regression solver's largest p (None: from the targets).
     log(line) receives LIBLINEAR's line per point.  train_options go to linsvm.train."""
+    check_C_search(solver)
     info = get_solver(solver)
     kind = KINDS[info.kind]
     coll = collective_of(comm)

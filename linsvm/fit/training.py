@@ -27,6 +27,7 @@ from ..problem.problem import Problem
 from ..runtime.collective import agreed, collective_of
 from ..runtime.memory import check_solve
 from ..runtime.threads import check_jobs
+from .finite import check_finite_solution
 from .inputs import agree_inputs, class_weights, cost_factors, local_inputs, unit_costs
 from .ovr import fit_binary
 from .reporting import merge_column_warnings, merge_stats, report_warnings, warning_records
@@ -117,12 +118,21 @@ def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sam
                           comm=coll, **targets)
         res = fit(problem, params, start_of(info.kind, init, classes, Xb.n_features, bias),
                   state, log)
-        W = np.asarray(res.weights, dtype=np.float64).reshape(nw, -1)
+        W = weight_matrix(res.weights, nw, classes.shape[0] if info.kind == "multiclass" else 1)
         results = [res]
+    check_finite_solution(info.name, params.C, Xb, rows, base, cw, bias, W, results)
     model, records = _model(info, params, bias, classes, W, results, class_weight, balanced,
                             time.perf_counter() - t0, coll)
     report_warnings(records)
     return model
+
+
+def weight_matrix(weights, n_weights, n_columns):
+    """A solver's weights as the (n_weights, n_columns) matrix of a model: its columns
+    counted from the weights, or n_columns when there are no weights at all (data
+    without features and no bias: a model of its offset or thresholds alone)."""
+    W = np.asarray(weights, dtype=np.float64)
+    return W.reshape(n_weights, -1) if n_weights > 0 else W.reshape(0, n_columns)
 
 
 def _model(info, params, bias, classes, W, results, class_weight, balanced, seconds, coll):

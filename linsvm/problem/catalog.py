@@ -521,8 +521,10 @@ register(SolverInfo(
     loss="l1",
     liblinear_codes={12: {"loss": "l2"}, 13: {"loss": "l1"}},
     memory=work_memory(3, 104),      # per row: b, box, constants, index, the packed record
-    serial_only="use svr (the primal Newton method for -s 11's problem; it runs over row "
-                "blocks exactly)",
+    serial_only="for the squared loss (-s 12, --loss l2) use svr (LIBLINEAR -s 11: the same "
+                "problem by the primal Newton method, exact over row blocks); the "
+                "epsilon-insensitive loss (-s 13, --loss l1) has no distributed solver: run it "
+                "without mpiexec (one process)",
 ))
 
 
@@ -546,7 +548,7 @@ register(SolverInfo(
     loss="l1",
     liblinear_codes={21: {}},
     memory=work_memory(3, 72),
-    serial_only="oneclass (no distributed one-class solver; train on one rank)",
+    serial_only="there is no distributed one-class solver: run it without mpiexec (one process)",
     default_bias=-1.0,
 ))
 

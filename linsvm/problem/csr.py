@@ -144,12 +144,15 @@ def take_rows(X, rows):
 
 def row_sq_norms(X):
     """||x_i||^2 of every row of X (CSRBuffers or a scipy CSR matrix; the bias feature
-    is the caller's): one pass over the stored values."""
+    is the caller's): one pass over the stored values.  A square beyond the float
+    range is inf, silently: what a solver makes of it is checked in its answer
+    (linsvm.fit.finite)."""
     indptr, data = np.asarray(X.indptr), np.asarray(X.data)
     n = indptr.shape[0] - 1
     if data.size == 0 or n == 0:
         return np.zeros(n)
     # a trailing 0 keeps every row start a valid index (empty rows at the end)
-    sq = np.add.reduceat(np.append(data * data, 0.0), indptr[:-1])
+    with np.errstate(over="ignore"):
+        sq = np.add.reduceat(np.append(data * data, 0.0), indptr[:-1])
     sq[np.diff(indptr) == 0] = 0.0            # reduceat gives an empty row its neighbour's value
     return sq

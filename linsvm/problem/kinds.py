@@ -79,6 +79,7 @@ class Kind:
     has_classes = True          # the labels are among the model's classes (else real values)
     stratified = True           # cross-validation folds are stratified by label
     weighs_classes = True       # class weights (-w) apply
+    uses_C = True               # its objectives have a cost C (-c; -C searches it)
 
     def __repr__(self):
         return f"<kind {self.name}>"
@@ -363,6 +364,7 @@ class OneClass(Kind):
     classifier = False
     stratified = False
     weighs_classes = False
+    uses_C = False              # nu (-n) bounds the outliers; no C in the objective
     what = "labels (+1 / -1)"
 
     def classes_from(self, y, labels=None, n_rows=None, allow_many=False):

@@ -188,7 +188,9 @@ def check_options(info, options):
             except (TypeError, ValueError):
                 raise option_error(name, f"must be {opt.type.__name__}, got {value!r}") from None
             if opt.type in (int, float):
-                if not math.isfinite(value) or (opt.low is not None and value < opt.low) or (
+                if not math.isfinite(value):
+                    raise option_error(name, f"= {value!r} must be a finite number")
+                if (opt.low is not None and value < opt.low) or (
                         opt.high is not None and value > opt.high):
                     lo = "-inf" if opt.low is None else f"{opt.low:g}"
                     hi = "inf" if opt.high is None else f"{opt.high:g}"

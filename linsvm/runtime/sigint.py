@@ -16,7 +16,9 @@ and a KeyboardInterrupt would end in a traceback of the import in progress.  So:
 * `in_command()` brackets a command's body: a KeyboardInterrupt inside, as Python's
   handler raises it, so that the body's own cleanup runs -- with a watchdog that ends
   the process CLEANUP_GRACE seconds later if the interrupt was swallowed on its way;
-  `exit_interrupted` again after it, until the process ends.
+  `exit_interrupted` again after it, until the process ends;
+* `end_at_once_in_command()`, on a rank of an MPI job: inside the command's body too,
+  Ctrl-C ends the process at once, as `exit_interrupted` does (below).
 
 A library caller of linsvm (``import linsvm``) never runs `arrange`, so its signal
 handling is its own.  This module imports nothing but the standard library's
@@ -30,7 +32,8 @@ import signal
 import sys
 import threading
 
-__all__ = ["arrange", "in_command", "exit_interrupted", "run_module_main", "EXIT_INTERRUPTED"]
+__all__ = ["arrange", "in_command", "end_at_once_in_command", "exit_interrupted",
+           "run_module_main", "EXIT_INTERRUPTED"]
 
 EXIT_INTERRUPTED = 130          # 128 + SIGINT, the shell's status of a Ctrl-C'd program
 
@@ -89,6 +92,27 @@ def in_command():
     try:
         yield
     finally:
+        signal.signal(signal.SIGINT, exit_interrupted)
+
+
+def end_at_once_in_command():
+    """On a rank of an MPI job, inside a command's body: Ctrl-C prints ``interrupted``
+    and ends this rank at once with status 130 (exit_interrupted) instead of raising
+    KeyboardInterrupt -- when in_command() installed its handler; otherwise nothing
+    changes.
+
+    A KeyboardInterrupt raised wherever the main thread is would surface inside the
+    collectives of a distributed solve: in the Python method a compiled kernel calls
+    for an allreduce (which cannot pass it on: "Exception ignored", and this rank goes
+    on out of step with the others, to MPICH's "Message truncated"), or between two
+    collectives, which aborts the job.  There is nothing a rank needs to undo: MPI's
+    launcher delivers the Ctrl-C to every rank, and the model's atomic writer renames
+    a complete file into place or leaves the target as it was (an unfinished
+    temporary file is anonymous, or swept by the next write, linsvm.io.atomic).
+    mpiexec then exits 130 with one ``interrupted`` per rank that ran its handler
+    before the launcher ended it: a rank waiting inside MPI for one that has ended
+    runs no Python handler, and the launcher ends it, so one line may stand for all."""
+    if signal.getsignal(signal.SIGINT) is _interrupt_command:
         signal.signal(signal.SIGINT, exit_interrupted)
 
 

@@ -6,8 +6,12 @@ Predictions follow the attributes, as in scikit-learn's linear models: every
 estimator scores ``X @ coef_.T + intercept_`` from its own `coef_` and `intercept_`,
 so a user who edits them (or calls `sparsify`, which stores `coef_` as a scipy CSR
 matrix) sees the change in decision_function, predict, predict_proba and score.
-`model_` stays the linsvm.Model as trained (its statistics, warnings, solver state
-for warm starts, probability sigmoids).
+`model_` is the linsvm.Model as trained (its statistics, warnings, probability
+sigmoids) carrying the user's labels: the estimators train on class codes (-1/+1,
+0..k-1, ranks 0..k-1), and `user_labelled` puts classes_ in their place, so that
+``model_.save(path)`` writes a model linsvm-predict prints the user's labels from.
+Labels that are not numbers (strings) cannot be held by a model file: model_ then
+keeps the codes.  Warm starts continue from the coded model the solver returned.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ..errors import warn as emit_warning
 from ..fit.reporting import collecting_warnings
 from ..fit.training import train
+from ..model.model import Model
 from ..model.values import overflow_error
 from ..problem.catalog import SOLVERS, get_solver
 
@@ -35,7 +40,7 @@ except ImportError:                      # pragma: no cover - older scikit-learn
         return estimator._validate_data(X, y, reset=reset, **kw)
 
 __all__ = ["ACCEPT_SPARSE", "LinsvmEstimator", "LinearPredictorMixin", "as_csr", "check_sample_weight",
-           "reemit", "seed_of", "stderr_log", "validate_data"]
+           "reemit", "seed_of", "stderr_log", "user_labelled", "validate_data"]
 
 ACCEPT_SPARSE = ("csr", "csc", "coo")
 
@@ -73,6 +78,32 @@ def reemit(sink, prefix=""):
             continue
         seen.add((message, convergence))
         emit_warning(prefix + message, convergence, stacklevel=4)
+
+
+def user_labelled(model, classes, index_of_code):
+    """`model` (trained on class codes) with classes_[m] = classes[index_of_code(code m)]
+    for each of its codes, in the model's order; weights, thresholds, sigmoids, offset,
+    options and statistics unchanged, so every prediction is the same label the
+    estimator predicts.  The model itself when the labels are not finite, distinct
+    numbers (a model file holds only those)."""
+    classes = np.asarray(classes)
+    if classes.dtype.kind not in "biuf":
+        return model
+    labels = np.array([classes[index_of_code(c)] for c in model.classes_.tolist()],
+                      dtype=np.float64)
+    if not np.isfinite(labels).all() or np.unique(labels).shape[0] != labels.shape[0]:
+        return model
+    return Model(solver=model.solver, classes=labels, weights=model.weights, bias=model.bias,
+                 params=model.params, stats=model.stats, kind=model.kind,
+                 thresholds=model.thresholds_, n_features=model.n_features_,
+                 probability=model.probability_, offset=model.offset_)
+
+
+def binary_or_multiclass_index(n_classes):
+    """The index into classes_ of a class code: -1 / +1 for two classes, else 0..k-1."""
+    if n_classes == 2:
+        return lambda code: int(code > 0)
+    return int
 
 
 class LinsvmEstimator(BaseEstimator):
@@ -146,17 +177,28 @@ class LinsvmEstimator(BaseEstimator):
             raise ValueError(f"class_weight must be a dict, 'balanced' or None, got {cw!r}")
         return cw
 
-    def _set_linear(self, model):
-        """model_, coef_ (1, d), intercept_ (1,) and n_iter_ of a one-column model."""
-        self.model_ = model
+    def _keep_model(self, model, classes, index_of_code):
+        """model_ = the model with the user's labels (user_labelled); the coded model
+        as trained (with its solver state) is kept for warm starts."""
+        self._trained_model = model
+        self.model_ = user_labelled(model, classes, index_of_code)
+
+    def _set_linear(self, model, classes=None):
+        """model_ (with the labels `classes` for rank codes 0..k-1), coef_ (1, d),
+        intercept_ (1,) and n_iter_ of a one-column model."""
+        if classes is None:
+            self._trained_model = self.model_ = model
+        else:
+            self._keep_model(model, classes, int)
         self.coef_ = np.array(model.coef_, dtype=np.float64).reshape(1, -1)
         self.intercept_ = np.array(model.intercept_, dtype=np.float64).reshape(1)
         self.n_iter_ = int(model.n_iter or 0)
 
     def _warm_model(self, n_features):
         """The previous fit's model to start from (warm_start), or None.  It is the
-        model as trained (with its solver state), whatever became of coef_ since."""
-        model = getattr(self, "model_", None)
+        model as trained (in codes, with its solver state), whatever became of coef_
+        since."""
+        model = getattr(self, "_trained_model", None)
         if self.warm_start and model is not None and getattr(self, "n_features_in_", None) == n_features:
             return model
         return None

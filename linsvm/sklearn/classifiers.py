@@ -18,7 +18,9 @@ linsvm's fixed seed 0 (results are reproducible by default).
 
 Labels are mapped to integer codes for linsvm.train and back: classes_ is
 sorted, and in the binary case the model is trained with classes_[1] as the
-positive class, so decision_function > 0 predicts classes_[1].  Predictions
+positive class, so decision_function > 0 predicts classes_[1].  model_ carries
+the user's labels again (linsvm.sklearn.base.user_labelled): its saved file
+predicts them on the command line.  Predictions
 follow coef_ and intercept_ (linsvm.sklearn.base).
 """
 from __future__ import annotations
@@ -31,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..fit.calibration import calibrate
 from ..fit.reporting import collecting_warnings
 from .base import (ACCEPT_SPARSE, LinearPredictorMixin, LinsvmEstimator, as_csr,
-                   check_sample_weight, reemit, validate_data)
+                   binary_or_multiclass_index, check_sample_weight, reemit, validate_data)
 from ..problem.catalog_l1 import solver_for_penalty
 
 __all__ = ["LinearSVC", "OrdinalSVM", "RankSVM"]
@@ -118,7 +120,7 @@ class LinearSVC(ClassifierMixin, LinearPredictorMixin, LinsvmEstimator):
         model = self._train(X, codes, class_weight=cw, sample_weight=sample_weight, init=init,
                             allow_many_classes=True, **opts)
         self.classes_ = classes
-        self.model_ = model
+        self._keep_model(model, classes, binary_or_multiclass_index(classes.shape[0]))
         if binary and model.weights.shape[1] == 2:   # a multi-class solver: one column per class
             pos, neg = (1, 0) if model.classes_[1] == 1.0 else (0, 1)
             self._order, self._sign, self._pair = None, 1.0, (pos, neg)
@@ -151,7 +153,7 @@ class LinearSVC(ClassifierMixin, LinearPredictorMixin, LinsvmEstimator):
             model = calibrate(model, X, codes, n_folds=5, sample_weight=sample_weight,
                                           class_weight=cw, allow_many_classes=True, **opts)
         reemit(sink, "probability folds: ")
-        self.model_ = model
+        self._keep_model(model, self.classes_, binary_or_multiclass_index(self.classes_.shape[0]))
         P = np.array(model.probability_)
         self.prob_params_ = P if self._order is None else P[self._order]
         # columns of model_.predict_proba (model order) for classes_: code -1/+1 or 0..k-1
@@ -241,7 +243,7 @@ class OrdinalSVM(ClassifierMixin, LinearPredictorMixin, LinsvmEstimator):
         model = self._train(X, ranks.astype(np.float64), class_weight=cw,
                             sample_weight=sample_weight, init=init, **self._train_options())
         self.classes_ = classes
-        self._set_linear(model)
+        self._set_linear(model, classes)
         self.thresholds_ = np.array(model.thresholds_, dtype=np.float64)
         return self
 
@@ -303,7 +305,7 @@ class RankSVM(LinearPredictorMixin, LinsvmEstimator):
             init = None
         model = self._train(X, ranks.astype(np.float64), qid=qid, sample_weight=sample_weight,
                             init=init, class_weight=None, **self._train_options())
-        self._set_linear(model)
+        self._set_linear(model, levels)
         return self
 
     def predict(self, X):

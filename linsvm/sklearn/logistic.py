@@ -20,7 +20,8 @@ catalog has it.
 Predictions follow coef_ and intercept_ (a user who edits them sees it):
 decision_function = X coef_' + intercept_, predict_proba its logistic link
 (linsvm.model.logistic_proba: sigma for two classes, LIBLINEAR's normalised one-vs-rest
-sigmoids, or the softmax).  model_ is the linsvm.Model trained.
+sigmoids, or the softmax).  model_ is the linsvm.Model trained, carrying the
+user's labels (linsvm.sklearn.base.user_labelled).
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ from ..fit.reporting import collecting_warnings
 from ..fit.training import train
 from ..model.logistic_proba import logistic_proba
 from ..problem.catalog import SOLVERS
-from .base import LinearPredictorMixin
+from .base import LinearPredictorMixin, binary_or_multiclass_index, user_labelled
 
 try:                                     # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data
@@ -186,7 +187,7 @@ class LogisticRegression(ClassifierMixin, LinearPredictorMixin, BaseEstimator):
         code_of = (lambda i: 2.0 * i - 1.0) if k == 2 else float
         codes = (2.0 * index - 1.0) if k == 2 else index.astype(np.float64)
         init = None
-        previous = getattr(self, "model_", None)
+        previous = getattr(self, "_trained_model", None)
         if (self.warm_start and previous is not None and previous.solver == name
                 and np.array_equal(getattr(self, "classes_", None), classes)
                 and getattr(self, "n_features_in_", X.shape[1]) == X.shape[1]):
@@ -197,7 +198,8 @@ class LogisticRegression(ClassifierMixin, LinearPredictorMixin, BaseEstimator):
                           **opts)
         for message, convergence in dict.fromkeys(sink):
             emit_warning(message, convergence, stacklevel=2)
-        self.classes_, self.model_ = classes, model
+        self.classes_, self._trained_model = classes, model
+        self.model_ = user_labelled(model, classes, binary_or_multiclass_index(k))
         self._set_coefficients(model, k)
         return self
 

@@ -137,7 +137,7 @@ class LinearSVR(RegressorMixin, LinearPredictorMixin, LinsvmEstimator):
         model = self._train(X, np.asarray(y, dtype=np.float64), solver=solver, C=self.C,
                             bias=self._bias(), tol=self.tol, seed=seed_of(self.random_state),
                             sample_weight=sample_weight, init=init, **opts)
-        self.model_ = model
+        self._trained_model = self.model_ = model
         self.coef_ = np.array(model.coef_[0], dtype=np.float64)
         self.intercept_ = np.array(model.intercept_, dtype=np.float64).reshape(1)
         self.n_iter_ = int(model.n_iter or 0)

@@ -66,6 +66,7 @@ import numpy as np
 
 from .. import _logistic
 from .._kernels import csr_matvec, vdot
+from ..errors import ParameterError
 from ..problem.catalog import make_params
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
@@ -87,6 +88,9 @@ LS_MAX = 20
 # lr-dual's finish with lr at its loop cap: lr's default -e / 10 (LIBLINEAR's -s 7 finishes
 # with -s 0 at a tenth of the tolerance -s 0 would use)
 FALLBACK_TOL = 0.001
+# the smallest C c_i the dual is solved for: LIBLINEAR's cold start 1e-3 C c_i stays a
+# normal number above it (below, lr solves the problem: fit_lrdual)
+DUAL_MIN_COST = 1e3 * np.finfo(np.float64).tiny
 
 
 def gradient_factor(t, comm=None):
@@ -294,27 +298,24 @@ def _cold_alpha(U):
     return alpha, U - alpha
 
 
-def fit_lrdual(problem, params, start, state, log):
-    """Train binary L2-regularized logistic regression by dual coordinate descent with an inner
-    Newton step per coordinate (Yu, Huang & Lin 2011; csrc/_logistic.pyx, lrdual_solve).
+def _dual_fits(alpha, alpha_c, cost):
+    """Whether every example with a cost has 0 < alpha_i, 0 < C c_i - alpha_i and finite
+    values: what lrdual_solve takes.  A C c_i so small that 1e-3 C c_i underflows to 0
+    (C = 5e-324) or so large that the iterates overflow fails it."""
+    has = cost > 0
+    with np.errstate(all="ignore"):
+        a, b = alpha[has], alpha_c[has]
+        return bool(np.all((a > 0) & (b > 0) & np.isfinite(a + b)))
 
-    -e measures what LIBLINEAR -s 7's does: stop when the largest |d D / d alpha_i| met in a
-    loop over every example is <= eps (default LRDUAL_TOL = 0.01); the stop counts once the
-    duality gap also certifies 1% (GAP_GUARD; else the loops go on at eps *
-    gap_guard_shrink(gap)).  At the loop cap the solve finishes with lr from its w at -e
-    FALLBACK_TOL (as LIBLINEAR -s 7 switches to -s 0; lr's gap test then certifies 1%),
-    unless primal_fallback is off.  Stats: objective (f(w)), dual_objective (the larger of D(alpha)
-    and D at the dual point built from w), gap, kkt_violation (the last loop's largest
-    |d D / d alpha_i|), n_iter (loops), newton_iter, status, warm_start, trace.  State: the
-    alphas, for alpha-seeding along C."""
-    X, t, opts = problem.X, problem.t, params.options
-    alpha, alpha_c, warm, warning = _dual_start(problem, params, start, state)
-    callback = None
-    if log is not None:
-        def callback(it, gmax, newton):
-            log(f"lr-dual loop {it:4d}  max violation {gmax:.4g}  inner Newton steps {newton}")
-    eps, loops, trace, newton = params.tol, 0, [], 0
-    max_iter = opts["max_iter"]
+
+def _dual_loops(problem, params, alpha, alpha_c, callback, log):
+    """lrdual_solve's loops at -e, then at the gap guard's smaller eps while the duality
+    gap stays above GAP_GUARD; alpha, alpha_c updated in place.  Returns (the last
+    solve's dict, loops, inner Newton steps, trace rows, the last eps, gap, dual value,
+    failed): failed when the dual's iterates are not finite numbers (a C c_i beyond
+    what the box 0 < alpha_i < C c_i holds in floating point)."""
+    X, t = problem.X, problem.t
+    eps, loops, trace, newton, max_iter = params.tol, 0, [], 0, params.options["max_iter"]
     while True:
         st = _logistic.lrdual_solve(
             indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
@@ -325,21 +326,69 @@ def fit_lrdual(problem, params, start, state, log):
         newton += int(st["newton_iter"])
         trace.extend(st["trace"].tolist())
         dual = max(st["dual"], st["dual_w"])
+        failed = not (np.isfinite(st["primal"]) and np.isfinite(dual) and np.isfinite(st["w"]).all()
+                      and _dual_fits(alpha, alpha_c, problem.cost))
+        dual = -np.inf if failed else dual
         gap = relative_gap(st["primal"], dual)
-        if st["status"] != 0 or gap <= GAP_GUARD or eps <= GAP_GUARD_MIN_EPS or loops >= max_iter:
-            break
+        if (failed or st["status"] != 0 or gap <= GAP_GUARD or eps <= GAP_GUARD_MIN_EPS
+                or loops >= max_iter):
+            return st, loops, newton, trace, eps, gap, dual, failed
         if log is not None:
             log(f"lr-dual: violation <= {eps:g} but the duality gap is {gap:.3g} of the objective "
                 f"(> {GAP_GUARD:g}): continuing at eps {eps * gap_guard_shrink(gap):g}")
         eps *= gap_guard_shrink(gap)
-    w, finished, lr_stats = st["w"], "lr-dual", None
-    objective_value = st["primal"]
-    if st["status"] == 1 and opts["primal_fallback"]:
+
+
+def _unrepresentable(params):
+    """The one-line error of a dual that floating point cannot hold, with the fallback off."""
+    return ParameterError(f"lr-dual: C = {params.C:g} (times the example costs) is out of the "
+                          "range where the dual's variables 0 < alpha_i < C c_i can be computed "
+                          "in floating point; use -s lr (the primal of the same problem), or "
+                          "leave primal_fallback on")
+
+
+def fit_lrdual(problem, params, start, state, log):
+    """Train binary L2-regularized logistic regression by dual coordinate descent with an inner
+    Newton step per coordinate (Yu, Huang & Lin 2011; csrc/_logistic.pyx, lrdual_solve).
+
+    -e measures what LIBLINEAR -s 7's does: stop when the largest |d D / d alpha_i| met in a
+    loop over every example is <= eps (default LRDUAL_TOL = 0.01); the stop counts once the
+    duality gap also certifies 1% (GAP_GUARD; else the loops go on at eps *
+    gap_guard_shrink(gap)).  At the loop cap the solve finishes with lr from its w at -e
+    FALLBACK_TOL (as LIBLINEAR -s 7 switches to -s 0; lr's gap test then certifies 1%),
+    unless primal_fallback is off.  Where C c_i is too small or too large for the dual's box
+    0 < alpha_i < C c_i in floating point (C c_i < DUAL_MIN_COST, or the iterates overflow:
+    LIBLINEAR -s 7 returns NaN weights there), lr solves the problem from w = 0 instead
+    (ParameterError with primal_fallback off).  Stats: objective (f(w)), dual_objective (the
+    larger of D(alpha) and D at the dual point built from w), gap, kkt_violation (the last
+    loop's largest |d D / d alpha_i|), n_iter (loops), newton_iter, status, warm_start,
+    trace.  State: the alphas, for alpha-seeding along C."""
+    t, opts = problem.t, params.options
+    alpha, alpha_c, warm, warning = _dual_start(problem, params, start, state)
+    callback = None
+    if log is not None:
+        def callback(it, gmax, newton):
+            log(f"lr-dual loop {it:4d}  max violation {gmax:.4g}  inner Newton steps {newton}")
+    max_iter = opts["max_iter"]
+    U = params.C * problem.cost
+    if _dual_fits(alpha, alpha_c, problem.cost) and np.all(U[U > 0] >= DUAL_MIN_COST):
+        st, loops, newton, trace, eps, gap, dual, failed = _dual_loops(problem, params, alpha,
+                                                                        alpha_c, callback, log)
+    else:
+        st, loops, newton, trace = None, 0, 0, []
+        eps, gap, dual, failed = params.tol, np.inf, -np.inf, True
+    if failed and not opts["primal_fallback"]:
+        raise _unrepresentable(params)
+    w, finished, lr_stats = (None, "lr", None) if failed else (st["w"], "lr-dual", None)
+    objective_value = None if failed else st["primal"]
+    if failed or (st["status"] == 1 and opts["primal_fallback"]):
         if log is not None:
-            log(f"lr-dual: loop cap ({loops} loops, relative duality gap {gap:.3g}): finishing "
+            log(f"lr-dual: C = {params.C:g} is beyond what the dual holds in floating point: "
+                "solving with lr from w = 0" if failed else
+                f"lr-dual: loop cap ({loops} loops, relative duality gap {gap:.3g}): finishing "
                 "with lr from its w (as LIBLINEAR -s 7 switches to -s 0)")
         res = fit_lr(problem, make_params("lr", C=params.C, tol=FALLBACK_TOL, seed=params.seed),
-                     w, None, log)
+                     None if failed else w, None, log)
         w, finished, lr_stats = res.weights, "lr", res.stats
         objective_value, dual = res.stats["objective"], max(dual, res.stats["dual_objective"])
         gap = relative_gap(objective_value, dual)
@@ -350,10 +399,12 @@ def fit_lrdual(problem, params, start, state, log):
         "objective": objective_value,
         "dual_objective": dual,
         "gap": gap,
-        "kkt_violation": st["violation"],
+        "kkt_violation": lr_stats.get("kkt_violation", 0.0) if failed else st["violation"],
         "n_iter": loops,
         "newton_iter": newton,
-        "status": _STATUS[st["status"]] if finished == "lr-dual" else "finished by lr",
+        "status": (_STATUS[st["status"]] if finished == "lr-dual" else
+                   "solved by lr (C beyond the dual's floating point)" if failed
+                   else "finished by lr"),
         "final_eps": eps,
         "warm_start": warm,
         "finished_by": finished,
@@ -373,5 +424,6 @@ def fit_lrdual(problem, params, start, state, log):
                    f"{eps:g}) and a relative duality gap of {gap:.3g} > {GAP_GUARD:g}; raise "
                    "--max-iter or loosen -e")
     return FitResult(w, stats, warning=warning, converged=converged,
-                     state={"kind": "lr-dual", "alpha": alpha, "alpha_c": alpha_c, "t": t.copy(),
-                            "U": params.C * problem.cost, "C": params.C})
+                     state=None if failed else {"kind": "lr-dual", "alpha": alpha,
+                                                "alpha_c": alpha_c, "t": t.copy(),
+                                                "U": params.C * problem.cost, "C": params.C})
