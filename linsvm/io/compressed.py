@@ -37,10 +37,10 @@ import io
 import lzma
 import os
 import stat
-import sys
 import zlib
 
 from ..errors import DataError
+from .streams import STDIN_NAME, stdin_binary
 
 __all__ = ["Input", "MAGIC", "CHUNK_BYTES"]
 
@@ -221,8 +221,8 @@ class Input:
     def __init__(self, source):
         self._own = False
         if isinstance(source, str) and source == "-":
-            self.name = "<stdin>"
-            self._fh = sys.stdin.buffer
+            self.name = STDIN_NAME
+            self._fh = stdin_binary()
         elif isinstance(source, (str, bytes, os.PathLike)):
             path = os.fspath(source)
             self.name = os.fsdecode(path)

@@ -66,6 +66,7 @@ import numpy as np
 from .. import _scale
 from ..errors import DataError, ParameterError
 from .atomic import atomic_output, scratch_file
+from .streams import STDIN_NAME, stdin_binary
 from .svmlight import iter_svmlight_buffers
 
 __all__ = ["ScaleParams", "DataRanges", "ScaleResult", "data_ranges", "format_params",
@@ -424,7 +425,7 @@ class _TwoPasses:
             self.first = self.second_source = source
             return
         if isinstance(source, str) and source == "-":
-            fh, name = sys.stdin.buffer, "<stdin>"
+            fh, name = stdin_binary(), STDIN_NAME
         elif isinstance(source, (str, bytes, os.PathLike)):
             name = os.fsdecode(os.fspath(source))
             try:
