@@ -152,7 +152,9 @@ def stdout_binary():
     ``<stdout>: cannot write: standard output is closed`` when there is none."""
     check_stdout()
     stream = sys.stdout
-    stream.flush()
+    flush = getattr(stream, "flush", None)
+    if flush is not None:
+        flush()
     buffer = getattr(stream, "buffer", None)
     return _TextSink(stream) if buffer is None else buffer
 
