@@ -49,7 +49,7 @@ import sys
 import zlib
 
 from ..errors import DataError, ParameterError
-from .streams import STDOUT_NAME, CheckedWriter, silence_stdout, stdout_binary
+from .streams import STDOUT_NAME, CheckedWriter, renamed_error, silence_stdout, stdout_binary
 
 __all__ = ["atomic_output", "check_output_path", "check_outputs", "same_target", "is_special_file",
            "scratch_file",
@@ -139,15 +139,6 @@ def _fsync_dir(directory: str) -> None:
             os.fsync(dfd)
         finally:
             os.close(dfd)
-
-
-def _renamed(exc: OSError, path) -> OSError:
-    """`exc` again, naming the user's `path` (never a temporary file)."""
-    if exc.errno is None:
-        return exc
-    new = OSError(exc.errno, exc.strerror or os.strerror(exc.errno), os.fsdecode(path))
-    new.__cause__ = None
-    return new
 
 
 class _Target:
@@ -246,7 +237,7 @@ def _call(path, func, *args):
     try:
         return func(*args)
     except OSError as exc:
-        raise _renamed(exc, path) from None
+        raise renamed_error(exc, path) from None
 
 
 @contextlib.contextmanager

@@ -32,7 +32,7 @@ import sys
 
 from ..errors import DataError
 
-__all__ = ["CheckedWriter", "write_all", "stdin_binary", "stdout_binary", "check_stdout", "print_lines",
+__all__ = ["CheckedWriter", "write_all", "renamed_error", "stdin_binary", "stdout_binary", "check_stdout", "print_lines",
            "silence_stdout", "STDIN_NAME", "STDOUT_NAME"]
 
 STDIN_NAME = "<stdin>"
@@ -76,7 +76,7 @@ def _wait_writable(fh) -> None:
     select.select([], [fd], [])
 
 
-def _named(exc: OSError, name) -> OSError:
+def renamed_error(exc: OSError, name) -> OSError:
     """`exc` again with filename `name` (the user's path, never a temporary file); the
     errno keeps its subclass (EPIPE: BrokenPipeError)."""
     if exc.errno is None:
@@ -98,13 +98,13 @@ class CheckedWriter:
         try:
             return write_all(self._fh, data)
         except OSError as exc:
-            raise _named(exc, self._name) from None
+            raise renamed_error(exc, self._name) from None
 
     def flush(self) -> None:
         try:
             self._fh.flush()
         except OSError as exc:
-            raise _named(exc, self._name) from None
+            raise renamed_error(exc, self._name) from None
 
     def fileno(self) -> int:
         return self._fh.fileno()
