@@ -797,3 +797,60 @@ def test_agrees_with_sklearn_on_real_data(rec):
     assert np.array_equal(X.indptr, Xs.indptr) and np.array_equal(X.indices, Xs.indices)
     assert same_bits(X.data, Xs.data.astype(np.float64))
     assert same_bits(y, ys.astype(np.float64))
+
+
+class _Zeros(io.RawIOBase):
+    """An endless stream of NUL bytes (what /dev/zero gives): no newline, ever."""
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        b[:] = bytes(len(b))
+        return len(b)
+
+
+def test_a_stream_of_nul_bytes_is_not_text_rather_than_out_of_memory(tmp_path):
+    """/dev/zero (or a disk image) has no newline: its first line grew until memory ran
+    out.  A line of over a megabyte holding a NUL is refused as not text, naming the
+    byte, for the whole, the streamed and the compressed reader."""
+    with pytest.raises(DataError, match=r"^<file>: byte 1 is a NUL, in a line of over 1 MiB: "
+                                        r"not SVM-light text"):
+        load_svmlight(_Zeros())
+    with pytest.raises(DataError, match="is a NUL"):
+        list(iter_svmlight(_Zeros(), chunk_rows=10))
+    path = tmp_path / "zeros.gz"
+    path.write_bytes(gzip.compress(b"1 1:1\n" + bytes(3 << 20)))
+    with pytest.raises(DataError, match=rf"^{re.escape(str(path))}: byte \d+ of the decompressed data is a NUL"):
+        load_svmlight(path)
+    # a NUL in a short line stays the parser's error, with its line
+    path = tmp_path / "short.svm"
+    path.write_bytes(b"1 1:1\n2 1:\x00\n")
+    with pytest.raises(DataError, match=r":2: non-numeric value"):
+        load_svmlight(path)
+
+
+def test_out_of_memory_hints_renumber_only_where_it_helps(tmp_path, monkeypatch):
+    """The hint to renumber sparse, large feature indices goes with a MemoryError of a
+    command that holds weight vectors: not with one of parsing, nor from renumber."""
+    from click.testing import CliRunner
+    from linsvm.cli import cli, train_cmd
+    from linsvm.cli import run_tools, run_train
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n")
+
+    def oom(text):
+        def fail(*args, **kwargs):
+            raise MemoryError(text)
+        return fail
+
+    monkeypatch.setattr(run_tools, "load_svmlight", oom(""))
+    r = CliRunner().invoke(cli, ["renumber", str(data), str(tmp_path / "o"), str(tmp_path / "map")],
+                           prog_name="linsvm")
+    assert r.exit_code == 1 and r.stderr.strip() == "linsvm renumber: error: out of memory", r.stderr
+    monkeypatch.setattr(run_train, "load_training", oom("out of memory while parsing"))
+    r = CliRunner().invoke(train_cmd, ["-q", str(data), str(tmp_path / "m")])
+    assert r.exit_code == 1 and "renumber" not in r.stderr and "does not fit in memory" in r.stderr
+    monkeypatch.setattr(run_train, "load_training", oom(""))
+    r = CliRunner().invoke(train_cmd, ["-q", str(data), str(tmp_path / "m")])
+    assert r.exit_code == 1 and "'linsvm renumber' makes the weight vectors shorter" in r.stderr

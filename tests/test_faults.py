@@ -4,6 +4,7 @@ and output paths checked before the work (issue 17 items 3 and 5, issue 20 item 
 The tmpfs tests mount a small filesystem and need root; they skip otherwise.
 """
 import errno
+import io
 import os
 import random
 import signal
@@ -22,7 +23,7 @@ from linsvm.cli import cv_cmd, predict_cmd, train_cmd
 from linsvm.errors import DataError
 from linsvm.model import Model, load_model
 
-from conftest import child_env, random_problem
+from conftest import child_env, default_sigint, random_problem
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -445,3 +446,171 @@ def test_predict_chunks_of_many_class_models_are_bounded(tmp_path, monkeypatch):
         assert seen[-1] == expect
     assert run(predict_cmd, ["-q", "--chunk-rows", "7", test, model, tmp_path / "p"]).exit_code == 0
     assert seen[-1] == 7
+
+
+# ------------------------------------------------------------------------ short writes, closed streams
+
+class _ShortRaw(io.RawIOBase):
+    """An unbuffered stream (what sys.stdout.buffer is under PYTHONUNBUFFERED=1) whose
+    write takes at most `step` bytes, and raises ENOSPC once `room` bytes are taken."""
+
+    def __init__(self, step, room=None):
+        self.step, self.room, self.data = step, room, bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        if self.room is not None and len(self.data) >= self.room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        n = min(len(b), self.step)
+        if self.room is not None:
+            n = min(n, self.room - len(self.data))
+        self.data += bytes(b[:n])
+        return n
+
+
+def _unbuffered_stdout(monkeypatch, raw):
+    """sys.stdout as Python makes it under PYTHONUNBUFFERED=1: a write-through text layer
+    over the raw stream."""
+    stream = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)
+    monkeypatch.setattr(sys, "stdout", stream)
+    return stream
+
+
+def test_short_writes_to_unbuffered_stdout_are_completed(monkeypatch, tmp_path):
+    """Every byte reaches a raw stream that takes 7 bytes per write: the model written to
+    '-' is the file written to a path, byte for byte."""
+    model = big_model(3000)
+    model.save(tmp_path / "m.model")
+    raw = _ShortRaw(step=7)
+    _unbuffered_stdout(monkeypatch, raw)
+    model.save("-")
+    assert bytes(raw.data) == (tmp_path / "m.model").read_bytes()
+
+
+def test_short_write_then_full_disk_on_stdout_is_an_error_not_silence(monkeypatch, tmp_path):
+    """A short write followed by ENOSPC (a full disk under unbuffered stdout) raises,
+    naming <stdout>, from the model writer, the data writer and the result lines."""
+    raw = _ShortRaw(step=1000, room=2500)
+    _unbuffered_stdout(monkeypatch, raw)
+    monkeypatch.setattr(atomic, "silence_stdout", lambda: None)      # keep the test's fd 1
+    monkeypatch.setattr("linsvm.io.streams.silence_stdout", lambda: None)
+    with pytest.raises(OSError) as info:
+        big_model(3000).save("-")
+    assert info.value.errno == errno.ENOSPC and info.value.filename == "<stdout>"
+    X, y = random_problem(n_samples=300, n_features=10)
+    raw.data.clear()
+    with pytest.raises(DataError, match=r"^<stdout>: cannot write: No space left on device"):
+        linsvm.dump_svmlight(X, y, "-")
+    from linsvm.io.streams import print_lines
+    raw.data.clear()
+    with pytest.raises(OSError) as info:
+        print_lines("x" * 4000)
+    assert info.value.errno == errno.ENOSPC and info.value.filename == "<stdout>"
+
+
+def test_dump_to_a_raw_file_object_writes_every_byte(tmp_path):
+    X, y = random_problem(n_samples=200, n_features=10)
+    linsvm.dump_svmlight(X, y, tmp_path / "ref.svm")
+    raw = _ShortRaw(step=13)
+    linsvm.dump_svmlight(X, y, raw)
+    assert bytes(raw.data) == (tmp_path / "ref.svm").read_bytes()
+
+
+def test_closed_standard_streams_are_one_line_errors_in_process(monkeypatch, tmp_path):
+    """sys.stdout / sys.stdin are None when the process starts with fd 1 / fd 0 closed:
+    writing '-' and reading '-' are DataErrors, and '-' as an output path is refused
+    before the work."""
+    from linsvm.errors import ParameterError
+    from linsvm.io.scale import scale_file
+    monkeypatch.setattr(sys, "stdout", None)
+    with pytest.raises(ParameterError, match="standard output is closed"):
+        atomic.check_output_path("-", what="model file", stdout_ok=True)
+    with pytest.raises(DataError, match=r"^<stdout>: cannot write: standard output is closed$"):
+        with atomic.atomic_output("-", stdout_ok=True):
+            pass
+    monkeypatch.setattr(sys, "stdin", None)
+    with pytest.raises(DataError, match=r"^<stdin>: cannot read: standard input is closed$"):
+        linsvm.load_svmlight("-")
+    with pytest.raises(DataError, match=r"^<stdin>: cannot read: standard input is closed$"):
+        scale_file("-", tmp_path / "out")
+
+
+def _closed(fd):
+    return lambda: (default_sigint(), os.close(fd))
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("closed,args", [
+    (1, ["predict", "-q", "{t}", "{m}", "-"]),
+    (1, ["train", "-q", "{t}", "-"]),
+    (1, ["train", "-q", "-v", "3", "{t}"]),
+    (1, ["cv", "-q", "-v", "3", "{t}"]),
+    (1, ["scale", "{t}"]),
+    (0, ["predict", "-q", "-", "{m}", "{o}"]),
+    (0, ["scale", "-"]),
+])
+def test_closed_standard_stream_is_a_one_line_error(files, closed, args):
+    """A command started with its stdout (`>&-`) or stdin (`<&-`) closed, where it must
+    write its result or read its data: one line, status 1, no traceback."""
+    tmp, train = files
+    run(train_cmd, ["-q", train, tmp / "m.model"])
+    argv = [a.format(t=train, m=tmp / "m.model", o=tmp / "o") for a in args]
+    r = subprocess.run([sys.executable, "-m", "linsvm", *argv], env=env(), cwd=tmp,
+                       stderr=subprocess.PIPE, text=True, preexec_fn=_closed(closed),
+                       stdin=None if closed else subprocess.DEVNULL,
+                       stdout=None if closed == 1 else subprocess.DEVNULL)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and len(lines) == 1, r.stderr
+    assert ("standard output is closed" if closed == 1 else "standard input is closed") in lines[0]
+    assert not (tmp / "o").exists()
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+@pytest.mark.parametrize("command", ["predict", "synth"])
+def test_stdout_at_a_file_size_limit_is_a_one_line_error(files, unbuffered, command):
+    """A regular-file stdout that stops taking data midway (a file-size limit here, a full
+    disk in the field: the first write is short, the next one fails) is an error whatever
+    the interpreter's buffering, never an exit 0 with the output cut."""
+    import resource
+    tmp, train = files
+    run(train_cmd, ["-q", train, tmp / "m.model"])
+    X, y = random_problem(n_samples=3000, n_features=10)
+    linsvm.dump_svmlight(X, y, tmp / "big.svm")
+    args = (["predict", "-q", "--decision-values", str(tmp / "big.svm"), str(tmp / "m.model"), "-"]
+            if command == "predict" else ["synth", "--n-samples", "2000", "-"])
+
+    def limited():
+        default_sigint()
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, resource.RLIM_INFINITY))
+
+    with open(tmp / "out", "wb") as out:
+        r = subprocess.run([sys.executable, "-m", "linsvm", *args], stdout=out,
+                           stderr=subprocess.PIPE, text=True, preexec_fn=limited,
+                           env=dict(env(), PYTHONUNBUFFERED=unbuffered))
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and len(lines) == 1 and "File too large" in lines[0], r.stderr
+    assert (tmp / "out").stat().st_size == 8192
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_a_closed_pipe_on_stdout_ends_quietly_whatever_the_buffering(files, unbuffered):
+    """`linsvm-predict ... - | head`: the reader has gone, the command ends quietly with
+    status 0 (docs/predict.md), buffered or not."""
+    tmp, train = files
+    run(train_cmd, ["-q", train, tmp / "m.model"])
+    X, y = random_problem(n_samples=3000, n_features=10)
+    linsvm.dump_svmlight(X, y, tmp / "big.svm")
+    rfd, wfd = os.pipe()
+    os.close(rfd)                                   # EPIPE on the first write
+    try:
+        r = subprocess.run([sys.executable, "-m", "linsvm", "predict", "-q", "--decision-values",
+                            str(tmp / "big.svm"), str(tmp / "m.model"), "-"], stdout=wfd,
+                           stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint,
+                           env=dict(env(), PYTHONUNBUFFERED=unbuffered))
+    finally:
+        os.close(wfd)
+    assert r.returncode == 0 and r.stderr == "", r.stderr

@@ -290,7 +290,8 @@ CORRUPT = [
     ("+1 3:0.5 7:1\n-1 2:1\n", r"^f\.model:1: not a linsvm or LIBLINEAR model file .*SVM-light"),
     ("hello world\n", r"^f\.model:1: not a linsvm or LIBLINEAR model file"),
     ("\n", r"^f\.model:1: not a linsvm or LIBLINEAR model file \(the first line is blank\)"),
-    (_edit("linsvm_model 1\n", "linsvm_model 4\n"), r"^f\.model:1: unsupported linsvm model format version 4"),
+    (_edit("linsvm_model 1\n", "linsvm_model 5\n"), r"^f\.model:1: unsupported linsvm model format version 5"),
+    (_edit("linsvm_model 1\n", "linsvm_model 4\n"), r"^f\.model:11: a version 4 model has binary weights"),
     (_edit("linsvm_model 1\n", "linsvm_model\n"), r"^f\.model:1: bad first line"),
     (_edit("linsvm_model 1\n", "linsvm_model one\n"), r"^f\.model:1: bad first line"),
     (_edit("kind binary\n", "kind binary\ncolor blue\n"), r"^f\.model:4: unknown key 'color'"),
@@ -882,12 +883,12 @@ def test_every_truncation_of_a_binary_model_fails(models, tmp_path):
 
 
 @pytest.mark.parametrize("edit,message", [
-    (lambda d, s: d[:s] + bytes([d[s] ^ 1]) + d[s + 1:], r"^x: corrupt binary weights after line \d+ \(crc32"),
+    (lambda d, s: d[:s] + bytes([d[s] ^ 1]) + d[s + 1:], r"^x: corrupt header or binary weights \(their crc32"),
     (lambda d, s: d[:-5] + b"\nEND\n", r"^x:\d+: expected 'end'"),
     (lambda d, s: d[:-5] + b"end\n", r"^x: truncated or corrupt file: a newline must follow"),
     (lambda d, s: d + b"x\n", r"^x:\d+: unexpected content after 'end'"),
     (lambda d, s: d[:s] + d[s + 8:], r"^x: (corrupt|truncated)"),
-    (lambda d, s: d.replace(b"linsvm_model 2", b"linsvm_model 1"), r"^x:\d+: binary weights need model format version 2"),
+    (lambda d, s: d.replace(b"linsvm_model 4", b"linsvm_model 1"), r"^x:\d+: binary weights need model format version 2"),
     (lambda d, s: d.replace(b"float64-le", b"float32-le"), r"^x:\d+: bad weights line"),
     (lambda d, s: d.replace(b"crc32:", b"crc33:"), r"^x:\d+: bad weights line"),
 ])
@@ -904,7 +905,8 @@ def test_non_finite_binary_weights_with_a_valid_crc_are_refused(tmp_path):
     m = Model(solver="mfn", classes=[1, -1], weights=[[1.0], [2.0]], bias=-1, params={})
     data = _binary_file(m, tmp_path)
     raw = np.array([[1.0], [np.inf]]).astype("<f8").tobytes()
-    head = data[:data.index(b"crc32:")] + f"crc32:{zlib.crc32(raw):08x}\n".encode()
+    header = data[:data.index(b"weights ")]
+    head = data[:data.index(b"crc32:")] + f"crc32:{zlib.crc32(raw, zlib.crc32(header)):08x}\n".encode()
     with pytest.raises(ModelError, match=r"row 2, column 1 is not finite"):
         _loads(head + raw + b"\nend\n", "x")
 
@@ -1076,3 +1078,136 @@ def test_liblinear_reads_a_bias_0_model_as_we_do(tmp_path):
     assert ll2.bias == 0 and ll2.get_nr_feature() == m.n_features_
     labels, _, _ = liblinearutil.predict(y.tolist(), X, ll2, "-q")
     np.testing.assert_array_equal(labels, m.predict(X))
+
+
+# --------------------------------------------------------------------------- header checksum
+
+def _prediction_models():
+    """Binary-weight candidates whose header lines change predictions: an ordinal model
+    (thresholds), a one-class model (offset), a regression model (offset repeated by
+    stat y_offset), a multi-class one with probability sigmoids (classes, probA, probB)."""
+    rng = np.random.default_rng(7)
+    return {
+        "ordinal": Model(solver="mfn-ord", classes=[1, 2, 3, 4], weights=rng.normal(size=(6, 1)),
+                         bias=1.0, params={"C": 1.0}, thresholds=[-1.5, 0.25, 2.5]),
+        "oneclass": Model(solver="oneclass", classes=[1, -1], weights=rng.normal(size=(5, 1)),
+                          bias=-1, params={}, kind="oneclass", offset=-0.75),
+        "regression": Model(solver="svr-dual", classes=[], weights=rng.normal(size=(6, 1)), bias=1.0,
+                            params={}, kind="regression", offset=8.25, stats={"y_offset": 8.25}),
+        "multi3-proba": Model(solver="mfn", classes=[3, 1, 2], weights=rng.normal(size=(6, 3)), bias=1.0,
+                              params={}).with_probability([[-1.5, 0.25], [-2.0, 0.0], [-0.5, 1.0]]),
+    }
+
+
+@pytest.mark.parametrize("name", ["ordinal", "oneclass", "regression", "multi3-proba"])
+def test_a_flipped_bit_in_a_binary_models_header_is_refused(tmp_path, name):
+    """Every single-bit flip of every byte of the lines that change predictions (offset,
+    classes, thresholds, bias, kind, n_features, probA, probB) of a binary-weight model:
+    loading refuses it in one line, or (never seen with the header checksum) predicts
+    exactly as the original."""
+    model = _prediction_models()[name]
+    data = _binary_file(model, tmp_path)
+    assert data.startswith(b"linsvm_model 4\n")
+    X = np.random.default_rng(1).normal(size=(20, model.n_features_))
+    expected = model.decision_function(X)
+    keys = (b"offset ", b"classes ", b"thresholds ", b"bias ", b"kind ", b"n_features ", b"probA ", b"probB ")
+    spans, pos = [], 0
+    for line in data[:data.index(b"\nweights ")].split(b"\n"):
+        if line.startswith(keys):
+            spans.append((pos, pos + len(line) + 1))
+        pos += len(line) + 1
+    assert len(spans) >= 5
+    refused = 0
+    for start, stop in spans:
+        for i in range(start, stop):
+            for bit in range(8):
+                bad = bytearray(data)
+                bad[i] ^= 1 << bit
+                try:
+                    m = _loads(bytes(bad), "x")
+                except ModelError as exc:
+                    assert "\n" not in str(exc)
+                    refused += 1
+                    continue
+                np.testing.assert_array_equal(m.decision_function(X), expected)
+                np.testing.assert_array_equal(m.classes_, model.classes_)
+    assert refused == 8 * sum(stop - start for start, stop in spans)
+
+
+def _as_older_binary(data, version):
+    """A version 4 binary file rewritten as the older binary form of `version` (2 or 3):
+    its crc32 covers only the weight bytes."""
+    import zlib
+    head, rest = data.split(b"\nweights ", 1)
+    weights_line, raw = rest.split(b"\n", 1)
+    raw = raw[:-len(b"\nend\n")]
+    old_line = weights_line[:weights_line.index(b"crc32:")] + f"crc32:{zlib.crc32(raw):08x}".encode()
+    head = head.replace(b"linsvm_model 4", f"linsvm_model {version}".encode(), 1)
+    return head + b"\nweights " + old_line + b"\n" + raw + b"\nend\n"
+
+
+@pytest.mark.parametrize("name,version", [("ordinal", 2), ("oneclass", 2), ("multi3-proba", 3)])
+def test_older_binary_models_with_a_weights_only_checksum_still_load(tmp_path, name, version):
+    model = _prediction_models()[name]
+    old = _as_older_binary(_binary_file(model, tmp_path), version)
+    assert_same_model(model, _loads(old, "x"))
+
+
+def test_text_models_keep_their_versions(tmp_path):
+    """Only binary weights moved to version 4: text models are written as before."""
+    models = _prediction_models()
+    for name, version in (("ordinal", b"2"), ("oneclass", b"2"), ("multi3-proba", b"3")):
+        data = native_text(models[name], tmp_path, format="linsvm-text")
+        assert data.startswith(b"linsvm_model " + version + b"\n"), name
+
+
+@pytest.mark.parametrize("format", ["linsvm-text", "linsvm-binary"])
+def test_an_offset_that_disagrees_with_stat_y_offset_is_refused(tmp_path, format):
+    """A regression model's offset is its stat y_offset: a changed digit in the offset
+    line (text files have no checksum), or a missing offset line, is refused."""
+    model = _prediction_models()["regression"]
+    data = native_text(model, tmp_path, format=format)
+    assert b"\noffset 8.25\n" in data and b"\nstat y_offset float 8.25\n" in data
+    edited = data.replace(b"\noffset 8.25\n", b"\noffset 8.75\n")
+    if format == "linsvm-binary":       # re-seal it: the check is not the checksum's
+        edited = _reseal(edited)
+    with pytest.raises(ModelError, match=r"^x:\d+: offset 8\.75 differs from its 'stat y_offset' 8\.25$"):
+        _loads(edited, "x")
+    dropped = data.replace(b"\noffset 8.25\n", b"\n")
+    if format == "linsvm-binary":
+        dropped = _reseal(dropped)
+    with pytest.raises(ModelError, match=r"^x: no 'offset' line, but 'stat y_offset' is 8\.25$"):
+        _loads(dropped, "x")
+    assert_same_model(model, _loads(data, "x"))
+
+
+def _reseal(data):
+    """A version 4 binary file with its crc32 recomputed over its (edited) header."""
+    import zlib
+    head, rest = data.split(b"\nweights ", 1)
+    weights_line, raw = rest.split(b"\n", 1)
+    raw = raw[:-len(b"\nend\n")]
+    crc = zlib.crc32(raw, zlib.crc32(head + b"\n"))
+    line = weights_line[:weights_line.index(b"crc32:")] + f"crc32:{crc:08x}".encode()
+    return head + b"\nweights " + line + b"\n" + raw + b"\nend\n"
+
+
+@needs_liblinear
+@pytest.mark.parametrize("options,kind", [("-s 11 -B 1", "regression"), ("-s 12", "regression"),
+                                          ("-s 13 -B 1", "regression"), ("-s 21", "oneclass")])
+def test_liblinear_regression_and_one_class_files_are_read_and_predict_as_liblinear(tmp_path, options,
+                                                                                       kind):
+    """LIBLINEAR's regression and one-class model files (docs/model-format.md): read,
+    with decision values and predictions equal to liblinear's own predict on held-out rows."""
+    rng = np.random.default_rng(5)
+    X = sp.random(300, 15, density=0.4, random_state=5, format="csr")
+    y = X @ rng.normal(size=15) + 0.1 * rng.normal(size=300)
+    lm = liblinearutil.train(y[:200], X[:200], options + " -q")
+    path = tmp_path / "ll.model"
+    liblinearutil.save_model(str(path), lm)
+    m = load_model(path)
+    assert m.kind == kind and m.solver.startswith("liblinear:")
+    labels, values = _liblinear_predict(path, X[200:])
+    np.testing.assert_allclose(m.decision_function(X[200:]).reshape(-1), values.reshape(-1),
+                               rtol=0, atol=1e-12 * max(1.0, np.abs(values).max()))
+    np.testing.assert_array_equal(m.predict(X[200:]), labels)

@@ -10,6 +10,7 @@ import gzip
 import lzma
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -190,9 +191,10 @@ def test_empty_and_degenerate_inputs_match_svm_scale(tmp_path):
 
 @needs_svm_scale
 def test_extreme_values_match_svm_scale(tmp_path):
-    """Ranges that overflow (max - min = inf), denormals, large labels."""
-    text = ("1e308 1:1.7976931348623157e308 2:5e-324 3:-1e308\n"
-            "-1e308 1:-1.7976931348623157e308 2:-5e-324 3:1e308 4:1e-310\n"
+    """Denormals, huge values and labels whose ranges do not overflow: svm-scale's bytes.
+    (Ranges that overflow are refused: test_overflowing_scaling_is_refused_naming_the_feature.)"""
+    text = ("1e308 1:8e307 2:5e-324 3:-1e308\n"
+            "-1e307 1:-8e307 2:-5e-324 3:-5e307 4:1e-310\n"
             "0 2:1e-320\n")
     data = write_text(tmp_path, text)
     for kw in ({}, {"y_limits": (-1.0, 1.0)}, {"lower": 0.0, "upper": 1e-300}):
@@ -229,6 +231,12 @@ _limits = st.one_of(st.none(), st.tuples(st.integers(-4, 4), st.integers(1, 5)).
 def test_random_sparse_files_match_svm_scale(tmp_path, text, xl, yl):
     data = write_text(tmp_path, text)
     lower, upper = xl if xl is not None else (None, None)
+    theirs, _, _ = svm_scale(options(lower=lower, upper=upper, y_limits=yl) + [data], tmp_path)
+    if re.search(rb"inf|nan", theirs, re.I) or range_overflows(text, yl is not None):
+        # refused exactly where svm-scale writes inf or nan, or a range is too wide
+        with pytest.raises(DataError, match="overflows"):
+            ours(data, tmp_path, lower=lower, upper=upper, y_limits=yl)
+        return
     mine = compare(tmp_path, data, lower=lower, upper=upper, y_limits=yl)
     # and restoring the saved file on the same data gives the same output again
     again = compare(tmp_path, data, restore=tmp_path / "theirs.param")
@@ -236,6 +244,24 @@ def test_random_sparse_files_match_svm_scale(tmp_path, text, xl, yl):
 
 
 # ------------------------------------------------------------------ an independent reference
+
+def range_overflows(text, with_labels):
+    """Whether a feature's range (absent = 0), or with_labels the labels' range, is wider
+    than the largest double: max - min overflows (an independent dense computation)."""
+    rows = [line.split() for line in text.splitlines() if line.strip()]
+    if not rows:
+        return False
+    d = max([int(t.split(":")[0]) for r in rows for t in r[1:]], default=0)
+    X = np.zeros((len(rows), d + 1))
+    for i, r in enumerate(rows):
+        for t in r[1:]:
+            j, v = t.split(":")
+            X[i, int(j)] = float(v)
+    y = np.array([float(r[0]) for r in rows])
+    with np.errstate(over="ignore"):
+        wide = bool(np.any(X.max(axis=0) - X.min(axis=0) == np.inf))
+        return wide or (with_labels and y.max() - y.min() == np.inf)
+
 
 def reference_scale(text, lower=-1.0, upper=1.0, y_limits=None):
     """svm-scale's rules restated densely with NumPy and Python's %-formatting:
@@ -363,10 +389,10 @@ def test_saved_then_restored_on_the_same_data_is_the_same_output(tmp_path):
     ("x\n0 1\n1 0 1e999\n", 3, "out of range"),
     ("x\n0 1\n1 0 nan\n", 3, "expected a number"),
     ("x\n0 1\n2 0 1\n2 0 1\n", 4, "not above the previous one"),
-    ("x\n0 1\n0 0 1\n", 3, "not above the previous one (0)"),
+    ("x\n0 1\n0 0 1\n", 3, "feature index 0: feature indices start at 1"),
     ("x\n0 1\n1.5 0 1\n", 3, "expected a feature index"),
     ("x\n0 1\n3 2 1\n", 3, "min 2 is above max 1"),
-    ("x\n0 1\n3000000000 0 1\n", 3, "not between 1 and"),
+    ("x\n0 1\n3000000000 0 1\n", 3, "is above 2147483647"),
     ("y\n1 0\n0 1\nx\n0 1\n", 2, "y_lower 1 is not below y_upper 0"),
     ("y\n0 1\nx\n0 1\n", 3, "expected 'y_min y_max'"),
     ("y\n0 1\n0 1\n0 1\n", 4, "expected 'x' on a line"),
@@ -592,3 +618,90 @@ def test_scaled_output_trains(tmp_path):
     out, _ = ours(data, tmp_path, lower=0.0)
     X, y = linsvm.load_svmlight(str(tmp_path / "ours.out"))
     assert X.shape[0] == 5 and math.isclose(float(X.max()), 1.0)
+
+
+# ------------------------------------------------------------------ overflow, y-only files
+
+@pytest.mark.parametrize("text,kw,what", [
+    ("1 1:-1.7e308\n-1 1:1.7e308\n", {}, "feature 1: its range [-1.7e+308, 1.7e+308] is wider"),
+    ("1 1:-1.7e308\n-1 1:1e308\n1 2:1\n", {}, "feature 1: its range"),
+    ("1 2:1 3:0\n-1 3:1e308\n1 3:1.7e308\n", {}, "feature 3: scaling its value 1e+308 from its "
+                                                "range [0, 1.7e+308] to [-1, 1] overflows"),
+    ("1e308 1:1\n-1e308 1:2\n", {"y_limits": (0.0, 1.0)}, "labels: their range"),
+])
+def test_overflowing_scaling_is_refused_naming_the_feature(tmp_path, text, kw, what):
+    """svm-scale writes nan (a range wider than the doubles) or inf (a value whose line
+    overflows); linsvm refuses in one line naming the feature, writes nothing (the old
+    output file is left as it was) and exits 1."""
+    data = write_text(tmp_path, text)
+    (tmp_path / "out").write_bytes(b"old")
+    args = options(**kw)
+    r = invoke([*args, "-o", tmp_path / "out", data])
+    assert r.exit_code == 1 and r.stdout_bytes == b""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"linsvm scale: error: {data}: ") and what in lines[0], \
+        r.stderr
+    assert (tmp_path / "out").read_bytes() == b"old"
+    r = invoke([*args, data])
+    assert r.exit_code == 1 and r.stdout_bytes == b""
+
+
+def test_limits_whose_width_overflows_are_a_usage_error(tmp_path):
+    data = write_text(tmp_path, RULES)
+    for args in (["-l", "-1e308", "-u", "1e308"], ["-y", "-1e308", "1e308"]):
+        r = invoke([*args, data])
+        assert r.exit_code == 2 and "too far apart" in r.stderr and r.stdout_bytes == b"", r.stderr
+    for text, line in (("x\n-1e308 1e308\n1 0 1\n", 2), ("x\n-1 1\n1 -1.7e308 1.7e308\n", 3),
+                       ("y\n-1e308 1e308\n0 1\nx\n-1 1\n", 2), ("y\n0 1\n-1e308 1e308\n", 3)):
+        bad = write_text(tmp_path, text, "bad.range")
+        r = invoke(["-r", bad, data])
+        assert r.exit_code == 1 and r.stderr.startswith(f"linsvm scale: error: {bad}:{line}: "), r.stderr
+        assert "overflows" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_ends_of_a_huge_range_scale_exactly_and_values_between_are_checked_one_by_one(tmp_path):
+    """Range [0, 1.7e308]: its ends are written as exactly -1 and 1, so a feature whose
+    values are only its ends scales as in svm-scale although 2 * 1.7e308 overflows; so
+    does a value far enough from the top; 1e308 in between is refused (the one more
+    pass finds it)."""
+    data = write_text(tmp_path, "1 1:1.7e308\n1\n")
+    out, _ = ours(data, tmp_path)
+    assert out == b"1 1:1 \n1 1:-1 \n"
+    data = write_text(tmp_path, "1 1:1.7e308\n1\n2 1:1\n")
+    out, _ = ours(data, tmp_path)
+    assert out == b"1 1:1 \n1 1:-1 \n2 1:-1 \n"      # -1 + 2 * 1 / 1.7e308 rounds to -1
+    data = write_text(tmp_path, "1 1:1.7e308\n1\n2 1:1e308\n")
+    with pytest.raises(DataError, match=r"feature 1: scaling its value 1e\+308 from its range"):
+        ours(data, tmp_path)
+    # a restored range that the data's values lie beyond
+    rng = write_text(tmp_path, "x\n-1 1\n1 0 1\n", "r.range")
+    with pytest.raises(DataError, match=r"feature 1: scaling its values \[0, 1e\+308\] from its range \[0, 1\]"):
+        ours(write_text(tmp_path, "1 1:1e308\n-1\n"), tmp_path, restore=str(rng))
+
+
+def test_a_range_file_with_only_a_y_section_is_read_as_svm_scale_reads_it(tmp_path):
+    """svm-scale's x section is optional: a file of a y section alone scales the labels
+    with its y parameters and the features as without a file (the data's own ranges,
+    -l/-u or their defaults)."""
+    text = "1 1:0.5 2:3\n-1 1:-0.25 3:1\n1 2:1 3:-2\n"
+    data = write_text(tmp_path, text)
+    rng = write_text(tmp_path, "y\n0 1\n-1 1\n", "y.range")
+    for lower in (-1.0, 0.0):
+        out, res = ours(data, tmp_path, lower=lower, restore=str(rng))
+        assert out == reference_scale(text, lower, 1.0, (0.0, 1.0))
+        assert not any("overridden" in n or "no range" in n for n in res.notes)
+    # the file's label range, not the data's: labels 1 2 3 over the file's [1, 5] -> 0 .25 .5
+    data = write_text(tmp_path, "1 1:1\n2 1:2\n3 1:3\n")
+    rng = write_text(tmp_path, "y\n0 1\n1 5\n", "y.range")
+    out, _ = ours(data, tmp_path, restore=str(rng))
+    assert out == b"0 1:-1 \n0.25 \n0.5 1:1 \n"
+    params = read_params(rng)
+    assert not params.has_x and format_params(params) == b"y\n0 1\n1 5\n"
+
+
+@needs_svm_scale
+def test_a_y_only_range_file_matches_svm_scale(tmp_path):
+    data = write_text(tmp_path, RULES)
+    rng = write_text(tmp_path, "y\n0 1\n-1 1\n", "y.range")
+    compare(tmp_path, data, restore=rng)
+    compare(tmp_path, data, lower=0.0, restore=rng)

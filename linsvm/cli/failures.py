@@ -16,7 +16,7 @@ import click
 from ..errors import LinsvmError
 from ..runtime.sigint import EXIT_INTERRUPTED, in_command
 from .job import Job
-from .messages import CommandError, error_text, os_error_text
+from .messages import CommandError, error_text, os_error_text, prog_name
 
 __all__ = ["fail_on_errors", "serial_errors"]
 
@@ -59,9 +59,7 @@ def serial_errors(func):
                     raise SystemExit(0)
             raise CommandError(os_error_text(exc)) from None
         except MemoryError as exc:
-            detail = f" ({exc})" if str(exc) else ""
-            raise CommandError(f"out of memory{detail}; with sparse, large feature indices "
-                               "'linsvm renumber' makes the weight vectors shorter") from None
+            raise CommandError(_out_of_memory_text(exc)) from None
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             raise SystemExit(EXIT_INTERRUPTED) from None
@@ -74,6 +72,19 @@ def serial_errors(func):
             raise SystemExit(EXIT_INTERRUPTED) from None
 
     return wrapper
+
+
+def _out_of_memory_text(exc):
+    """The one line for a MemoryError: what ran out, and the hint to renumber sparse,
+    large feature indices only where it can help (the weight vectors are as long as
+    the largest index; parsing is not, and renumber itself cannot shorten them)."""
+    detail = f" ({exc})" if str(exc) else ""
+    if "parsing" in str(exc):
+        return f"out of memory{detail}: the data does not fit in memory"
+    if prog_name().endswith("renumber"):
+        return f"out of memory{detail}"
+    return (f"out of memory{detail}; with sparse, large feature indices 'linsvm renumber' "
+            "makes the weight vectors shorter")
 
 
 def _caused_by_interrupt(exc):

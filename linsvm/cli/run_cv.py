@@ -14,6 +14,7 @@ from ..fit.reporting import collecting_warnings
 from ..fit.search import check_C_search
 from ..fit.training import train
 from ..io.atomic import same_target
+from ..io.streams import check_stdout, print_lines
 from ..problem.catalog import SOLVERS
 from ..problem.kinds import PERCENT_METRICS
 from .console import Console, print_warnings
@@ -51,7 +52,9 @@ def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, insta
         console.note(f"{one_thread_note(solver, spare_threads)}; -m is ignored (-j runs the "
                      "folds in parallel)")
     log = console.log
-    echo = click.echo if job.root else (lambda *a, **k: None)    # results: rank 0's
+    if job.root:
+        check_stdout("the cross-validation results")
+    echo = print_lines if job.root else (lambda *a, **k: None)    # results: rank 0's
     if output_model is not None:    # checked now, not after the whole grid
         job.run(check_output, output_model, "output model", training_file, instance_weights,
                 shards, root_only=True)

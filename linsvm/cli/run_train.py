@@ -11,6 +11,7 @@ import numpy as np
 from .._lazy import LazyFunction
 from ..fit.reporting import collecting_warnings, group_warnings
 from ..fit.training import train
+from ..io.streams import check_stdout, print_lines
 from ..model.model import check_model_format, load_model
 from ..problem.catalog import SOLVERS
 from ..problem.catalog_logistic import LOGISTIC_LOSS
@@ -60,6 +61,9 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
                      "(linsvm-predict -b 1); no sigmoids are fitted")
         probability = 0
     log = console.log
+    if (n_folds is not None or find_C) and job.root:    # the results go to stdout
+        check_stdout("the cross-validation results" if n_folds is not None and not find_C
+                     else "the parameter search's results")
     if spare_threads is not None:
         n_jobs = m_as_jobs(console.note, solver, spare_threads, n_jobs)
     if n_folds is None and not find_C:  # what can fail at saving fails now, not after training
@@ -90,9 +94,8 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
         parts = job.gather((y, res.points[0].predictions))       # rank order: the serial rows
         y_all = np.concatenate([a for a, _ in parts])
         pred_all = np.concatenate([b for _, b in parts])
-        for line in KINDS[SOLVERS[solver].kind].cv_lines(np.unique(y_all), y_all, pred_all):
-            if job.root:
-                click.echo(line)
+        if job.root:
+            print_lines(*KINDS[SOLVERS[solver].kind].cv_lines(np.unique(y_all), y_all, pred_all))
         return
     with collecting_warnings() as records, labels_located(data, job):    # warnings printed here
         model = train(X, y, C=C, sample_weight=sample_weight, init=init, log=log, qid=qid,
@@ -148,7 +151,7 @@ def _calibrate(console, model, X, y, sample_weight, **options):
 
 def _search(console, job, X, y, C, n_folds, qid, sample_weight, quiet, options):
     """-C: LIBLINEAR's parameter search (linsvm.fit.search) and its lines on stdout."""
-    echo = click.echo if job.root else (lambda *a, **k: None)
+    echo = print_lines if job.root else (lambda *a, **k: None)
     given = click.get_current_context().get_parameter_source("C")
     C0 = C if given is not None and given.name != "DEFAULT" else None
     p0 = options.pop("epsilon", None)

@@ -25,6 +25,10 @@ policy:
 * An existing target that is not a regular file (``/dev/null``, ``/dev/full``,
   a FIFO, a terminal) is written in place: renaming over it would replace the
   device node.
+* Every write is checked to the last byte (`linsvm.io.streams.write_all`): a
+  short write of an unbuffered stream, standard output under
+  ``PYTHONUNBUFFERED=1`` say, is completed or its error (ENOSPC, EFBIG, EIO,
+  EPIPE) raised, never dropped.
 * Errors name the user's path, never the temporary one: an ``OSError`` from
   writing is raised again with ``filename`` set to the target.
 
@@ -45,6 +49,7 @@ import sys
 import zlib
 
 from ..errors import DataError, ParameterError
+from .streams import STDOUT_NAME, CheckedWriter, renamed_error, silence_stdout, stdout_binary
 
 __all__ = ["atomic_output", "check_output_path", "check_outputs", "same_target", "is_special_file",
            "scratch_file",
@@ -134,15 +139,6 @@ def _fsync_dir(directory: str) -> None:
             os.fsync(dfd)
         finally:
             os.close(dfd)
-
-
-def _renamed(exc: OSError, path) -> OSError:
-    """`exc` again, naming the user's `path` (never a temporary file)."""
-    if exc.errno is None:
-        return exc
-    new = OSError(exc.errno, exc.strerror or os.strerror(exc.errno), os.fsdecode(path))
-    new.__cause__ = None
-    return new
 
 
 class _Target:
@@ -237,43 +233,11 @@ class _TempFile:
             self.name = None
 
 
-class _Writer:
-    """The binary file object `atomic_output` yields: every OSError names the target."""
-
-    def __init__(self, fh, name):
-        self._fh = fh
-        self._name = name
-
-    def write(self, data) -> int:
-        try:
-            return self._fh.write(data)
-        except OSError as exc:
-            raise _renamed(exc, self._name) from None
-
-    def flush(self) -> None:
-        try:
-            self._fh.flush()
-        except OSError as exc:
-            raise _renamed(exc, self._name) from None
-
-    def fileno(self) -> int:
-        return self._fh.fileno()
-
-
 def _call(path, func, *args):
     try:
         return func(*args)
     except OSError as exc:
-        raise _renamed(exc, path) from None
-
-
-def _silence_stdout() -> None:
-    """After a failed write to standard output, point fd 1 at /dev/null so that the
-    interpreter's final flush of the unwritten buffer neither fails nor prints."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        raise renamed_error(exc, path) from None
 
 
 @contextlib.contextmanager
@@ -284,26 +248,26 @@ def atomic_output(path, *, stdout_ok: bool = False):
     the module docstring); on an exception nothing is left behind and an
     existing `path` is unchanged.  A non-regular existing `path` (device,
     FIFO) is written in place.  With `stdout_ok`, ``"-"`` writes
-    ``sys.stdout.buffer`` (flushed at the end, not closed).  An ``OSError`` from
-    writing is raised with ``filename`` = `path` (``<stdout>`` for ``-``);
-    exceptions from the caller's own code pass through unchanged.
+    ``sys.stdout.buffer`` (flushed at the end, not closed; a closed standard
+    output is a DataError).  Every write goes through
+    `linsvm.io.streams.write_all`, so a short write of an unbuffered stream is
+    completed or its error raised.  An ``OSError`` from writing is raised with
+    ``filename`` = `path` (``<stdout>`` for ``-``); exceptions from the caller's
+    own code pass through unchanged.
     """
     if stdout_ok and isinstance(path, str) and path == "-":
-        flush = getattr(sys.stdout, "flush", None)
-        if flush is not None:
-            flush()                            # text written to sys.stdout before comes first
-        w = _Writer(sys.stdout.buffer, "<stdout>")
+        w = CheckedWriter(stdout_binary(), STDOUT_NAME)
         try:
             yield w
             w.flush()
         except OSError as exc:
             if not isinstance(exc, BrokenPipeError):
-                _silence_stdout()
+                silence_stdout()
             raise
         return
     if is_special_file(path):
         fh = _call(path, open, path, "wb")
-        w = _Writer(fh, path)
+        w = CheckedWriter(fh, path)
         try:
             yield w
             w.flush()
@@ -316,7 +280,7 @@ def atomic_output(path, *, stdout_ok: bool = False):
     fh = open(tmp.fd, "wb", closefd=False)
     committed = False
     try:
-        yield _Writer(fh, path)
+        yield CheckedWriter(fh, path)
         _call(path, fh.flush)
         _call(path, tmp.commit)
         committed = True
@@ -349,6 +313,8 @@ def check_output_path(path, *, what: str = "output file", inputs=(), stdout_ok: 
     text = os.fsdecode(os.fspath(path))
     if text == "-":
         if stdout_ok:
+            if sys.stdout is None:
+                raise ParameterError(f"cannot write {what} '-': standard output is closed")
             return
         raise ParameterError(f"{what} '-': standard output is not available here; give a file name")
     where = f"cannot write {what} '{text}'"

@@ -37,10 +37,10 @@ import io
 import lzma
 import os
 import stat
-import sys
 import zlib
 
 from ..errors import DataError
+from .streams import STDIN_NAME, stdin_binary
 
 __all__ = ["Input", "MAGIC", "CHUNK_BYTES"]
 
@@ -211,18 +211,25 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
+BINARY_LINE_BYTES = 1 << 20          # a line this long holding a NUL byte: binary input
+
+
 class Input:
     """An open source of SVM-light bytes: a path, ``-`` or a binary file object.
 
     ``chunks()`` yields ``(buffer, n)``: the first n bytes of buffer are the
-    next piece of decompressed input.  The buffer is reused between chunks.
+    next piece of decompressed input.  The buffer is reused between chunks.  A
+    line longer than BINARY_LINE_BYTES with a NUL byte in it is a DataError naming
+    the byte: such input (``/dev/zero``, a disk image) is not text, and may have no
+    newline, so that its "first line" would grow until memory runs out.  (A NUL in
+    a shorter line is the parser's to report, with the line's number.)
     """
 
     def __init__(self, source):
         self._own = False
         if isinstance(source, str) and source == "-":
-            self.name = "<stdin>"
-            self._fh = sys.stdin.buffer
+            self.name = STDIN_NAME
+            self._fh = stdin_binary()
         elif isinstance(source, (str, bytes, os.PathLike)):
             path = os.fspath(source)
             self.name = os.fsdecode(path)
@@ -389,6 +396,16 @@ class Input:
             self._fail("bad bzip2 data", e)
         return strict
 
+    def _refuse_binary(self, buf, n, done, kind):
+        """DataError for a line longer than BINARY_LINE_BYTES whose latest chunk holds a
+        NUL byte (/dev/zero, a disk image): it is not text, and may have no newline to
+        end the line that a parser would grow until memory runs out."""
+        nul = buf.find(b"\0", 0, n)
+        if nul >= 0:
+            where = f"byte {done + nul + 1}{' of the decompressed data' if kind else ''}"
+            raise DataError(f"{self.name}: {where} is a NUL, in a line of over "
+                            f"{BINARY_LINE_BYTES >> 20} MiB: not SVM-light text (a binary file?)")
+
     def chunks(self):
         head = self._head if self._head is not None else self._read_head(6)
         self._head = None
@@ -413,6 +430,7 @@ class Input:
         buf[:start] = head
         readinto = getattr(stream, "readinto", None)
         done = 0                                    # decompressed bytes handed on
+        run = 0                                     # bytes since the last newline
         while True:
             try:
                 if readinto is not None:
@@ -433,6 +451,10 @@ class Input:
             start = 0
             if not n:
                 break
+            last_nl = buf.rfind(b"\n", 0, n)
+            run = n - last_nl - 1 if last_nl >= 0 else run + n
+            if last_nl < 0 and run >= BINARY_LINE_BYTES:
+                self._refuse_binary(buf, n, done, kind)
             done += n
             yield buf, n
         if self._bz2_size is not None:

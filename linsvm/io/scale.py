@@ -11,31 +11,26 @@ to [y_l, y_u] when asked (``-y``).  The text written is svm-scale's, byte for
 byte (its arithmetic in its order, its ``%g`` / ``%.17g`` from the C library:
 see csrc/_scale.pyx).
 
-The parameter file (``-s`` writes it, ``-r`` reads it) is svm-scale's, so each
-program reads the other's::
-
-    y                      (optional: only when labels are scaled)
-    y_lower y_upper
-    y_min y_max
-    x
-    lower upper
-    j m_j M_j              (one line per feature with m_j != M_j, increasing j)
-
-numbers in ``%.17g``, so they read back exactly.  With a parameter file the
+The parameter file (``-s`` writes it, ``-r`` reads it; linsvm.io.scale_params) is
+svm-scale's, so each program reads the other's.  With a parameter file the
 ranges, the x limits and (if it has a y section) the y limits are the file's:
 ``-l``/``-u``/``-y`` given too are overridden, as svm-scale does (with a note).
 Features of the data that the file does not list are left out (svm-scale
 "scales them to 0"), with one note naming how many varied in the data;
 features the file lists beyond the data's largest index are written wherever
-their scaled zero is non-zero.
+their scaled zero is non-zero.  A file with a y section only (svm-scale accepts
+it) scales the labels with it and the features as without a file.
 
 Where linsvm differs from svm-scale, it is where svm-scale reads the input
 wrongly or not at all: the input is parsed by linsvm's reader (linsvm.io.svmlight:
 comments and blank lines are skipped, gzip/bzip2/xz input is recognised,
 qids are kept and written after the label, ``1:abc`` or an index out of order
 is an error naming the file and line instead of a silently shortened row),
-indices must be >= 1 (svm-scale warns and writes a feature 0), and a malformed
-parameter file is an error instead of being read up to the fault.
+indices must be >= 1 (svm-scale warns and writes a feature 0), a malformed
+parameter file is an error instead of being read up to the fault, and a scaling
+whose output would hold an inf or a nan (a range wider than the doubles, a scaled
+value that overflows: linsvm.io.scale_finite) is refused naming the feature, before
+anything is written.
 
 Streaming: memory holds one chunk of rows and a few arrays as long as the
 largest feature index, whatever the size of the input.  The ranges need a
@@ -55,7 +50,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import stat
 import sys
 from dataclasses import dataclass
@@ -66,6 +60,9 @@ import numpy as np
 from .. import _scale
 from ..errors import DataError, ParameterError
 from .atomic import atomic_output, scratch_file
+from .scale_finite import check_finite_scaling
+from .scale_params import ScaleParams, format_params, read_params, write_params
+from .streams import STDIN_NAME, stdin_binary
 from .svmlight import iter_svmlight_buffers
 
 __all__ = ["ScaleParams", "DataRanges", "ScaleResult", "data_ranges", "format_params",
@@ -74,32 +71,6 @@ __all__ = ["ScaleParams", "DataRanges", "ScaleResult", "data_ranges", "format_pa
 _CHUNK_ROWS = 8192                  # rows parsed at a time
 _OUT_BYTES = 1 << 20                # text formatted at a time
 _DBL_MAX = sys.float_info.max
-_INT32_MAX = 2**31 - 1
-
-
-@dataclass
-class ScaleParams:
-    """What a parameter file holds.
-
-    feature_min[j], feature_max[j]: the range of feature j (slot 0 unused); a
-    feature with feature_min[j] == feature_max[j] is left out of the output and
-    of the file.  y: (y_lower, y_upper, y_min, y_max) when labels are scaled.
-    """
-
-    lower: float
-    upper: float
-    feature_min: np.ndarray
-    feature_max: np.ndarray
-    y: Optional[tuple] = None
-
-    @property
-    def n_features(self) -> int:
-        """Largest feature index the ranges cover."""
-        return self.feature_min.shape[0] - 1
-
-    def listed(self) -> np.ndarray:
-        """The features j a parameter file lists (m_j != M_j), increasing."""
-        return np.flatnonzero(self.feature_min[1:] != self.feature_max[1:]) + 1
 
 
 @dataclass
@@ -232,137 +203,6 @@ def data_ranges(source) -> DataRanges:
 
 
 # ---------------------------------------------------------------------------
-# the parameter file
-# ---------------------------------------------------------------------------
-
-def _g17(v: float) -> str:
-    # Python's %-formatting follows C's printf for %.17g (correctly rounded, "1e+22").
-    return "%.17g" % v
-
-
-def format_params(params: ScaleParams) -> bytes:
-    """The text of a parameter file for `params` (svm-scale's -s format)."""
-    parts = []
-    if params.y is not None:
-        yl, yu, ymin, ymax = params.y
-        parts.append(f"y\n{_g17(yl)} {_g17(yu)}\n{_g17(ymin)} {_g17(ymax)}\n")
-    parts.append(f"x\n{_g17(params.lower)} {_g17(params.upper)}\n")
-    fmin, fmax = params.feature_min, params.feature_max
-    for j in params.listed().tolist():
-        parts.append(f"{j} {_g17(float(fmin[j]))} {_g17(float(fmax[j]))}\n")
-    return "".join(parts).encode("ascii")
-
-
-def write_params(path, params: ScaleParams) -> None:
-    """Write a parameter file atomically (nothing is left behind on failure)."""
-    body = format_params(params)
-    name = os.fsdecode(os.fspath(path))
-    try:
-        with atomic_output(path) as fh:
-            fh.write(body)
-    except OSError as e:
-        raise DataError(f"{name}: cannot write: {e.strerror or e}") from e
-
-
-_NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_INDEX = re.compile(rb"\+?[0-9]+\Z")
-
-
-def _quote(token: bytes) -> str:
-    text = token[:40].decode("ascii", "replace")
-    return repr(text + ("..." if len(token) > 40 else ""))
-
-
-def read_params(path) -> ScaleParams:
-    """Read a parameter file written by svm-scale -s or write_params.
-
-    Strict where svm-scale is lenient: every line must be what the format says
-    (blank lines are skipped), numbers finite, lower < upper, feature indices
-    1 <= j <= 2**31 - 1 and increasing; anything else raises DataError
-    ``FILE:LINE: what is wrong``.  A feature listed with min == max is kept
-    (and left out of the output, as by svm-scale).
-    """
-    name = os.fsdecode(os.fspath(path))
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read()
-    except OSError as e:
-        raise DataError(f"{name}: cannot open the parameter file: {e.strerror or e}") from e
-    lines = [(k + 1, line.split()) for k, line in enumerate(text.split(b"\n")) if line.strip()]
-    pos = 0
-
-    def fail(lineno, what):
-        raise DataError(f"{name}:{lineno}: {what}")
-
-    def numbers(expect, what):
-        nonlocal pos
-        if pos >= len(lines):
-            fail(text.count(b"\n") + (not text.endswith(b"\n")),
-                 f"the file ends where {what} should follow")
-        lineno, tokens = lines[pos]
-        pos += 1
-        if len(tokens) != len(expect):
-            fail(lineno, f"expected {what}, got {len(tokens)} field(s)")
-        out = []
-        for tok, kind in zip(tokens, expect):
-            if kind == "index":
-                if not _INDEX.match(tok):
-                    fail(lineno, f"expected a feature index, got {_quote(tok)}")
-                out.append(int(tok))
-                continue
-            if not _NUMBER.match(tok):
-                fail(lineno, f"expected a number, got {_quote(tok)}")
-            v = float(tok)
-            if not math.isfinite(v):
-                fail(lineno, f"number {_quote(tok)} is out of range")
-            out.append(v)
-        return lineno, out
-
-    def keyword(word):
-        nonlocal pos
-        if pos < len(lines) and lines[pos][1] == [word]:
-            pos += 1
-            return True
-        return False
-
-    if not lines:
-        fail(1, "empty parameter file (expected 'x' or 'y' on the first line)")
-    y = None
-    if keyword(b"y"):
-        ln, (yl, yu) = numbers(("num", "num"), "'y_lower y_upper'")
-        if not yl < yu:
-            fail(ln, f"y_lower {_g17(yl)} is not below y_upper {_g17(yu)}")
-        _, (ymin, ymax) = numbers(("num", "num"), "'y_min y_max'")
-        y = (yl, yu, ymin, ymax)
-    if not keyword(b"x"):
-        ln, tokens = lines[pos]
-        fail(ln, f"expected 'x'{'' if y else ' or y'} on a line of its own, got "
-                 f"{_quote(b' '.join(tokens))} (not a scaling parameter file?)")
-    ln, (lower, upper) = numbers(("num", "num"), "'lower upper'")
-    if not lower < upper:
-        fail(ln, f"lower {_g17(lower)} is not below upper {_g17(upper)}")
-    idx, mins, maxs = [], [], []
-    prev = 0
-    while pos < len(lines):
-        ln, (j, lo, hi) = numbers(("index", "num", "num"), "'index min max'")
-        if not prev < j <= _INT32_MAX:
-            fail(ln, f"feature index {j} is not above the previous one ({prev})" if j <= prev
-                 else f"feature index {j} is not between 1 and {_INT32_MAX}")
-        if lo > hi:
-            fail(ln, f"feature {j}: min {_g17(lo)} is above max {_g17(hi)}")
-        idx.append(j)
-        mins.append(lo)
-        maxs.append(hi)
-        prev = j
-    width = prev
-    fmin = np.zeros(width + 1)
-    fmax = np.zeros(width + 1)
-    fmin[idx] = mins
-    fmax[idx] = maxs
-    return ScaleParams(lower, upper, fmin, fmax, y)
-
-
-# ---------------------------------------------------------------------------
 # the second pass: scaling
 # ---------------------------------------------------------------------------
 
@@ -424,7 +264,7 @@ class _TwoPasses:
             self.first = self.second_source = source
             return
         if isinstance(source, str) and source == "-":
-            fh, name = sys.stdin.buffer, "<stdin>"
+            fh, name = stdin_binary(), STDIN_NAME
         elif isinstance(source, (str, bytes, os.PathLike)):
             name = os.fsdecode(os.fspath(source))
             try:
@@ -464,6 +304,52 @@ def _missing_features(ranges: DataRanges, params: ScaleParams):
     return np.concatenate([inside[unlisted], varies[varies > params.n_features]])
 
 
+def _source_name(source) -> str:
+    """The data's name in messages: the path, ``<stdin>`` or a file object's name."""
+    if isinstance(source, str) and source == "-":
+        return STDIN_NAME
+    if isinstance(source, (str, bytes, os.PathLike)):
+        return os.fsdecode(os.fspath(source))
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) else "<file>"
+
+
+def _restored(params, rname, ranges, lower, upper, limits, y_limits, say):
+    """The scaling of a parameter file `params` (named `rname`) on data of `ranges`, as
+    svm-scale applies it: the file's limits and ranges win over -l/-u (with a note); a
+    file with a y section only scales the features with the data's ranges and `limits`
+    (-l/-u or their defaults); -y without a y section scales the labels with the data's
+    range; data features the file does not list are left out (one note)."""
+    if not params.has_x:
+        return ScaleParams(limits[0], limits[1], ranges.feature_min, ranges.feature_max,
+                           _y_of(params, rname, ranges, y_limits, say))
+    if (lower is not None and lower != params.lower) or \
+            (upper is not None and upper != params.upper):
+        say(f"-l/-u are overridden by {rname}: its limits {params.lower:g} {params.upper:g} "
+            "apply (as in svm-scale)")
+    y = _y_of(params, rname, ranges, y_limits, say)
+    if y is not params.y:
+        params = ScaleParams(params.lower, params.upper, params.feature_min, params.feature_max, y)
+    missing = _missing_features(ranges, params)
+    if missing.shape[0]:
+        shown = ", ".join(str(j) for j in missing[:5].tolist())
+        more = ", ..." if missing.shape[0] > 5 else ""
+        say(f"{missing.shape[0]} feature(s) of the data vary but have no range in "
+            f"{rname} (index {shown}{more}): they are left out (svm-scale scales them to 0)")
+    return params
+
+
+def _y_of(params, rname, ranges, y_limits, say):
+    """The label scaling with parameter file `params`: its y section (-y given too is
+    overridden, with a note), else -y's limits on the data's label range, else None."""
+    if params.y is None:
+        return None if y_limits is None else (y_limits[0], y_limits[1], ranges.y_min, ranges.y_max)
+    if y_limits is not None and tuple(y_limits) != tuple(params.y[:2]):
+        say(f"-y is overridden by {rname}: its y limits {params.y[0]:g} {params.y[1]:g} "
+            "apply (as in svm-scale)")
+    return params.y
+
+
 def check_options(lower=None, upper=None, y_limits=None, save=None, restore=None):
     """The x limits, y limits of a scaling after svm-scale's checks: ParameterError
     for -s with -r, a non-finite limit, or lower >= upper; returns (lower, upper,
@@ -478,12 +364,18 @@ def check_options(lower=None, upper=None, y_limits=None, save=None, restore=None
     hi = 1.0 if upper is None else float(upper)
     if not lo < hi:
         raise ParameterError(f"inconsistent limits: lower {lo:g} (-l) must be below upper {hi:g} (-u)")
+    if not math.isfinite(hi - lo):
+        raise ParameterError(f"limits too far apart: upper {hi:g} (-u) minus lower {lo:g} (-l) "
+                             "overflows the largest double, so would every scaled value")
     if y_limits is not None:
         yl, yu = (float(v) for v in y_limits)
         if not (math.isfinite(yl) and math.isfinite(yu)):
             raise ParameterError("-y limits must be finite numbers")
         if not yl < yu:
             raise ParameterError(f"inconsistent limits: y_lower {yl:g} must be below y_upper {yu:g} (-y)")
+        if not math.isfinite(yu - yl):
+            raise ParameterError(f"-y limits too far apart: {yu:g} minus {yl:g} overflows the "
+                                 "largest double, so would every scaled label")
         y_limits = (yl, yu)
     return lo, hi, y_limits
 
@@ -556,26 +448,10 @@ def scale_file(data, output="-", *, lower=None, upper=None, y_limits=None, save=
                 y = (y_limits[0], y_limits[1], ranges.y_min, ranges.y_max)
             params = ScaleParams(lo, hi, ranges.feature_min, ranges.feature_max, y)
         else:
-            params = restored
-            rname = os.fsdecode(os.fspath(restore))
-            if (lower is not None and lower != params.lower) or \
-                    (upper is not None and upper != params.upper):
-                say(f"-l/-u are overridden by {rname}: its limits {params.lower:g} {params.upper:g} "
-                    "apply (as in svm-scale)")
-            if params.y is None and y_limits is not None:
-                params = ScaleParams(params.lower, params.upper, params.feature_min,
-                                     params.feature_max,
-                                     (y_limits[0], y_limits[1], ranges.y_min, ranges.y_max))
-            elif params.y is not None and y_limits is not None and \
-                    tuple(y_limits) != tuple(params.y[:2]):
-                say(f"-y is overridden by {rname}: its y limits {params.y[0]:g} {params.y[1]:g} "
-                    "apply (as in svm-scale)")
-            missing = _missing_features(ranges, params)
-            if missing.shape[0]:
-                shown = ", ".join(str(j) for j in missing[:5].tolist())
-                more = ", ..." if missing.shape[0] > 5 else ""
-                say(f"{missing.shape[0]} feature(s) of the data vary but have no range in "
-                    f"{rname} (index {shown}{more}): they are left out (svm-scale scales them to 0)")
+            params = _restored(restored, os.fsdecode(os.fspath(restore)), ranges, lower, upper,
+                               (lo, hi), y_limits, say)
+        check_finite_scaling(params, ranges, _source_name(data),
+                             lambda: ((c[0], c[1], c[2], c[3]) for c in _chunks(passes.second())))
         if save is not None:
             write_params(save, params)
         name = "<stdout>" if isinstance(output, str) and output == "-" else os.fsdecode(os.fspath(output))

@@ -58,6 +58,7 @@ from ..problem.csr import CSRBuffers
 from .atomic import atomic_output, write_atomically
 from . import compressed
 from .compressed import Input
+from .streams import write_all
 
 __all__ = ["load_svmlight", "load_svmlight_buffers", "iter_svmlight", "iter_svmlight_buffers",
            "dump_svmlight"]
@@ -341,11 +342,13 @@ def _comment_bytes(comment):
 
 
 def _write_all(fh, header, blocks):
+    """The header and blocks to `fh`: a text stream gets str, a binary one every byte
+    (write_all: a raw stream's short writes are completed, their errors raised)."""
     text = isinstance(fh, io.TextIOBase)
     if header:
-        fh.write(header.decode("utf-8") if text else header)
+        write_all(fh, header.decode("utf-8") if text else header)
     for part in blocks:
-        fh.write(part.decode("ascii") if text else part)
+        write_all(fh, part.decode("ascii") if text else part)
 
 
 def dump_svmlight(X, y, path_or_file, qid=None, comment=None):

@@ -25,9 +25,9 @@ they read back bit for bit.
 Reading (`_LiblinearParser`, called by `linsvm.model.load_model`, which tells
 the formats apart by the first line) gives a model with solver
 ``liblinear:<solver_type>`` (`SOLVER_PREFIX`), params ``{"bias": b}``, no
-stats, and kind binary (two classes, one column) or multiclass.  Only
-classification models are read: regression and one-class models (`LIBLINEAR_OTHERS`)
-are refused with a message saying so.
+stats, and kind binary (two classes, one column) or multiclass; a regression
+model (`LIBLINEAR_OTHERS`, -s 11 to 13) has kind regression and no classes, a
+one-class model (-s 21) kind oneclass, classes 1 and -1 and offset -rho.
 
 Writing (`chunks`, for ``Model.save(format="liblinear")``) picks the
 solver_type from the registry (`solver_type_for`): a solver's

@@ -1,4 +1,5 @@
-"""linsvm's own model file format (version 2, 3 with probabilities): writing it, reading versions 1 to 3.
+"""linsvm's own model file format (version 2, 3 with probabilities, 4 with binary weights):
+writing it, reading versions 1 to 4.
 
 ``Model.save(path)`` writes the linsvm format, version 2, a self-describing
 text file (all floats are written in their shortest exact form, Python's
@@ -51,8 +52,16 @@ bit for bit)::
   keeps a row for its always-zero bias feature).
 * Or, binary weights: ``weights R binary float64-le crc32:XXXXXXXX``, then
   exactly R * K * 8 bytes (the matrix in row-major order, IEEE 754 doubles,
-  little-endian; the crc32 of those bytes in hex) and a newline.  8 bytes per
-  weight: LIBLINEAR's file size or less, read without parsing.
+  little-endian) and a newline.  8 bytes per weight: LIBLINEAR's file size or
+  less, read without parsing.  Files with binary weights are written as version
+  4, whose crc32 (hex) is that of every header line before the weights line
+  (newlines included) followed by the weight bytes, so that a corrupted
+  ``offset``, ``classes``, ``thresholds``, ``bias`` or sigmoid line is caught as
+  surely as a corrupted weight; in versions 2 and 3 it covers the weight bytes
+  only (still read).  Version 4 allows what version 3 does (``probA`` /
+  ``probB``) and has binary weights only.
+* A regression model's ``offset`` is its ``stat y_offset`` (the centering of the
+  targets); where the stat is there, the two must agree.
 * ``end`` closes the file; nothing may follow it.
 
 ``format="linsvm"`` writes text weights for models of at most
@@ -88,13 +97,14 @@ from .tokens import (NAME_RE, TOKEN_RE, fmt_float, fmt_list, parse_float,
 from ..problem.catalog import SOLVERS
 from .format_liblinear import is_liblinear_solver, liblinear_kinds
 
-__all__ = ["FORMAT_MAGIC", "FORMAT_VERSION", "PROBABILITY_VERSION", "READ_VERSIONS", "BINARY_MIN_ENTRIES", "binary_weights",
+__all__ = ["FORMAT_MAGIC", "FORMAT_VERSION", "PROBABILITY_VERSION", "SEALED_VERSION", "READ_VERSIONS", "BINARY_MIN_ENTRIES", "binary_weights",
            "chunks", "known_solver", "solver_kinds", "solver_choices"]
 
 FORMAT_MAGIC = "linsvm_model"
 FORMAT_VERSION = 2                  # written; 2 added binary weights, bias 0 with a bias row
 PROBABILITY_VERSION = 3             # written instead for models with probability sigmoids
-READ_VERSIONS = (1, 2, 3)           # read
+SEALED_VERSION = 4                  # written for binary weights: their crc32 covers the header
+READ_VERSIONS = (1, 2, 3, 4)        # read
 # format "linsvm" chooses text weights up to BINARY_MIN_ENTRIES weights and binary ones above.
 BINARY_MIN_ENTRIES = 1 << 20
 _INTEGRAL_SUFFIX_RE = re.compile(r"\.0(?=[ \n])")          # the ".0" repr puts on integral floats
@@ -188,8 +198,9 @@ def chunks(model, binary=False):
     W = model.weights
     thresholds = model.thresholds_
     proba = model.probability_
+    version = SEALED_VERSION if binary else FORMAT_VERSION if proba is None else PROBABILITY_VERSION
     head = [
-        f"{FORMAT_MAGIC} {FORMAT_VERSION if proba is None else PROBABILITY_VERSION}",
+        f"{FORMAT_MAGIC} {version}",
         f"solver {model.solver}",
         f"kind {model.kind}",
         f"n_features {model.n_features_}",
@@ -209,8 +220,9 @@ def chunks(model, binary=False):
     if binary:
         Wle = W if sys.byteorder == "little" else W.byteswap()
         raw = memoryview(np.ascontiguousarray(Wle)).cast("B")
-        head.append(f"weights {W.shape[0]} binary float64-le crc32:{zlib.crc32(raw):08x}")
-        yield "\n".join(head) + "\n"
+        text = "\n".join(head) + "\n"
+        crc = zlib.crc32(raw, zlib.crc32(text.encode("ascii")))     # the header, then the weights
+        yield text + f"weights {W.shape[0]} binary float64-le crc32:{crc:08x}\n"
         yield raw
         yield "\nend\n"
         return
@@ -245,6 +257,7 @@ class _LinsvmParser(Parser):
         if version not in READ_VERSIONS:
             raise self.error(0, f"unsupported linsvm model format version {magic[1]} "
                                 f"(this linsvm reads versions {', '.join(map(str, READ_VERSIONS))})")
+        self.header_crc = zlib.crc32((line + "\n").encode("ascii"))
         i, line, seen, values, params, stats = self.header_fields()
         for key in self.REQUIRED:
             if key not in values:
@@ -264,10 +277,14 @@ class _LinsvmParser(Parser):
         if kind not in expected_kinds:
             raise self.error(seen["kind"], f"solver {solver} makes {' or '.join(expected_kinds)} models, "
                                            f"not {kind}")
+        self.check_offset(values, seen, stats)
         toks = line.split()
         binary = len(toks) > 2
         if binary:
             n_rows, crc = self.binary_header(i, toks, version)
+        elif version == SEALED_VERSION:
+            raise self.error(i, f"a version {SEALED_VERSION} model has binary weights "
+                                "('weights ROWS binary float64-le crc32:XXXXXXXX')")
         else:
             n_rows = self.count(i, toks, "the number of weight rows", 0)
         bias = values["bias"]
@@ -280,7 +297,7 @@ class _LinsvmParser(Parser):
         n_columns = values["n_columns"]
         W = self.allocate(n_rows, n_columns)
         if binary:
-            self.binary_rows(i, W, crc)
+            self.binary_rows(i, W, crc, self.header_crc if version == SEALED_VERSION else None)
         else:
             self.stream.text_rows(W.reshape(-1), n_rows, n_columns, lambda: self.file_error(
                 f"truncated file: expected {n_rows} weight rows after line {i + 1} and an 'end' line, "
@@ -307,6 +324,7 @@ class _LinsvmParser(Parser):
             key = toks[0]
             if key == "weights":
                 break
+            self.header_crc = zlib.crc32((line + "\n").encode("ascii"), self.header_crc)
             if key in ("param", "stat"):
                 parts = line.split(None, 3)
                 if len(parts) < 3:
@@ -346,6 +364,19 @@ class _LinsvmParser(Parser):
         if s.readline() is not None:
             raise self.error(s.lineno - 1, "unexpected content after 'end'")
 
+    def check_offset(self, values, seen, stats):
+        """The 'offset' line against the 'stat y_offset' it repeats (a regression solver's
+        centering: the model adds y_offset to its decision values): they must agree."""
+        y_offset = stats.get("y_offset")
+        if not isinstance(y_offset, float):
+            return
+        offset = values.get("offset", 0.0)
+        if offset != y_offset:
+            where = seen.get("offset")
+            text = f"offset {fmt_float(offset)} differs from its 'stat y_offset' {fmt_float(y_offset)}"
+            raise self.error(where, text) if where is not None else self.file_error(
+                f"no 'offset' line, but 'stat y_offset' is {fmt_float(y_offset)}")
+
     def probability(self, i, version, kind, values, seen):
         """The (n_sigmoids, 2) array of the 'probA' and 'probB' lines, None without them,
         or a located error (line i + 1 is the 'weights' line)."""
@@ -382,8 +413,10 @@ class _LinsvmParser(Parser):
             raise self.error(i, f"bad weights {toks[1]!r} (expected the number of weight rows)")
         return n_rows, int(toks[4][6:], 16)
 
-    def binary_rows(self, i, W, crc):
-        """Read the raw little-endian float64 weights after line i+1 into W and check them."""
+    def binary_rows(self, i, W, crc, header_crc=None):
+        """Read the raw little-endian float64 weights after line i+1 into W and check them:
+        their crc32 (version 4: continued from `header_crc`, that of the header lines
+        before the weights line) must be `crc`."""
         s = self.stream
         raw = W.reshape(-1).view(np.uint8)
         n = raw.size
@@ -391,7 +424,10 @@ class _LinsvmParser(Parser):
         if got < n:
             raise self.file_error(f"truncated file: the binary weights after line {i + 1} need {n} bytes, "
                                   f"the file has {got}")
-        actual = zlib.crc32(memoryview(raw))
+        actual = zlib.crc32(memoryview(raw), 0 if header_crc is None else header_crc)
+        if actual != crc and header_crc is not None:
+            raise self.file_error(f"corrupt header or binary weights (their crc32 is {actual:08x}, "
+                                  f"the weights line {i + 1} says {crc:08x})")
         if actual != crc:
             raise self.file_error(f"corrupt binary weights after line {i + 1} (crc32 {actual:08x}, "
                                   f"the header says {crc:08x})")
