@@ -2,10 +2,10 @@
 program.
 
 Needs the `mpi` extra (mpi4py and an MPI; `pip install ".[mpi]"` brings MPICH's wheel
-with its mpiexec); skipped with a reason without it.  A launch costs about a second
-before any work, so each section makes one launch per number of ranks (a module
-fixture) that runs everything the section's tests then check, each test one behaviour:
-what the ranks run is tests/mpiexec_programs.py.  The serial references are computed
+with its mpiexec); skipped with a reason without it.  A launch is costly before any
+work (the launcher, every rank's start-up), so each section makes one launch per number
+of ranks (a module fixture) that runs everything the section's tests then check, each
+test one behaviour: what the ranks run is tests/mpiexec_programs.py.  The serial references are computed
 here, in this process, from the same data.  The same behaviours on simulated ranks
 (threads, tests/fakempi.py), in far more layouts, live beside the modules they pin:
 tests/test_distributed.py, test_distributed_cli.py, test_mfn_over_ranks.py,
@@ -44,8 +44,8 @@ def launch(n_ranks, program, out, *args, stdin=None):
 
     Three ranks outnumber a small test machine's cores, and MPI's collectives wait by
     polling: MPICH's heavy yield (a short sleep in its busy wait; other MPIs ignore the
-    variable) leaves the core to the rank with work, which halves a 3-rank launch on
-    2 busy cores.  What linsvm itself does while ranks wait is unchanged."""
+    variable) leaves the core to the rank with work.  What linsvm itself does while
+    ranks wait is unchanged."""
     return subprocess.run([mpiexec(), "-n", str(n_ranks), sys.executable, programs.__file__,
                            program, str(out), *map(str, args)],
                           input=stdin, capture_output=True, timeout=300, cwd=out,
