@@ -6,7 +6,7 @@ covers every split position of a small file cheaply) or as threads talking
 through a communicator with mpi4py's lowercase API (the public function's
 real collective path).  The reference is the serial reader,
 load_svmlight_buffers: the union of the ranks' rows must equal its result bit
-for bit, and every rank's error its error message.  tests/test_mpi.py runs the
+for bit, and every rank's error its error message.  tests/test_mpiexec.py runs the
 same under mpiexec.
 """
 import numpy as np

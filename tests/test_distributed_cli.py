@@ -12,7 +12,7 @@
   cross_validate(comm=...) equal to the serial one;
 * the command line's --shards and its refusals under a launcher.
 
-tests/test_mpi_cli.py runs the command line itself under mpiexec.
+tests/test_mpiexec.py runs the command line itself under mpiexec.
 """
 import bz2
 import gzip

@@ -1,6 +1,6 @@
 """The L1-regularized solvers end to end (issue 26): `linsvm-train -s 5 / -s 6` (cdn,
 glmnet) with the common options, one-vs-rest, warm starts, model files in both formats
-against LIBLINEAR, MPI, scikit-learn's LinearSVC(penalty="l1").
+against LIBLINEAR, scikit-learn's LinearSVC(penalty="l1").
 
 What is checked, never against the code's own output alone:
 * the command line trains what linsvm.train trains with the same options (the solvers
@@ -15,7 +15,6 @@ What is checked, never against the code's own output alone:
 """
 import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -28,7 +27,7 @@ from linsvm.cv import make_folds
 from linsvm.io.svmlight import dump_svmlight, load_svmlight
 from linsvm.problem.catalog_l1 import penalty_of, solver_for_penalty
 
-from conftest import child_env, mpiexec, random_problem
+from conftest import random_problem
 
 PEER_PREDICT = "/work/peers/liblinear/predict"
 CODES = [("5", "cdn"), ("6", "glmnet")]
@@ -286,23 +285,6 @@ def test_glmnet_probabilities_are_the_logistic_model(files):
     p_first = np.array([float(line.split()[1]) for line in lines[1:]])
     np.testing.assert_allclose(p_first, 1.0 / (1.0 + np.exp(-model.decision_function(X))),
                                rtol=1e-6)
-
-
-# ------------------------------------------------------------------ MPI
-
-@pytest.mark.mpi
-@pytest.mark.parametrize("code,name", CODES)
-def test_mpi_refuses_in_one_line_naming_what_to_use(files, code, name):
-    tmp, train, _ = files
-    proc = subprocess.run([mpiexec(), "-n", "2", sys.executable, "-m", "linsvm", "train", "-s", code,
-                           train, tmp / "m"], capture_output=True, text=True, env=child_env(),
-                          timeout=120)
-    assert proc.returncode != 0
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert f"solver {name} does not run on several MPI ranks" in lines[0]
-    assert "without mpiexec" in lines[0] and "-s mfn" in lines[0]
-    assert not (tmp / "m").exists()
 
 
 # ------------------------------------------------------------------ scikit-learn

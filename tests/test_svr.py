@@ -5,7 +5,6 @@ objective, L-BFGS-B on the bound-constrained dual QP of -s 13 (beta = a+ - a-), 
 through liblinear-official at -e 1e-7, and optimality conditions (gradient, duality gap).
 """
 import subprocess
-import textwrap
 import threading
 
 import numpy as np
@@ -15,7 +14,7 @@ import scipy.sparse as sp
 
 import linsvm
 
-from conftest import child_env, mpiexec, shared_file
+from conftest import shared_file
 from fakempi import run_ranks
 from linsvm import _svr
 from linsvm.runtime.collective import Collective
@@ -374,40 +373,6 @@ def test_svr_over_ranks_equals_serial(P, empty, reg_bias):
         assert abs(res.stats["objective"] - serial.stats["objective"]) <= 1e-9 * serial.stats["objective"]
         assert abs(res.stats["gap"]) <= 1e-7
     np.testing.assert_allclose(out[0].weights, serial.weights, atol=1e-6)
-
-
-@pytest.mark.mpi
-def test_svr_under_mpiexec(tmp_path):
-    exe = mpiexec()
-    script = tmp_path / "run.py"
-    script.write_text(textwrap.dedent("""
-        import numpy as np, scipy.sparse as sp
-        from mpi4py import MPI
-        from linsvm.runtime.collective import Collective
-        from linsvm.problem import CSRBuffers, Problem
-        from linsvm.solvers import get_solver, make_params
-        from linsvm.io.synth import make_text_regression
-        comm = MPI.COMM_WORLD
-        X, y = make_text_regression(n_samples=400, n_features=300, avg_length=20, offset=7.0, seed=3)
-        info = get_solver("svr")
-        def fit(rows, coll):
-            prob = Problem(CSRBuffers(X), np.asarray(rows, dtype=np.int64), np.ones(len(rows)),
-                           1.0, t=y[rows], comm=coll)
-            return info.fit(prob, make_params(info, C=4.0, tol=1e-9), None, None, None)
-        r, n = comm.Get_rank(), comm.Get_size()
-        cuts = [0, 90, 400]
-        res = fit(np.arange(cuts[r], cuts[r + 1]), Collective(comm))
-        ws = comm.allgather(res.weights)
-        if r == 0:
-            ser = fit(np.arange(400), None)
-            ok = all(np.array_equal(w, ws[0]) for w in ws)
-            rel = abs(res.stats["objective"] - ser.stats["objective"]) / ser.stats["objective"]
-            print("OK" if ok and rel <= 1e-9 else f"BAD {ok} {rel}")
-    """))
-    out = subprocess.run([exe, "-n", "2", __import__("sys").executable, str(script)],
-                         capture_output=True, text=True, timeout=300, env=child_env())
-    assert out.returncode == 0, out.stderr
-    assert "OK" in out.stdout, out.stdout + out.stderr
 
 
 # ------------------------------------------------------------------ Ctrl-C

@@ -1,28 +1,22 @@
-"""The weight split of the finite Newton family on several ranks (issue 29;
-linsvm/runtime/wsplit.py, csrc/wsplit.pxd, csrc/cgls.pxd's split arrangement).
+"""The weight split of the finite Newton family on several thread ranks
+(linsvm/runtime/wsplit.py, csrc/wsplit.pxd, csrc/cgls.pxd's split arrangement).
 
 The plan is checked against a brute-force reading of its rule (owner of weight j: the
 (j mod k_j)-th of the k_j ranks touching it, j mod P if none; the counts each rank
 sends).  The models of P = 2, 3 thread-ranks (tests/fakempi.py) with --weight-split on
-are compared with the serial model as tests/test_mpi_mfn.py does (objective to 1e-9
+are compared with the serial model as tests/test_mfn_over_ranks.py does (objective to 1e-9
 at a tight -e, the same weights bit for bit on every rank), on a set with many
 features and few non-zeros per row, where most weights are touched by one rank only,
 with a weight no row touches and a bias every rank touches, and for mfn-ord (CGLS
 split, its thresholds touched by every rank) on an ordinal set; the bytes the Collective
-counts for the exchanges are those of the plan's formula.  One run under a real
-`mpiexec -n 2` / `-n 3`.
+counts for the exchanges are those of the plan's formula.  tests/test_mpiexec.py runs
+the split under a real `mpiexec -n 2` / `-n 3`.
 """
-import json
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import linsvm
-from conftest import child_env, mpiexec
 from fakempi import run_ranks
 from linsvm.io.synth import make_text_classification
 from linsvm.runtime import wsplit
@@ -291,53 +285,3 @@ def test_auto_rule():
     assert judge(few) == [True, True]
     every = [np.arange(10, dtype=np.int32)] * 2                # 10 x 8 bytes each > 52
     assert judge(every) == [False, False]
-
-
-MPI_SCRIPT = textwrap.dedent("""
-    import json, sys
-    import numpy as np
-    import scipy.sparse as sp
-    from mpi4py import MPI
-    import linsvm
-    from linsvm.io.synth import make_text_classification
-
-    comm = MPI.COMM_WORLD
-    rank, size = comm.Get_rank(), comm.Get_size()
-    X, y = make_text_classification(n_samples=300, n_features=1500, avg_length=6, seed=7)
-    X = sp.hstack([X, sp.csr_matrix((300, 20))], format="csr")
-    cuts = [0, 70, 300] if size == 2 else [0, 120, 120, 300]
-    a, b = cuts[rank], cuts[rank + 1]
-    m = linsvm.train(X[a:b], y[a:b], solver="mfn", tol=1e-6, comm=comm)
-    w = m.weights.ravel()
-    rec = {"same": all(np.array_equal(w, v) for v in comm.allgather(w)),
-           "f": m.stats["objective"], "how": m.stats["weight_exchange"]}
-    Xo, yo = make_text_classification(n_samples=300, n_features=1500, n_classes=3,
-                                      avg_length=6, seed=9)
-    o = linsvm.train(Xo[a:b], yo[a:b], solver="mfn-ord", tol=1e-8, comm=comm)
-    rec.update(f_ord=o.stats["objective"], how_ord=o.stats["weight_exchange"])
-    if rank == 0:
-        rec["f_serial"] = linsvm.train(X, y, solver="mfn", tol=1e-6).stats["objective"]
-        rec["f_ord_serial"] = linsvm.train(Xo, yo, solver="mfn-ord", tol=1e-8).stats["objective"]
-    with open(f"{sys.argv[1]}/rank{rank}.json", "w") as fh:
-        json.dump(rec, fh)
-""")
-
-
-@pytest.mark.mpi
-@pytest.mark.parametrize("n_ranks", [2, 3])
-def test_mpiexec_split_equals_serial(tmp_path, n_ranks):
-    """Under a real mpiexec, with --weight-split at its default (auto picks the split
-    here: 1,521 weights against 12 x 1,800 / P bytes of rows), mfn and mfn-ord."""
-    exe = mpiexec()
-    script = tmp_path / "wsplit.py"
-    script.write_text(MPI_SCRIPT)
-    proc = subprocess.run([exe, "-n", str(n_ranks), sys.executable, str(script), str(tmp_path)],
-                          capture_output=True, text=True, timeout=300, env=child_env())
-    assert proc.returncode == 0, proc.stderr
-    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(n_ranks)]
-    rec = ranks[0]
-    assert abs(rec["f"] - rec["f_serial"]) <= RTOL * abs(rec["f_serial"])
-    assert abs(rec["f_ord"] - rec["f_ord_serial"]) <= RTOL * abs(rec["f_ord_serial"])
-    for other in ranks:
-        assert other["same"] and other["f"] == rec["f"] and other["how"] == "split"
-        assert other["f_ord"] == rec["f_ord"] and other["how_ord"] == "split"

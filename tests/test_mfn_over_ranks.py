@@ -1,4 +1,5 @@
-"""The finite Newton family over row blocks (issue 18): mfn, ls, mfn-huber, mfn-l1, mfn-ord.
+"""The finite Newton family over row blocks: mfn, ls, mfn-huber, mfn-l1, mfn-ord, on
+thread ranks.
 
 Each test trains on P simulated ranks (tests/fakempi.py: threads with mpi4py's
 buffer API), rank r passing its own contiguous block of the rows to
@@ -6,8 +7,8 @@ linsvm.train(..., comm=comm), and compares with the serial train() on the union
 of the blocks in rank order: the relative objective difference must be <= 1e-9,
 the predictions on a test split the same, and every rank must return the very
 same weights (bit for bit).  Blocks are uneven, one layout has an empty block, one
-puts a class on one rank only.  The last tests run the same comparison under a
-real `mpiexec -n 2` / `-n 3` (skipped without mpi4py).
+puts a class on one rank only.  tests/test_mpiexec.py runs the same comparison under a
+real `mpiexec -n 2` / `-n 3`.
 
 Tolerances: the objective of a solve stopped at -e is only determined to about
 -e's accuracy, and rounding-level changes (a distributed sum adds in another
@@ -21,18 +22,13 @@ only determined to about -e (at 1e-5, 4e-9 apart).  So the tests compare where t
 answer is determined to better than 1e-9: mfn at -e 1e-6, mfn-l1 at 1e-9 (ls,
 mfn-huber and mfn-ord default to 1e-6); there serial and distributed agree to ~1e-12.
 """
-import json
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import linsvm
 from linsvm import _testing
-from conftest import child_env, mpiexec, shared_file
+from conftest import shared_file
 from fakempi import run_ranks
 from linsvm.runtime.collective import Collective
 from linsvm.io.svmlight import load_svmlight
@@ -365,65 +361,3 @@ def test_ordinal_housing(n_ranks):
     serial = linsvm.train(X, y, solver="mfn-ord")
     models = _train_ranks(X, y, _cuts(X.shape[0], n_ranks, "uneven"), "mfn-ord")
     _assert_same_model(serial, models, Xt)
-
-
-# ------------------------------------------------------------------ under mpiexec
-
-MPI_SCRIPT = textwrap.dedent("""
-    import json, sys
-    import numpy as np
-    import scipy.sparse as sp
-    from mpi4py import MPI
-    import linsvm
-    from linsvm.io.synth import make_text_classification
-
-    comm = MPI.COMM_WORLD
-    rank, size = comm.Get_rank(), comm.Get_size()
-    Xb, yb = make_text_classification(n_samples=500, n_features=300, avg_length=20, seed=2)
-    rng = np.random.default_rng(5)
-    Xo = sp.random(300, 20, density=0.3, format="csr", random_state=rng,
-                   data_rvs=lambda k: rng.standard_normal(k))
-    s = Xo @ rng.standard_normal(20) + 0.3 * rng.standard_normal(300)
-    yo = np.digitize(s, np.quantile(s, [0.25, 0.5, 0.75]))
-    out = {}
-    for solver in ["mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord"]:
-        X, y = (Xo, yo) if solver == "mfn-ord" else (Xb, yb)
-        n = X.shape[0]
-        cuts = [0, n // 5, n] if size == 2 else [0, n // 7, n // 7, n]   # uneven; one empty
-        a, b = cuts[rank], cuts[rank + 1]
-        kw = {"mfn": {"tol": 1e-6}, "mfn-l1": {"tol": 1e-9}}.get(solver, {})
-        m = linsvm.train(X[a:b], y[a:b], solver=solver, comm=comm, **kw)
-        w = m.weights.ravel()
-        if m.kind == "ordinal":
-            w = np.concatenate([w, m.thresholds_])
-        same = all(np.array_equal(w, v) for v in comm.allgather(w))
-        rec = {"same": same, "f": m.stats["objective"], "ranks": m.stats["ranks"]}
-        if rank == 0:
-            ser = linsvm.train(X, y, solver=solver, **kw)
-            rec["f_serial"] = ser.stats["objective"]
-            rec["pred"] = bool(np.array_equal(ser.predict(X), m.predict(X)))
-        out[solver] = rec
-    with open(f"{sys.argv[1]}/rank{rank}.json", "w") as fh:
-        json.dump(out, fh)
-""")
-
-
-
-
-@pytest.mark.mpi
-@pytest.mark.parametrize("n_ranks", [2, 3])
-def test_mpiexec_family_equals_serial(tmp_path, n_ranks):
-    exe = mpiexec()
-    script = tmp_path / "family.py"
-    script.write_text(MPI_SCRIPT)
-    proc = subprocess.run([exe, "-n", str(n_ranks), sys.executable, str(script), str(tmp_path)],
-                          capture_output=True, text=True, timeout=300, env=child_env())
-    assert proc.returncode == 0, proc.stderr
-    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(n_ranks)]
-    for solver in SOLVERS:
-        rec = ranks[0][solver]
-        assert abs(rec["f"] - rec["f_serial"]) <= RTOL * abs(rec["f_serial"]), solver
-        assert rec["pred"], solver
-        assert rec["ranks"] == n_ranks
-        for other in ranks:
-            assert other[solver]["same"] and other[solver]["f"] == rec["f"], solver
