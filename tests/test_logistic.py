@@ -6,11 +6,9 @@ at a tight -e on the shared sets, scikit-learn's lbfgs LogisticRegression for so
 finite differences for the kernels' derivatives.
 """
 import json
-import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import warnings
 
@@ -24,18 +22,11 @@ from linsvm import _logistic
 from linsvm.runtime.collective import Collective
 from linsvm.problem import CSRBuffers
 from linsvm.io.synth import make_text_classification
-from conftest import child_env, mpiexec, random_problem, shared_file
+from conftest import augmented, child_env, mpiexec, random_problem, shared_file, targets
 from fakempi import run_ranks
 
 
 # ------------------------------------------------------------------ independent references
-
-def augmented(X, bias=1.0):
-    X = sp.csr_matrix(X)
-    if bias <= 0:
-        return X
-    return sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr()
-
 
 def lr_objective(w, Xa, t, U):
     """f(w) = 1/2 ||w||^2 + sum U log(1 + exp(-t x.w)) and its gradient (numpy)."""
@@ -72,10 +63,6 @@ def scipy_lr(Xa, t, U):
     res = so.minimize(lambda w: lr_objective(w, Xa, t, U), np.zeros(Xa.shape[1]), jac=True,
                       method="L-BFGS-B", options=dict(gtol=1e-10, ftol=1e-16, maxiter=20000))
     return res.x, res.fun
-
-
-def targets(model, y):
-    return np.where(y == model.classes_[0], 1.0, -1.0)
 
 
 def costs(model_classes, y, sample_weight=None, class_weight=None):
@@ -753,70 +740,3 @@ def test_mpiexec_ranks_equal_serial(tmp_path, n_ranks):
         assert abs(rec["f"] - rec["f_serial"]) <= 1e-9 * rec["f_serial"], solver
         assert rec["w_diff"] <= 1e-6 and rec["pred"] and rec["ranks"] == n_ranks, (solver, rec)
         assert all(r[solver]["same"] and r[solver]["f"] == rec["f"] for r in ranks), solver
-
-
-# ------------------------------------------------------------------ Ctrl-C
-
-@pytest.fixture(scope="module")
-def long_problem():
-    return make_text_classification(n_samples=3000, n_features=3000, n_classes=3, noise=0.3,
-                                     seed=3)
-
-
-@pytest.mark.parametrize("solver,opts", [
-    ("lr", {"max_iter": 10 ** 5}), ("softmax", {"max_iter": 10 ** 5}),
-    ("lr-dual", {"max_iter": 10 ** 6, "primal_fallback": False})])
-def test_request_stop_stops_a_solve_in_another_thread(solver, opts, long_problem):
-    from linsvm.runtime.interrupt import stop_running_solves
-    X, y = long_problem
-    outcome, started = [], threading.Event()
-
-    def progress(line):
-        # the solver's own lines, not one-vs-rest's "class 1 vs rest" written before the
-        # first solve starts: a stop request meets only a compiled solve running then
-        if not line.startswith("class "):
-            started.set()
-
-    def work():
-        try:
-            linsvm.train(X, y, solver=solver, C=1e6, tol=1e-300 if solver != "lr-dual" else 1e-15,
-                         log=progress, n_jobs=1, **opts)
-            outcome.append("finished")
-        except KeyboardInterrupt:
-            outcome.append("interrupted")
-        except BaseException as exc:       # reported below
-            outcome.append(repr(exc))
-
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
-    assert started.wait(60), "the solve never reported progress"
-    stop_running_solves()
-    worker.join(60)
-    assert not worker.is_alive() and outcome == ["interrupted"]
-    model = linsvm.train(X[:200], y[:200], solver=solver)     # later solves run normally
-    assert np.isfinite(model.weights).all()
-
-
-def test_sigint_raises_keyboard_interrupt_from_lr(long_problem):
-    X, y = long_problem
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    # SIGINT 0.1 s after the solve's first progress line: within the solve (about 0.8 s
-    # here), whatever its imports cost
-    timer = threading.Timer(0.1, lambda: __import__("os").kill(__import__("os").getpid(),
-                                                                signal.SIGINT))
-    lines = []
-
-    def on_progress(line):
-        if not lines:
-            timer.start()
-        lines.append(line)
-
-    t0 = time.monotonic()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            linsvm.train(X, y, solver="lr", C=1e6, tol=1e-300, max_iter=10 ** 5, n_jobs=1,
-                         log=on_progress)
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
-    assert time.monotonic() - t0 < 60
