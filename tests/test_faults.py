@@ -26,10 +26,6 @@ from conftest import child_env, invoke, random_problem
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def env():
-    return child_env()
-
-
 def listing(d):
     return sorted(p.name for p in Path(d).iterdir())
 
@@ -158,8 +154,8 @@ def test_kill_9_during_model_save_leaves_no_temporary_file(tmp_path, fmt):
     big_model().save(target, format=fmt)
     named = 0
     for trial in range(4):
-        proc = subprocess.Popen([sys.executable, "-c", SAVER, str(target), fmt, "auto"], env=env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen([sys.executable, "-c", SAVER, str(target), fmt, "auto"],
+                                env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout.readline() == b"go\n"
         _kill_when_writing(proc, tmp_path, rng)
         m = load_model(target)             # the old model or a new one, always complete
@@ -183,8 +179,8 @@ def test_kill_9_with_named_temporary_files_is_cleaned_up_by_the_next_write(tmp_p
     target = tmp_path / "m.model"
     big_model().save(target)
     for _ in range(3):
-        proc = subprocess.Popen([sys.executable, "-c", SAVER, str(target), "linsvm-text", "named"], env=env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen([sys.executable, "-c", SAVER, str(target), "linsvm-text", "named"],
+                                env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout.readline() == b"go\n"
         _kill_when_writing(proc, tmp_path, rng)
         load_model(target)
@@ -230,7 +226,7 @@ def test_kill_9_during_predict_leaves_no_temporary_file(tmp_path):
     for trial in range(3):
         proc = subprocess.Popen([sys.executable, "-m", "linsvm", "predict", "-q", "--chunk-rows", "50",
                                  "--decision-values", str(test), str(model), str(out_dir / "p.txt")],
-                                env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         _kill_when_writing(proc, out_dir, rng)
         assert [n for n in listing(out_dir) if n != "p.txt"] == [], trial
 
@@ -326,8 +322,8 @@ def test_stdout_on_dev_full_is_a_one_line_error(files, command):
     invoke(train_cmd, "-q", train, tmp / "m.model")
     args = ([train, tmp / "m.model", "-"] if command == "predict" else [train, "-"])
     with open("/dev/full", "w") as full:
-        r = subprocess.run([sys.executable, "-m", "linsvm", command, "-q", *map(str, args)], env=env(),
-                           stdout=full, stderr=subprocess.PIPE, text=True)
+        r = subprocess.run([sys.executable, "-m", "linsvm", command, "-q", *map(str, args)],
+                           env=child_env(), stdout=full, stderr=subprocess.PIPE, text=True)
     assert r.returncode == 1, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "No space left on device" in lines[0], r.stderr
@@ -400,8 +396,8 @@ def test_model_file_dash_writes_standard_output(files, monkeypatch):
     """`-` as the model name once created a file called `-`; it is stdout now."""
     tmp, train = files
     monkeypatch.chdir(tmp)
-    r = subprocess.run([sys.executable, "-m", "linsvm", "train", "-q", str(train), "-"], env=env(),
-                       capture_output=True, cwd=tmp)
+    r = subprocess.run([sys.executable, "-m", "linsvm", "train", "-q", str(train), "-"],
+                       env=child_env(), capture_output=True, cwd=tmp)
     assert r.returncode == 0, r.stderr
     assert not (tmp / "-").exists()
     ref = tmp / "ref.model"
