@@ -266,3 +266,13 @@ def one_error_line(err, prog="linsvm"):
     assert len(lines) == 1, err
     assert lines[0].startswith(f"{prog} ") and ": error: " in lines[0], err
     return lines[0]
+
+
+@pytest.fixture(scope="module")
+def sector_head():
+    """The first 1000 training examples of SECTOR (real text data, about 100 classes), as
+    (X, y); skips when the data set is absent.  Only a test marked `data` may ask."""
+    import linsvm
+
+    X, y = linsvm.load_svmlight(str(shared_file("multiclass/sector.scale.bz2")))
+    return X[:1000], y[:1000]

@@ -3,7 +3,7 @@
 The command line and cross-validation on several ranks (reading shares, folds,
 scores, who prints and writes) are tested against the serial program, which needs
 a solver that runs distributed.  Until a binary solver declares `distributed` "rows" itself
-(issue 18's solver branches), `install()` registers one for mfn: every rank
+(a later branch of each solver), `install()` registers one for mfn: every rank
 gathers all ranks' examples in rank order (their rows of X, targets and costs)
 and runs the serial mfn on that union -- so its model is by construction the
 serial model of the union, and any difference a test sees comes from the

@@ -12,28 +12,16 @@ import warnings
 import numpy as np
 import pytest
 import scipy.optimize as so
-import scipy.sparse as sp
 
 import linsvm
 from linsvm import _alm, _testing
 from linsvm.errors import ParameterError
 from linsvm.problem import CSRBuffers
 
-from conftest import random_problem, shared_file
+from conftest import augmented, invoke, random_problem, shared_file, targets
 
 
 # ----------------------------------------------------------------- helpers
-
-def augmented(X, bias):
-    X = sp.csr_matrix(X)
-    if bias > 0:
-        X = sp.hstack([X, np.full((X.shape[0], 1), float(bias))]).tocsr()
-    return X
-
-
-def targets(model, y):
-    return np.where(y == model.classes_[0], 1.0, -1.0)
-
 
 def objective(w, Xa, t, C, p, cost=None, free_last=False):
     """P and its gradient (p > 1) from the formula; free_last: the last weight is
@@ -382,7 +370,6 @@ def test_bad_options_are_parameter_errors(options, needle):
 
 
 def test_cli_trains_lp_with_free_intercept(tmp_path):
-    from click.testing import CliRunner
 
     from linsvm.cli import train_cmd
 
@@ -390,9 +377,8 @@ def test_cli_trains_lp_with_free_intercept(tmp_path):
     data = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(data))
     out = tmp_path / "m.model"
-    result = CliRunner().invoke(train_cmd, ["-s", "alm", "-p", "1.5", "--free-intercept", "-B", "2",
-                                            "--stop", "gap", "-e", "1e-8", "-q", str(data), str(out)],
-                                catch_exceptions=False)
+    result = invoke(train_cmd, "-s", "alm", "-p", "1.5", "--free-intercept", "-B", "2", "--stop",
+                    "gap", "-e", "1e-8", "-q", str(data), str(out))
     assert result.exit_code == 0, result.output
     model = linsvm.load_model(str(out))
     assert model.params["p"] == 1.5 and model.params["free_intercept"] is True
@@ -400,8 +386,7 @@ def test_cli_trains_lp_with_free_intercept(tmp_path):
     np.testing.assert_array_equal(model.weights, direct.weights)
 
 
-
-# ------------------------------------------- issue 15: p = 1 at the defaults within 1%
+# ------------------------------------------- p = 1 at the defaults within 1%
 
 def _hinge_lower_bound(X, y):
     """A certified lower bound on the hinge optimum at C = 1 from other solvers (weak

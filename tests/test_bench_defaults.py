@@ -1,4 +1,4 @@
-"""examples/bench_defaults.py (issue 15's defaults table) on tiny generated data: the table has
+"""examples/bench_defaults.py (the table of the solvers' defaults) on tiny generated data: the table has
 the rows and columns it should, and every gap and accuracy it reports is recomputed here from
 the weights it saved, against optima found independently with scipy.  No timing is checked."""
 import json
@@ -8,9 +8,8 @@ import sys
 import numpy as np
 import pytest
 import scipy.optimize as so
-import scipy.sparse as sp
 
-from conftest import REPO, child_env, random_problem
+from conftest import REPO, augmented, child_env, random_problem
 
 pytest.importorskip("liblinear")
 import linsvm  # noqa: E402
@@ -19,10 +18,6 @@ COLUMNS = ["data set", "C", "linsvm", "LIBLINEAR", "gap linsvm", "gap LIBLINEAR"
            "train s linsvm", "train s LIBLINEAR", "wall ratio", "CPU ratio",
            "end-to-end s linsvm", "end-to-end s LIBLINEAR", "end-to-end ratio", "end-to-end CPU ratio",
            "test acc linsvm", "test acc LIBLINEAR"]
-
-
-def augmented(X):
-    return sp.hstack([X, np.ones((X.shape[0], 1))]).tocsr()
 
 
 def binary_objective(Xa, t, v, C, loss):

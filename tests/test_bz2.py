@@ -93,7 +93,7 @@ def load_file(tmp_path, blob, name="d.bz2", **kw):
 
 
 # ---------------------------------------------------------------------------
-# regression tests of issue 17
+# multi-stream files and block sizes: one verdict whatever the threads, load or library
 # ---------------------------------------------------------------------------
 
 def test_bzip2_results_do_not_depend_on_threads_or_load(tmp_path, monkeypatch):
@@ -112,7 +112,7 @@ def test_bzip2_results_do_not_depend_on_threads_or_load(tmp_path, monkeypatch):
         results.add((kind, res if kind == "error" else res[0].shape[0]))
     assert len(results) == 1
     kind, res = results.pop()
-    # never a silent half, and (issue 31 item 5) one verdict whatever is installed:
+    # never a silent half, and one verdict whatever is installed:
     # libbz2's, which refuses the second stream's blocks
     assert kind == "error" and "bad bzip2 data" in res
 
@@ -375,7 +375,7 @@ def test_a_fast_reader_failure_is_judged_by_the_standard_library(tmp_path, monke
     assert _bz2_verdicts(path)["fast"] == want
 
 
-# ------------------------------------------------------------------ item 3: labels name file:line
+# ------------------------------------------------------------------ labels name file:line
 
 LABELS = (b"# a header comment\n\n1 1:1\n2 2:1\n# a comment\n1 1:0.5\n\n"
           b"3 1:1 2:1\n0.25 1:1\n2 2:2\n0.75 1:3\n")          # 0.25 is on line 9

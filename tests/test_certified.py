@@ -1,4 +1,4 @@
-"""Solvers that finish (issue 29): every stop certifies 1% of the optimum or warns.
+"""Solvers that finish: every stop certifies 1% of the optimum or warns.
 
 The dual coordinate methods hand over to the exact primal solver of the same objective
 when their duality gap stops paying (linsvm/solvers/handover.py): dcd --loss l1 to
@@ -24,7 +24,7 @@ import scipy.sparse as sp
 import linsvm
 from linsvm.solvers.handover import Payoff
 
-from conftest import random_problem
+from conftest import augmented, random_problem
 
 
 def unscaled(n=200, d=8, top=4.0, seed=0):
@@ -39,14 +39,10 @@ def unscaled(n=200, d=8, top=4.0, seed=0):
     return sp.csr_matrix(Z * np.logspace(0, top, d)[None, :]), y
 
 
-def with_bias(X):
-    return sp.hstack([sp.csr_matrix(X), np.ones((X.shape[0], 1))]).tocsr()
-
-
 def signed_rows(model, X, y):
     """Rows t_k x_k (x with the bias feature), t = +1 for the model's first class."""
     t = np.where(y == model.classes_[0], 1.0, -1.0)
-    return (sp.diags(t) @ with_bias(X)).toarray()
+    return (sp.diags(t) @ augmented(X)).toarray()
 
 
 def hinge(Z, C, w, loss="l1"):

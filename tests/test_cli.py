@@ -5,12 +5,11 @@ import sys
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import linsvm
 from linsvm.cli import cli, predict_cmd, train_cmd
 
-from conftest import assert_one_line_error, random_problem
+from conftest import assert_one_line_error, invoke, random_problem
 
 
 @pytest.fixture
@@ -21,20 +20,16 @@ def files(tmp_path):
     return tmp_path, train_file, X, y
 
 
-def run(command, args, **kw):
-    return CliRunner().invoke(command, [str(a) for a in args], catch_exceptions=False, **kw)
-
-
 def test_train_then_predict_round_trip(files):
     tmp, train_file, X, y = files
     model_file = tmp / "m.model"
-    result = run(train_cmd, ["-s", "mfn", "-c", "2", "-q", train_file, model_file])
+    result = invoke(train_cmd, "-s", "mfn", "-c", "2", "-q", train_file, model_file)
     assert result.exit_code == 0 and result.stderr == ""
     model = linsvm.load_model(str(model_file))
     ref = linsvm.train(X, y, C=2.0)
     np.testing.assert_array_equal(model.weights, ref.weights)
     out = tmp / "pred.txt"
-    result = run(predict_cmd, [train_file, model_file, out])
+    result = invoke(predict_cmd, train_file, model_file, out)
     assert result.exit_code == 0
     pred = np.loadtxt(out)
     np.testing.assert_array_equal(pred, ref.predict(X))
@@ -45,15 +40,15 @@ def test_train_then_predict_round_trip(files):
 def test_default_model_name_is_training_file_plus_model(files, monkeypatch):
     tmp, train_file, X, y = files
     monkeypatch.chdir(tmp)
-    assert run(train_cmd, ["-q", train_file]).exit_code == 0
+    assert invoke(train_cmd, "-q", train_file).exit_code == 0
     assert (tmp / "train.svm.model").is_file()
 
 
 def test_decision_values_and_stdout(files):
     tmp, train_file, X, y = files
     model_file = tmp / "m.model"
-    run(train_cmd, ["-q", train_file, model_file])
-    result = run(predict_cmd, ["--decision-values", "-q", train_file, model_file, "-"])
+    invoke(train_cmd, "-q", train_file, model_file)
+    result = invoke(predict_cmd, "--decision-values", "-q", train_file, model_file, "-")
     values = np.array([float(v) for v in result.stdout.split()])
     np.testing.assert_allclose(values, linsvm.load_model(str(model_file)).decision_function(X), rtol=1e-15)
 
@@ -61,16 +56,16 @@ def test_decision_values_and_stdout(files):
 def test_liblinear_model_format_written_and_read(files):
     tmp, train_file, X, y = files
     model_file = tmp / "ll.model"
-    assert run(train_cmd, ["-q", "--model-format", "liblinear", train_file, model_file]).exit_code == 0
+    assert invoke(train_cmd, "-q", "--model-format", "liblinear", train_file, model_file).exit_code == 0
     assert model_file.read_text().startswith("solver_type")
-    assert run(predict_cmd, ["-q", train_file, model_file, tmp / "p"]).exit_code == 0
+    assert invoke(predict_cmd, "-q", train_file, model_file, tmp / "p").exit_code == 0
 
 
 def test_multiclass_and_class_weights(tmp_path):
     X, y = random_problem(n_samples=150, n_features=8, n_classes=3, seed=2)
     f = tmp_path / "mc.svm"
     linsvm.dump_svmlight(X, y, str(f))
-    result = run(train_cmd, ["-q", "-w", "2:5", f, tmp_path / "mc.model"])
+    result = invoke(train_cmd, "-q", "-w", "2:5", f, tmp_path / "mc.model")
     assert result.exit_code == 0
     model = linsvm.load_model(str(tmp_path / "mc.model"))
     ref = linsvm.train(X, y, class_weight={2.0: 5.0})
@@ -83,18 +78,18 @@ def test_instance_weights_file(files):
     w = np.linspace(0.5, 2.0, y.size)
     wf = tmp / "w.txt"
     np.savetxt(wf, w)
-    assert run(train_cmd, ["-q", "-W", wf, train_file, tmp / "m"]).exit_code == 0
+    assert invoke(train_cmd, "-q", "-W", wf, train_file, tmp / "m").exit_code == 0
     ref = linsvm.train(X, y, sample_weight=np.loadtxt(wf))
     np.testing.assert_array_equal(linsvm.load_model(str(tmp / "m")).weights, ref.weights)
     np.savetxt(wf, w[:-1])
-    assert_one_line_error(run(train_cmd, ["-q", "-W", wf, train_file, tmp / "m2"]), "instance weights")
+    assert_one_line_error(invoke(train_cmd, "-q", "-W", wf, train_file, tmp / "m2"), "instance weights")
     assert not (tmp / "m2").exists()
 
 
 def test_warm_start_option(files):
     tmp, train_file, X, y = files
-    run(train_cmd, ["-q", "-c", "1", train_file, tmp / "a"])
-    result = run(train_cmd, ["-q", "-c", "2", "-e", "1e-11", "-i", tmp / "a", train_file, tmp / "b"])
+    invoke(train_cmd, "-q", "-c", "1", train_file, tmp / "a")
+    result = invoke(train_cmd, "-q", "-c", "2", "-e", "1e-11", "-i", tmp / "a", train_file, tmp / "b")
     assert result.exit_code == 0
     np.testing.assert_allclose(linsvm.load_model(str(tmp / "b")).weights,
                                linsvm.train(X, y, C=2.0, tol=1e-11).weights, rtol=1e-7, atol=1e-9)
@@ -111,17 +106,17 @@ def test_warm_start_option(files):
 def test_bad_training_data_is_one_line_error_and_no_model(tmp_path, content, needle):
     f = tmp_path / "bad.svm"
     f.write_bytes(content)
-    result = run(train_cmd, ["-q", f, tmp_path / "out.model"])
+    result = invoke(train_cmd, "-q", f, tmp_path / "out.model")
     assert_one_line_error(result, needle)
     assert not (tmp_path / "out.model").exists()
 
 
 def test_missing_file_and_corrupt_model(files):
     tmp, train_file, X, y = files
-    assert_one_line_error(run(train_cmd, ["-q", tmp / "nope.svm", tmp / "m"]), "nope.svm")
+    assert_one_line_error(invoke(train_cmd, "-q", tmp / "nope.svm", tmp / "m"), "nope.svm")
     bad = tmp / "bad.model"
     bad.write_text("linsvm_model 1\nsolver mfn\n")
-    assert_one_line_error(run(predict_cmd, [train_file, bad, tmp / "p"]), "bad.model")
+    assert_one_line_error(invoke(predict_cmd, train_file, bad, tmp / "p"), "bad.model")
     assert not (tmp / "p").exists()
 
 
@@ -134,21 +129,21 @@ def test_missing_file_and_corrupt_model(files):
 ])
 def test_out_of_range_options(files, args, needle):
     tmp, train_file, X, y = files
-    result = run(train_cmd, ["-q", *args, train_file, tmp / "m"])
+    result = invoke(train_cmd, "-q", *args, train_file, tmp / "m")
     assert_one_line_error(result, needle)
     assert not (tmp / "m").exists()
 
 
 def test_usage_errors_exit_2(files):
     tmp, train_file, X, y = files
-    assert run(train_cmd, ["-s", "nosuch", train_file]).exit_code == 2
-    assert run(train_cmd, ["-w", "2x5", train_file]).exit_code == 2
-    assert run(train_cmd, ["-c", "abc", train_file]).exit_code == 2
-    assert run(predict_cmd, [train_file]).exit_code == 2
+    assert invoke(train_cmd, "-s", "nosuch", train_file).exit_code == 2
+    assert invoke(train_cmd, "-w", "2x5", train_file).exit_code == 2
+    assert invoke(train_cmd, "-c", "abc", train_file).exit_code == 2
+    assert invoke(predict_cmd, train_file).exit_code == 2
 
 
 def test_help_lists_every_solver_with_objective_and_tolerance():
-    text = run(train_cmd, ["--help"]).output
+    text = invoke(train_cmd, "--help").output
     for name, info in linsvm.solvers.SOLVERS.items():
         assert name in text
         assert info.objective.split()[0] in text
@@ -158,7 +153,7 @@ def test_help_lists_every_solver_with_objective_and_tolerance():
 @pytest.mark.subprocess
 def test_group_version_and_python_m(files):
     # run from tmp: from the repository root `-m linsvm` would find the uncompiled sources
-    assert linsvm.__version__ in run(cli, ["--version"]).output
+    assert linsvm.__version__ in invoke(cli, "--version").output
     tmp, train_file, X, y = files
     proc = subprocess.run([sys.executable, "-m", "linsvm", "train", "-q", str(train_file), str(tmp / "pm.model")],
                           capture_output=True, text=True, cwd=tmp)
@@ -172,9 +167,9 @@ def test_group_version_and_python_m(files):
 def test_predict_reads_stdin_and_streams_in_chunks(files):
     tmp, train_file, X, y = files
     model_file = tmp / "m.model"
-    run(train_cmd, ["-q", train_file, model_file])
+    invoke(train_cmd, "-q", train_file, model_file)
     data = train_file.read_bytes()
-    result = run(predict_cmd, ["-q", "--chunk-rows", "7", "-", model_file, "-"], input=data)
+    result = invoke(predict_cmd, "-q", "--chunk-rows", "7", "-", model_file, "-", input=data)
     assert result.exit_code == 0
     np.testing.assert_array_equal(np.array(result.stdout.split(), dtype=float),
                                   linsvm.load_model(str(model_file)).predict(X))
@@ -183,11 +178,11 @@ def test_predict_reads_stdin_and_streams_in_chunks(files):
 def test_predict_ignores_features_beyond_the_model(files):
     tmp, train_file, X, y = files
     model_file = tmp / "m.model"
-    run(train_cmd, ["-q", train_file, model_file])
+    invoke(train_cmd, "-q", train_file, model_file)
     wide = tmp / "wide.svm"
     wide.write_bytes(b"".join(line.rstrip(b"\n") + b" 999:5\n" for line in train_file.read_bytes().splitlines(True)))
-    a = run(predict_cmd, ["-q", "--decision-values", wide, model_file, "-"]).stdout
-    b = run(predict_cmd, ["-q", "--decision-values", train_file, model_file, "-"]).stdout
+    a = invoke(predict_cmd, "-q", "--decision-values", wide, model_file, "-").stdout
+    b = invoke(predict_cmd, "-q", "--decision-values", train_file, model_file, "-").stdout
     assert a == b
 
 
@@ -195,8 +190,8 @@ def test_predict_reports_binary_measures(files):
     from sklearn.metrics import f1_score, roc_auc_score
     tmp, train_file, X, y = files
     model_file = tmp / "m.model"
-    run(train_cmd, ["-q", train_file, model_file])
-    result = run(predict_cmd, [train_file, model_file, tmp / "p"])
+    invoke(train_cmd, "-q", train_file, model_file)
+    result = invoke(predict_cmd, train_file, model_file, tmp / "p")
     lines = result.stderr.splitlines()
     assert lines[0].startswith("Accuracy = ")
     model = linsvm.load_model(str(model_file))
@@ -214,13 +209,13 @@ def test_predict_writes_into_a_fifo_without_replacing_it(files):
     import threading
     tmp, train_file, X, y = files
     model_file = tmp / "m.model"
-    run(train_cmd, ["-q", train_file, model_file])
+    invoke(train_cmd, "-q", train_file, model_file)
     fifo = tmp / "pipe"
     os.mkfifo(fifo)
     got = []
     reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
     reader.start()
-    result = run(predict_cmd, ["-q", train_file, model_file, fifo])
+    result = invoke(predict_cmd, "-q", train_file, model_file, fifo)
     reader.join(timeout=30)
     assert result.exit_code == 0
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
@@ -246,14 +241,14 @@ def test_data_without_features_trains_the_bias_only_model(tmp_path, solver, bias
     args = ["-q", "-s", solver] + ([] if bias is None else ["-B", bias])
     if solver == "21" and bias is None:
         args += ["-B", "-1"]            # oneclass takes no bias feature
-    result = run(train_cmd, args + [data, model_file])
+    result = invoke(train_cmd, *args + [data, model_file])
     assert result.exit_code == 0, result.output
     model = linsvm.load_model(str(model_file))
     assert model.n_features_ == 0
     # the dual solvers stop within their certified gap (well under 1e-3 here)
     rtol = 1e-3 if solver in ("1", "3", "12", "13", "4", "sdm-ww", "7") else 1e-7
     np.testing.assert_allclose(model.objective, _NO_FEATURE_OPTIMUM[solver], rtol=rtol, atol=1e-12)
-    result = run(predict_cmd, [data, model_file, out])
+    result = invoke(predict_cmd, *[data, model_file, out])
     assert result.exit_code == 0, result.output
     if solver in ("21", "11", "12", "13") and bias == "-1":     # LIBLINEAR's model of this data
         from liblinear.liblinearutil import predict, problem, train as ll_train

@@ -1,24 +1,17 @@
-"""Probability outputs end to end (issue 19): `linsvm-train -b 1`, the model file
+"""Probability outputs end to end: `linsvm-train -b 1`, the model file
 (version 3, probA/probB lines), `linsvm-predict -b 1` (LIBSVM's layout) and the
 agreement of the command line with linsvm.sklearn.LinearSVC(probability=True)."""
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import linsvm
+from linsvm.cli import predict_cmd, train_cmd
 from linsvm.errors import ModelError, ParameterError
 from linsvm.model.model import _loads, load_model
 from linsvm.fit.calibration import calibrate, out_of_fold_decision_values
 from linsvm.model.sigmoid import fit_multiclass, fit_sigmoid
 
-from conftest import assert_one_line_error, random_problem
-
-
-def run(command, args, **kw):
-    from linsvm.cli import predict_cmd, train_cmd
-
-    command = {"train": train_cmd, "predict": predict_cmd}[command]
-    return CliRunner().invoke(command, [str(a) for a in args], catch_exceptions=False, **kw)
+from conftest import assert_one_line_error, invoke, random_problem
 
 
 def bits(a):
@@ -151,11 +144,11 @@ def test_liblinear_export_of_a_probability_model_is_refused(problem):
 def test_cli_train_b1_then_predict_b1_writes_libsvm_probability_output(problem):
     tmp, train_file, X, y = problem
     model_file, out = tmp / "m.model", tmp / "out.txt"
-    result = run("train", ["-b", "1", "-q", train_file, model_file])
+    result = invoke(train_cmd, "-b", "1", "-q", train_file, model_file)
     assert result.exit_code == 0, result.output
     model = load_model(model_file)
     assert model.probability_ is not None
-    result = run("predict", ["-b", "1", train_file, model_file, out])
+    result = invoke(predict_cmd, "-b", "1", train_file, model_file, out)
     assert result.exit_code == 0, result.output
     labels, pred, P = read_proba_output(out)
     np.testing.assert_array_equal(labels, model.classes_)            # the model's order
@@ -171,9 +164,9 @@ def test_cli_train_b1_then_predict_b1_writes_libsvm_probability_output(problem):
 def test_cli_predict_b1_streams_in_chunks_with_the_same_output(problem):
     tmp, train_file, X, y = problem
     model_file = tmp / "m.model"
-    assert run("train", ["--probability", "1", "-q", train_file, model_file]).exit_code == 0
-    assert run("predict", ["-b", "1", "-q", train_file, model_file, tmp / "a"]).exit_code == 0
-    assert run("predict", ["-b", "1", "-q", "--chunk-rows", "7", train_file, model_file, tmp / "b"]).exit_code == 0
+    assert invoke(train_cmd, "--probability", "1", "-q", train_file, model_file).exit_code == 0
+    assert invoke(predict_cmd, "-b", "1", "-q", train_file, model_file, tmp / "a").exit_code == 0
+    assert invoke(predict_cmd, "-b", "1", "-q", "--chunk-rows", "7", train_file, model_file, tmp / "b").exit_code == 0
     assert (tmp / "a").read_bytes() == (tmp / "b").read_bytes()
 
 
@@ -185,7 +178,7 @@ def test_cli_and_estimator_give_the_same_probabilities(problem):
 
     tmp, train_file, X, y = problem
     model_file = tmp / "m.model"
-    assert run("train", ["-b", "1", "-c", "0.5", "-q", train_file, model_file]).exit_code == 0
+    assert invoke(train_cmd, "-b", "1", "-c", "0.5", "-q", train_file, model_file).exit_code == 0
     model = load_model(model_file)
     est = LinearSVC(C=0.5, probability=True).fit(X, y)
     P_cli = model.predict_proba(X)[:, [list(model.classes_).index(c) for c in est.classes_]]
@@ -195,34 +188,34 @@ def test_cli_and_estimator_give_the_same_probabilities(problem):
 def test_cli_b1_errors_are_one_line(problem):
     tmp, train_file, X, y = problem
     plain, out = tmp / "plain.model", tmp / "out.txt"
-    assert run("train", ["-q", train_file, plain]).exit_code == 0
+    assert invoke(train_cmd, "-q", train_file, plain).exit_code == 0
     # a model without sigmoids: one line, nothing written
-    assert_one_line_error(run("predict", ["-b", "1", train_file, plain, out]), "no probability sigmoids",
+    assert_one_line_error(invoke(predict_cmd, "-b", "1", train_file, plain, out), "no probability sigmoids",
                           "-b 1")
     assert not out.exists()
     # with --decision-values
-    assert_one_line_error(run("predict", ["-b", "1", "--decision-values", train_file, plain, out]),
+    assert_one_line_error(invoke(predict_cmd, "-b", "1", "--decision-values", train_file, plain, out),
                           "--decision-values", code=2)
     assert not out.exists()
     # ordinal solvers
-    assert_one_line_error(run("train", ["-b", "1", "-s", "mfn-ord", train_file, tmp / "o.model"]),
+    assert_one_line_error(invoke(train_cmd, "-b", "1", "-s", "mfn-ord", train_file, tmp / "o.model"),
                           "ordinal", code=2)
     assert not (tmp / "o.model").exists()
     # LIBLINEAR's format, before training
-    assert_one_line_error(run("train", ["-b", "1", "--model-format", "liblinear", train_file,
-                                        tmp / "l.model"]), "LIBLINEAR's model format")
+    assert_one_line_error(invoke(train_cmd, "-b", "1", "--model-format", "liblinear", train_file,
+                                 tmp / "l.model"), "LIBLINEAR's model format")
     assert not (tmp / "l.model").exists()
     # -v
-    assert_one_line_error(run("train", ["-b", "1", "-v", "3", train_file]), "-v", code=2)
+    assert_one_line_error(invoke(train_cmd, "-b", "1", "-v", "3", train_file), "-v", code=2)
     # out of range
-    result = run("train", ["-b", "2", train_file, tmp / "x.model"])
+    result = invoke(train_cmd, "-b", "2", train_file, tmp / "x.model")
     assert result.exit_code == 2 and not (tmp / "x.model").exists()
 
 
 def test_help_says_what_b1_costs():
-    text = " ".join(run("train", ["--help"]).output.split())
+    text = " ".join(invoke(train_cmd, "--help").output.split())
     assert "-b, --probability" in text and "about 5 more trainings" in text
-    text = " ".join(run("predict", ["--help"]).output.split())
+    text = " ".join(invoke(predict_cmd, "--help").output.split())
     assert "-b, --probability" in text and "'labels L1 L2 ...'" in text
 
 
@@ -235,14 +228,14 @@ def test_predict_b1_label_is_the_argmax_not_the_sign_of_the_decision_value(tmp_p
     xs = np.array([-1.0, 1.0, 2.0, 2.9, 3.1, 5.0])
     (tmp_path / "t.svm").write_text("".join(f"1 1:{x!r}\n" for x in xs.tolist()))
     out = tmp_path / "out"
-    result = run("predict", ["-b", "1", tmp_path / "t.svm", tmp_path / "m.model", out])
+    result = invoke(predict_cmd, "-b", "1", tmp_path / "t.svm", tmp_path / "m.model", out)
     assert result.exit_code == 0, result.output
     labels, pred, P = read_proba_output(out)
     np.testing.assert_array_equal(pred, np.where(xs > 3, 1.0, -1.0))
     np.testing.assert_allclose(P[:, 0], 1.0 / (1.0 + np.exp(-xs + 3.0)), rtol=1e-15)
     assert "Accuracy = 33.3333% (2/6)" in result.stderr     # counted with that label
     plain = tmp_path / "plain"
-    assert run("predict", ["-q", tmp_path / "t.svm", tmp_path / "m.model", plain]).exit_code == 0
+    assert invoke(predict_cmd, "-q", tmp_path / "t.svm", tmp_path / "m.model", plain).exit_code == 0
     np.testing.assert_array_equal(np.loadtxt(plain), np.where(xs > 0, 1.0, -1.0))
 
 
@@ -252,8 +245,8 @@ def test_cli_b1_passes_instance_and_class_weights_to_calibrate(tmp_path):
     linsvm.dump_svmlight(X, y, str(train_file))
     w = np.random.default_rng(0).uniform(0.2, 3.0, y.shape[0])
     (tmp_path / "w.txt").write_text("\n".join(map(repr, w.tolist())) + "\n")
-    result = run("train", ["-b", "1", "-q", "-W", tmp_path / "w.txt", "-w", "1:2", "--seed", "3",
-                           train_file, tmp_path / "m.model"])
+    result = invoke(train_cmd, "-b", "1", "-q", "-W", tmp_path / "w.txt", "-w", "1:2", "--seed", "3",
+                    train_file, tmp_path / "m.model")
     assert result.exit_code == 0, result.output
     got = load_model(tmp_path / "m.model")
     opts = dict(C=1.0, class_weight={1.0: 2.0}, sample_weight=w, seed=3)

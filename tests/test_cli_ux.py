@@ -1,4 +1,4 @@
-"""The command line for people (issue 20, items 5-9; issue 17 item 5; issue 15's -s codes):
+"""The command line for people:
 LIBLINEAR's -s codes and -w forms, the invoked name in errors, imbalanced data, the
 positive class, labels that are not classes, notes instead of silence, grouped help,
 readable progress."""
@@ -9,7 +9,6 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import run_here
 from click.testing import CliRunner
 
 import linsvm
@@ -18,11 +17,7 @@ from linsvm.cli import console, run_cv
 from linsvm.cli import cv_cmd, predict_cmd, synth_cmd, train_cmd
 from linsvm.solvers import SOLVERS, liblinear_code
 
-from conftest import random_problem
-
-
-def run(command, args, **kw):
-    return CliRunner().invoke(command, [str(a) for a in args], catch_exceptions=False, **kw)
+from conftest import invoke, random_problem, run_here
 
 
 def write(tmp_path, name, X, y):
@@ -51,8 +46,8 @@ def imbalanced(n=400, share=0.97, seed=3):
 
 def test_liblinear_code_2_trains_mfn(binary):
     tmp, f, X, y = binary
-    assert run(train_cmd, ["-q", "-s", "2", f, tmp / "a"]).exit_code == 0
-    assert run(train_cmd, ["-q", "-s", "mfn", f, tmp / "b"]).exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", "2", f, tmp / "a").exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", "mfn", f, tmp / "b").exit_code == 0
     a, b = linsvm.load_model(str(tmp / "a")), linsvm.load_model(str(tmp / "b"))
     assert a.solver == "mfn"
     np.testing.assert_array_equal(a.weights, b.weights)
@@ -62,7 +57,7 @@ def test_liblinear_code_2_trains_mfn(binary):
                                               ("0", "lr", None), ("7", "lr-dual", None)])
 def test_liblinear_codes_1_3_4_train_the_same_problem(binary, code, solver, loss):
     tmp, f, X, y = binary
-    assert run(train_cmd, ["-q", "-s", code, f, tmp / "m"]).exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", code, f, tmp / "m").exit_code == 0
     model = linsvm.load_model(str(tmp / "m"))
     assert model.solver == solver
     if loss:
@@ -73,15 +68,15 @@ def test_liblinear_codes_1_3_4_train_the_same_problem(binary, code, solver, loss
 
 def test_code_1_with_conflicting_loss_is_a_usage_error(binary):
     tmp, f, X, y = binary
-    r = run(train_cmd, ["-q", "-s", "1", "--loss", "l1", f, tmp / "m"])
+    r = invoke(train_cmd, "-q", "-s", "1", "--loss", "l1", f, tmp / "m")
     assert r.exit_code == 2 and "contradicts --loss l1" in r.stderr
     assert not (tmp / "m").exists()
-    assert run(train_cmd, ["-q", "-s", "1", "--loss", "l2", f, tmp / "m"]).exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", "1", "--loss", "l2", f, tmp / "m").exit_code == 0
 
 
 def test_a_code_liblinear_does_not_have_lists_the_codes(binary):
     tmp, f, X, y = binary
-    r = run(train_cmd, ["-s", "9", f, tmp / "m"])
+    r = invoke(train_cmd, "-s", "9", f, tmp / "m")
     assert r.exit_code == 2
     [line] = r.stderr.splitlines()              # one line, no usage block
     assert "-s 9 is not a LIBLINEAR solver code" in line
@@ -106,7 +101,7 @@ def test_code_mapping_lives_in_the_registry():
 
 
 def test_help_shows_codes_beside_the_names():
-    text = run(train_cmd, ["--help"]).output
+    text = invoke(train_cmd, "--help").output
     assert "LIBLINEAR -s 1 (= --loss l2), -s 3 (= --loss l1)" in text
     assert "LIBLINEAR -s 2" in text and "LIBLINEAR -s 4" in text
     assert "LIBLINEAR -s 5" in text and "LIBLINEAR -s 6" in text
@@ -114,7 +109,7 @@ def test_help_shows_codes_beside_the_names():
     assert "not solved by linsvm" not in text            # every LIBLINEAR code is solved
 
 
-# ------------------------------------------------------------------ the invoked name (issue 17)
+# ------------------------------------------------------------------ the invoked name
 
 @pytest.mark.subprocess
 @pytest.mark.parametrize("entry,argv0,prog", [
@@ -142,7 +137,7 @@ def test_python_m_errors_say_linsvm_train(binary):
     assert proc.returncode == 1 and proc.stderr.startswith("linsvm train: error: "), proc.stderr
 
 
-# ------------------------------------------------------------------ imbalanced data (item 5)
+# ------------------------------------------------------------------ imbalanced data
 
 def test_balanced_class_weight_is_scikit_learns_rule():
     from sklearn.utils.class_weight import compute_class_weight
@@ -161,27 +156,27 @@ def test_cli_w_balanced_and_liblinear_glued_w_form(tmp_path):
     X, y = imbalanced()
     y = np.where(y == 0, -1.0, 1.0)
     f = write(tmp_path, "d.svm", X, y)
-    assert run(train_cmd, ["-q", "-w", "balanced", f, tmp_path / "bal"]).exit_code == 0
+    assert invoke(train_cmd, "-q", "-w", "balanced", f, tmp_path / "bal").exit_code == 0
     np.testing.assert_array_equal(linsvm.load_model(str(tmp_path / "bal")).weights,
                                   linsvm.train(X, y, class_weight="balanced").weights)
     # LIBLINEAR's -wi weight: -w1 2 -w-1 0.5, the same as -w 1:2 -w -1:0.5
-    assert run(train_cmd, ["-q", "-w1", "2", "-w-1", "0.5", f, tmp_path / "glued"]).exit_code == 0
+    assert invoke(train_cmd, "-q", "-w1", "2", "-w-1", "0.5", f, tmp_path / "glued").exit_code == 0
     np.testing.assert_array_equal(linsvm.load_model(str(tmp_path / "glued")).weights,
                                   linsvm.train(X, y, class_weight={1: 2.0, -1: 0.5}).weights)
-    r = run(train_cmd, ["-q", "-w", "balanced", "-w", "1:2", f, tmp_path / "x"])
+    r = invoke(train_cmd, "-q", "-w", "balanced", "-w", "1:2", f, tmp_path / "x")
     assert r.exit_code == 2 and not (tmp_path / "x").exists()
 
 
 def test_imbalanced_training_data_gets_one_note(tmp_path):
     X, y = imbalanced(share=0.97)
     f = write(tmp_path, "d.svm", X, y)
-    r = run(train_cmd, [f, tmp_path / "m"])
+    r = invoke(train_cmd, f, tmp_path / "m")
     notes = [ln for ln in r.stderr.splitlines() if ln.startswith("note:")]
     assert len(notes) == 1 and "class 0 holds" in notes[0] and "-w balanced" in notes[0]
-    assert "note:" not in run(train_cmd, ["-q", f, tmp_path / "m"]).stderr
-    assert "note:" not in run(train_cmd, ["-w", "balanced", f, tmp_path / "m"]).stderr
+    assert "note:" not in invoke(train_cmd, "-q", f, tmp_path / "m").stderr
+    assert "note:" not in invoke(train_cmd, "-w", "balanced", f, tmp_path / "m").stderr
     Xb, yb = random_problem(n_samples=100, seed=2)
-    assert "note:" not in run(train_cmd, [write(tmp_path, "b.svm", Xb, yb), tmp_path / "m"]).stderr
+    assert "note:" not in invoke(train_cmd, write(tmp_path, "b.svm", Xb, yb), tmp_path / "m").stderr
 
 
 def test_cv_metric_f1_is_the_positive_classs_f1_per_fold(tmp_path):
@@ -195,8 +190,8 @@ def test_cv_metric_f1_is_the_positive_classs_f1_per_fold(tmp_path):
         model = linsvm.train(X[fold != k], y[fold != k], n_threads=1)
         expected.append(f1_score(y[fold == k] == 1, model.predict(X[fold == k]) == 1))
     np.testing.assert_allclose(res.points[0].scores, expected)
-    r = run(cv_cmd, ["-q", "--metric", "f1", "-c", "1", "-v", "3", "--format", "tsv",
-                     write(tmp_path, "d.svm", X, y)])
+    r = invoke(cv_cmd, "-q", "--metric", "f1", "-c", "1", "-v", "3", "--format", "tsv",
+               write(tmp_path, "d.svm", X, y))
     assert r.exit_code == 0
     assert float(r.stdout.splitlines()[1].split("\t")[2]) == pytest.approx(np.mean(expected))
 
@@ -209,9 +204,9 @@ def test_predict_reports_the_best_f1_threshold(tmp_path):
     from sklearn.metrics import f1_score
     X, y = imbalanced(share=0.9)
     f = write(tmp_path, "d.svm", X, y)
-    run(train_cmd, ["-q", f, tmp_path / "m"])
+    invoke(train_cmd, "-q", f, tmp_path / "m")
     model = linsvm.load_model(str(tmp_path / "m"))
-    r = run(predict_cmd, [f, tmp_path / "m", tmp_path / "p"])
+    r = invoke(predict_cmd, f, tmp_path / "m", tmp_path / "p")
     m = re.search(r"Best F1 = ([0-9.]+)% when 1 is predicted for decision values ([<>]) (\S+) ", r.stderr)
     assert m, r.stderr
     s = model.decision_function(X)
@@ -224,17 +219,17 @@ def test_predict_reports_the_best_f1_threshold(tmp_path):
     assert 100 * best == pytest.approx(float(m.group(1)), abs=0.01)
 
 
-# ------------------------------------------------------------------ the positive class (item 6)
+# ------------------------------------------------------------------ the positive class
 
 def test_positive_class_is_1_for_01_labels_whose_first_row_is_0(tmp_path):
     from sklearn.metrics import f1_score, precision_score, recall_score
     X, y = imbalanced(share=0.7)
     assert y[0] == 0
     f = write(tmp_path, "d.svm", X, y)
-    run(train_cmd, ["-q", f, tmp_path / "m"])
+    invoke(train_cmd, "-q", f, tmp_path / "m")
     model = linsvm.load_model(str(tmp_path / "m"))
     assert model.classes_.tolist() == [0.0, 1.0]            # LIBLINEAR's column order is kept
-    r = run(predict_cmd, [f, tmp_path / "m", tmp_path / "p"])
+    r = invoke(predict_cmd, f, tmp_path / "m", tmp_path / "p")
     line = r.stderr.splitlines()[1]
     assert line.startswith("Positive class 1: ")
     pred = model.predict(X)
@@ -243,21 +238,21 @@ def test_positive_class_is_1_for_01_labels_whose_first_row_is_0(tmp_path):
     assert f"Recall = {100 * recall_score(y == 1, pred == 1):.4g}%" in line
 
 
-# ------------------------------------------------------------------ silent surprises (item 7)
+# ------------------------------------------------------------------ silent surprises
 
 def test_real_valued_labels_are_refused_unless_allowed(tmp_path):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((60, 4))
     y = np.round(X @ np.array([1.0, 2.0, 0.5, -1.0]), 2) + 0.001      # regression targets
     f = write(tmp_path, "reg.svm", X, y)
-    r = run(train_cmd, ["-q", f, tmp_path / "m"])
+    r = invoke(train_cmd, "-q", f, tmp_path / "m")
     assert r.exit_code == 1 and "not an integer" in r.stderr and "--allow-many-classes" in r.stderr
     assert r.stderr.count("\n") == 1 and not (tmp_path / "m").exists()
     with pytest.raises(linsvm.DataError, match="regression"):
         linsvm.train(X, y)
-    r = run(train_cmd, ["-q", "--allow-many-classes", "-s", "dcd", "--max-iter", "2", f, tmp_path / "m"])
+    r = invoke(train_cmd, "-q", "--allow-many-classes", "-s", "dcd", "--max-iter", "2", f, tmp_path / "m")
     assert r.exit_code == 0
-    r = run(cv_cmd, ["-q", "-v", "2", f])
+    r = invoke(cv_cmd, "-q", "-v", "2", f)
     assert r.exit_code == 1 and "--allow-many-classes" in r.stderr
 
 
@@ -277,47 +272,47 @@ def test_many_classes_with_few_rows_each_are_refused():
 
 def test_predict_notes_width_and_unknown_labels_once(tmp_path, binary):
     tmp, f, X, y = binary
-    run(train_cmd, ["-q", f, tmp / "m"])
+    invoke(train_cmd, "-q", f, tmp / "m")
     wide = tmp / "wide.svm"
     lines = f.read_bytes().splitlines(True)
     wide.write_bytes(b"".join([b"7 3:1 40:2\n"] + lines + [b"7 1:1\n"]))
-    r = run(predict_cmd, ["--chunk-rows", "5", wide, tmp / "m", tmp / "p"])
+    r = invoke(predict_cmd, "--chunk-rows", "5", wide, tmp / "m", tmp / "p")
     notes = [ln for ln in r.stderr.splitlines() if ln.startswith("note:")]
     assert len(notes) == 2, r.stderr
     assert "up to 40" in notes[0] and "only 1..10" in notes[0]
     assert "2 of 122 test examples" in notes[1] and "(7)" in notes[1]
     narrow = tmp / "narrow.svm"
     narrow.write_bytes(b"1 1:1\n-1 2:1\n")
-    r = run(predict_cmd, [narrow, tmp / "m", tmp / "p"])
+    r = invoke(predict_cmd, narrow, tmp / "m", tmp / "p")
     assert [ln for ln in r.stderr.splitlines() if ln.startswith("note:")] == [
         "note: the model has 10 features, the test data indices only up to 2 (the others count as 0)"]
-    assert "note:" not in run(predict_cmd, ["-q", wide, tmp / "m", tmp / "p"]).stderr
+    assert "note:" not in invoke(predict_cmd, "-q", wide, tmp / "m", tmp / "p").stderr
 
 
 def test_metrics_never_print_nan(tmp_path, binary):
     tmp, f, X, y = binary
-    run(train_cmd, ["-q", f, tmp / "m"])
+    invoke(train_cmd, "-q", f, tmp / "m")
     one = tmp / "one.svm"
     one.write_bytes(b"".join(ln for ln in f.read_bytes().splitlines(True) if ln.startswith(b"-1")))
-    r = run(predict_cmd, [one, tmp / "m", tmp / "p"])
+    r = invoke(predict_cmd, one, tmp / "m", tmp / "p")
     assert r.exit_code == 0
     assert "nan" not in r.stderr.lower() and "n/a" in r.stderr
 
 
 def test_empty_test_file_says_0_examples(tmp_path, binary):
     tmp, f, X, y = binary
-    run(train_cmd, ["-q", f, tmp / "m"])
+    invoke(train_cmd, "-q", f, tmp / "m")
     empty = tmp / "empty.svm"
     empty.write_bytes(b"")
-    r = run(predict_cmd, [empty, tmp / "m", tmp / "p"])
+    r = invoke(predict_cmd, empty, tmp / "m", tmp / "p")
     assert r.exit_code == 0 and "0 examples" in r.stderr
     assert (tmp / "p").read_text() == ""
 
 
 def test_cv_table_prints_accuracy_as_a_percentage(binary):
     tmp, f, X, y = binary
-    table = run(cv_cmd, ["-q", "-c", "1", "-v", "3", f]).stdout.splitlines()
-    tsv = run(cv_cmd, ["-q", "-c", "1", "-v", "3", "--format", "tsv", f]).stdout.splitlines()
+    table = invoke(cv_cmd, "-q", "-c", "1", "-v", "3", f).stdout.splitlines()
+    tsv = invoke(cv_cmd, "-q", "-c", "1", "-v", "3", "--format", "tsv", f).stdout.splitlines()
     mean = float(tsv[1].split("\t")[2])
     assert table[1].split()[1] == f"{100 * mean:.6g}%"
     assert table[-1].endswith(f"accuracy = {100 * mean:.6g}%")
@@ -346,34 +341,34 @@ def test_cv_warns_when_the_best_c_is_at_the_edge_of_the_grid(binary, monkeypatch
                         points=[CVPoint(C=c, p=None, scores=[0.5 + 0.01 * i], seconds=0.0, n_iter=1)
                                 for i, c in enumerate(Cs)])
     monkeypatch.setattr(cv_module, "cross_validate", fake)
-    r = run(cv_cmd, ["-q", "--log2c", "-2:3:1", "-v", "3", f])
+    r = invoke(cv_cmd, "-q", "--log2c", "-2:3:1", "-v", "3", f)
     assert r.exit_code == 0 and len(got["Cs"]) == 6
     assert "warning: the best C = 8 is the largest C of the grid" in r.stderr
-    assert "warning" not in run(cv_cmd, ["-q", "-c", "2", "-v", "3", f]).stderr
+    assert "warning" not in invoke(cv_cmd, "-q", "-c", "2", "-v", "3", f).stderr
 
 
-# ------------------------------------------------------------------ help (item 8)
+# ------------------------------------------------------------------ help
 
 def test_choice_options_are_click_choices_and_checked_by_train(binary):
     tmp, f, X, y = binary
     for flag, bad in (("--loss", "l3"), ("--stop", "never"), ("--mu-rule", "fast"), ("--subproblem", "some")):
-        r = run(train_cmd, [flag, bad, f, tmp / "m"])
+        r = invoke(train_cmd, flag, bad, f, tmp / "m")
         assert r.exit_code == 2 and f"'{bad}' is not one of" in r.stderr
     with pytest.raises(linsvm.ParameterError, match="choose one of l1, l2"):
         linsvm.train(X, y, solver="dcd", loss="l3")
-    assert "--loss [l1|l2]" in run(train_cmd, ["--help"]).output
+    assert "--loss [l1|l2]" in invoke(train_cmd, "--help").output
 
 
 def test_option_errors_use_flags_not_python_names(binary):
     tmp, f, X, y = binary
-    r = run(train_cmd, ["-q", "-s", "sdm-cs", "--tau0", "1", f, tmp / "m"])
+    r = invoke(train_cmd, "-q", "-s", "sdm-cs", "--tau0", "1", f, tmp / "m")
     assert r.exit_code == 1
     assert "--tau0 does not apply to solver 'sdm-cs'" in r.stderr and "--effort-cap" in r.stderr
     assert "effort_cap" not in r.stderr
 
 
 def test_help_groups_solver_options_by_solver():
-    text = run(train_cmd, ["--help"]).output
+    text = invoke(train_cmd, "--help").output
     sections = re.split(r"\n(?=\S[^\n]*:\n)", text)
     general = next(s for s in sections if s.startswith("Options:"))
     assert "--cost" in general and "--subproblem" not in general and "--heuristic1" not in general
@@ -383,16 +378,16 @@ def test_help_groups_solver_options_by_solver():
     assert "--subset" in mfn and "--loss" not in mfn
     shared = next(s for s in sections if s.startswith("Options of several solvers:"))
     assert "--max-iter" in shared and "--heuristic1" in shared     # mfn family and svr
-    assert "Options of sdm-cs, sdm-ww:" in run(cv_cmd, ["--help"]).output
+    assert "Options of sdm-cs, sdm-ww:" in invoke(cv_cmd, "--help").output
 
 
 def test_help_solver_describes_one_solver():
-    r = run(train_cmd, ["--help-solver", "dcd"])
+    r = invoke(train_cmd, "--help-solver", "dcd")
     assert r.exit_code == 0
     assert r.output.startswith("dcd (binary): ") and "--loss [l1|l2]" in r.output
     assert "--heuristic1" not in r.output and "LIBLINEAR -s 1" in r.output
-    assert run(train_cmd, ["--help-solver", "2"]).output.startswith("mfn (binary)")
-    assert run(train_cmd, ["--help-solver", "nosuch"]).exit_code == 2
+    assert invoke(train_cmd, "--help-solver", "2").output.startswith("mfn (binary)")
+    assert invoke(train_cmd, "--help-solver", "nosuch").exit_code == 2
 
 
 def test_synth_help_describes_every_option():
@@ -401,7 +396,7 @@ def test_synth_help_describes_every_option():
             assert param.help, param.name
 
 
-# ------------------------------------------------------------------ progress (item 9)
+# ------------------------------------------------------------------ progress
 
 def test_summary_prints_counts_as_integers(binary, monkeypatch):
     import linsvm.cli.run_train      # the train the command calls
@@ -415,7 +410,7 @@ def test_summary_prints_counts_as_integers(binary, monkeypatch):
         return model
     monkeypatch.setattr(train_module, "train", big)
     tmp, f, X, y = binary
-    r = run(train_cmd, [f, tmp / "m"])
+    r = invoke(train_cmd, f, tmp / "m")
     assert "n_active = 1288690," in r.stderr and "cg_iter = 12345678," in r.stderr
 
 
@@ -429,11 +424,11 @@ def test_cv_prints_the_read_line_as_train_does(binary):
     lines = {}
     for name, command, args in [("train", train_cmd, [f, tmp / "m"]),
                                 ("cv", cv_cmd, ["-c", "1", "-v", "2", f])]:
-        r = run(command, args)
+        r = invoke(command, *args)
         assert r.exit_code == 0, r.output
         lines[name] = [line for line in r.stderr.splitlines() if line.startswith("read ")]
         assert len(lines[name]) == 1 and expect.match(lines[name][0]), (name, r.stderr)
-    assert "read " not in run(cv_cmd, ["-q", "-c", "1", "-v", "2", f]).stderr
+    assert "read " not in invoke(cv_cmd, *["-q", "-c", "1", "-v", "2", f]).stderr
 
 
 @pytest.fixture
@@ -445,12 +440,12 @@ def terminal(monkeypatch):
 
 def test_progress_shows_on_a_terminal(binary, terminal):
     tmp, f, X, y = binary
-    r = run(train_cmd, [f, tmp / "m"])
+    r = invoke(train_cmd, f, tmp / "m")
     assert f"\rreading {f}: 120 rows" in r.stderr
-    r = run(cv_cmd, ["-c", "1,2", "-v", "3", f])
+    r = invoke(cv_cmd, "-c", "1,2", "-v", "3", f)
     assert "\rcross-validation: 6/6 models trained" in r.stderr
-    assert "\r" not in run(train_cmd, ["-q", f, tmp / "m"]).stderr
-    assert "\r" not in run(cv_cmd, ["-q", "-v", "3", f]).stderr
+    assert "\r" not in invoke(train_cmd, "-q", f, tmp / "m").stderr
+    assert "\r" not in invoke(cv_cmd, "-q", "-v", "3", f).stderr
 
 
 def test_no_progress_when_stderr_is_not_a_terminal(binary, monkeypatch):
@@ -458,8 +453,8 @@ def test_no_progress_when_stderr_is_not_a_terminal(binary, monkeypatch):
     monkeypatch.setattr(console, "PROGRESS_EVERY", 0.0)
     tmp, f, X, y = binary
     assert not console.stderr_is_tty()          # CliRunner's stderr is not a terminal
-    assert "\r" not in run(train_cmd, [f, tmp / "m"]).stderr
-    assert "\r" not in run(cv_cmd, ["-v", "3", f]).stderr
+    assert "\r" not in invoke(train_cmd, f, tmp / "m").stderr
+    assert "\r" not in invoke(cv_cmd, "-v", "3", f).stderr
 
 
 @pytest.mark.subprocess
@@ -499,7 +494,7 @@ def test_class_like_rule_judges_cv_folds_by_the_whole_data(tmp_path):
 
 def test_alm_mu0_above_mu_max_names_flags(binary):
     tmp, f, X, y = binary
-    r = run(train_cmd, ["-q", "-s", "alm", "--mu0", "10", "--mu-max", "1", f, tmp / "m"])
+    r = invoke(train_cmd, "-q", "-s", "alm", "--mu0", "10", "--mu-max", "1", f, tmp / "m")
     assert r.exit_code == 1 and "--mu0 10 exceeds --mu-max 1" in r.stderr
 
 
@@ -511,12 +506,12 @@ def test_cv_never_prints_nan_when_a_fold_has_no_positive(tmp_path):
     y[[3, 17]] = 1.0                                  # 2 positives, 3 folds: one fold has none
     f = write(tmp_path, "d.svm", X, y)
     for fmt in ("table", "tsv", "json"):
-        r = run(cv_cmd, ["--metric", "prbep", "-c", "0.5,1", "-v", "3", "--format", fmt, f])
+        r = invoke(cv_cmd, "--metric", "prbep", "-c", "0.5,1", "-v", "3", "--format", fmt, f)
         assert r.exit_code == 0, r.output
         assert "nan" not in r.output.lower()
         if fmt == "json":
             assert json.loads(r.stdout)["points"][0]["mean"] is None
-    assert "n/a" in run(cv_cmd, ["--metric", "prbep", "-c", "1", "-v", "3", f]).stdout
+    assert "n/a" in invoke(cv_cmd, "--metric", "prbep", "-c", "1", "-v", "3", f).stdout
 
 
 def test_n_threads_help_says_the_model_does_not_depend_on_the_count():
@@ -548,7 +543,7 @@ def _one_error_line(r):
 def test_overflowing_feature_scales_name_the_file_solver_and_cause(tmp_path, solver):
     X, y = random_problem(n_samples=60, n_features=8, seed=3)
     f = write(tmp_path, "big.svm", X * 1e155, y)
-    line = _one_error_line(run(train_cmd, ["-q", "-s", solver, f, tmp_path / "m"]))
+    line = _one_error_line(invoke(train_cmd, *["-q", "-s", solver, f, tmp_path / "m"]))
     assert f"error: {f}: {solver}: the weights of the solution are not finite" in line, line
     assert "feature values up to" in line and "e+155" in line and "linsvm scale" in line
     assert not (tmp_path / "m").exists()
@@ -559,11 +554,11 @@ def test_an_extreme_instance_weight_or_c_is_named_as_the_cause(tmp_path):
     f = write(tmp_path, "d.svm", X, y)
     weights = tmp_path / "w.txt"
     weights.write_text("1e308\n" + "1\n" * 59)
-    line = _one_error_line(run(train_cmd, ["-q", "-W", weights, f, tmp_path / "m"]))
+    line = _one_error_line(invoke(train_cmd, *["-q", "-W", weights, f, tmp_path / "m"]))
     assert "mfn: the weights of the solution are not finite" in line
     assert "an example cost (class x instance weight) of 1e+308" in line
     assert "weights nearer 1" in line and "feature values" not in line
-    line = _one_error_line(run(train_cmd, ["-q", "-s", "11", "-c", "5e-324", f, tmp_path / "m"]))
+    line = _one_error_line(invoke(train_cmd, *["-q", "-s", "11", "-c", "5e-324", f, tmp_path / "m"]))
     assert "svr: the weights of the solution are not finite" in line
     assert "C = 4.94066e-324" in line and "use a C nearer 1" in line
     assert not (tmp_path / "m").exists()
@@ -576,7 +571,7 @@ def test_one_class_on_huge_values_is_one_line_without_a_numpy_warning(tmp_path):
     f = write(tmp_path, "huge.svm", X * 1e300, y)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        line = _one_error_line(run(train_cmd, ["-q", "-s", "oneclass", f, tmp_path / "m"]))
+        line = _one_error_line(invoke(train_cmd, *["-q", "-s", "oneclass", f, tmp_path / "m"]))
     assert not [w for w in seen if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in seen]
     assert f"error: {f}: oneclass: the " in line and "offset (rho)" in line, line
     assert "not finite" in line and "feature values up to" in line and "e+300" in line
@@ -592,7 +587,7 @@ def test_an_infinite_option_value_is_refused_as_not_finite(tmp_path):
     X, y = random_problem(n_samples=30, n_features=4, seed=3)
     f = write(tmp_path, "d.svm", X, y)
     for value in ("inf", "nan"):
-        line = _one_error_line(run(train_cmd, ["-q", "-s", "11", "-p", value, f, tmp_path / "m"]))
+        line = _one_error_line(invoke(train_cmd, *["-q", "-s", "11", "-p", value, f, tmp_path / "m"]))
         assert line.endswith(f"-p (--epsilon) = {value} must be a finite number"), line
     with pytest.raises(linsvm.ParameterError, match="epsilon = inf must be a finite number"):
         linsvm.train(X, y, solver="svr", epsilon=float("inf"))

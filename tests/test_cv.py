@@ -10,7 +10,7 @@ from linsvm.cv import cross_validate, make_folds, parse_grid
 from linsvm.cli import cv_cmd
 from linsvm.io.synth import make_text_classification
 
-from conftest import random_problem
+from conftest import invoke, random_problem
 
 
 def test_parse_grid():
@@ -85,14 +85,13 @@ def test_cli_tsv_json_and_output_model(tmp_path):
     X, y = random_problem(n_samples=100, n_features=8, seed=3)
     f = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(f))
-    runner = CliRunner()
-    tsv = runner.invoke(cv_cmd, ["-q", "-c", "0.5,2", "-v", "4", "--format", "tsv", str(f)])
+    tsv = invoke(cv_cmd, "-q", "-c", "0.5,2", "-v", "4", "--format", "tsv", str(f))
     assert tsv.exit_code == 0, tsv.output
     lines = tsv.stdout.strip().splitlines()
     assert lines[0].split("\t")[:3] == ["C", "p", "accuracy"]
     assert [float(line.split("\t")[0]) for line in lines[1:]] == [0.5, 2.0]
-    js = runner.invoke(cv_cmd, ["-q", "--log2c", "-1:1:1", "-v", "4", "--format", "json",
-                                "--output-model", str(tmp_path / "best.model"), str(f)])
+    js = invoke(cv_cmd, "-q", "--log2c", "-1:1:1", "-v", "4", "--format", "json", "--output-model",
+                str(tmp_path / "best.model"), str(f))
     assert js.exit_code == 0, js.output
     doc = json.loads(js.stdout)
     assert [p["C"] for p in doc["points"]] == [0.5, 1.0, 2.0]
@@ -108,7 +107,7 @@ def test_cli_output_does_not_depend_on_jobs(tmp_path):
     linsvm.dump_svmlight(X, y, str(f))
     outs = []
     for j in ("1", "2"):
-        r = CliRunner().invoke(cv_cmd, ["-q", "-c", "0.1,1,10", "-j", j, "--format", "tsv", str(f)])
+        r = invoke(cv_cmd, "-q", "-c", "0.1,1,10", "-j", j, "--format", "tsv", str(f))
         assert r.exit_code == 0
         outs.append([line.split("\t")[:4] + line.split("\t")[5:] for line in r.stdout.splitlines()])
     assert outs[0] == outs[1]
@@ -118,11 +117,11 @@ def test_cli_errors(tmp_path):
     X, y = random_problem(n_samples=30, n_features=4, seed=0)
     f = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(f))
-    r = CliRunner().invoke(cv_cmd, ["-c", "1", "--log2c", "0:1:1", str(f)])
+    r = invoke(cv_cmd, "-c", "1", "--log2c", "0:1:1", str(f))
     assert r.exit_code == 2
-    r = CliRunner().invoke(cv_cmd, ["-c", "x,y", str(f)])
+    r = invoke(cv_cmd, "-c", "x,y", str(f))
     assert r.exit_code == 1 and "bad C grid" in r.stderr
-    r = CliRunner().invoke(cv_cmd, ["--metric", "mae", str(f)])
+    r = invoke(cv_cmd, "--metric", "mae", str(f))
     assert r.exit_code == 1 and "does not apply" in r.stderr
 
 

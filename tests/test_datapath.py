@@ -1,4 +1,4 @@
-"""The data path from the SVM-light parser to the solvers (issue 16).
+"""The data path from the SVM-light parser to the solvers.
 
 load_svmlight_buffers hands the parser's own arrays to CSRBuffers.trusted:
 no copy, no int32 round trip of indptr, no second pass of check_csr.  These
@@ -15,7 +15,6 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from click.testing import CliRunner
 
 from linsvm import _kernels, _svmlight, cli as cli_mod
 from linsvm.io import svmlight as data_mod
@@ -25,6 +24,8 @@ from linsvm.errors import DataError
 from linsvm.model import load_model
 from linsvm.problem import CSRBuffers
 from linsvm import train
+
+from conftest import invoke
 
 TEXT = b"1 1:0.5 3:2\n-1 2:1e-3 7:-4.25\n# comment\n\n+1\n-1 qid:3 1:1e300 2:-0\n"
 COMPRESS = {"plain": lambda b: b, "gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress}
@@ -212,8 +213,7 @@ def test_cli_model_same_as_python_train_on_scipy_matrix(tmp_path, solver):
     path = tmp_path / "train.svm"
     data_mod.dump_svmlight(X, y, path)
     out = tmp_path / "m.model"
-    res = CliRunner().invoke(cli_mod.train_cmd, ["-s", solver, "-q", str(path), str(out)],
-                             catch_exceptions=False)
+    res = invoke(cli_mod.train_cmd, "-s", solver, "-q", str(path), str(out))
     assert res.exit_code == 0, res.output
     Xs, ys = load_svmlight(path)
     ref = train(Xs, ys, solver=solver)
@@ -228,13 +228,11 @@ def test_cli_trains_from_compressed_stdin_as_from_the_file(tmp_path):
     path = tmp_path / "train.svm"
     data_mod.dump_svmlight(X, y, path)
     a, b = tmp_path / "a.model", tmp_path / "b.model"
-    runner = CliRunner()
-    r1 = runner.invoke(cli_mod.train_cmd, ["-q", str(path), str(a)], catch_exceptions=False)
-    r2 = runner.invoke(cli_mod.train_cmd, ["-q", "-", str(b)],
-                       input=bz2.compress(path.read_bytes()), catch_exceptions=False)
+    r1 = invoke(cli_mod.train_cmd, "-q", str(path), str(a))
+    r2 = invoke(cli_mod.train_cmd, "-q", "-", str(b), input=bz2.compress(path.read_bytes()))
     assert r1.exit_code == 0 and r2.exit_code == 0, (r1.output, r2.output)
     assert _same(np.asarray(load_model(a).weights), np.asarray(load_model(b).weights))
-    bad = runner.invoke(cli_mod.train_cmd, ["-q", "-", str(tmp_path / "c.model")],
-                        input=gzip.compress(b"1 1:1\n-1 2:nan\n"))
+    bad = invoke(cli_mod.train_cmd, "-q", "-", str(tmp_path / "c.model"),
+                 input=gzip.compress(b"1 1:1\n-1 2:nan\n"))
     assert bad.exit_code != 0 and "<stdin>:2: non-finite value 'nan'" in bad.output
     assert not (tmp_path / "c.model").exists()

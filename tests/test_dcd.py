@@ -17,23 +17,12 @@ import scipy.sparse as sp
 import linsvm
 from linsvm.errors import ParameterError
 
-from conftest import random_problem, shared_file
-
-
-def augmented(X, bias):
-    X = sp.csr_matrix(X, dtype=np.float64)
-    if bias > 0:
-        X = sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr()
-    return X
+from conftest import augmented, invoke, random_problem, shared_file, targets
 
 
 def primal(w, Xa, t, U, loss):
     slack = np.maximum(0.0, 1.0 - t * (Xa @ w))
     return 0.5 * w @ w + np.sum(U * (slack if loss == "l1" else slack ** 2))
-
-
-def targets(model, y):
-    return np.where(y == model.classes_[0], 1.0, -1.0)
 
 
 def dual_reference(Xa, t, U, loss):
@@ -239,14 +228,13 @@ def test_bad_loss_is_a_parameter_error():
 
 
 def test_cli_loss_option(tmp_path):
-    from click.testing import CliRunner
     from linsvm.cli import train_cmd
 
     X, y = random_problem(n_samples=80, n_features=6, seed=2)
     data = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(data))
-    r = CliRunner().invoke(train_cmd, ["-s", "dcd", "--loss", "l2", "-c", "0.5", "-q", str(data),
-                                       str(tmp_path / "m")], catch_exceptions=False)
+    r = invoke(train_cmd, "-s", "dcd", "--loss", "l2", "-c", "0.5", "-q", str(data),
+               str(tmp_path / "m"))
     assert r.exit_code == 0, r.output
     m = linsvm.load_model(str(tmp_path / "m"))
     assert m.params["loss"] == "l2"
@@ -254,14 +242,6 @@ def test_cli_loss_option(tmp_path):
 
 
 # ---------------------------------------------------------------- LIBLINEAR on real data
-
-@pytest.fixture(scope="module")
-def sector_head():
-    """The first 1000 training examples of SECTOR (real text data, ~100 classes)."""
-    path = shared_file("multiclass/sector.scale.bz2")
-    X, y = linsvm.load_svmlight(str(path))
-    return X[:1000], y[:1000]
-
 
 @pytest.mark.slow
 @pytest.mark.data

@@ -20,10 +20,9 @@ import sys
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import gathering_solver
-from conftest import assert_one_line_error, random_problem
+from conftest import assert_one_line_error, invoke, random_problem
 from fakempi import run_ranks
 from linsvm import distributed
 from linsvm.cli import cli, cv_cmd, train_cmd
@@ -113,7 +112,7 @@ def test_srun_without_an_mpi_plugin_is_refused():
 @pytest.mark.parametrize("command", [["predict", "a", "b", "c"], ["synth", "x.svm"],
                                      ["renumber", "a", "b", "c"]])
 def test_one_process_commands_refuse_a_launch_of_several_ranks(tmp_path, command):
-    res = CliRunner().invoke(cli, command, env={"PMI_RANK": "0", "PMI_SIZE": "2"})
+    res = invoke(cli, *command, env={"PMI_RANK": "0", "PMI_SIZE": "2"})
     assert_one_line_error(res, "runs on one process", "without mpiexec", code=2)
     assert list(tmp_path.iterdir()) == []
 
@@ -320,24 +319,21 @@ def test_cli_shards_serially_equal_the_concatenated_file(tmp_path):
     texts = {"p0.svm": b"1 1:1 2:0.5\n-1 2:1\n1 1:0.7\n", "p1.svm": b"",
              "p2.svm.gz": b"-1 3:1 4:1\n1 1:2\n-1 2:2 3:0.1\n"}
     spec, whole = write_shards(tmp_path, texts)
-    runner = CliRunner()
-    res = runner.invoke(train_cmd, ["-q", "--shards", spec,
-                                    str(tmp_path / "s.model")])
+    res = invoke(train_cmd, "-q", "--shards", spec, str(tmp_path / "s.model"))
     assert res.exit_code == 0, res.output
-    res = runner.invoke(train_cmd, ["-q", whole, str(tmp_path / "w.model")])
+    res = invoke(train_cmd, "-q", whole, str(tmp_path / "w.model"))
     assert res.exit_code == 0, res.output
     a, b = load_model(str(tmp_path / "s.model")), load_model(str(tmp_path / "w.model"))
     assert np.array_equal(a.weights, b.weights)
-    res = runner.invoke(train_cmd, ["--shards", spec])
+    res = invoke(train_cmd, "--shards", spec)
     assert res.exit_code == 2 and "MODEL_FILE is required with --shards" in res.stderr
     shard = str(tmp_path / "shards" / "p0.svm")
     before = (tmp_path / "shards" / "p0.svm").read_bytes()
-    res = runner.invoke(train_cmd, ["--shards", spec, shard])      # the model over a shard
+    res = invoke(train_cmd, "--shards", spec, shard)      # the model over a shard
     assert_one_line_error(res, "refusing to overwrite")
     assert (tmp_path / "shards" / "p0.svm").read_bytes() == before
-    res = runner.invoke(cv_cmd, ["--shards", "-v", "2", "--format", "tsv",
-                                 spec])
-    ref = runner.invoke(cv_cmd, ["-v", "2", "--format", "tsv", whole])
+    res = invoke(cv_cmd, "--shards", "-v", "2", "--format", "tsv", spec)
+    ref = invoke(cv_cmd, "-v", "2", "--format", "tsv", whole)
     assert res.exit_code == 0 and res.stdout.split("\n")[1].split("\t")[2] == \
         ref.stdout.split("\n")[1].split("\t")[2]
 

@@ -1,4 +1,4 @@
-"""The documentation holds together (issue 25): README.md stays a short page for users
+"""The documentation holds together: README.md stays a short page for users
 whose first command installs and runs linsvm, every relative link in README.md and
 docs/*.md reaches a file of the repository (and a #anchor a heading of that file, by
 GitHub's rules), and the command pages name every option their command has."""

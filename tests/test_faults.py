@@ -1,5 +1,5 @@
 """Faults while writing: kill -9 mid-write, full disks, read-only places, /dev/full,
-and output paths checked before the work (issue 17 items 3 and 5, issue 20 item 4).
+and output paths checked before the work.
 
 The tmpfs tests mount a small filesystem and need root; they skip otherwise.
 """
@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import linsvm
 from linsvm.io import atomic
@@ -23,21 +22,13 @@ from linsvm.cli import cv_cmd, predict_cmd, train_cmd
 from linsvm.errors import DataError
 from linsvm.model import Model, load_model
 
-from conftest import child_env, default_sigint, random_problem
+from conftest import child_env, default_sigint, invoke, random_problem
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def env():
-    return child_env()
-
-
 def listing(d):
     return sorted(p.name for p in Path(d).iterdir())
-
-
-def run(cmd, args):
-    return CliRunner().invoke(cmd, [str(a) for a in args], catch_exceptions=False)
 
 
 def one_line_error(result, *needles):
@@ -156,16 +147,16 @@ needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="need
 @needs_proc
 @pytest.mark.parametrize("fmt", ["linsvm", "linsvm-binary"])
 def test_kill_9_during_model_save_leaves_no_temporary_file(tmp_path, fmt):
-    """Issue 17 item 3: a SIGKILL during a save over an existing model left a stale
-    `.NAME.*.tmp` in 29 of 50 trials.  Now the target stays intact and nothing else
-    is left, however often we kill."""
+    """A SIGKILL during a save over an existing model once left a stale `.NAME.*.tmp`
+    behind.  Now the target stays intact and nothing else is left, however often we
+    kill."""
     rng = random.Random(17)
     target = tmp_path / "m.model"
     big_model().save(target, format=fmt)
     named = 0
     for trial in range(4):
-        proc = subprocess.Popen([sys.executable, "-c", SAVER, str(target), fmt, "auto"], env=env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen([sys.executable, "-c", SAVER, str(target), fmt, "auto"],
+                                env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout.readline() == b"go\n"
         _kill_when_writing(proc, tmp_path, rng)
         m = load_model(target)             # the old model or a new one, always complete
@@ -189,8 +180,8 @@ def test_kill_9_with_named_temporary_files_is_cleaned_up_by_the_next_write(tmp_p
     target = tmp_path / "m.model"
     big_model().save(target)
     for _ in range(3):
-        proc = subprocess.Popen([sys.executable, "-c", SAVER, str(target), "linsvm-text", "named"], env=env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen([sys.executable, "-c", SAVER, str(target), "linsvm-text", "named"],
+                                env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout.readline() == b"go\n"
         _kill_when_writing(proc, tmp_path, rng)
         load_model(target)
@@ -223,8 +214,8 @@ def test_leftovers_of_live_processes_are_kept(tmp_path, monkeypatch):
 @pytest.mark.subprocess
 @needs_proc
 def test_kill_9_during_predict_leaves_no_temporary_file(tmp_path):
-    """Issue 17 item 3: SIGKILL during `linsvm-predict` left a temporary file in 36 of 50
-    trials."""
+    """SIGKILL during `linsvm-predict` once left a temporary file behind; now nothing is
+    left but the complete output or none."""
     rng = random.Random(5)
     X, y = random_problem(n_samples=40000, n_features=30, density=0.3)
     test = tmp_path / "t.svm"
@@ -236,7 +227,7 @@ def test_kill_9_during_predict_leaves_no_temporary_file(tmp_path):
     for trial in range(3):
         proc = subprocess.Popen([sys.executable, "-m", "linsvm", "predict", "-q", "--chunk-rows", "50",
                                  "--decision-values", str(test), str(model), str(out_dir / "p.txt")],
-                                env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         _kill_when_writing(proc, out_dir, rng)
         assert [n for n in listing(out_dir) if n != "p.txt"] == [], trial
 
@@ -296,15 +287,15 @@ def test_enospc_in_dump_svmlight_names_the_target_and_leaves_nothing(small_fs):
 
 @pytest.mark.subprocess
 def test_enospc_in_predict_leaves_no_temporary_file(small_fs, tmp_path):
-    """Issue 17 item 3: ENOSPC in `linsvm-predict` left its temporary file behind, and
-    the message named it (item 5)."""
+    """ENOSPC in `linsvm-predict` once left its temporary file behind, and the message
+    named that file; now nothing is left and the message names the output."""
     X, y = random_problem(n_samples=6000, n_features=20)
     test = tmp_path / "t.svm"
     linsvm.dump_svmlight(X, y, test)
     model = tmp_path / "m.model"
     linsvm.train(X[:100], y[:100]).save(model)
     out = small_fs / "p.txt"
-    line = one_line_error(run(predict_cmd, ["-q", "--decision-values", test, model, out]),
+    line = one_line_error(invoke(predict_cmd, "-q", "--decision-values", test, model, out),
                           str(out), "No space left on device")
     assert "p.txt" in line
     assert listing(small_fs) == []
@@ -318,8 +309,8 @@ needs_dev_full = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no 
 @needs_dev_full
 def test_predictions_to_dev_full_are_a_one_line_error(files):
     tmp, train = files
-    run(train_cmd, ["-q", train, tmp / "m.model"])
-    one_line_error(run(predict_cmd, ["-q", train, tmp / "m.model", "/dev/full"]), "/dev/full",
+    invoke(train_cmd, "-q", train, tmp / "m.model")
+    one_line_error(invoke(predict_cmd, "-q", train, tmp / "m.model", "/dev/full"), "/dev/full",
                    "No space left on device")
     assert os.path.exists("/dev/full") and not os.path.isfile("/dev/full")
 
@@ -329,11 +320,11 @@ def test_predictions_to_dev_full_are_a_one_line_error(files):
 @pytest.mark.parametrize("command", ["predict", "train"])
 def test_stdout_on_dev_full_is_a_one_line_error(files, command):
     tmp, train = files
-    run(train_cmd, ["-q", train, tmp / "m.model"])
+    invoke(train_cmd, "-q", train, tmp / "m.model")
     args = ([train, tmp / "m.model", "-"] if command == "predict" else [train, "-"])
     with open("/dev/full", "w") as full:
-        r = subprocess.run([sys.executable, "-m", "linsvm", command, "-q", *map(str, args)], env=env(),
-                           stdout=full, stderr=subprocess.PIPE, text=True)
+        r = subprocess.run([sys.executable, "-m", "linsvm", command, "-q", *map(str, args)],
+                           env=child_env(), stdout=full, stderr=subprocess.PIPE, text=True)
     assert r.returncode == 1, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "No space left on device" in lines[0], r.stderr
@@ -356,7 +347,7 @@ def no_training(monkeypatch):
 
 def test_model_path_in_missing_directory_fails_before_training(files, no_training):
     tmp, train = files
-    one_line_error(run(train_cmd, ["-q", train, tmp / "nodir" / "m.model"]),
+    one_line_error(invoke(train_cmd, "-q", train, tmp / "nodir" / "m.model"),
                    str(tmp / "nodir" / "m.model"), "does not exist")
 
 
@@ -364,8 +355,8 @@ def test_model_path_in_missing_directory_fails_before_training(files, no_trainin
 def test_model_path_in_read_only_directory_fails_before_training(files, read_only_dir, no_training):
     tmp, train = files
     target = read_only_dir / "old.model"
-    one_line_error(run(train_cmd, ["-q", train, target]), str(target))
-    one_line_error(run(train_cmd, ["-q", train, read_only_dir / "new.model"]), str(read_only_dir / "new.model"))
+    one_line_error(invoke(train_cmd, "-q", train, target), str(target))
+    one_line_error(invoke(train_cmd, "-q", train, read_only_dir / "new.model"), str(read_only_dir / "new.model"))
     assert target.read_text() == "old\n"
 
 
@@ -375,13 +366,13 @@ def test_read_only_model_file_is_not_replaced(files, no_training):
     target = tmp / "m.model"
     target.write_text("old\n")
     target.chmod(0o444)
-    one_line_error(run(train_cmd, ["-q", train, target]), str(target), "read-only")
+    one_line_error(invoke(train_cmd, "-q", train, target), str(target), "read-only")
     assert target.read_text() == "old\n"
 
 
 def test_ordinal_model_with_liblinear_format_fails_before_training(files, no_training):
     tmp, train = files
-    one_line_error(run(train_cmd, ["-q", "-s", "mfn-ord", "--model-format", "liblinear", train, tmp / "m"]),
+    one_line_error(invoke(train_cmd, "-q", "-s", "mfn-ord", "--model-format", "liblinear", train, tmp / "m"),
                    "ordinal models cannot be written in LIBLINEAR format")
     assert not (tmp / "m").exists()
 
@@ -390,28 +381,28 @@ def test_liblinear_format_with_fractional_labels_fails_before_training(tmp_path,
     X, y = random_problem()
     path = tmp_path / "t.svm"
     linsvm.dump_svmlight(X, np.where(y > 0, 0.5, -1), path)
-    one_line_error(run(train_cmd, ["-q", "--model-format", "liblinear", path, tmp_path / "m"]),
+    one_line_error(invoke(train_cmd, "-q", "--model-format", "liblinear", path, tmp_path / "m"),
                    "class label 0.5 is not a 32-bit integer")
 
 
 def test_cv_output_model_path_checked_before_cv(files, no_training):
     tmp, train = files
-    one_line_error(run(cv_cmd, ["-q", "-v", "2", "--output-model", tmp / "nodir" / "m", train]),
+    one_line_error(invoke(cv_cmd, "-q", "-v", "2", "--output-model", tmp / "nodir" / "m", train),
                    str(tmp / "nodir" / "m"), "does not exist")
-    one_line_error(run(cv_cmd, ["-q", "-v", "2", "--output-model", "-", train]), "standard output")
+    one_line_error(invoke(cv_cmd, "-q", "-v", "2", "--output-model", "-", train), "standard output")
 
 
 @pytest.mark.subprocess
 def test_model_file_dash_writes_standard_output(files, monkeypatch):
-    """Issue 20 item 4: `-` as the model name created a file called `-`; it is stdout now."""
+    """`-` as the model name once created a file called `-`; it is stdout now."""
     tmp, train = files
     monkeypatch.chdir(tmp)
-    r = subprocess.run([sys.executable, "-m", "linsvm", "train", "-q", str(train), "-"], env=env(),
-                       capture_output=True, cwd=tmp)
+    r = subprocess.run([sys.executable, "-m", "linsvm", "train", "-q", str(train), "-"],
+                       env=child_env(), capture_output=True, cwd=tmp)
     assert r.returncode == 0, r.stderr
     assert not (tmp / "-").exists()
     ref = tmp / "ref.model"
-    run(train_cmd, ["-q", train, ref])
+    invoke(train_cmd, "-q", train, ref)
     assert r.stdout == ref.read_bytes().replace(
         ref.read_bytes().split(b"stat seconds ")[1].split(b"\n")[0], r.stdout.split(b"stat seconds ")[1].split(b"\n")[0])
 
@@ -425,7 +416,7 @@ def test_model_path_that_is_a_directory_is_refused(files, no_training):
 
 
 def test_predict_chunks_of_many_class_models_are_bounded(tmp_path, monkeypatch):
-    """Issue 20 item 3, on the prediction side: 65536 rows of 1000 class scores would be
+    """Memory, on the prediction side: 65536 rows of 1000 class scores would be
     half a gigabyte per chunk; by default a chunk holds at most 2^22 scores."""
     import linsvm.model.predict as data_mod     # predict_file reads through its iter_svmlight_buffers
     seen = []
@@ -442,9 +433,9 @@ def test_predict_chunks_of_many_class_models_are_bounded(tmp_path, monkeypatch):
         model = tmp_path / f"m{n_classes}.model"
         Model(solver="sdm-cs", classes=np.arange(n_classes) + 1.0, weights=np.zeros((3, n_classes)),
               bias=-1, params={}).save(model)
-        assert run(predict_cmd, ["-q", test, model, tmp_path / "p"]).exit_code == 0
+        assert invoke(predict_cmd, "-q", test, model, tmp_path / "p").exit_code == 0
         assert seen[-1] == expect
-    assert run(predict_cmd, ["-q", "--chunk-rows", "7", test, model, tmp_path / "p"]).exit_code == 0
+    assert invoke(predict_cmd, "-q", "--chunk-rows", "7", test, model, tmp_path / "p").exit_code == 0
     assert seen[-1] == 7
 
 
@@ -555,9 +546,9 @@ def test_closed_standard_stream_is_a_one_line_error(files, closed, args):
     """A command started with its stdout (`>&-`) or stdin (`<&-`) closed, where it must
     write its result or read its data: one line, status 1, no traceback."""
     tmp, train = files
-    run(train_cmd, ["-q", train, tmp / "m.model"])
+    invoke(train_cmd, "-q", train, tmp / "m.model")
     argv = [a.format(t=train, m=tmp / "m.model", o=tmp / "o") for a in args]
-    r = subprocess.run([sys.executable, "-m", "linsvm", *argv], env=env(), cwd=tmp,
+    r = subprocess.run([sys.executable, "-m", "linsvm", *argv], env=child_env(), cwd=tmp,
                        stderr=subprocess.PIPE, text=True, preexec_fn=_closed(closed),
                        stdin=None if closed else subprocess.DEVNULL,
                        stdout=None if closed == 1 else subprocess.DEVNULL)
@@ -576,7 +567,7 @@ def test_stdout_at_a_file_size_limit_is_a_one_line_error(files, unbuffered, comm
     the interpreter's buffering, never an exit 0 with the output cut."""
     import resource
     tmp, train = files
-    run(train_cmd, ["-q", train, tmp / "m.model"])
+    invoke(train_cmd, "-q", train, tmp / "m.model")
     X, y = random_problem(n_samples=3000, n_features=10)
     linsvm.dump_svmlight(X, y, tmp / "big.svm")
     args = (["predict", "-q", "--decision-values", str(tmp / "big.svm"), str(tmp / "m.model"), "-"]
@@ -589,7 +580,7 @@ def test_stdout_at_a_file_size_limit_is_a_one_line_error(files, unbuffered, comm
     with open(tmp / "out", "wb") as out:
         r = subprocess.run([sys.executable, "-m", "linsvm", *args], stdout=out,
                            stderr=subprocess.PIPE, text=True, preexec_fn=limited,
-                           env=dict(env(), PYTHONUNBUFFERED=unbuffered))
+                           env=dict(child_env(), PYTHONUNBUFFERED=unbuffered))
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 1 and len(lines) == 1 and "File too large" in lines[0], r.stderr
     assert (tmp / "out").stat().st_size == 8192
@@ -601,7 +592,7 @@ def test_a_closed_pipe_on_stdout_ends_quietly_whatever_the_buffering(files, unbu
     """`linsvm-predict ... - | head`: the reader has gone, the command ends quietly with
     status 0 (docs/predict.md), buffered or not."""
     tmp, train = files
-    run(train_cmd, ["-q", train, tmp / "m.model"])
+    invoke(train_cmd, "-q", train, tmp / "m.model")
     X, y = random_problem(n_samples=3000, n_features=10)
     linsvm.dump_svmlight(X, y, tmp / "big.svm")
     rfd, wfd = os.pipe()
@@ -610,7 +601,7 @@ def test_a_closed_pipe_on_stdout_ends_quietly_whatever_the_buffering(files, unbu
         r = subprocess.run([sys.executable, "-m", "linsvm", "predict", "-q", "--decision-values",
                             str(tmp / "big.svm"), str(tmp / "m.model"), "-"], stdout=wfd,
                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint,
-                           env=dict(env(), PYTHONUNBUFFERED=unbuffered))
+                           env=dict(child_env(), PYTHONUNBUFFERED=unbuffered))
     finally:
         os.close(wfd)
     assert r.returncode == 0 and r.stderr == "", r.stderr

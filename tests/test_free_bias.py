@@ -8,7 +8,7 @@ import pytest
 import scipy.optimize as so
 
 import linsvm
-from conftest import random_problem
+from conftest import augmented, random_problem
 from fakempi import run_ranks
 
 
@@ -128,7 +128,7 @@ def test_free_bias_of_l1_and_logistic_solvers_matches_lbfgs(solver, bias):
     kind, pen = _FREE[solver]
     X, y = random_problem(n_samples=90, n_features=8, seed=4)
     t = np.where(X @ np.ones(8) + 2.0 > 0.8, 1.0, -1.0)     # an off-centre boundary
-    Xa = np.hstack([X.toarray(), np.full((90, 1), bias)])
+    Xa = augmented(X, bias, dense=True)
     C, a = 0.7, 0.7 * np.ones(90)
     ref = _free_reference(kind, pen, Xa, t, a)
     fstar = _penalty(pen, ref) + _loss(kind, Xa, t, a, ref)[0]
@@ -154,7 +154,7 @@ def test_free_bias_is_liblinears_minus_R(code, solver):
     kind, pen = _FREE[solver]
     X, _ = random_problem(n_samples=150, n_features=12, seed=8)
     t = np.where(X @ np.ones(12) + 1.0 > 0.9, 1.0, -1.0)
-    Xa = np.hstack([X.toarray(), np.ones((150, 1))])
+    Xa = augmented(X, dense=True)
     rows = [{j + 1: v for j, v in enumerate(r) if v != 0} for r in X.toarray()]
     m = ll.train(list(t), rows, f"-q -s {code} -R -B 1 -c 2 -e 1e-8")
     w_ll = np.array(list(m.get_decfun()[0]) + [m.get_decfun()[1]])
@@ -183,7 +183,7 @@ def test_softmax_free_intercepts_match_lbfgs_and_scikit_learn(bias):
     examples of positive cost leaves the balanced dual point feasible."""
     X, y = random_problem(n_samples=150, n_features=6, seed=11)
     codes = np.digitize(X.toarray() @ np.arange(1, 7) / 6.0, [0.45, 0.6, 0.75])   # 4 classes
-    Xa = np.hstack([X.toarray(), np.full((150, 1), bias)])
+    Xa = augmented(X, bias, dense=True)
     C, cost = 0.8, np.where(np.arange(150) % 5 == 0, 2.0, 1.0)
 
     def f(v):

@@ -27,7 +27,7 @@ import tempfile
 
 import numpy as np
 import pytest
-from conftest import one_error_line, run_here
+from conftest import invoke, one_error_line, run_here
 
 pytest.importorskip("hypothesis")       # in the test extra; skip cleanly without it
 from hypothesis import assume, example, given  # noqa: E402
@@ -353,7 +353,7 @@ def test_fuzz_helpers_see_a_trailing_byte(kind):
 
 
 # ---------------------------------------------------------------------------
-# labels a kind refuses name their file and line (issue 31, item 3)
+# labels a kind refuses name their file and line
 # ---------------------------------------------------------------------------
 
 _CLASS_LABEL = st.one_of(
@@ -439,7 +439,7 @@ def test_label_errors_name_the_first_offending_line(case, solver):
 
 
 # ---------------------------------------------------------------------------
-# outputs that are inputs, or each other (issue 31, item 1)
+# outputs that are inputs, or each other
 # ---------------------------------------------------------------------------
 
 # (how a path is written, the file it names): A and B exist (la is a symlink to a, ha a
@@ -476,7 +476,6 @@ def test_outputs_that_are_inputs_or_each_other_are_refused_before_any_work(out, 
     relative or absolute, through a symlink or a hard link), the two outputs are the
     same file (existing or not, through a dangling symlink too), or MAP is '-'; the
     same answer from check_outputs directly."""
-    from click.testing import CliRunner
 
     from linsvm.cli import cli
     from linsvm.errors import ParameterError
@@ -500,7 +499,7 @@ def test_outputs_that_are_inputs_or_each_other_are_refused_before_any_work(out, 
             assert _snapshot(d) == before
             if iid not in ("A", "B"):           # an input that is not there: reading fails
                 return
-            r = CliRunner().invoke(cli, ["renumber", i, o, m], prog_name="linsvm")
+            r = invoke(cli, "renumber", i, o, m, prog_name="linsvm")
         finally:
             os.chdir(here)
         if expect_refused:

@@ -438,3 +438,119 @@ def test_interrupt_tests_pass_when_the_runner_ignores_sigint():
                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert "3 passed" in r.stdout
+
+
+# ------------------------------------------------------------------ the other families, stopped alike
+# The tests above stop mfn, sdm-cs, dcd, alm and perf; these stop the L1 solvers (cdn,
+# glmnet), logistic regression (lr, softmax, lr-dual), the one-class solver and the
+# regression solvers (svr, svr-dual) in the same two ways, each on a problem it solves
+# for minutes at these settings.
+
+_BUSY_PROBLEMS = {}
+
+
+def _busy_problem(kind):
+    """(X, y) of a problem kind: "binary", "three classes", "one class" or "regression",
+    made once per run."""
+    if kind not in _BUSY_PROBLEMS:
+        _BUSY_PROBLEMS[kind] = _make_busy_problem(kind)
+    return _BUSY_PROBLEMS[kind]
+
+
+def _make_busy_problem(kind):
+    from linsvm.io.synth import make_text_regression
+    if kind == "binary":
+        return make_text_classification(n_samples=4000, n_features=5000, noise=0.3, seed=3)
+    if kind == "three classes":
+        return make_text_classification(n_samples=3000, n_features=3000, n_classes=3,
+                                        noise=0.3, seed=3)
+    if kind == "one class":
+        # the one-class solve of a smaller set ends before a stop request reaches it
+        X, _ = make_text_classification(n_samples=60000, n_features=5000, avg_length=40, seed=2)
+        return X, np.ones(X.shape[0])
+    # svr's Newton solve of this set converges in about a second: the stop goes as soon as
+    # the first progress line shows the solve is in its loop
+    return make_text_regression(n_samples=60000, n_features=5000, avg_length=40, seed=1)
+
+
+# solver: (problem kind, train's options, pause between the first progress line and the stop)
+_BUSY = {
+    "cdn": ("binary", dict(C=1e4, tol=1e-15, max_iter=10 ** 6), 0.2),
+    "glmnet": ("binary", dict(C=1e4, tol=1e-15, max_iter=10 ** 6), 0.2),
+    "lr": ("three classes", dict(C=1e6, tol=1e-300, max_iter=10 ** 5, n_jobs=1), 0.0),
+    "softmax": ("three classes", dict(C=1e6, tol=1e-300, max_iter=10 ** 5, n_jobs=1), 0.0),
+    "lr-dual": ("three classes", dict(C=1e6, tol=1e-15, max_iter=10 ** 6, n_jobs=1,
+                                      primal_fallback=False), 0.0),
+    "oneclass": ("one class", dict(tol=1e-15, max_iter=10 ** 6), 0.1),
+    "svr": ("regression", dict(C=1e4, tol=1e-15, max_iter=10 ** 6, cg_max_iter=10 ** 6,
+                               gtol=0.0), 0.0),
+    "svr-dual": ("regression", dict(C=1e4, tol=1e-15, max_iter=10 ** 6, loss="l1"), 0.0),
+}
+
+
+def _solver_line(line):
+    """A progress line of the solver itself, not one-vs-rest's "class 1 vs rest" written
+    before a column's solve starts (a stop request meets only a solve running then)."""
+    return not line.startswith("class ")
+
+
+@pytest.mark.parametrize("solver", list(_BUSY))
+def test_stop_running_solves_stops_every_other_family_in_another_thread(solver):
+    """stop_running_solves() makes a solve of each family running in a worker thread raise
+    KeyboardInterrupt there, soon; a solve begun afterwards runs normally."""
+    kind, options, pause = _BUSY[solver]
+    X, y = _busy_problem(kind)
+    outcome, started = [], threading.Event()
+
+    def work():
+        try:
+            linsvm.train(X, y, solver=solver, log=lambda line: _solver_line(line) and started.set(),
+                         **options)
+            outcome.append("finished")
+        except KeyboardInterrupt:
+            outcome.append("interrupted")
+        except BaseException as exc:       # reported below
+            outcome.append(repr(exc))
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    assert started.wait(GRACE), "the solve never reported progress"
+    time.sleep(pause)
+    stop_running_solves()
+    worker.join(GRACE)
+    assert not worker.is_alive(), "the solve went on after stop_running_solves()"
+    assert outcome == ["interrupted"]
+    model = linsvm.train(X[:300], y[:300], solver=solver)       # later solves run normally
+    assert np.isfinite(model.weights).all()
+
+
+@pytest.mark.parametrize("solver,after_first_line", [("cdn", False), ("glmnet", False),
+                                                     ("lr", True)])
+def test_train_of_other_families_raises_keyboard_interrupt(solver, after_first_line,
+                                                           python_sigint):
+    """linsvm.train in this process, SIGINT from a timer thread: KeyboardInterrupt from the
+    solve, long before it would end.  A silent solve (no log) is sent it 0.5 s in: only the
+    compiled loop runs then, so only its own check can see it; a logging solve 0.1 s after
+    its first progress line, inside the solve whatever its imports cost."""
+    kind, options, _ = _BUSY[solver]
+    X, y = _busy_problem(kind)
+    timer = threading.Timer(0.1 if after_first_line else 0.5, os.kill,
+                            (os.getpid(), signal.SIGINT))
+    lines = []
+
+    def on_progress(line):
+        if _solver_line(line):
+            if not lines:
+                timer.start()
+            lines.append(line)
+
+    if not after_first_line:
+        timer.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            linsvm.train(X, y, solver=solver, log=on_progress if after_first_line else None,
+                         **options)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < GRACE

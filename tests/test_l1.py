@@ -10,11 +10,8 @@ What is checked, never against the code's own output:
   through liblinear-official at -e 1e-8 on shared data sets when present;
 * cost factors (class and sample weights) against the same weighted reference;
 * one-vs-rest through linsvm.train, warm starts, exact zeros, the gap certificate, the
-  iteration-cap warning, Ctrl-C and stop requests from another thread.
+  iteration-cap warning (Ctrl-C and stop requests from another thread: test_interrupt.py).
 """
-import signal
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -24,24 +21,17 @@ from scipy.special import expit
 
 import linsvm
 from linsvm.errors import ParameterError
-from linsvm.runtime.interrupt import stop_running_solves
 from linsvm.problem import CSRBuffers, Problem
 from linsvm.solvers import get_solver, liblinear_code, make_params
 from linsvm.io.synth import make_text_classification
 
-from conftest import random_problem, shared_file
+from conftest import augmented, random_problem, shared_file
 
 SOLVERS = ["cdn", "glmnet"]
 LOSS = {"cdn": "sqhinge", "glmnet": "logistic"}
 
 
 # ------------------------------------------------------------------ numpy references
-
-def augmented(X, bias):
-    """X with the bias column (value bias) when bias > 0, as a dense array."""
-    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
-    return np.hstack([X, np.full((X.shape[0], 1), bias)]) if bias > 0 else X
-
 
 def loss_and_grad(loss, Xa, t, a, w):
     """L(w) = sum_k a_k l(t_k w.x_k) and its gradient, l the squared hinge or logistic loss."""
@@ -125,7 +115,7 @@ def test_weak_duality_at_random_points(solver):
     block comment), and the core's dual value at a point is one such D."""
     loss = LOSS[solver]
     X, y = random_problem(n_samples=50, n_features=7, seed=4)
-    t, Xa = labels(y), augmented(X, 1.0)
+    t, Xa = labels(y), augmented(X, 1.0, dense=True)
     rng = np.random.default_rng(0)
     a = 0.8 * np.ones(50)
     for _ in range(20):
@@ -153,7 +143,7 @@ def test_solution_matches_scipy_on_tiny_problems(solver, C, bias):
     """Objective, weights and zero pattern against L-BFGS-B on the split problem."""
     loss = LOSS[solver]
     X, y = random_problem(n_samples=60, n_features=10, seed=7)
-    t, Xa = labels(y), augmented(X, bias)
+    t, Xa = labels(y), augmented(X, bias, dense=True)
     a = C * np.ones(60)
     ref = reference(loss, Xa, t, a)
     res = solve(solver, X, t, C=C, bias=bias, tol=1e-12)
@@ -175,7 +165,7 @@ def test_optimality_conditions_at_a_tight_tolerance(solver):
     loss = LOSS[solver]
     X, y = make_text_classification(n_samples=400, n_features=600, seed=2)
     t = labels(y)
-    Xa = augmented(X, 1.0)
+    Xa = augmented(X, 1.0, dense=True)
     a = 4.0 * np.ones(t.shape[0])
     res = solve(solver, X, t, C=4.0, tol=1e-10)
     w = res.weights
@@ -204,7 +194,7 @@ def test_matches_liblinear_on_shared_sets(solver, s, name, C):
                                 liblinearutil.parameter(f"-s {s} -c {C} -e 1e-8 -B 1 -q"))
     wl = np.array([model.w[i] for i in range(X.shape[1] + 1)]) * (1 if model.label[0] == 1 else -1)
     res = solve(solver, X, t, C=C, tol=1e-8, max_iter=100000 if solver == "cdn" else 1000)
-    Xa = augmented(X, 1.0)
+    Xa = augmented(X, 1.0, dense=True)
     a = C * np.ones(t.shape[0])
     f, fl = objective(LOSS[solver], Xa, t, a, res.weights), objective(LOSS[solver], Xa, t, a, wl)
     assert abs(f - fl) <= 1e-6 * abs(fl)
@@ -224,7 +214,7 @@ def test_cost_factors_against_scipy(solver):
                          sample_weight=sw)
     t = np.where(y == model.classes_[0], 1.0, -1.0)
     a = 0.7 * sw * np.where(y == 1.0, 2.5, 0.6)
-    Xa = augmented(X, 1.0)
+    Xa = augmented(X, 1.0, dense=True)
     ref = reference(loss, Xa, t, a)
     w = model.weights[:, 0]
     assert objective(loss, Xa, t, a, w) == pytest.approx(objective(loss, Xa, t, a, ref), rel=1e-9)
@@ -287,7 +277,7 @@ def test_gap_certificate(solver):
     optimum; the dual value never exceeds it (weak duality against an independent f*)."""
     loss = LOSS[solver]
     X, y = random_problem(n_samples=80, n_features=12, seed=12)
-    t, Xa = labels(y), augmented(X, 1.0)
+    t, Xa = labels(y), augmented(X, 1.0, dense=True)
     a = 3.0 * np.ones(80)
     fstar = objective(loss, Xa, t, a, reference(loss, Xa, t, a))
     for tol, max_iter in ((1e-12, 1000), (0.5, 2)):
@@ -364,60 +354,6 @@ def test_rows_subset_and_order(solver):
     np.testing.assert_allclose(res.weights, ref.weights, rtol=1e-7, atol=1e-9)
 
 
-# ------------------------------------------------------------------ stopping a solve
-
-@pytest.fixture(scope="module")
-def long_problem():
-    return make_text_classification(n_samples=4000, n_features=5000, noise=0.3, seed=3)
-
-
-@pytest.mark.parametrize("solver", SOLVERS)
-def test_stop_request_from_another_thread(solver, long_problem):
-    """stop_running_solves() (request_stop of the module) makes a solve running in a
-    worker raise KeyboardInterrupt there; a solve begun afterwards runs normally."""
-    X, y = long_problem
-    outcome, started = [], threading.Event()
-
-    def work():
-        try:
-            linsvm.train(X, y, solver=solver, C=1e4, tol=1e-15, max_iter=10 ** 6,
-                         log=lambda line: started.set())
-            outcome.append("finished")
-        except KeyboardInterrupt:
-            outcome.append("interrupted")
-        except BaseException as exc:      # reported below
-            outcome.append(repr(exc))
-
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
-    assert started.wait(60), "the solve never reported progress"
-    time.sleep(0.2)
-    stop_running_solves()
-    worker.join(60)
-    assert not worker.is_alive(), "the solve went on after stop_running_solves()"
-    assert outcome == ["interrupted"]
-    model = linsvm.train(X[:300], y[:300], solver=solver, C=1.0)
-    assert np.isfinite(model.weights).all()
-
-
-@pytest.mark.parametrize("solver", SOLVERS)
-def test_ctrl_c_raises_keyboard_interrupt(solver, long_problem):
-    """SIGINT during a silent solve in the main thread: KeyboardInterrupt, long before the
-    solve would end."""
-    X, y = long_problem
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(0.5, lambda: signal.raise_signal(signal.SIGINT))
-    timer.start()
-    t0 = time.monotonic()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            linsvm.train(X, y, solver=solver, C=1e4, tol=1e-15, max_iter=10 ** 6)
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
-    assert time.monotonic() - t0 < 60
-
-
 # ------------------------------------------------------------------ glmnet's threads
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -436,5 +372,5 @@ def test_threads_give_the_same_model_bit_for_bit(solver):
     for res in fits[1:]:
         assert res.weights.tobytes() == fits[0].weights.tobytes()
         assert res.stats["n_iter"] == fits[0].stats["n_iter"]
-    Xa = augmented(X, 1.0)
+    Xa = augmented(X, 1.0, dense=True)
     assert max_violation(LOSS[solver], Xa, t, 0.01 * np.ones(20000), fits[0].weights) < 1e-6

@@ -1,4 +1,4 @@
-"""The L1-regularized solvers end to end (issue 26): `linsvm-train -s 5 / -s 6` (cdn,
+"""The L1-regularized solvers end to end: `linsvm-train -s 5 / -s 6` (cdn,
 glmnet) with the common options, one-vs-rest, warm starts, model files in both formats
 against LIBLINEAR, scikit-learn's LinearSVC(penalty="l1").
 
@@ -19,7 +19,6 @@ import subprocess
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from click.testing import CliRunner
 
 import linsvm
 from linsvm.cli import predict_cmd, train_cmd
@@ -27,14 +26,10 @@ from linsvm.cv import make_folds
 from linsvm.io.svmlight import dump_svmlight, load_svmlight
 from linsvm.problem.catalog_l1 import penalty_of, solver_for_penalty
 
-from conftest import random_problem
+from conftest import augmented, invoke, random_problem
 
 PEER_PREDICT = "/work/peers/liblinear/predict"
 CODES = [("5", "cdn"), ("6", "glmnet")]
-
-
-def run(command, args):
-    return CliRunner().invoke(command, [str(a) for a in args])
 
 
 def load(path):
@@ -53,7 +48,7 @@ def files(tmp_path):
 def max_violation(model, X, y, C, loss):
     """max_j |S_j| of ||w||_1 + C sum loss at the model's weights (bias 1), S the
     minimum-norm subgradient, computed here with numpy."""
-    Xa = np.hstack([X.toarray(), np.ones((X.shape[0], 1))])
+    Xa = augmented(X, dense=True)
     w = model.weights[:, 0]
     t = np.where(y == model.classes_[0], 1.0, -1.0)
     z = t * (Xa @ w)
@@ -78,9 +73,9 @@ def test_codes_and_names_take_every_common_option(files, code, name):
     weights = np.linspace(0.5, 1.5, y.shape[0])
     (tmp / "w.txt").write_text("\n".join(str(float(v)) for v in weights))
     opts = ["-c", "0.7", "-e", "1e-5", "-B", "2", "-w1", "2.5", "-W", tmp / "w.txt"]
-    r = run(train_cmd, ["-s", code, *opts, train, tmp / "a"])
+    r = invoke(train_cmd, "-s", code, *opts, train, tmp / "a")
     assert r.exit_code == 0, r.output
-    assert run(train_cmd, ["-q", "-s", name, *opts, train, tmp / "b"]).exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", name, *opts, train, tmp / "b").exit_code == 0
     a, b = load(tmp / "a"), load(tmp / "b")
     assert a.solver == name and a.params["penalty"] == "l1" and penalty_of(a.solver) == "l1"
     np.testing.assert_array_equal(a.weights, b.weights)
@@ -96,7 +91,7 @@ def test_codes_and_names_take_every_common_option(files, code, name):
 @pytest.mark.parametrize("name", ["cdn", "glmnet"])
 def test_cross_validation_is_the_folds_trained_here(files, name):
     tmp, train, _ = files
-    r = run(train_cmd, ["-q", "-s", name, "-v", "4", train])
+    r = invoke(train_cmd, "-q", "-s", name, "-v", "4", train)
     assert r.exit_code == 0, r.output
     X, y = load_svmlight(train)
     fold = make_folds(y, 4, seed=0)
@@ -111,7 +106,7 @@ def test_cross_validation_is_the_folds_trained_here(files, name):
 def test_parameter_search_runs_for_both(files):
     tmp, train, _ = files
     for name in ("cdn", "glmnet"):
-        r = run(train_cmd, ["-s", name, "-C", "-v", "3", train])
+        r = invoke(train_cmd, "-s", name, "-C", "-v", "3", train)
         assert r.exit_code == 0, r.output
         assert r.stdout.strip().splitlines()[-1].startswith("Best C = ")
 
@@ -120,7 +115,7 @@ def test_parameter_search_runs_for_both(files):
 def test_one_vs_rest_columns_are_binary_solves(tmp_path, code, name):
     X, y = random_problem(n_samples=240, n_features=15, n_classes=3, seed=2)
     dump_svmlight(X, y, tmp_path / "m.svm")
-    r = run(train_cmd, ["-q", "-s", code, "-e", "1e-6", tmp_path / "m.svm", tmp_path / "m"])
+    r = invoke(train_cmd, "-q", "-s", code, "-e", "1e-6", tmp_path / "m.svm", tmp_path / "m")
     assert r.exit_code == 0, r.output
     model = load(tmp_path / "m")
     assert model.kind == "multiclass" and model.weights.shape == (16, 3)
@@ -143,16 +138,16 @@ def test_warm_starts_from_l1_and_l2_models_reach_the_cold_optimum(files, name, l
     tmp, train, _ = files
     X, y = load_svmlight(train)
     tight = ["-e", "1e-9", "--max-iter", "100000" if name == "cdn" else "1000"]
-    assert run(train_cmd, ["-q", "-s", name, "-c", "0.5", train, tmp / "half"]).exit_code == 0
-    assert run(train_cmd, ["-q", "-s", name, "-c", "0.5", "--model-format", "liblinear", train,
-                           tmp / "half.ll"]).exit_code == 0
-    assert run(train_cmd, ["-q", "-s", "mfn", "-c", "2", train, tmp / "l2"]).exit_code == 0
-    assert run(train_cmd, ["-q", "-s", name, "-c", "2", *tight, train, tmp / "cold"]).exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", name, "-c", "0.5", train, tmp / "half").exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", name, "-c", "0.5", "--model-format", "liblinear", train,
+                  tmp / "half.ll").exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", "mfn", "-c", "2", train, tmp / "l2").exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", name, "-c", "2", *tight, train, tmp / "cold").exit_code == 0
     cold = load(tmp / "cold")
     assert max_violation(cold, X, y, 2.0, loss) < 1e-6
     for start in ("half", "half.ll", "l2"):
-        r = run(train_cmd, ["-q", "-s", name, "-c", "2", *tight, "-i", tmp / start, train,
-                            tmp / "warm"])
+        r = invoke(train_cmd, "-q", "-s", name, "-c", "2", *tight, "-i", tmp / start, train,
+                   tmp / "warm")
         assert r.exit_code == 0 and r.stderr == "", (start, r.output)
         warm = load(tmp / "warm")
         again = linsvm.train(X, y, solver=name, C=2.0, init=load(tmp / start))
@@ -174,7 +169,7 @@ def test_warm_starts_that_do_not_fit_stop_in_one_line(files, make, message):
     tmp, train, _ = files
     X, y = load_svmlight(train)
     make(X, y).save(str(tmp / "other"))
-    r = run(train_cmd, ["-q", "-s", "6", "-i", tmp / "other", train, tmp / "m"])
+    r = invoke(train_cmd, "-q", "-s", "6", "-i", tmp / "other", train, tmp / "m")
     assert r.exit_code == 1 and message in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1 and not (tmp / "m").exists()
 
@@ -185,14 +180,14 @@ def test_iteration_cap_without_a_certificate_is_one_warning_line(files, code, na
     duality gap is above 1% prints one `warning:` line naming the cap and the gap, and
     still writes its model."""
     tmp, train, _ = files
-    r = run(train_cmd, ["-q", "-s", code, "-c", "50", "-e", "1e-12", "--max-iter", "1", train,
-                        tmp / "m"])
+    r = invoke(train_cmd, "-q", "-s", code, "-c", "50", "-e", "1e-12", "--max-iter", "1", train,
+               tmp / "m")
     assert r.exit_code == 0, r.output
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"warning: {name} stopped at the iteration cap")
     gap = float(lines[0].split("relative duality gap ")[1].split()[0])
     assert gap > 0.01 and (tmp / "m").exists()
-    r = run(train_cmd, ["-q", "-s", code, "-e", "1e-9", "--max-iter", "100000", train, tmp / "m"])
+    r = invoke(train_cmd, "-q", "-s", code, "-e", "1e-9", "--max-iter", "100000", train, tmp / "m")
     assert r.exit_code == 0 and r.stderr == "", r.output
     assert load(tmp / "m").stats["gap"] <= 0.01
 
@@ -208,7 +203,7 @@ def test_iteration_cap_without_a_certificate_is_one_warning_line(files, code, na
 ])
 def test_bad_requests_stop_in_one_line(files, args, message):
     tmp, train, _ = files
-    r = run(train_cmd, ["-q", *args, train, tmp / "bad.model"])
+    r = invoke(train_cmd, "-q", *args, train, tmp / "bad.model")
     assert r.exit_code in (1, 2) and message in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1 and not (tmp / "bad.model").exists()
 
@@ -220,7 +215,7 @@ def test_bad_requests_stop_in_one_line(files, args, message):
 def test_labels_that_are_not_classes_stop_in_one_line(tmp_path, rows, message):
     (tmp_path / "d").write_text(rows)
     for code in ("5", "6"):
-        r = run(train_cmd, ["-q", "-s", code, tmp_path / "d", tmp_path / "bad.model"])
+        r = invoke(train_cmd, "-q", "-s", code, tmp_path / "d", tmp_path / "bad.model")
         assert r.exit_code == 1 and message in r.stderr, r.stderr
         assert r.stderr.count("\n") == 1 and not (tmp_path / "bad.model").exists()
 
@@ -235,9 +230,9 @@ def test_liblinears_predict_reads_our_models(tmp_path, code, name, solver_type, 
     labels; both formats keep the exact zeros."""
     X, y = random_problem(n_samples=200, n_features=40, density=0.2, n_classes=classes, seed=7)
     dump_svmlight(X, y, tmp_path / "d")
-    assert run(train_cmd, ["-q", "-s", code, "-c", "0.3", "--model-format", "liblinear",
-                           tmp_path / "d", tmp_path / "ll"]).exit_code == 0
-    assert run(train_cmd, ["-q", "-s", code, "-c", "0.3", tmp_path / "d", tmp_path / "ours"]).exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", code, "-c", "0.3", "--model-format", "liblinear",
+                  tmp_path / "d", tmp_path / "ll").exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", code, "-c", "0.3", tmp_path / "d", tmp_path / "ours").exit_code == 0
     head = (tmp_path / "ll").read_text().splitlines()
     assert head[0] == f"solver_type {solver_type}"
     ours, ll = load(tmp_path / "ours"), load(tmp_path / "ll")
@@ -245,7 +240,7 @@ def test_liblinears_predict_reads_our_models(tmp_path, code, name, solver_type, 
     np.testing.assert_array_equal(ours.weights, ll.weights)
     zeros = int(np.count_nonzero(ours.weights == 0))
     assert zeros > 0 and int(np.count_nonzero(ll.weights == 0)) == zeros
-    assert run(predict_cmd, [tmp_path / "d", tmp_path / "ours", tmp_path / "p"]).exit_code == 0
+    assert invoke(predict_cmd, tmp_path / "d", tmp_path / "ours", tmp_path / "p").exit_code == 0
     mine = np.loadtxt(tmp_path / "p")
     np.testing.assert_array_equal(mine, ours.predict(X))
     if not os.access(PEER_PREDICT, os.X_OK):
@@ -272,8 +267,8 @@ def test_glmnet_probabilities_are_the_logistic_model(files):
     """predict -b 1 of a glmnet model: P(+1 | x) = 1 / (1 + exp(-w.x)) without
     calibration, through the `SolverInfo.loss == "logistic"` hook of branch `logistic`."""
     tmp, train, test = files
-    assert run(train_cmd, ["-q", "-s", "6", train, tmp / "m"]).exit_code == 0
-    r = run(predict_cmd, ["-b", "1", test, tmp / "m", tmp / "p"])
+    assert invoke(train_cmd, "-q", "-s", "6", train, tmp / "m").exit_code == 0
+    r = invoke(predict_cmd, "-b", "1", test, tmp / "m", tmp / "p")
     if r.exit_code != 0 and "no probability sigmoids" in r.stderr:
         pytest.skip("the logistic probability hook (SolverInfo.loss == 'logistic', branch "
                     "logistic) is not merged yet: -b 1 needs calibrated sigmoids here")

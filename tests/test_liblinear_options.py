@@ -11,6 +11,8 @@ import pytest
 from linsvm.cli import predict_cmd, train_cmd
 from linsvm.problem.catalog import liblinear_code
 
+from conftest import invoke
+
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 # LIBLINEAR 2.50's train options, multi-core LIBLINEAR's -m and the initial-model -i
@@ -119,7 +121,6 @@ def test_a_huge_e_stops_at_once_as_liblinear_does(tmp_path, solver):
     test.  mfn's and svr's gradient test then has a factor above 1, which their kernels
     once refused with a traceback; now the first iterate passes and the model is written."""
     import numpy as np
-    from click.testing import CliRunner
 
     import linsvm
     rng = np.random.default_rng(0)
@@ -127,8 +128,7 @@ def test_a_huge_e_stops_at_once_as_liblinear_does(tmp_path, solver):
              for _ in range(60)]
     (tmp_path / "d.svm").write_text("\n".join(lines) + "\n")
     model = tmp_path / "m"
-    res = CliRunner().invoke(train_cmd, ["-s", solver, "-e", "1e9", "-q", str(tmp_path / "d.svm"),
-                                         str(model)])
+    res = invoke(train_cmd, "-s", solver, "-e", "1e9", "-q", str(tmp_path / "d.svm"), str(model))
     assert res.exit_code == 0, res.output
     assert np.all(np.isfinite(linsvm.load_model(str(model)).weights))
 
@@ -147,14 +147,12 @@ def test_m_with_a_code_that_runs_on_one_thread_trains_as_without_it(tmp_path, co
     script that passes -m 2 to -s 1 (its default) must train here too: the same model as
     without -m, and a note that the solver runs on one thread."""
     import numpy as np
-    from click.testing import CliRunner
     rng = np.random.default_rng(int(code))
     ys = {"binary": rng.choice([-1, 1], 80), "three": rng.choice([1, 2, 3], 80),
           "real": np.round(rng.normal(size=80), 3)}[labels]
     data = _svm_file(tmp_path / "d.svm", ys, rng)
-    runner = CliRunner()
-    plain = runner.invoke(train_cmd, ["-s", code, "-q", data, str(tmp_path / "plain")])
-    with_m = runner.invoke(train_cmd, ["-s", code, "-m", "2", data, str(tmp_path / "m2")])
+    plain = invoke(train_cmd, "-s", code, "-q", data, str(tmp_path / "plain"))
+    with_m = invoke(train_cmd, "-s", code, "-m", "2", data, str(tmp_path / "m2"))
     assert plain.exit_code == 0 and with_m.exit_code == 0, with_m.output
     assert "runs on one thread" in with_m.stderr
     import linsvm
@@ -168,7 +166,6 @@ def test_m_gives_a_one_vs_rest_run_of_dcd_its_column_threads(tmp_path, monkeypat
     """dcd has no threads of its own; -m N then sets the columns' threads of a one-vs-rest
     run (as -j N), unless -j is given."""
     import numpy as np
-    from click.testing import CliRunner
 
     import linsvm.cli.run_train as run_train
     seen = []
@@ -180,7 +177,7 @@ def test_m_gives_a_one_vs_rest_run_of_dcd_its_column_threads(tmp_path, monkeypat
     monkeypatch.setattr(run_train, "train", spy)
     rng = np.random.default_rng(3)
     data = _svm_file(tmp_path / "d.svm", rng.choice([1, 2, 3], 90), rng)
-    res = CliRunner().invoke(train_cmd, ["-s", "1", "-m", "2", *jobs, data, str(tmp_path / "m")])
+    res = invoke(train_cmd, "-s", "1", "-m", "2", *jobs, data, str(tmp_path / "m"))
     assert res.exit_code == 0, res.output
     assert seen == [expect]
     assert f"-j {expect}" in res.stderr
@@ -188,13 +185,12 @@ def test_m_gives_a_one_vs_rest_run_of_dcd_its_column_threads(tmp_path, monkeypat
 
 def test_m_in_cv_with_a_code_on_one_thread_is_noted_and_ignored(tmp_path):
     import numpy as np
-    from click.testing import CliRunner
 
     from linsvm.cli import cv_cmd
     rng = np.random.default_rng(5)
     data = _svm_file(tmp_path / "d.svm", rng.choice([-1, 1], 60), rng)
-    plain = CliRunner().invoke(cv_cmd, ["-s", "3", "-v", "3", data])
-    with_m = CliRunner().invoke(cv_cmd, ["-s", "3", "-v", "3", "-m", "2", data])
+    plain = invoke(cv_cmd, "-s", "3", "-v", "3", data)
+    with_m = invoke(cv_cmd, "-s", "3", "-v", "3", "-m", "2", data)
     assert plain.exit_code == 0 and with_m.exit_code == 0, with_m.output
     assert "-m is ignored" in with_m.stderr
     def accuracy(out):     # the table's row less its seconds and iterations

@@ -5,8 +5,6 @@ out in numpy, scipy's L-BFGS-B at gtol 1e-10 on tiny problems, LIBLINEAR (liblin
 at a tight -e on the shared sets, scikit-learn's lbfgs LogisticRegression for softmax, and
 finite differences for the kernels' derivatives.
 """
-import signal
-import threading
 import time
 import warnings
 
@@ -20,18 +18,11 @@ from linsvm import _logistic
 from linsvm.runtime.collective import Collective
 from linsvm.problem import CSRBuffers
 from linsvm.io.synth import make_text_classification
-from conftest import random_problem, shared_file
+from conftest import augmented, random_problem, shared_file, targets
 from fakempi import run_ranks
 
 
 # ------------------------------------------------------------------ independent references
-
-def augmented(X, bias=1.0):
-    X = sp.csr_matrix(X)
-    if bias <= 0:
-        return X
-    return sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr()
-
 
 def lr_objective(w, Xa, t, U):
     """f(w) = 1/2 ||w||^2 + sum U log(1 + exp(-t x.w)) and its gradient (numpy)."""
@@ -68,10 +59,6 @@ def scipy_lr(Xa, t, U):
     res = so.minimize(lambda w: lr_objective(w, Xa, t, U), np.zeros(Xa.shape[1]), jac=True,
                       method="L-BFGS-B", options=dict(gtol=1e-10, ftol=1e-16, maxiter=20000))
     return res.x, res.fun
-
-
-def targets(model, y):
-    return np.where(y == model.classes_[0], 1.0, -1.0)
 
 
 def costs(model_classes, y, sample_weight=None, class_weight=None):
@@ -697,140 +684,3 @@ def test_lr_dual_is_serial_only():
         assert "does not run on several MPI ranks" in str(res) and "-s lr" in str(res)
 
 
-# ------------------------------------------------------------------ Ctrl-C
-
-@pytest.fixture(scope="module")
-def long_problem():
-    return make_text_classification(n_samples=3000, n_features=3000, n_classes=3, noise=0.3,
-                                     seed=3)
-
-
-@pytest.mark.parametrize("solver,opts", [
-    ("lr", {"max_iter": 10 ** 5}), ("softmax", {"max_iter": 10 ** 5}),
-    ("lr-dual", {"max_iter": 10 ** 6, "primal_fallback": False})])
-def test_request_stop_stops_a_solve_in_another_thread(solver, opts, long_problem):
-    from linsvm.runtime.interrupt import stop_running_solves
-    X, y = long_problem
-    outcome, started = [], threading.Event()
-
-    def progress(line):
-        # the solver's own lines, not one-vs-rest's "class 1 vs rest" written before the
-        # first solve starts: a stop request meets only a compiled solve running then
-        if not line.startswith("class "):
-            started.set()
-
-    def work():
-        try:
-            linsvm.train(X, y, solver=solver, C=1e6, tol=1e-300 if solver != "lr-dual" else 1e-15,
-                         log=progress, n_jobs=1, **opts)
-            outcome.append("finished")
-        except KeyboardInterrupt:
-            outcome.append("interrupted")
-        except BaseException as exc:       # reported below
-            outcome.append(repr(exc))
-
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
-    assert started.wait(60), "the solve never reported progress"
-    stop_running_solves()
-    worker.join(60)
-    assert not worker.is_alive() and outcome == ["interrupted"]
-    model = linsvm.train(X[:200], y[:200], solver=solver)     # later solves run normally
-    assert np.isfinite(model.weights).all()
-
-
-def test_sigint_raises_keyboard_interrupt_from_lr(long_problem):
-    X, y = long_problem
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    # SIGINT 0.1 s after the solve's first progress line: within the solve (about 0.8 s
-    # here), whatever its imports cost
-    timer = threading.Timer(0.1, lambda: __import__("os").kill(__import__("os").getpid(),
-                                                                signal.SIGINT))
-    lines = []
-
-    def on_progress(line):
-        if not lines:
-            timer.start()
-        lines.append(line)
-
-    t0 = time.monotonic()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            linsvm.train(X, y, solver="lr", C=1e6, tol=1e-300, max_iter=10 ** 5, n_jobs=1,
-                         log=on_progress)
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
-    assert time.monotonic() - t0 < 60
-
-
-# ------------------------------------------------ lr-dual beyond the dual's floating point
-
-def _noisy_logistic_problem():
-    rng = np.random.default_rng(21)
-    X = rng.normal(size=(80, 3))
-    y = np.where(X[:, 0] + 1.5 * rng.normal(size=80) > 0, 1.0, -1.0)   # not separable
-    return X, y
-
-
-def _unregularized_log_loss_minimum(X, y):
-    """min over (w, b) of sum log(1 + exp(-y (w.x + b))), by scipy (the limit C -> inf
-    of f / C: the regularizer is C-times negligible)."""
-    Z = np.column_stack([X, np.ones(X.shape[0])]) * y[:, None]
-
-    def f(v):
-        m = Z @ v
-        return np.logaddexp(0, -m).sum(), -(Z.T @ (1 / (1 + np.exp(m))))
-
-    res = so.minimize(f, np.zeros(Z.shape[1]), jac=True, method="BFGS", options={"gtol": 1e-12})
-    return res.fun
-
-
-@pytest.mark.parametrize("C", [1e100, 1e200, 1e300])
-def test_lr_dual_with_a_c_beyond_the_duals_floating_point_is_solved_by_lr(C):
-    X, y = _noisy_logistic_problem()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", linsvm.ConvergenceWarning)   # the gap is not computable
-        model = linsvm.train(X, y, solver="lr-dual", C=C)
-    assert np.isfinite(model.weights).all()
-    assert "lr_iter" in model.stats                      # lr finished the solve
-    np.testing.assert_allclose(model.objective / C, _unregularized_log_loss_minimum(X, y), rtol=1e-7)
-
-
-@pytest.mark.parametrize("C", [5e-324, 1e-310])
-def test_lr_dual_with_a_vanishing_c_gives_the_zero_model_of_the_optimum(C):
-    X, y = _noisy_logistic_problem()
-    model = linsvm.train(X, y, solver="lr-dual", C=C)
-    # the optimum is w = C sum_i alpha-terms, below the smallest float: every weight 0
-    assert np.all(np.abs(model.weights) < 1e-290)
-    assert "lr_iter" in model.stats and model.stats["n_iter"] == 0    # no dual loop ran
-
-
-def test_lr_dual_without_the_fallback_refuses_an_unrepresentable_c_in_one_line(tmp_path):
-    from click.testing import CliRunner
-    from conftest import assert_one_line_error
-    from linsvm.cli import train_cmd
-
-    X, y = _noisy_logistic_problem()
-    linsvm.dump_svmlight(X, y, str(tmp_path / "d.svm"))
-    for C in ("1e300", "5e-324"):
-        r = CliRunner().invoke(train_cmd, ["-q", "-s", "7", "-c", C, "--no-primal-fallback",
-                                           str(tmp_path / "d.svm"), str(tmp_path / "m")])
-        assert_one_line_error(r, "lr-dual: C = ", "-s lr")
-        assert not (tmp_path / "m").exists()
-        r = CliRunner().invoke(train_cmd, ["-q", "-s", "7", "-c", C, str(tmp_path / "d.svm"),
-                                           str(tmp_path / "solved")])
-        assert r.exit_code == 0 and "Traceback" not in r.output
-
-
-def test_sklearn_lr_dual_with_a_huge_c_fits_without_a_traceback():
-    pytest.importorskip("sklearn")
-    from linsvm.sklearn import LogisticRegression as LinsvmLR
-
-    X, y = _noisy_logistic_problem()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", linsvm.ConvergenceWarning)
-        dual = LinsvmLR(solver="lr-dual", C=1e300, regularize_intercept=True).fit(X, y)
-        primal = LinsvmLR(solver="lr", C=1e300, regularize_intercept=True).fit(X, y)
-    np.testing.assert_array_equal(dual.predict(X), primal.predict(X))
-    np.testing.assert_allclose(dual.coef_, primal.coef_, rtol=1e-6)

@@ -1,4 +1,4 @@
-"""Logistic regression end to end (issue 26): the command line, probabilities without
+"""Logistic regression end to end: the command line, probabilities without
 calibration, model files both ways (LIBLINEAR's `predict -b 1` reads ours), bad inputs,
 and linsvm.sklearn.LogisticRegression.
 
@@ -14,20 +14,15 @@ import numpy as np
 import pytest
 import scipy.optimize as so
 import scipy.sparse as sp
-from click.testing import CliRunner
 
 import linsvm
 from linsvm.cli import predict_cmd, train_cmd
 from linsvm.errors import ModelError, ParameterError
 from linsvm.io.synth import make_text_classification
 from linsvm.model.predict import predict_file
-from conftest import random_problem
+from conftest import augmented, invoke, random_problem
 
 PEER = os.environ.get("LIBLINEAR_DIR", "/work/peers/liblinear")
-
-
-def run(command, args):
-    return CliRunner().invoke(command, [str(a) for a in args], catch_exceptions=False)
 
 
 def peer(tool):
@@ -79,8 +74,8 @@ def three(tmp_path_factory):
 
 def test_binary_lr_probabilities_are_sigma_of_the_score(binary):
     tmp, path, X, y = binary
-    assert run(train_cmd, ["-q", "-s", "0", path, tmp / "m"]).exit_code == 0
-    r = run(predict_cmd, ["-b", "1", path, tmp / "m", tmp / "out"])
+    assert invoke(train_cmd, "-q", "-s", "0", path, tmp / "m").exit_code == 0
+    r = invoke(predict_cmd, "-b", "1", path, tmp / "m", tmp / "out")
     assert r.exit_code == 0, r.output
     model = linsvm.load_model(tmp / "m")
     head, pred, P = read_proba(tmp / "out")
@@ -95,8 +90,8 @@ def test_binary_lr_probabilities_are_sigma_of_the_score(binary):
 def test_one_vs_rest_probabilities_are_liblinears_normalisation(three):
     tmp, path, X, y = three
     for code in ("0", "7"):
-        assert run(train_cmd, ["-q", "-s", code, path, tmp / "m"]).exit_code == 0
-        assert run(predict_cmd, ["-b", "1", path, tmp / "m", tmp / "out"]).exit_code == 0
+        assert invoke(train_cmd, "-q", "-s", code, path, tmp / "m").exit_code == 0
+        assert invoke(predict_cmd, "-b", "1", path, tmp / "m", tmp / "out").exit_code == 0
         model = linsvm.load_model(tmp / "m")
         assert model.kind == "multiclass" and model.weights.shape[1] == 3
         head, pred, P = read_proba(tmp / "out")
@@ -113,7 +108,7 @@ def test_softmax_probabilities_match_sklearn_lbfgs(three):
     tmp, path, X, y = three
     C = 0.5
     model = linsvm.train(X, y, solver="softmax", C=C, tol=1e-10)
-    Xa = sp.hstack([X, np.ones((X.shape[0], 1))]).tocsr()
+    Xa = augmented(X)
     ref = LogisticRegression(C=C, fit_intercept=False, tol=1e-12, max_iter=10000).fit(Xa, y)
     order = [int(np.flatnonzero(ref.classes_ == c)[0]) for c in model.classes_]
     np.testing.assert_allclose(model.predict_proba(X), ref.predict_proba(Xa)[:, order],
@@ -137,8 +132,8 @@ def test_extreme_scores_give_the_limits_not_nan():
 
 def test_b1_on_an_svm_model_is_refused(binary):
     tmp, path, X, y = binary
-    assert run(train_cmd, ["-q", "-s", "mfn", path, tmp / "svm"]).exit_code == 0
-    r = run(predict_cmd, ["-b", "1", path, tmp / "svm", tmp / "out"])
+    assert invoke(train_cmd, "-q", "-s", "mfn", path, tmp / "svm").exit_code == 0
+    r = invoke(predict_cmd, "-b", "1", path, tmp / "svm", tmp / "out")
     assert r.exit_code == 1 and "no probability sigmoids" in r.output
     model = linsvm.load_model(tmp / "svm")
     with pytest.raises(ModelError, match="no probability sigmoids"):
@@ -149,7 +144,7 @@ def test_b1_on_an_svm_model_is_refused(binary):
 
 def test_training_b1_with_lr_fits_no_sigmoids(binary):
     tmp, path, X, y = binary
-    r = run(train_cmd, ["-s", "lr", "-b", "1", "--model-format", "liblinear", path, tmp / "mb"])
+    r = invoke(train_cmd, "-s", "lr", "-b", "1", "--model-format", "liblinear", path, tmp / "mb")
     assert r.exit_code == 0 and "no sigmoids are fitted" in r.output
     model = linsvm.load_model(tmp / "mb")
     assert model.probability_ is None and model.solver == "liblinear:L2R_LR"
@@ -161,7 +156,7 @@ def test_training_b1_with_lr_fits_no_sigmoids(binary):
 
 def test_linsvm_format_records_kind_loss_and_penalty(binary):
     tmp, path, X, y = binary
-    assert run(train_cmd, ["-q", "-s", "7", path, tmp / "m7"]).exit_code == 0
+    assert invoke(train_cmd, "-q", "-s", "7", path, tmp / "m7").exit_code == 0
     text = open(tmp / "m7").read()
     assert "solver lr-dual\nkind binary\n" in text
     assert 'param loss str "logistic"' in text and 'param penalty str "l2"' in text
@@ -174,10 +169,10 @@ def test_liblinear_predict_reads_our_models(binary, three, code, solver_type):
     predict = peer("predict")
     for tmp, path, X, y in (binary, three):
         model_file = tmp / f"ll{code}"
-        assert run(train_cmd, ["-q", "-s", code, "--model-format", "liblinear", path,
-                               model_file]).exit_code == 0
+        assert invoke(train_cmd, "-q", "-s", code, "--model-format", "liblinear", path,
+                      model_file).exit_code == 0
         assert open(model_file).readline().split() == ["solver_type", solver_type]
-        assert run(predict_cmd, ["-b", "1", path, model_file, tmp / "ours"]).exit_code == 0
+        assert invoke(predict_cmd, "-b", "1", path, model_file, tmp / "ours").exit_code == 0
         subprocess.run([predict, "-b", "1", path, model_file, tmp / "theirs"], check=True,
                        capture_output=True)
         h1, p1, P1 = read_proba(tmp / "ours")
@@ -194,7 +189,7 @@ def test_we_read_liblinears_lr_models(binary, three):
                        check=True)
         subprocess.run([predict, "-b", "1", path, tmp / "theirs.model", tmp / "theirs"],
                        check=True, capture_output=True)
-        assert run(predict_cmd, ["-b", "1", path, tmp / "theirs.model", tmp / "ours"]).exit_code == 0
+        assert invoke(predict_cmd, "-b", "1", path, tmp / "theirs.model", tmp / "ours").exit_code == 0
         h1, p1, P1 = read_proba(tmp / "ours")
         h2, p2, P2 = read_proba(tmp / "theirs")
         np.testing.assert_array_equal(h1, h2)
@@ -204,7 +199,7 @@ def test_we_read_liblinears_lr_models(binary, three):
 
 def test_softmax_in_liblinear_format_is_refused_before_training(three):
     tmp, path, X, y = three
-    r = run(train_cmd, ["-q", "-s", "softmax", "--model-format", "liblinear", path, tmp / "sx"])
+    r = invoke(train_cmd, "-q", "-s", "softmax", "--model-format", "liblinear", path, tmp / "sx")
     assert r.exit_code == 1 and "softmax models cannot be written in LIBLINEAR format" in r.output
     assert not (tmp / "sx").exists()
     model = linsvm.train(X, y, solver="softmax")
@@ -225,15 +220,15 @@ def test_command_line_options_reach_the_solver(binary, tmp_path):
     np.savetxt(weights, sw)
     args = ["-q", "-s", "0", "-c", "3", "-e", "1e-6", "-B", "2", "-w-1", "2.5", "-W", weights,
             "-m", "2", path, tmp_path / "m"]
-    assert run(train_cmd, args).exit_code == 0
+    assert invoke(train_cmd, *args).exit_code == 0
     ref = linsvm.train(X, y, solver="lr", C=3.0, tol=1e-6, bias=2.0, class_weight={-1: 2.5},
                        sample_weight=sw, n_threads=1)
     model = linsvm.load_model(tmp_path / "m")
     np.testing.assert_array_equal(model.weights, ref.weights)   # threads: the same bits
-    assert run(train_cmd, args[:-2] + ["-i", tmp_path / "m", path, tmp_path / "warm"]).exit_code == 0
+    assert invoke(train_cmd, *args[:-2], "-i", tmp_path / "m", path, tmp_path / "warm").exit_code == 0
     warm = linsvm.load_model(tmp_path / "warm")
     assert warm.stats["n_iter"] <= 1
-    r = run(train_cmd, ["-s", "0", "-v", "3", "-q", path])
+    r = invoke(train_cmd, "-s", "0", "-v", "3", "-q", path)
     assert r.exit_code == 0 and "Cross Validation Accuracy" in r.output
 
 
@@ -243,7 +238,7 @@ def test_labels_that_are_not_classes_are_refused(tmp_path):
     path = tmp_path / "real.svm"
     linsvm.dump_svmlight(X, y, str(path))
     for solver in ("lr", "lr-dual", "softmax"):
-        r = run(train_cmd, ["-q", "-s", solver, path, tmp_path / "m"])
+        r = invoke(train_cmd, "-q", "-s", solver, path, tmp_path / "m")
         assert r.exit_code != 0 and "not an integer" in r.output, solver
 
 
@@ -314,7 +309,7 @@ def test_sklearn_multinomial_and_ovr():
     X, y = make_text_classification(n_samples=240, n_features=60, n_classes=3, avg_length=10,
                                     seed=5)
     y = np.array(["a", "b", "c"])[y.astype(int) % 3]
-    Xa = sp.hstack([X, np.ones((X.shape[0], 1))]).tocsr()
+    Xa = augmented(X)
     est = LogisticRegression(C=1.0, tol=1e-10, fit_intercept=False).fit(Xa, y)
     assert est.model_.solver == "softmax" and est.coef_.shape == (3, 61)
     ref = SkLR(C=1.0, fit_intercept=False, tol=1e-12, max_iter=10000).fit(Xa, y)

@@ -1,4 +1,4 @@
-"""Memory by feature index (issue 17, item 1): estimates, refusals, renumbering."""
+"""Memory by feature index: estimates, refusals, renumbering."""
 import os
 import subprocess
 import sys
@@ -9,7 +9,6 @@ import pytest
 
 import linsvm
 import scipy.sparse as sp
-from click.testing import CliRunner
 
 from linsvm import cli
 from linsvm.runtime import memory
@@ -20,7 +19,7 @@ from linsvm.problem import CSRBuffers, n_weights
 from linsvm.solvers import SOLVERS
 from linsvm import train
 
-from conftest import child_env, random_problem
+from conftest import child_env, invoke, random_problem
 
 _LIMITED = r"""
 import resource, sys
@@ -82,7 +81,7 @@ def test_memory_error_is_one_line_at_the_cli(tmp_path, monkeypatch):
     import importlib
 
     monkeypatch.setattr(importlib.import_module("linsvm.cli.run_train"), "train", boom)
-    r = CliRunner().invoke(cli.cli, ["train", "-q", str(data), str(tmp_path / "m")])
+    r = invoke(cli.cli, "train", "-q", str(data), str(tmp_path / "m"))
     assert r.exit_code == 1
     assert r.output.count("\n") == 1 and "out of memory (Unable to allocate 16.0 GiB" in r.output
     assert "renumber" in r.output and "Traceback" not in r.output
@@ -160,10 +159,9 @@ def test_renumber_trains_the_same_model(tmp_path):
     extra = big[60:].tolil()
     extra[:, 7] = 1.0                                   # a feature training never saw
     dump_svmlight(extra.tocsr(), y[60:], str(test))
-    runner = CliRunner()
     for args in (["renumber", str(src), str(tmp_path / "train.rn"), str(tmp_path / "map")],
                  ["renumber", "--apply", str(test), str(tmp_path / "test.rn"), str(tmp_path / "map")]):
-        r = runner.invoke(cli.cli, args)
+        r = invoke(cli.cli, *args)
         assert r.exit_code == 0, r.output
     fmap = read_feature_map(tmp_path / "map")
     Xtr, ytr = load_svmlight(src)

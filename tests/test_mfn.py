@@ -15,14 +15,7 @@ from linsvm.errors import ParameterError
 from linsvm.problem import CSRBuffers
 from linsvm.problem.labels import class_order
 
-from conftest import binary_gradient, newton_solve, random_problem, shared_file
-
-
-def augmented(X, bias):
-    X = sp.csr_matrix(X)
-    if bias > 0:
-        X = sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr()
-    return X
+from conftest import augmented, binary_gradient, newton_solve, random_problem, shared_file
 
 
 def objective_and_grad(w, Xa, t, C, cost):
@@ -476,7 +469,7 @@ def test_gradient_test_stops_at_the_first_iterate_that_passes_it(gtol, warm):
 
 
 def test_gradient_test_defaults_to_0_3_tol_and_0_turns_it_off():
-    # issue 15: gtol follows -e (0.3 x -e) unless given; gtol = 0 is the paper's rule alone
+    # gtol follows -e (0.3 x -e) unless given; gtol = 0 is the paper's rule alone
     X, y = random_problem(n_samples=300, n_features=40, seed=11)
     for tol in (0.01, 1e-4):
         default = linsvm.train(X, y, solver="mfn", C=4.0, tol=tol)

@@ -13,27 +13,15 @@ import numpy as np
 import pytest
 import scipy.optimize as so
 import scipy.sparse as sp
-from click.testing import CliRunner
 
 import linsvm
 from linsvm import _testing
 from linsvm.cli import predict_cmd
 from linsvm.solvers.mfn_family import smoothed_hinge
 
-from conftest import newton_solve, ordinal_solve, random_problem, shared_file
+from conftest import augmented, invoke, newton_solve, ordinal_solve, random_problem, shared_file, targets
 
 INF = np.inf
-
-
-def augmented(X, bias):
-    X = sp.csr_matrix(X)
-    if bias > 0:
-        X = sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr()
-    return X
-
-
-def targets(model, y):
-    return np.where(y == model.classes_[0], 1.0, -1.0)
 
 
 def noisy_problem(n=150, d=12, seed=0, flip=0.2):
@@ -615,7 +603,7 @@ def test_ord_on_housing_against_lbfgs_and_predict_reports_ordinal_measures(tmp_p
     # linsvm-predict: ranks out, MAE / exact-rank / pairwise accuracy on stderr
     model_file, out = tmp_path / "h.model", tmp_path / "h.pred"
     model.save(str(model_file))
-    res = CliRunner().invoke(predict_cmd, [str(test_path), str(model_file), str(out)], catch_exceptions=False)
+    res = invoke(predict_cmd, str(test_path), str(model_file), str(out))
     assert res.exit_code == 0, res.output
     pred = np.loadtxt(out)
     scores = augmented(Xt, 1.0) @ model.weights[:, 0]
@@ -630,8 +618,7 @@ def test_ord_on_housing_against_lbfgs_and_predict_reports_ordinal_measures(tmp_p
     assert f"Mean absolute error = {mae:.6g}" in res.stderr
     assert f"Exact-rank accuracy = {100 * acc:.4g}%" in res.stderr
     assert f"Pairwise accuracy = {100 * pw:.4g}%" in res.stderr
-    res = CliRunner().invoke(predict_cmd, ["--decision-values", "-q", str(test_path), str(model_file), "-"],
-                             catch_exceptions=False)
+    res = invoke(predict_cmd, "--decision-values", "-q", str(test_path), str(model_file), "-")
     np.testing.assert_allclose(np.array(res.stdout.split(), dtype=float), scores, rtol=1e-12, atol=1e-12)
 
 

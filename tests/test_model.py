@@ -5,7 +5,7 @@ import stat
 
 import numpy as np
 import pytest
-from conftest import shared_file
+from conftest import invoke, shared_file
 import scipy.sparse as sp
 
 from linsvm.errors import DataError, ModelError, ParameterError
@@ -437,7 +437,7 @@ def _ll_edit(old, new):
 LIBLINEAR_CORRUPT = [
     (_ll_edit("solver_type L2R_L2LOSS_SVC\n", "solver_type L2R_FANCY\n"), r"^f:1: unknown LIBLINEAR solver_type"),
     (_ll_edit("solver_type L2R_L2LOSS_SVC\n", "solver_type L2R_L2LOSS_SVR\n"),
-     r"^f:2: a LIBLINEAR L2R_L2LOSS_SVR model has nr_class 2"),     # issue 27: read, and checked
+     r"^f:2: a LIBLINEAR L2R_L2LOSS_SVR model has nr_class 2"),     # read, and checked
     (_ll_edit("bias 1\n", "bias 1\nrho 0.5\n"), r"^f:6: 'rho' belongs to one-class models"),
     (_ll_edit("label 3 1 2\n", "label 3 1\n"), r"^f:3: 'label' lists 2 classes but nr_class is 3"),
     (_ll_edit("label 3 1 2\n", "label 3 1 1.5\n"), r"^f:3: 'label' needs integer class labels"),
@@ -479,7 +479,7 @@ def test_liblinear_text_reading():
     cs = "solver_type MCSVM_CS\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias -1\nw\n0.5 -0.5 \n"
     m = _loads(cs, "f")
     assert m.kind == "multiclass" and m.weights.shape == (1, 2)
-    # a bias of exactly 0 is LIBLINEAR's always-zero feature: its row is kept (issue 17, item 4)
+    # a bias of exactly 0 is LIBLINEAR's always-zero feature: its row is kept
     b0 = "solver_type L2R_L2LOSS_SVC\nnr_class 1\nlabel 7\nnr_feature 2\nbias 0\nw\n0.5 \n1.5 \n-3 \n"
     m = _loads(b0, "f")
     assert m.n_features_ == 2 and m.bias == 0 and m.weights.shape == (3, 1)
@@ -605,7 +605,7 @@ def test_ordinal_prediction_by_hand():
 def test_ordinal_nan_score_gets_lowest_level():
     m = Model(solver="mfn-ord", classes=[1, 2], weights=[[1.0]], bias=-1, params={}, thresholds=[0.0])
     np.testing.assert_array_equal(m.predict_from_scores(np.array([np.nan, 1.0])), [1, 2])
-    # predict itself never labels a row whose score is not finite (issue 17, item 4)
+    # predict itself never labels a row whose score is not finite
     with pytest.raises(DataError, match="row 0: the decision value is nan"):
         m.predict(np.array([[np.nan], [1.0]]))
 
@@ -835,7 +835,7 @@ def test_model_from_training_equals_the_checked_constructor():
 
 
 # --------------------------------------------------------------------------- format 2: binary
-# weights, streaming, and the regressions of issues 17 (item 4) and 20 (item 3)
+# weights, streaming, bias rows kept, unknown solvers refused, overflowing weights refused
 
 def _binary_file(model, tmp_path):
     path = tmp_path / "b.model"
@@ -913,8 +913,8 @@ def test_non_finite_binary_weights_with_a_valid_crc_are_refused(tmp_path):
 
 @pytest.mark.parametrize("format", ["linsvm-text", "linsvm-binary", "liblinear"])
 def test_loading_streams_into_the_weight_array(tmp_path, format):
-    """Issue 20 item 3: loading held the whole file, its decoded text, its lines and one
-    Python float per weight (a 346 MB model peaked at 2.87 GB).  Now the peak of traced
+    """Loading once held the whole file, its decoded text, its lines and one Python float
+    per weight, several times the weights' size.  Now the peak of traced
     allocations is the weight array plus a read buffer of about a megabyte."""
     import tracemalloc
     rng = np.random.default_rng(1)
@@ -950,7 +950,7 @@ def test_version_1_files_still_load(models, tmp_path):
 
 
 def test_unknown_solver_in_a_model_file_is_refused():
-    """Issue 17 item 4: a model file's solver name could be any token."""
+    """A model file's solver name must be a registered solver, not any token."""
     with pytest.raises(ModelError, match=r"^f\.model:2: unknown solver 'svm-magic'"):
         _loads(_edit("solver mfn\n", "solver svm-magic\n"), "f.model")
     with pytest.raises(ModelError, match="unknown solver 'liblinear:L2R_MAGIC'"):
@@ -967,8 +967,8 @@ def test_ordinal_kind_needs_an_ordinal_solver():
 
 
 def test_liblinear_bias_0_keeps_its_bias_row(tmp_path):
-    """Issue 17 item 4: LIBLINEAR's `bias 0` (bias >= 0: a bias feature of value 0) lost its
-    row on loading, so the model could not be written back as it was."""
+    """LIBLINEAR's `bias 0` (bias >= 0: a bias feature of value 0) lost its
+    row on loading, so the model could not be written back as it was; it keeps it now."""
     text = "solver_type L2R_L2LOSS_SVC\nnr_class 2\nlabel 1 -1\nnr_feature 2\nbias 0\nw\n0.5 \n-1 \n0.25 \n"
     m = _loads(text, "f")
     assert m.bias == 0 and m.n_features_ == 2 and m.weights.shape == (3, 1)
@@ -984,7 +984,7 @@ def test_liblinear_bias_0_keeps_its_bias_row(tmp_path):
 
 
 def test_weights_that_overflow_every_score_are_refused_at_loading():
-    """Issue 17 item 4, the certain case: bias * bias weight beyond the largest double makes
+    """The certain case of overflow: bias * bias weight beyond the largest double makes
     every decision value infinite, whatever the example."""
     text = _edit("bias 1\n", "bias 2\n").replace("param bias float 1\n", "").replace("0.125\n", "1e308\n")
     with pytest.raises(ModelError, match=r"^f\.model: bias 2 times the bias weight 1e\+308 of column 1 overflows"):
@@ -993,8 +993,8 @@ def test_weights_that_overflow_every_score_are_refused_at_loading():
 
 
 def test_overflowing_decision_values_are_an_error_naming_the_row():
-    """Issue 17 item 4: weights of 1e308 and -1e308 loaded, then predicted nan scores and
-    labelled the rows."""
+    """Weights of 1e308 and -1e308 loaded, then predicted nan scores and labelled the
+    rows; now such a row is an error that names it."""
     from linsvm.model import ScoreOverflowError
     m = Model(solver="mfn", classes=[1, -1], weights=[[1e308], [-1e308]], bias=-1, params={})
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [10.0, 10.0], [1.0, 1.0]]))
@@ -1007,7 +1007,6 @@ def test_overflowing_decision_values_are_an_error_naming_the_row():
 
 
 def test_predict_with_overflowing_weights_is_an_error_naming_the_example(tmp_path):
-    from click.testing import CliRunner
 
     from linsvm.cli import predict_cmd
     model = tmp_path / "m.model"
@@ -1015,10 +1014,10 @@ def test_predict_with_overflowing_weights_is_an_error_naming_the_example(tmp_pat
     test = tmp_path / "t.svm"
     test.write_text("1 1:1\n-1 2:1\n1 1:10 2:10\n")
     out = tmp_path / "p.txt"
-    r = CliRunner().invoke(predict_cmd, [str(test), str(model), str(out)])
+    r = invoke(predict_cmd, str(test), str(model), str(out))
     assert r.exit_code == 1
     lines = r.output.strip().splitlines()
-    # issue 31 item 4: the model is at fault (its weights are the larger factor) and named
+    # the model is at fault (its weights are the larger factor) and named
     assert len(lines) == 1 and lines[0].endswith(
         f"error: {model}: example 3 of {test}: the decision value is nan, not finite: the "
         "model's weights (up to 1e+308 in magnitude) times the example's features (up to 10) "

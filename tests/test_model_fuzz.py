@@ -201,7 +201,7 @@ def test_the_unmutated_files_load_and_agree_with_the_simple_reader():
 
 
 # ---------------------------------------------------------------------------
-# weight magnitudes near and beyond overflow (issue 31, item 4)
+# weight magnitudes near and beyond overflow
 # ---------------------------------------------------------------------------
 
 _MAGNITUDES = [0.0, 1e-300, 1.0, 3.5, 1e150, 1e300, 8.9e307, 1e308, 1.7976931348623157e308]

@@ -1,5 +1,5 @@
 """linsvm.model.format_liblinear: LIBLINEAR's solver_type names, and the type a model is
-exported with, derived from the solver registry (issue 16)."""
+exported with, derived from the solver registry."""
 
 import numpy as np
 import pytest
@@ -103,7 +103,7 @@ def test_dcd_loss_names_as_before(tmp_path, loss, expect):
 
 
 def test_export_type_follows_the_registry_not_solver_names(tmp_path, monkeypatch):
-    """Regression for the hard-coded names of model.py (issue 16): change a solver's
+    """The exported type once came from solver names hard-coded in model.py: change a solver's
     liblinear_codes in the registry and the exported type follows."""
     mfn, dcd = SOLVERS["mfn"], SOLVERS["dcd"]
     monkeypatch.setitem(SOLVERS, "mfn", mfn._replace(liblinear_codes={1: {}}))

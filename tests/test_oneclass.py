@@ -1,8 +1,6 @@
 """One-class SVM (LIBLINEAR -s 21): against SLSQP on the dual with its constraints, against
 LIBLINEAR (liblinear-official) at -e 1e-7, the nu property, the certificate, warm starts,
 the refusals LIBLINEAR makes, and stopping from another thread."""
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -109,28 +107,6 @@ def test_state_seeds_a_later_solve():
     np.testing.assert_allclose(again.weights, cold.weights, atol=1e-6 * np.abs(cold.weights).max())
     other = _fit(prob, nu=0.3, state=first.state)
     assert "does not belong" in other.warning and other.converged is False or other.warning
-
-
-def test_request_stop_ends_a_solve():
-    from linsvm.runtime.interrupt import stop_running_solves
-    from linsvm.io.synth import make_text_classification
-    X, _ = make_text_classification(n_samples=60000, n_features=5000, avg_length=40, seed=2)
-    prob = _problem(X)
-    outcome, started = [], threading.Event()
-
-    def work():
-        try:
-            _fit(prob, tol=1e-15, max_iter=10 ** 6, log=lambda s: started.set())
-            outcome.append("finished")
-        except KeyboardInterrupt:
-            outcome.append("interrupted")
-    t = threading.Thread(target=work, daemon=True)
-    t.start()
-    assert started.wait(60)
-    time.sleep(0.1)
-    stop_running_solves()
-    t.join(30)
-    assert not t.is_alive() and outcome == ["interrupted"]
 
 
 def test_data_centred_at_the_origin_is_certified_at_once():

@@ -12,8 +12,7 @@ from linsvm.cli import train_cmd
 from linsvm.fit.ovr import one_vs_rest as _one_vs_rest
 from linsvm.runtime.threads import resolve_jobs as _resolve_jobs
 
-from conftest import random_problem, shared_file
-from test_cli import run
+from conftest import invoke, random_problem, shared_file
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +48,7 @@ def test_cli_jobs_option_gives_the_same_model(tmp_path, seven_classes):
     data = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(data))
     for j in (1, 3):
-        result = run(train_cmd, [data, tmp_path / f"m{j}", "-s", "mfn", "-j", j])
+        result = invoke(train_cmd, data, tmp_path / f"m{j}", "-s", "mfn", "-j", j)
         assert result.exit_code == 0
     def without_time(path):
         return [line for line in path.read_text().splitlines() if not line.startswith("stat seconds")]

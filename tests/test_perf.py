@@ -22,14 +22,7 @@ from linsvm.errors import DataError, ParameterError
 from linsvm.problem import CSRBuffers
 from linsvm.solvers.perf import _query_layout, thresholds_from_scores
 
-from conftest import random_problem, shared_file
-
-
-def augmented(X, bias):
-    X = sp.csr_matrix(X)
-    if bias > 0:
-        X = sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr()
-    return X
+from conftest import augmented, random_problem, shared_file, targets
 
 
 def hinge_objective(w, Xa, t, C, q=None):
@@ -51,10 +44,6 @@ def pairwise_objective(w, Xa, y, C, qid=None, q=None):
     v = np.array([q[i] * q[j] for i, j in P])
     h = np.array([max(0.0, 1.0 - (s[i] - s[j])) for i, j in P])
     return 0.5 * w @ w + C * q.sum() / v.sum() * np.sum(v * h)
-
-
-def targets(model, y):
-    return np.where(y == model.classes_[0], 1.0, -1.0)
 
 
 def liblinear_l1(X, y, C, bias, eps=1e-9):

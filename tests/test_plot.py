@@ -1,4 +1,4 @@
-"""linsvm.cli.plot: the picture of a cross-validation grid (`linsvm-cv --plot`, issue 30).
+"""linsvm.cli.plot: the picture of a cross-validation grid (`linsvm-cv --plot`).
 
 Skipped without matplotlib, except the test of that very case (the import is made to
 fail by monkeypatching)."""

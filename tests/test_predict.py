@@ -1,11 +1,10 @@
-"""linsvm.model.predict: streaming prediction of a file as a library function (issue 16), checked
+"""linsvm.model.predict: streaming prediction of a file as a library function, checked
 against whole-file prediction, scikit-learn's measures and the command line."""
 import io
 
 import numpy as np
 import pytest
-from conftest import one_error_line, run_here
-from click.testing import CliRunner
+from conftest import invoke, one_error_line, run_here
 
 import linsvm
 from linsvm.cli import predict_cmd
@@ -87,7 +86,7 @@ def test_cli_prints_the_library_lines(binary):
     path = tmp / "m.model"
     model.save(path)
     res = predict_file(test, model, None)
-    r = CliRunner().invoke(predict_cmd, [str(test), str(path), str(tmp / "cli.pred")])
+    r = invoke(predict_cmd, str(test), str(path), str(tmp / "cli.pred"))
     assert r.exit_code == 0
     assert r.stderr.splitlines() == [f"note: {t}" for t in note_lines(res)] + report_lines(res)
     assert report_lines(res)[0] == f"Accuracy = {100 * res.n_correct / y.size:g}% ({res.n_correct}/{y.size})"

@@ -1,4 +1,4 @@
-"""Regression and one-class models end to end (issue 27): the command line, both model
+"""Regression and one-class models end to end: the command line, both model
 formats with LIBLINEAR on the other side, the measures against scikit-learn's, -v's
 lines against folds trained here, and the bad inputs that must stop in one line."""
 import subprocess
@@ -7,14 +7,13 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from click.testing import CliRunner
 
 import linsvm
 from linsvm.cli import predict_cmd, train_cmd
 from linsvm.cv import make_folds
 from linsvm.io.svmlight import dump_svmlight, load_svmlight
 
-from conftest import child_env
+from conftest import child_env, invoke
 
 
 def _regression_data(n=240, d=12, offset=1000.0, seed=0):
@@ -35,16 +34,12 @@ def files(tmp_path):
     return tmp_path, train, test
 
 
-def run(command, args):
-    return CliRunner().invoke(command, [str(a) for a in args])
-
-
 def test_predict_prints_liblinears_regression_lines_with_sklearns_values(files):
     from sklearn.metrics import mean_absolute_error, mean_squared_error
 
     tmp, train, test = files
-    assert run(train_cmd, ["-q", "-s", "11", train, tmp / "m"]).exit_code == 0
-    r = run(predict_cmd, [test, tmp / "m", tmp / "p"])
+    assert invoke(train_cmd, "-q", "-s", "11", train, tmp / "m").exit_code == 0
+    r = invoke(predict_cmd, test, tmp / "m", tmp / "p")
     assert r.exit_code == 0
     lines = r.stderr.strip().splitlines()
     assert [ln.split(" = ")[0] for ln in lines] == [
@@ -67,8 +62,8 @@ def test_a_free_intercept_fits_targets_far_from_zero(files):
     tmp, train, test = files
     _, y = load_svmlight(test)
     base = np.mean((y - y.mean()) ** 2)
-    assert run(train_cmd, ["-q", "-s", "svr", "-c", "0.1", train, tmp / "free"]).exit_code == 0
-    trapped = run(train_cmd, ["-q", "-s", "svr", "-c", "0.1", "--regularize-bias", train, tmp / "reg"])
+    assert invoke(train_cmd, "-q", "-s", "svr", "-c", "0.1", train, tmp / "free").exit_code == 0
+    trapped = invoke(train_cmd, "-q", "-s", "svr", "-c", "0.1", "--regularize-bias", train, tmp / "reg")
     assert trapped.exit_code == 0 and "cannot shift its predictions" in trapped.stderr
     assert trapped.stderr.count("\n") == 1
     errors = {}
@@ -84,7 +79,7 @@ def test_cross_validation_lines_are_the_pooled_out_of_fold_measures(files, solve
     """-v prints LIBLINEAR's two lines; their values recomputed from folds trained here
     (make_folds with the same seed, a random deal for regression)."""
     tmp, train, _ = files
-    r = run(train_cmd, ["-q", "-s", solver, "-v", "4", train])
+    r = invoke(train_cmd, "-q", "-s", solver, "-v", "4", train)
     assert r.exit_code == 0, r.output
     mse_line, scc_line = r.stdout.strip().splitlines()
     assert mse_line.startswith("Cross Validation Mean squared error = ")
@@ -112,7 +107,7 @@ def test_liblinears_predict_reads_our_models(files, args):
     (svr-dual's centering goes into the bias weight; without a bias the save refuses)."""
     ll = _liblinearutil()
     tmp, train, test = files
-    r = run(train_cmd, ["-q", *args, "--model-format", "liblinear", train, tmp / "m"])
+    r = invoke(train_cmd, "-q", *args, "--model-format", "liblinear", train, tmp / "m")
     if "-B" in args:
         assert r.exit_code == 1 and "no place for this model's offset" in r.stderr
         return
@@ -155,15 +150,15 @@ def test_we_read_liblinears_models(files, code, extra):
 ])
 def test_bad_regression_and_one_class_requests_stop_in_one_line(files, args, message):
     tmp, train, _ = files
-    r = run(train_cmd, ["-q", *args, train, tmp / "bad.model"])
+    r = invoke(train_cmd, "-q", *args, train, tmp / "bad.model")
     assert r.exit_code in (1, 2) and message in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1 and not (tmp / "bad.model").exists()
 
 
 def test_predict_b1_on_a_regression_model_stops_in_one_line(files):
     tmp, train, test = files
-    assert run(train_cmd, ["-q", "-s", "11", train, tmp / "m"]).exit_code == 0
-    r = run(predict_cmd, ["-b", "1", test, tmp / "m", tmp / "p"])
+    assert invoke(train_cmd, "-q", "-s", "11", train, tmp / "m").exit_code == 0
+    r = invoke(predict_cmd, "-b", "1", test, tmp / "m", tmp / "p")
     assert r.exit_code == 1 and "no probability sigmoids" in r.stderr
     assert r.stderr.count("\n") == 1 and not (tmp / "p").exists()
 
@@ -175,8 +170,8 @@ def test_one_class_ignores_labels_and_keeps_nu(tmp_path):
     X = sp.csr_matrix(np.abs(rng.standard_normal((400, 5))))
     for labels, name in ((np.ones(400), "a"), (rng.integers(0, 7, 400).astype(float), "b")):
         dump_svmlight(X, labels, tmp_path / f"{name}.svm")
-        assert run(train_cmd, ["-q", "-s", "21", "-n", "0.1", "-e", "1e-6", tmp_path / f"{name}.svm",
-                               tmp_path / f"{name}.m"]).exit_code == 0
+        assert invoke(train_cmd, "-q", "-s", "21", "-n", "0.1", "-e", "1e-6", tmp_path / f"{name}.svm",
+                      tmp_path / f"{name}.m").exit_code == 0
     a, b = linsvm.load_model(tmp_path / "a.m"), linsvm.load_model(tmp_path / "b.m")
     assert np.array_equal(a.weights, b.weights) and a.offset_ == b.offset_
     outside = np.mean(a.decision_function(X) <= 0)

@@ -1,4 +1,4 @@
-"""`linsvm scale` (issue 30): svm-scale's output and parameter files, byte for byte.
+"""`linsvm scale`: svm-scale's output and parameter files, byte for byte.
 
 The comparisons run LIBSVM's svm-scale itself: $LINSVM_SVM_SCALE, else `svm-scale` on
 PATH, else the peer build at /work/peers/liblinear/svm-scale; without one they skip.
@@ -17,7 +17,6 @@ import sys
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +27,7 @@ from linsvm.cli import scale_cmd
 from linsvm.errors import DataError, ParameterError
 from linsvm.io.scale import ScaleParams, format_params, read_params, scale_file, write_params
 
-from conftest import child_env, shared_file
+from conftest import child_env, invoke, shared_file
 
 
 def _find_svm_scale():
@@ -509,32 +508,29 @@ def test_comments_and_blank_lines_are_skipped(tmp_path):
 
 # ------------------------------------------------------------------ the command
 
-def invoke(args, **kw):
-    return CliRunner().invoke(cli, ["scale", *map(str, args)], catch_exceptions=False,
-                              prog_name="linsvm", **kw)
-
-
 def test_command_writes_stdout_and_files(tmp_path):
     data = write_text(tmp_path, RULES)
     want, _ = ours(data, tmp_path, lower=0.0, upper=2.0, y_limits=(-1.0, 1.0))
-    r = invoke(["-l", "0", "-u", "2", "-y", "-1", "1", "-s", tmp_path / "p", data])
+    r = invoke(cli, "scale", "-l", "0", "-u", "2", "-y", "-1", "1", "-s", tmp_path / "p", data,
+               prog_name="linsvm")
     assert r.exit_code == 0, r.output
     assert r.stdout_bytes == want
-    r = invoke(["-r", tmp_path / "p", "-o", tmp_path / "o", data])
+    r = invoke(cli, "scale", "-r", tmp_path / "p", "-o", tmp_path / "o", data,
+               prog_name="linsvm")
     assert r.exit_code == 0 and r.stdout_bytes == b""
     assert (tmp_path / "o").read_bytes() == want
 
 
 def test_command_notes_go_to_stderr_and_quiet_silences_them(tmp_path):
     data = write_text(tmp_path, RULES)
-    r = invoke([data])
+    r = invoke(cli, "scale", data, prog_name="linsvm")
     assert r.exit_code == 0
     notes = r.stderr.splitlines()
     assert len(notes) == 1 and notes[0].startswith("linsvm scale: note: the output has more non-zeros")
     assert "-l 0" in notes[0]
-    r = invoke(["-q", data])
+    r = invoke(cli, "scale", "-q", data, prog_name="linsvm")
     assert r.exit_code == 0 and r.stderr == ""
-    assert invoke(["-l", "0", data]).stderr == ""
+    assert invoke(cli, "scale", "-l", "0", data, prog_name="linsvm").stderr == ""
 
 
 @pytest.mark.parametrize("args,code,what", [
@@ -548,7 +544,7 @@ def test_command_notes_go_to_stderr_and_quiet_silences_them(tmp_path):
 def test_command_usage_errors(tmp_path, args, code, what):
     data = write_text(tmp_path, RULES)
     args = [str(tmp_path / a) if a in ("P", "no-such-file") else a for a in args]
-    r = invoke(args + ["-o", tmp_path / "out", data])
+    r = invoke(cli, "scale", *args, "-o", tmp_path / "out", data, prog_name="linsvm")
     assert r.exit_code == code
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("linsvm scale: error: ") and what in lines[0], r.stderr
@@ -567,28 +563,29 @@ def test_malformed_data_is_one_line_with_file_and_line(tmp_path, text, line, wha
     and standard output stays empty (the first pass reads everything)."""
     data = write_text(tmp_path, text)
     (tmp_path / "out").write_bytes(b"old")
-    r = invoke(["-s", tmp_path / "p", "-o", tmp_path / "out", data])
+    r = invoke(cli, "scale", "-s", tmp_path / "p", "-o", tmp_path / "out", data,
+               prog_name="linsvm")
     assert r.exit_code == 1
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"linsvm scale: error: {data}:{line}: ")
     assert what in lines[0]
     assert (tmp_path / "out").read_bytes() == b"old"
     assert not (tmp_path / "p").exists()
-    r = invoke([data])
+    r = invoke(cli, "scale", data, prog_name="linsvm")
     assert r.exit_code == 1 and r.stdout_bytes == b""
 
 
 def test_malformed_restore_file_writes_nothing(tmp_path):
     data = write_text(tmp_path, RULES)
     bad = write_text(tmp_path, "x\n0 1\n1 0\n", "bad.param")
-    r = invoke(["-r", bad, "-o", tmp_path / "out", data])
+    r = invoke(cli, "scale", "-r", bad, "-o", tmp_path / "out", data, prog_name="linsvm")
     assert r.exit_code == 1
     assert r.stderr.strip() == f"linsvm scale: error: {bad}:3: expected 'index min max', got 2 field(s)"
     assert not (tmp_path / "out").exists()
 
 
 def test_missing_data_file(tmp_path):
-    r = invoke([tmp_path / "none.svm"])
+    r = invoke(cli, "scale", tmp_path / "none.svm", prog_name="linsvm")
     assert r.exit_code == 1
     assert r.stderr.startswith(f"linsvm scale: error: {tmp_path / 'none.svm'}: cannot open")
 
@@ -605,7 +602,7 @@ def test_library_errors_are_parameter_and_data_errors(tmp_path):
 
 
 def test_help_names_the_options():
-    r = invoke(["--help"])
+    r = invoke(cli, "scale", "--help", prog_name="linsvm")
     assert r.exit_code == 0
     for opt in ("-l", "-u", "-y", "-s", "-r", "-o"):
         assert f"{opt}, --" in r.stdout

@@ -11,23 +11,15 @@ Every expectation is computed here from those formulas, scipy's generic QP solve
 import numpy as np
 import pytest
 import scipy.optimize as so
-import scipy.sparse as sp
 
 import linsvm
 from linsvm import _testing
 from linsvm.errors import ParameterError
 
-from conftest import random_problem, shared_file
+from conftest import augmented, invoke, random_problem
 
 
 # ---------------------------------------------------------------- helpers (from the formulas)
-
-def augmented(X, bias):
-    X = sp.csr_matrix(X, dtype=np.float64)
-    if bias > 0:
-        X = sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr()
-    return X
-
 
 def codes_of(model, y):
     return np.array([int(np.flatnonzero(model.classes_ == v)[0]) for v in y])
@@ -445,7 +437,6 @@ def test_bad_options_are_parameter_errors():
 
 
 def test_cli_trains_and_predicts(tmp_path):
-    from click.testing import CliRunner
     from linsvm.cli import predict_cmd, train_cmd
 
     X, y = random_problem(n_samples=90, n_features=8, n_classes=3, seed=6)
@@ -453,28 +444,18 @@ def test_cli_trains_and_predicts(tmp_path):
     linsvm.dump_svmlight(X, y, str(data))
     for args in (["-s", "sdm-cs", "--no-shrinking"], ["-s", "sdm-ww", "--subproblem", "all"]):
         model_file = tmp_path / "m.model"
-        r = CliRunner().invoke(train_cmd, args + ["-q", "--seed", "2", str(data), str(model_file)],
-                               catch_exceptions=False)
+        r = invoke(train_cmd, *args, "-q", "--seed", "2", str(data), str(model_file))
         assert r.exit_code == 0, r.output
         m = linsvm.load_model(str(model_file))
         ref = linsvm.train(X, y, solver=args[1], seed=2, **({"shrinking": False} if
                                                               "--no-shrinking" in args else
                                                               {"subproblem": "all"}))
         np.testing.assert_array_equal(m.weights, ref.weights)
-        r = CliRunner().invoke(predict_cmd, [str(data), str(model_file), str(tmp_path / "p")],
-                               catch_exceptions=False)
+        r = invoke(predict_cmd, str(data), str(model_file), str(tmp_path / "p"))
         assert r.exit_code == 0 and "Accuracy" in r.stderr
 
 
 # ---------------------------------------------------------------- LIBLINEAR on real data
-
-@pytest.fixture(scope="module")
-def sector_head():
-    """The first 1000 training examples of SECTOR (real text data, ~100 classes)."""
-    path = shared_file("multiclass/sector.scale.bz2")
-    X, y = linsvm.load_svmlight(str(path))
-    return X[:1000], y[:1000]
-
 
 @pytest.mark.slow
 @pytest.mark.data

@@ -5,8 +5,8 @@ import re
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from click.testing import CliRunner
+import scipy.sparse as sp
 
 import linsvm
 from linsvm.cli import train_cmd
@@ -14,7 +14,7 @@ from linsvm.cv import make_folds
 from linsvm.fit.search import P_STEPS, search_C, start_C
 from linsvm.io.svmlight import dump_svmlight
 
-from conftest import random_problem
+from conftest import invoke, random_problem
 
 
 def test_start_c_is_the_power_of_two_below_one_over_n_times_the_largest_squared_norm():
@@ -68,7 +68,7 @@ def test_regression_searches_the_tube_width_too():
 def test_the_command_prints_liblinears_lines(tmp_path):
     X, y = random_problem(n_samples=80, n_features=5, seed=2)
     dump_svmlight(X, y, tmp_path / "d.svm")
-    r = CliRunner().invoke(train_cmd, ["-C", "-v", "3", "-c", "0.5", str(tmp_path / "d.svm")])
+    r = invoke(train_cmd, "-C", "-v", "3", "-c", "0.5", str(tmp_path / "d.svm"))
     assert r.exit_code == 0, r.output
     lines = r.stdout.strip().splitlines()
     assert lines[0] == "Doing parameter search with 3-fold cross validation."

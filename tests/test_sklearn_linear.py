@@ -90,7 +90,7 @@ def test_linear_svr_free_intercept_solves_its_objective():
     est = LinearSVR(C=C, epsilon=p, loss="squared_epsilon_insensitive", tol=1e-12).fit(X, y)
     np.testing.assert_allclose(est.coef_, ref[:5], rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(est.intercept_[0], ref[5], rtol=1e-7)
-    # the same model with the intercept regularized falls into issue 27's trap
+    # the same model with the intercept regularized cannot reach far targets at this C
     trap = LinearSVR(C=C, epsilon=p, loss="squared_epsilon_insensitive", tol=1e-12,
                      regularize_intercept=True).fit(X, y)
     assert trap.score(X, y) < est.score(X, y) - 0.05

@@ -144,7 +144,3 @@ def test_synth_checks_memory_before_allocating(tmp_path):
     X, y = make_text_classification(n_samples=100, n_features=50, seed=1)
     assert X.shape == (100, 50)
 
-
-# ------------------------------------------------------------------ item 1: outputs vs inputs
-
-DATA = b"1 1:0.5 3:1\n-1 2:1 4:0.25\n1 1:1 4:2\n-1 3:0.5\n"

@@ -11,6 +11,8 @@ import scipy.sparse as sp
 import linsvm
 from linsvm import _testing
 
+from conftest import augmented
+
 THREADS = (1, 2, 3, 8)
 
 
@@ -53,7 +55,7 @@ def test_fused_normal_matvec_is_bitwise_the_same_for_every_thread_count(shape, u
     c = rng.uniform(0.0, 2.0, X.shape[0])
     args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, X.shape[1], 1.0, rows,
             p, c)
-    Xa = sp.hstack([X, np.ones((X.shape[0], 1))]).tocsr()
+    Xa = augmented(X)
     q_ref = Xa @ p
     outs = [_testing.csr_normal_matvec(*args, n_threads=t, pattern=unit) for t in THREADS]
     q, h, qcq = outs[0]

@@ -1,7 +1,7 @@
 """linsvm.ConvergenceWarning: every solve that stops without certifying its
 stated accuracy warns the Python caller (warnings.warn) and the command line
 (one line on stderr, exit 0); and every solver at its defaults either lands
-within 1% of an independent optimum or warns (issue 15)."""
+within 1% of an independent optimum or warns."""
 import warnings
 
 import numpy as np
@@ -13,8 +13,7 @@ import linsvm
 from linsvm.cli import train_cmd, cv_cmd
 from linsvm.cv import cross_validate
 
-from conftest import random_problem, shared_file
-from test_cli import run
+from conftest import invoke, random_problem, shared_file
 
 
 def test_convergence_warning_class():
@@ -68,7 +67,7 @@ def test_capped_solve_warns_on_the_command_line(tmp_path, solver, opts, word):
     X, y = random_problem(n_samples=200, n_features=15, seed=3)
     data = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(data))
-    result = run(train_cmd, [data, tmp_path / "m", "-s", solver, "-c", "10", "-q"] + _cli_flags(opts))
+    result = invoke(train_cmd, data, tmp_path / "m", "-s", solver, "-c", "10", "-q", *_cli_flags(opts))
     assert result.exit_code == 0
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"warning: {solver}") and word in lines[0]
@@ -90,8 +89,8 @@ def test_one_vs_rest_columns_warn_once_naming_their_classes(tmp_path):
                                                          for c in class_order(y)]  # column order
     data = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(data))
-    result = run(train_cmd, [data, tmp_path / "m", "-s", "dcd", "-c", "10", "--max-iter", "1",
-                             "--no-primal-fallback", "-q", "-j", "2"])
+    result = invoke(train_cmd, data, tmp_path / "m", "-s", "dcd", "-c", "10", "--max-iter", "1",
+                    "--no-primal-fallback", "-q", "-j", "2")
     assert result.exit_code == 0
     assert result.stderr.splitlines() == ["warning: " + messages[0]]
 
@@ -118,8 +117,8 @@ def test_cross_validation_merges_fold_warnings(tmp_path):
     assert all("of 4 folds: dcd stopped at the loop cap" in m for m in messages)
     data = tmp_path / "d.svm"
     linsvm.dump_svmlight(X, y, str(data))
-    result = run(cv_cmd, [data, "-s", "dcd", "-c", "1,10", "-v", "4", "--max-iter", "1",
-                          "--no-primal-fallback", "-q"])
+    result = invoke(cv_cmd, data, "-s", "dcd", "-c", "1,10", "-v", "4", "--max-iter", "1",
+                    "--no-primal-fallback", "-q")
     assert result.exit_code == 0
     lines = result.stderr.splitlines()
     assert all(line.startswith("warning:") for line in lines)
