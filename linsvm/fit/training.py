@@ -171,20 +171,23 @@ def _model(info, params, bias, classes, W, results, class_weight, balanced, seco
 
 
 def check_scores(info, X, rows, bias, W, norm):
-    """Refuse (DataError) weights W whose decision values x.w on the training rows are not
-    finite.  |x.w| <= ||x|| ||w|| (norm: the largest ||x||), so only when that bound
-    overflows are the scores computed (one pass per column) and checked."""
-    if np.all(np.isfinite(W)) and np.isfinite(norm * float(np.max(np.sqrt(np.sum(W * W, axis=0))))):
+    """Refuse (DataError) weights W that are not finite or whose decision values x.w on the
+    training rows are not: sums over the data overflowed in the solve (norm: the largest
+    ||x||).  |x.w| <= ||x|| ||w||, so only when that bound overflows are the scores
+    computed (one pass per column) and checked."""
+    cause = (f"sums over the data overflow double precision (feature norms up to {norm:.3g}): "
+             "rescale the features, e.g. with linsvm scale, or lower -c and the weights")
+    if not np.all(np.isfinite(W)):
+        raise DataError(f"{info.name} ended with weights that are not finite: {cause}")
+    if np.isfinite(norm * float(np.max(np.sqrt(np.sum(W * W, axis=0))))):
         return
     for j in range(W.shape[1]):
-        w = np.ascontiguousarray(W[:, j])
-        scores = csr_matvec(X.indptr, X.indices, X.data, X.n_features, bias, rows, w)
+        scores = csr_matvec(X.indptr, X.indices, X.data, X.n_features, bias, rows,
+                            np.ascontiguousarray(W[:, j]))
         bad = np.flatnonzero(~np.isfinite(scores))
         if bad.size:
-            raise DataError(f"{info.name} found weights whose decision value on training example "
-                            f"{int(rows[bad[0]]) + 1} is not finite (weights up to "
-                            f"{np.max(np.abs(w)):.3g}, feature norms up to {norm:.3g}): rescale "
-                            "the features, e.g. with linsvm scale")
+            raise DataError(f"{info.name}'s decision value on training example "
+                            f"{int(rows[bad[0]]) + 1} is not finite: {cause}")
 
 
 def _checked_bias(info, bias):
