@@ -96,8 +96,8 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
     of these options states the value it runs with.  kkt: also return the Section 4.7
     dual KKT violation (L2 loss) as "kkt".  gstop: also stop at the first iterate with
     ||grad|| <= gstop ||grad at 0|| (0: off); gap_stop > 0: that test counts only once it
-    certifies a relative duality gap of gap_stop too (csrc/_mfn.pyx, newton_solve).  until(it, objective, cg_it): a test after each
-    step that moved beta (objective = f / lam; beta in place is the iterate); True ends the
+    certifies a relative duality gap of gap_stop too (csrc/_mfn.pyx, newton_solve).
+    until(it, objective, cg_it): a test after each step that moved beta (objective = f / lam; beta in place is the iterate); True ends the
     solve there (status 4; distributed, it must answer alike on every rank)."""
     callback = None
     if log is not None or until is not None:
@@ -279,9 +279,11 @@ def fit_mfn(problem, params, start, state, log):
         traces.append(st["trace"] / lam)
         kkt = st["kkt"]                # None with a free bias (no Section 4.7 measure)
         F, gap = certificate(problem, lam, beta, L2_LOSS, opts)
-        kkt_short = kkt_tol is not None and kkt is not None and kkt > kkt_tol
-        if (certified(gap) and not kkt_short) or eps <= GAP_GUARD_MIN_EPS or st["status"] == 1 \
-                or not math.isfinite(gap) or not (kkt_short or progressed(last, F)):
+        kkt_short = kkt_tol is not None and kkt is not None and kkt > kkt_tol and eps > 1e-15
+        # go on while the gap is above 1% and a smaller eps can still lower it
+        uncertified = (not certified(gap) and math.isfinite(gap) and progressed(last, F)
+                       and eps > GAP_GUARD_MIN_EPS)
+        if st["status"] == 1 or not (kkt_short or uncertified):
             break
         last = F
         if log is not None:

@@ -101,7 +101,8 @@ def _certified_newton(problem, lam, beta, tol, warm, opts, log, loss, name):
             return st, n_iter, cg_iter, trace, gap, eps
         last = F
         if log is not None:
-            log(f"{name} relative duality gap {gap:.3g} > {GAP_GUARD:g}: continuing with eps {eps / 10:g}")
+            log(f"{name} relative duality gap {gap:.3g} > {GAP_GUARD:g}: continuing with eps "
+                f"{eps / 10:g}")
         eps, warm = eps / 10.0, True
 
 
