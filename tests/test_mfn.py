@@ -444,9 +444,8 @@ def test_kept_jacobi_diagonal_carries_the_weight():
 @pytest.mark.parametrize("warm", [False, True])
 def test_gradient_test_stops_at_the_first_iterate_that_passes_it(gtol, warm):
     """gtol: the solve stops at the first Newton iterate w_k with ||grad F(w_k)|| <=
-    gtol min(n+, n-)/n ||grad F(0)|| whose gradient also certifies 1%, 1/2 ||grad F||^2 <=
-    0.01 F (F - F* <= 1/2 ||grad F||^2: F is 1-strongly convex) (gradients from the
-    formula, not from linsvm).  The iterates are those of the paper's rule (gtol = 0) cut
+    gtol min(n+, n-)/n ||grad F(0)|| (gradients from the formula, not from linsvm; with
+    equal costs the test is LIBLINEAR's alone, mfn.costs_vary).  The iterates are those of the paper's rule (gtol = 0) cut
     short at max_iter = k, so the returned point must pass the test and every earlier
     iterate must fail it."""
     X, y = random_problem(n_samples=300, n_features=40, seed=11)
@@ -465,7 +464,7 @@ def test_gradient_test_stops_at_the_first_iterate_that_passes_it(gtol, warm):
 
     def passes(w):
         F, g = objective_and_grad(w, Xa, t, C, ones)
-        return np.linalg.norm(g) <= bound and 0.5 * g @ g <= 0.01 * F
+        return np.linalg.norm(g) <= bound
 
     k = model.stats["n_iter"]
     assert model.column_stats[0]["status"] == "converged (gradient test)"

@@ -59,8 +59,8 @@ from ..errors import ParameterError
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS
-from .mfn import (STATUS, certificate, certified, exchange_stats, progressed, run_newton,
-                  start_vector, subset_seed, uncertified_warning, weight_split)
+from .mfn import (STATUS, certificate, certified, costs_vary, exchange_stats, progressed,
+                  run_newton, start_vector, subset_seed, uncertified_warning, weight_split)
 
 LS_LOSS = (1.0, 1.0, math.inf, -math.inf)          # (a, tm, hi, lo): zone 1 everywhere
 HUBER_LOSS = (1.0, 1.0, 1.0, -1.0)                 # eq. 21 in the margin o = 1 - xi
@@ -86,17 +86,18 @@ def _cap_warning(name, opts, measure=""):
 
 
 def _certified_newton(problem, lam, beta, tol, warm, opts, log, loss, name):
-    """run_newton at -e tol, then again from beta at -e / 10 while the result's relative
-    duality gap (mfn.certificate) exceeds GAP_GUARD, up to the iteration cap or
-    GAP_GUARD_MIN_EPS.  Returns (st of the last run, n_iter, cg_iter, trace in linsvm's
+    """run_newton at -e tol, then, when the costs vary (mfn.costs_vary), again from beta at
+    -e / 10 while the result's relative duality gap (mfn.certificate) exceeds GAP_GUARD,
+    up to the iteration cap or GAP_GUARD_MIN_EPS.  Returns (st of the last run, n_iter, cg_iter, trace in linsvm's
     scaling, gap, the last eps)."""
     eps, n_iter, cg_iter, trace, last = tol, 0, 0, [], math.inf
+    must_certify = costs_vary(problem)
     while True:
         st = run_newton(problem, lam, beta, eps, warm, opts, log, loss, name)
         n_iter, cg_iter = n_iter + st["n_iter"], cg_iter + st["cg_iter"]
         trace.extend((st["trace"] / lam).tolist())
         F, gap = certificate(problem, lam, beta, loss, opts)
-        if certified(gap) or st["status"] == 1 or eps <= GAP_GUARD_MIN_EPS \
+        if not must_certify or certified(gap) or st["status"] == 1 or eps <= GAP_GUARD_MIN_EPS \
                 or not math.isfinite(gap) or not progressed(last, F):
             return st, n_iter, cg_iter, trace, gap, eps
         last = F
@@ -110,7 +111,7 @@ def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, o
                    gap, eps):
     """FitResult with statistics in linsvm's scaling (F = f / lam), with the gradient norm
     and the relative duality gap (gap, reached at -e eps) at the result, and the warning
-    of the iteration cap or of a gap above GAP_GUARD."""
+    of the iteration cap or, when the costs vary, of a gap above GAP_GUARD."""
     X = problem.X
     f, g, _, _ = _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
                                n_features=X.n_features, bias=problem.bias, rows=problem.rows,
@@ -134,7 +135,7 @@ def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, o
     elif st["status"] == 1:
         warning = _cap_warning(name, opts, f" (gradient norm {stats['grad_norm']:.3g}, relative "
                                            f"duality gap {gap:.3g}, -e {tol:g})")
-    elif not certified(gap):
+    elif not certified(gap) and costs_vary(problem):
         warning = uncertified_warning(name, gap, tol, eps)
     return FitResult(beta, stats, warning=warning, converged=warning is None)
 
