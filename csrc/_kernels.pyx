@@ -191,3 +191,24 @@ def csr_transposed_scores(const int64_t[::1] indptr, const int32_t[::1] indices,
                 for c in range(k):
                     o[n_features, c] += bias * M[r, c]
     return out
+
+
+def max_row_sq_norm(const int64_t[::1] indptr, const double[::1] data, const int64_t[::1] rows,
+                    double bias):
+    """(m, k): m = the largest ||x_r||^2 over the rows r = rows[k] (x including the bias
+    feature's bias^2 when bias > 0), summed in index order; k = the first position in
+    rows whose sum is not finite (it overflowed), or -1.  rows must lie in the matrix."""
+    cdef int64_t p, j, r, bad = -1
+    cdef double s, m = 0.0, b2 = bias * bias if bias > 0 else 0.0
+    with nogil:
+        for p in range(rows.shape[0]):
+            r = rows[p]
+            s = b2
+            for j in range(indptr[r], indptr[r + 1]):
+                s += data[j] * data[j]
+            if not (s - s == 0.0):
+                bad = p
+                break
+            if s > m:
+                m = s
+    return m, bad

@@ -88,7 +88,7 @@
 
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memcpy, memset
-from libc.math cimport fabs, fmax, sqrt, isfinite, INFINITY
+from libc.math cimport fabs, fmax, fmin, sqrt, isfinite, INFINITY
 import numpy as np
 cimport numpy as cnp
 
@@ -171,6 +171,9 @@ ctypedef struct Params:
     double gstop                   # binary: stop at the first iterate with ||grad f|| <=
                                    # gstop ||grad f(0)|| (0: off; see newton_core)
     double g0sq                    # ||grad f(0)||^2 if known at entry (a warm start), else -1
+    double gap_stop                # binary, every weight regularized: the gradient test
+                                   # counts only once ||grad f||^2 <= 2 gap_stop lam f
+                                   # (a relative duality gap <= gap_stop; 0: off)
     int max_iter
     int cg_max_iter
 
@@ -581,6 +584,7 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
     # the gradient test: stop_rr = gstop^2 ||grad f(0)||^2, known at entry on a warm start,
     # else read off the first step's CGLS (at beta = 0 its entry residual is -grad f(0))
     cdef double rr0 = -1.0, stop_rr = P.gstop * P.gstop * P.g0sq if P.g0sq >= 0.0 else -1.0
+    cdef double grad_rr
     cg_total[0] = 0
     while True:
         if it >= P.max_iter:
@@ -592,9 +596,14 @@ cdef int newton_core(const CSR* X, const int64_t* rows, Terms* T, const Loss* L,
         # step 3: the Newton point of the model that keeps the zones of beta
         cg_cap = 10 if (P.heuristic1 and not P.warm and it == 1) else P.cg_max_iter
         if T.nb == 0:
+            # the gradient test, certified: f - f* <= ||grad f||^2 / (2 lam) (f is lam-strongly
+            # convex when every weight is regularized), so it also asks for a relative gap
+            grad_rr = stop_rr if stop_rr > 0.0 else 0.0
+            if grad_rr > 0.0 and P.gap_stop > 0.0 and W.nreg == nbeta:
+                grad_rr = fmin(grad_rr, 2.0 * P.gap_stop * lam * F)
             cg_it = binary_step(X, rows, T, L, lam, beta, W, eps_cur, P.eta, P.guard, cg_cap,
                                 P.precondition, P.jw, P.diag_update, P.fused, &n_act, &optimal,
-                                stop_rr if stop_rr > 0.0 else 0.0, &rr0)
+                                grad_rr, &rr0)
             if optimal == 2:                  # ||grad f(beta)|| <= gstop ||grad f(0)||
                 it -= 1
                 status = GRADIENT
@@ -733,7 +742,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
                    int n_threads, object callback, bint fused=False, bint pattern=True,
                    bint kkt=False, bint diag_update=True, double jacobi_weight=1.0,
                    double gstop=0.0, object comm=None, bint regularize_bias=True,
-                   object split=None, double forcing_guard=0.0):
+                   object split=None, double forcing_guard=0.0, double gap_stop=0.0):
     """Allocate the work arrays once and run newton_core (binary if nb == 0): t (n_t
     labels) for binary terms, codes (n_codes ranks) for ordinal ones.  regularize_bias
     False (binary terms with a bias feature and no zone 2): the bias weight is free.  comm: None, or
@@ -879,6 +888,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     P.cg_max_iter = cg_max_iter
     P.gstop = gstop if nb == 0 else 0.0
     P.g0sq = -1.0
+    P.gap_stop = gap_stop
     with nogil:
         if not all_zero(&beta[0], nbeta):
             matvec(&X, rp, m, &beta[0], T.y)
@@ -915,7 +925,8 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                  bint precondition, double eta, int max_iter, int cg_max_iter, int n_threads,
                  object callback, bint fused, bint pattern, bint kkt, bint diag_update,
                  double jacobi_weight, double gstop, object comm=None,
-                 bint regularize_bias=True, object split=None, double forcing_guard=0.0):
+                 bint regularize_bias=True, object split=None, double forcing_guard=0.0,
+                 double gap_stop=0.0):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
     fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
@@ -928,7 +939,10 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     the CGLS preconditioner 1 / (lam + jw diag(X_1' C X_1)) (1: plain Jacobi; cgls.pxd).
     kkt: also return the Section 4.7 dual KKT violation (as mfn_dual_kkt) as "kkt".
     gstop >= 0: also stop at the first iterate with ||grad f|| <= gstop ||grad f(0)||
-    (status 3; 0: off, the paper's stopping rule alone).
+    (status 3; 0: off, the paper's stopping rule alone).  gap_stop > 0 (every weight
+    regularized): that test counts only once ||grad f||^2 <= 2 gap_stop lam f too, i.e.
+    once f - f* <= ||grad f||^2 / (2 lam) certifies a relative gap of gap_stop (with a
+    free bias the bound does not hold and the test stands alone: the caller certifies).
     comm: None (serial), or the linsvm.collective.Collective of a distributed solve:
     rows, t, c are then this rank's block of the examples (possibly none), every rank
     calls with the same beta and options and gets the same beta back, the model of the
@@ -958,7 +972,7 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                   t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1,
                   heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback,
                   fused, pattern, kkt, diag_update, jacobi_weight, gstop, comm, regularize_bias,
-                  split, forcing_guard)
+                  split, forcing_guard, gap_stop)
 
 
 def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
@@ -1130,3 +1144,72 @@ def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     F = 0.5 * vdot(beta, beta) + C * hinge
     D = asum - 0.5 * vdot(wa_arr, wa_arr)
     return F, D, 0.5 * vdot(resid, resid), max(smooth, 0.0), int(n_quad), y_arr
+
+
+def binary_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
+                       const double[::1] data, int64_t n_features, double bias,
+                       const int64_t[::1] rows, const double[::1] t, const double[::1] c,
+                       double lam, const double[::1] beta, loss, int n_threads,
+                       object comm=None, bint regularize_bias=True):
+    """Duality-gap certificate of beta for the binary objective of newton_solve, in
+    linsvm's scaling F = f / lam = 1/2 ||beta||_R^2 + sum_k U_k l(o_k), U_k = c_k / lam,
+    o_k = t_k x_k . beta, for any loss (a, tm, hi, lo) of the family.
+
+    Dual: for mu_k = U_k t_k s_k with s_k in the range of l',
+        D(mu) = -1/2 ||(X'mu)_R||^2 - sum_k U_k l*(s_k),   l*(s) = s tm + s^2 / (2a),
+    finite only if the free weights see no net force: with a free bias (regularize_bias
+    False, bias > 0) sum_k mu_k = 0.  The point is s_k = l'(o_k) (F - D is then
+    1/2 ||grad F||^2); with a free bias the larger of sum_{mu > 0} mu and -sum_{mu < 0} mu
+    is scaled down to the other (s_k theta, theta in [0, 1], stays in l*'s domain), and
+        F - D = 1/2 ||beta_R + (X'mu)_R||^2 + sum_k U_k [l(o_k) + l*(s_k) - s_k o_k],
+    every piece >= 0, summed as such.  Returns (F, F - D).  comm: every sum over every
+    rank's examples (two allreduces)."""
+    cdef Loss L = _loss_from(loss)
+    cdef int64_t m = rows.shape[0], nw = beta.shape[0], k, j
+    cdef int64_t nreg = nw - 1 if (not regularize_bias and bias > 0) else nw
+    cdef double lsum = 0.0, fy = 0.0, o, s, pos = 0.0, neg = 0.0, sp = 1.0, sn = 1.0, g2 = 0.0
+    cdef double red[2]
+    cdef Comm CM = comm_from(comm)
+    cdef CSR X
+    if nw != n_features + (1 if bias > 0 else 0) or t.shape[0] != m or c.shape[0] != m:
+        raise ValueError("inconsistent lengths")
+    if not lam > 0:
+        raise ValueError("lam must be > 0")
+    scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
+    gl_arr = np.zeros(nw + 2, dtype=np.float64)      # X'u, then the two sums
+    y_arr = np.zeros(m, dtype=np.float64)
+    s_arr = np.zeros(m, dtype=np.float64)
+    u_arr = np.zeros(m, dtype=np.float64)
+    cdef double[::1] g = gl_arr, y = y_arr, sl = s_arr, u = u_arr
+    with nogil:
+        if m > 0:
+            matvec(&X, &rows[0], m, &beta[0], &y[0])
+        for k in range(m):
+            sl[k] = loss_slope(&L, t[k] * y[k])
+            if t[k] * sl[k] * c[k] > 0.0:
+                pos += t[k] * sl[k] * c[k]
+            else:
+                neg -= t[k] * sl[k] * c[k]
+        if nreg < nw:                                # a free bias: balance the two signs
+            red[0] = pos
+            red[1] = neg
+            comm_sum(&CM, red, 2)
+            if red[0] > red[1]:
+                sp = red[1] / red[0]
+            elif red[1] > red[0]:
+                sn = red[0] / red[1]
+        for k in range(m):
+            o = t[k] * y[k]
+            s = sl[k] * (sp if t[k] * sl[k] * c[k] > 0.0 else sn)
+            lsum += c[k] * loss_value(&L, o)
+            fy += c[k] * fmax(loss_value(&L, o) + s * L.tm + s * s / (2.0 * L.a) - s * o, 0.0)
+            u[k] = c[k] * t[k] * s
+        if m > 0:
+            rmatvec(&X, &rows[0], m, &u[0], &g[0])
+        g[nw] = lsum
+        g[nw + 1] = fy
+        comm_sum(&CM, &g[0], nw + 2)
+        for j in range(nreg):                        # lam beta_R + X'(c t s) = lam (beta_R + (X'mu)_R)
+            g2 += (lam * beta[j] + g[j]) * (lam * beta[j] + g[j])
+    F = 0.5 * vdot(beta[:nreg], beta[:nreg]) + gl_arr[nw] / lam
+    return F, 0.5 * g2 / (lam * lam) + gl_arr[nw + 1] / lam

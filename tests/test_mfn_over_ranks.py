@@ -162,6 +162,24 @@ def test_sample_weights_and_balanced_classes(solver):
     _assert_same_model(serial, run_ranks(work, 3), Xt)
 
 
+@pytest.mark.parametrize("free_bias", [False, True])
+def test_extreme_class_weight_is_certified_over_the_ranks_to_the_stopping_tolerance(free_bias):
+    """-w1 1000 at the default -e (and a free bias, whose dual point is balanced over
+    every rank's rows): the distributed certificate, reduced over the ranks, certifies
+    1% as the serial one does, every rank alike, and the two objectives differ by at most
+    the larger certified gap (the stop itself may move: docs/mpi.md)."""
+    X, y, _, _ = _binary_set(seed=7)
+    kw = dict(class_weight={1.0: 1000.0}, C=0.1, regularize_bias=not free_bias)
+    serial = linsvm.train(X, y, solver="mfn", **kw)
+    models = _train_ranks(X, y, _cuts(X.shape[0], 3, "empty"), "mfn", **kw)
+    f_s, f_d = serial.stats["objective"], models[0].stats["objective"]
+    g_s, g_d = serial.stats["gap"], models[0].stats["gap"]
+    assert g_s <= 0.01 and g_d <= 0.01
+    assert abs(f_d - f_s) <= max(g_s * f_s, g_d * f_d)
+    assert all(np.array_equal(m.weights, models[0].weights) for m in models)
+    assert all(m.stats["gap"] == g_d for m in models)
+
+
 def test_huber_weighted_and_warm_start():
     """Class weights and a warm start take the same path as the serial solve."""
     X, y, Xt, _ = _binary_set(seed=6)

@@ -17,11 +17,12 @@ import time
 
 import numpy as np
 
-from ..errors import LinsvmError, ParameterError
+from .._kernels import csr_matvec
+from ..errors import DataError, LinsvmError, ParameterError
 from ..model.model import Model
 from ..problem.catalog import get_solver, make_params
 from ..problem.catalog_logistic import LOGISTIC_LOSS
-from ..problem.checks import n_weights
+from ..problem.checks import max_row_norm, n_weights
 from ..problem.kinds import KINDS
 from ..problem.problem import Problem
 from ..runtime.collective import agreed, collective_of
@@ -104,6 +105,7 @@ def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sam
     if init is not None:
         agreed(coll, check_start, init, Xb, rows, bias)
     nw = n_weights(Xb.n_features, bias)
+    norm = agreed(coll, max_row_norm, Xb, rows, bias)       # refuses an overflowing row
     agreed(coll, check_solve, info, Xb, rows.shape[0], nw, classes.shape[0], params.options,
            log)                         # before allocating
     t0 = time.perf_counter()
@@ -121,6 +123,7 @@ def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sam
         W = weight_matrix(res.weights, nw, classes.shape[0] if info.kind == "multiclass" else 1)
         results = [res]
     check_finite_solution(info.name, params.C, Xb, rows, base, cw, bias, W, results)
+    agreed(coll, check_scores, info, Xb, rows, bias, W, norm)
     model, records = _model(info, params, bias, classes, W, results, class_weight, balanced,
                             time.perf_counter() - t0, coll)
     report_warnings(records)
@@ -175,6 +178,24 @@ def _model(info, params, bias, classes, W, results, class_weight, balanced, seco
     states = [r.state for r in results]
     model.solver_state_ = states if info.kind == "binary" else states[0]
     return model, records
+
+
+def check_scores(info, X, rows, bias, W, norm):
+    """Refuse (DataError) finite weights W (fit.finite checked them) whose decision values
+    x.w on the training rows are not: sums over the data overflowed in the solve (norm:
+    the largest ||x||).  |x.w| <= ||x|| ||w||, so only when that bound overflows are the scores
+    computed (one pass per column) and checked."""
+    cause = (f"sums over the data overflow double precision (feature norms up to {norm:.3g}): "
+             "rescale the features, e.g. with linsvm scale, or lower -c and the weights")
+    if np.isfinite(norm * float(np.max(np.sqrt(np.sum(W * W, axis=0))))):
+        return
+    for j in range(W.shape[1]):
+        scores = csr_matvec(X.indptr, X.indices, X.data, X.n_features, bias, rows,
+                            np.ascontiguousarray(W[:, j]))
+        bad = np.flatnonzero(~np.isfinite(scores))
+        if bad.size:
+            raise DataError(f"{info.name}'s decision value on training example "
+                            f"{int(rows[bad[0]]) + 1} is not finite: {cause}")
 
 
 def _checked_bias(info, bias):

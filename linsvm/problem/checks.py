@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernels import max_row_sq_norm
 from ..errors import DataError
 
 
@@ -53,3 +54,23 @@ def check_codes(codes, n, n_classes, what="class codes"):
     if n and (codes.min() < 0 or codes.max() >= n_classes):
         raise DataError(f"{what} must be in [0, {n_classes})")
     return codes
+
+
+def max_row_norm(X, rows, bias):
+    """The largest Euclidean norm of an example x_r (r in rows, x with the bias feature when
+    bias > 0) of CSRBuffers X.  Every solver forms squared norms x.x and sums of products
+    of that size; a row whose ||x||^2 overflows double precision leaves nothing to solve
+    (the Hessian, the dual's curvature and the certificates become inf or nan), so it is
+    refused: DataError naming the example (1-based, in X) and the cause."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    top, bad = max_row_sq_norm(X.indptr, X.data, rows, float(bias))
+    if bad < 0:
+        return float(np.sqrt(top))
+    if bias > 0 and not np.isfinite(bias * bias):
+        raise DataError(f"the bias feature's value {bias:g} (-B) overflows double precision "
+                        "when squared: use a smaller -B")
+    r = int(rows[bad])
+    values = np.abs(X.data[X.indptr[r]:X.indptr[r + 1]])
+    raise DataError(f"example {r + 1}: its squared norm overflows double precision (feature "
+                    f"values up to {values.max():.3g}; no solver can train on such values): "
+                    "rescale the features, e.g. with linsvm scale")

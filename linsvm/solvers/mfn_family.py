@@ -58,7 +58,9 @@ from .._kernels import vdot
 from ..errors import ParameterError
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
-from .mfn import STATUS, exchange_stats, run_newton, start_vector, subset_seed, weight_split
+from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS
+from .mfn import (STATUS, certificate, certified, costs_vary, exchange_stats, progressed,
+                  run_newton, start_vector, subset_seed, uncertified_warning, weight_split)
 
 LS_LOSS = (1.0, 1.0, math.inf, -math.inf)          # (a, tm, hi, lo): zone 1 everywhere
 HUBER_LOSS = (1.0, 1.0, 1.0, -1.0)                 # eq. 21 in the margin o = 1 - xi
@@ -83,9 +85,33 @@ def _cap_warning(name, opts, measure=""):
             f"active set settled{measure}; the model may be inaccurate: raise --max-iter or loosen -e")
 
 
-def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, opts, tol):
+def _certified_newton(problem, lam, beta, tol, warm, opts, log, loss, name):
+    """run_newton at -e tol, then, when the costs vary (mfn.costs_vary), again from beta at
+    -e / 10 while the result's relative duality gap (mfn.certificate) exceeds GAP_GUARD,
+    up to the iteration cap or GAP_GUARD_MIN_EPS.  Returns (st of the last run, n_iter, cg_iter, trace in linsvm's
+    scaling, gap, the last eps)."""
+    eps, n_iter, cg_iter, trace, last = tol, 0, 0, [], math.inf
+    must_certify = costs_vary(problem)
+    while True:
+        st = run_newton(problem, lam, beta, eps, warm, opts, log, loss, name)
+        n_iter, cg_iter = n_iter + st["n_iter"], cg_iter + st["cg_iter"]
+        trace.extend((st["trace"] / lam).tolist())
+        F, gap = certificate(problem, lam, beta, loss, opts)
+        if not must_certify or certified(gap) or st["status"] == 1 or eps <= GAP_GUARD_MIN_EPS \
+                or not math.isfinite(gap) or not progressed(last, F):
+            return st, n_iter, cg_iter, trace, gap, eps
+        last = F
+        if log is not None:
+            log(f"{name} relative duality gap {gap:.3g} > {GAP_GUARD:g}: continuing with eps "
+                f"{eps / 10:g}")
+        eps, warm = eps / 10.0, True
+
+
+def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, opts, tol,
+                   gap, eps):
     """FitResult with statistics in linsvm's scaling (F = f / lam), with the gradient norm
-    at the result, and the iteration cap's warning."""
+    and the relative duality gap (gap, reached at -e eps) at the result, and the warning
+    of the iteration cap or, when the costs vary, of a gap above GAP_GUARD."""
     X = problem.X
     f, g, _, _ = _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
                                n_features=X.n_features, bias=problem.bias, rows=problem.rows,
@@ -98,13 +124,19 @@ def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, o
         "cg_iter": cg_iter,
         "n_active": st["n_active"],
         "grad_norm": float(np.sqrt(vdot(g, g))) / lam,
+        "gap": gap,
         "status": STATUS[st["status"]],
         "trace": trace,
         **exchange_stats(problem, st),
     }
     warning = None
-    if st["status"] == 1:
-        warning = _cap_warning(name, opts, f" (gradient norm {stats['grad_norm']:.3g}, -e {tol:g})")
+    if not math.isfinite(gap):
+        warning = uncertified_warning(name, gap, tol, eps)
+    elif st["status"] == 1:
+        warning = _cap_warning(name, opts, f" (gradient norm {stats['grad_norm']:.3g}, relative "
+                                           f"duality gap {gap:.3g}, -e {tol:g})")
+    elif not certified(gap) and costs_vary(problem):
+        warning = uncertified_warning(name, gap, tol, eps)
     return FitResult(beta, stats, warning=warning, converged=warning is None)
 
 
@@ -128,9 +160,10 @@ def fit_ls(problem, params, start, state, log):
     opts = dict(params.options, n_threads=resolve_threads(params["n_threads"], problem.X.nnz),
                 **_LS_FIXED)
     beta, warm = start_vector(problem, start)
-    st = run_newton(problem, lam, beta, tol, warm, opts, log, LS_LOSS, "ls")
-    return _binary_result("ls", problem, lam, beta, LS_LOSS, st, st["n_iter"], st["cg_iter"],
-                          list(st["trace"] / lam), opts, tol)
+    st, n_iter, cg_iter, trace, gap, eps = _certified_newton(problem, lam, beta, tol, warm, opts,
+                                                             log, LS_LOSS, "ls")
+    return _binary_result("ls", problem, lam, beta, LS_LOSS, st, n_iter, cg_iter, trace, opts,
+                          tol, gap, eps)
 
 
 # ---------------------------------------------------------------------------- mfn-huber
@@ -149,9 +182,10 @@ def fit_huber(problem, params, start, state, log):
     beta, warm = start_vector(problem, start)
     warm, n_iter, cg_iter = subset_seed(problem, lam, beta, tol, warm, opts, log, params.seed,
                                         HUBER_LOSS, "mfn-huber")
-    st = run_newton(problem, lam, beta, tol, warm, opts, log, HUBER_LOSS, "mfn-huber")
-    res = _binary_result("mfn-huber", problem, lam, beta, HUBER_LOSS, st, n_iter + st["n_iter"],
-                         cg_iter + st["cg_iter"], list(st["trace"] / lam), opts, tol)
+    st, n2, cg2, trace, gap, eps = _certified_newton(problem, lam, beta, tol, warm, opts, log,
+                                                     HUBER_LOSS, "mfn-huber")
+    res = _binary_result("mfn-huber", problem, lam, beta, HUBER_LOSS, st, n_iter + n2,
+                         cg_iter + cg2, trace, opts, tol, gap, eps)
     res.stats["n_linear"] = st["n_zone2"]
     return res
 
