@@ -539,12 +539,18 @@ def _one_error_line(r):
     return lines[0]
 
 
-@pytest.mark.parametrize("solver", ["ls", "mfn-l1"])
-def test_overflowing_feature_scales_name_the_file_solver_and_cause(tmp_path, solver):
+@pytest.mark.parametrize("solver", ["ls", "mfn-l1", "oneclass"])
+def test_an_example_whose_squared_norm_overflows_is_refused_naming_its_line(tmp_path, solver):
+    """Feature values of 1e155 square to inf: the example is refused before any solve, in
+    one line naming FILE:LINE of the first such example and what to do."""
     X, y = random_problem(n_samples=60, n_features=8, seed=3)
+    X = X.tolil()
+    X[0, :] = 0.0
+    X = X.tocsr()
     f = write(tmp_path, "big.svm", X * 1e155, y)
+    first = int(np.flatnonzero(np.diff((X * 1e155).indptr))[0])      # row 0 is empty
     line = _one_error_line(invoke(train_cmd, *["-q", "-s", solver, f, tmp_path / "m"]))
-    assert f"error: {f}: {solver}: the weights of the solution are not finite" in line, line
+    assert f"error: {f}:{first + 1}: example {first + 1}: its squared norm overflows" in line, line
     assert "feature values up to" in line and "e+155" in line and "linsvm scale" in line
     assert not (tmp_path / "m").exists()
 
@@ -573,14 +579,16 @@ def test_one_class_on_huge_values_is_one_line_without_a_numpy_warning(tmp_path):
         warnings.simplefilter("always")
         line = _one_error_line(invoke(train_cmd, *["-q", "-s", "oneclass", f, tmp_path / "m"]))
     assert not [w for w in seen if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in seen]
-    assert f"error: {f}: oneclass: the " in line and "offset (rho)" in line, line
-    assert "not finite" in line and "feature values up to" in line and "e+300" in line
+    assert f"error: {f}:1: example 1: its squared norm overflows" in line, line
+    assert "feature values up to" in line and "e+300" in line
 
 
 def test_the_python_api_raises_the_same_data_error_for_a_non_finite_answer():
     X, y = random_problem(n_samples=60, n_features=8, seed=3)
-    with pytest.raises(linsvm.DataError, match=r"^ls: the weights of the solution are not finite"):
+    with pytest.raises(linsvm.DataError, match=r"^example 1: its squared norm overflows"):
         linsvm.train(X * 1e155, y, solver="ls")
+    with pytest.raises(linsvm.DataError, match=r"^mfn: the weights of the solution are not finite"):
+        linsvm.train(X, y, sample_weight=np.r_[1e308, np.ones(59)])
 
 
 def test_an_infinite_option_value_is_refused_as_not_finite(tmp_path):

@@ -633,25 +633,25 @@ def test_overflowing_scaling_is_refused_naming_the_feature(tmp_path, text, kw, w
     data = write_text(tmp_path, text)
     (tmp_path / "out").write_bytes(b"old")
     args = options(**kw)
-    r = invoke([*args, "-o", tmp_path / "out", data])
+    r = invoke(cli, "scale", *[*args, "-o", tmp_path / "out", data], prog_name="linsvm")
     assert r.exit_code == 1 and r.stdout_bytes == b""
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"linsvm scale: error: {data}: ") and what in lines[0], \
         r.stderr
     assert (tmp_path / "out").read_bytes() == b"old"
-    r = invoke([*args, data])
+    r = invoke(cli, "scale", *[*args, data], prog_name="linsvm")
     assert r.exit_code == 1 and r.stdout_bytes == b""
 
 
 def test_limits_whose_width_overflows_are_a_usage_error(tmp_path):
     data = write_text(tmp_path, RULES)
     for args in (["-l", "-1e308", "-u", "1e308"], ["-y", "-1e308", "1e308"]):
-        r = invoke([*args, data])
+        r = invoke(cli, "scale", *[*args, data], prog_name="linsvm")
         assert r.exit_code == 2 and "too far apart" in r.stderr and r.stdout_bytes == b"", r.stderr
     for text, line in (("x\n-1e308 1e308\n1 0 1\n", 2), ("x\n-1 1\n1 -1.7e308 1.7e308\n", 3),
                        ("y\n-1e308 1e308\n0 1\nx\n-1 1\n", 2), ("y\n0 1\n-1e308 1e308\n", 3)):
         bad = write_text(tmp_path, text, "bad.range")
-        r = invoke(["-r", bad, data])
+        r = invoke(cli, "scale", *["-r", bad, data], prog_name="linsvm")
         assert r.exit_code == 1 and r.stderr.startswith(f"linsvm scale: error: {bad}:{line}: "), r.stderr
         assert "overflows" in r.stderr and len(r.stderr.splitlines()) == 1
 

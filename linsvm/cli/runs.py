@@ -18,6 +18,7 @@ from ..io.places import RowPlaces
 from ..io.svmlight import load_svmlight_buffers
 from ..io.weights import read_instance_weights
 from ..problem.catalog import SOLVERS
+from ..problem.checks import OverflowingRowError
 from ..problem.kinds import KINDS
 from ..problem.labels import LabelError, distinct_counts, format_label
 from .console import print_warnings
@@ -156,6 +157,9 @@ def labels_located(data, job=None):
         raise DataError(f"{_label_place(exc, data, job) or data.source}: {exc}") from None
     except NonFiniteSolutionError as exc:
         raise DataError(f"{data.source}: {exc}") from None
+    except OverflowingRowError as exc:
+        where = data.places.where(exc.row) if data.places is not None else None
+        raise DataError(f"{where or data.source}: {exc}") from None
 
 
 def _label_place(exc, data, job):

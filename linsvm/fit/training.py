@@ -183,11 +183,13 @@ def _model(info, params, bias, classes, W, results, class_weight, balanced, seco
 def check_scores(info, X, rows, bias, W, norm):
     """Refuse (DataError) finite weights W (fit.finite checked them) whose decision values
     x.w on the training rows are not: sums over the data overflowed in the solve (norm:
-    the largest ||x||).  |x.w| <= ||x|| ||w||, so only when that bound overflows are the scores
-    computed (one pass per column) and checked."""
+    the largest ||x||).  |x.w| <= ||x|| ||w|| <= ||x|| sqrt(n_weights) max |w_j|, so only
+    when that bound overflows are the scores computed (one pass per column) and checked."""
     cause = (f"sums over the data overflow double precision (feature norms up to {norm:.3g}): "
              "rescale the features, e.g. with linsvm scale, or lower -c and the weights")
-    if np.isfinite(norm * float(np.max(np.sqrt(np.sum(W * W, axis=0))))):
+    # ||w|| <= sqrt(n_weights) max |w_j|, read without a temporary the size of W
+    top = max(float(W.max()), -float(W.min())) if W.size else 0.0
+    if np.isfinite(norm * np.sqrt(W.shape[0]) * top):
         return
     for j in range(W.shape[1]):
         scores = csr_matvec(X.indptr, X.indices, X.data, X.n_features, bias, rows,

@@ -71,6 +71,16 @@ def max_row_norm(X, rows, bias):
                         "when squared: use a smaller -B")
     r = int(rows[bad])
     values = np.abs(X.data[X.indptr[r]:X.indptr[r + 1]])
-    raise DataError(f"example {r + 1}: its squared norm overflows double precision (feature "
-                    f"values up to {values.max():.3g}; no solver can train on such values): "
-                    "rescale the features, e.g. with linsvm scale")
+    raise OverflowingRowError(
+        f"example {r + 1}: its squared norm overflows double precision (feature values up "
+        f"to {values.max():.3g}; no solver can train on such values): rescale the features, "
+        "e.g. with linsvm scale", row=r)
+
+
+class OverflowingRowError(DataError):
+    """An example whose squared norm overflows double precision (max_row_norm); row: its
+    row number in X (0-based), so that a command can name the file and line it came from."""
+
+    def __init__(self, message, row):
+        super().__init__(message)
+        self.row = row
