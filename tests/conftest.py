@@ -3,9 +3,10 @@ generated problems, the bias-augmented matrix, the in-process command runner, an
 markers' guards.
 
 Markers (registered in pyproject.toml): `data` (reads $LINSVM_DATA), `mpi` (launches
-mpiexec), `subprocess` (starts a process), `slow` (over about 2 s).  A test that reads the
-data sets, launches mpiexec or starts a process without its marker fails (the guards
-below), so `pytest -m "not data"` and `-m "not subprocess"` mean what they say.
+mpiexec), `subprocess` (starts a process), `slow` (over about a third of a second:
+`-m "not slow"` is the quick suite).  A test that reads the data sets, launches mpiexec
+or starts a process without its marker fails (the guards below), so `pytest -m "not
+data"` and `-m "not subprocess"` mean what they say.
 """
 import os
 import subprocess

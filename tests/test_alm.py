@@ -314,6 +314,7 @@ def test_one_vs_rest_columns_are_the_binary_problems():
     assert model.objective == pytest.approx(ref.objective, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_costs_scale_the_loss_like_duplicated_examples():
     X, y = random_problem(n_samples=50, n_features=10, seed=3)
     rng = np.random.default_rng(0)

@@ -278,6 +278,7 @@ def test_heart_scale_three_ranks(solver, opts):
     _check(serial, models, Xt)
 
 
+@pytest.mark.slow
 @pytest.mark.data
 @pytest.mark.parametrize("solver", ["alm", "alm-exact"])
 def test_alm_a1a_within_certified_gap(solver):

@@ -129,6 +129,7 @@ def run_script(args, data, timeout=600):
                           capture_output=True, text=True, env=env, timeout=timeout)
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_bench_defaults_without_liblinear_train_skips_end_to_end_with_a_note(tmp_path):
     data = tmp_path / "data"

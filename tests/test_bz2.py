@@ -156,6 +156,7 @@ def test_xz_stream_padding_and_concatenation_are_accepted():
 # both readers give the rows of the text
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level, n_rows", [(1, 3000), (9, 16000)])
 def test_random_text_many_blocks(tmp_path, reader, level, n_rows):
     text = random_text(n_rows, seed=level)
@@ -163,6 +164,7 @@ def test_random_text_many_blocks(tmp_path, reader, level, n_rows):
     assert kind == "ok" and same_result(res, load_svmlight(io.BytesIO(text)))
 
 
+@pytest.mark.slow
 def test_qid_and_long_runs(tmp_path, reader):
     for text, kw in ((random_text(3000, seed=7, qid=True), {"with_qid": True}),
                      (runs_text(20000, seed=1), {})):
@@ -170,6 +172,7 @@ def test_qid_and_long_runs(tmp_path, reader):
         assert kind == "ok" and same_result(res, load_svmlight(io.BytesIO(text), **kw))
 
 
+@pytest.mark.slow
 def test_concatenated_streams_of_different_levels(tmp_path, reader):
     text = random_text(4000, seed=3)
     cuts = [0, 150001, 150001, 400007, len(text)]          # mid-line, and an empty stream
@@ -245,6 +248,7 @@ def test_gzip_readers_agree(tmp_path, monkeypatch, tail):
         assert all(same_result(r, want) for _, r in got.values())
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_sector_fast_equals_stdlib(monkeypatch):
     if not FAST:
@@ -286,6 +290,7 @@ def _text(n_rows, seed):
                     for i in range(n_rows))
 
 
+@pytest.mark.slow
 def test_a_damaged_bz2_gets_one_verdict_whatever_is_installed(tmp_path):
     """A .bz2 whose header's level digit understates its blocks was read (36,471 rows) with
     the fast-io extra and refused by the standard library and `bzip2 -t`.  Now it is
@@ -338,6 +343,7 @@ def test_sound_files_read_the_same_by_both_readers(tmp_path):
         assert checks == [str(tmp_path / "levels.bz2")]       # pbzip2's: read once
 
 
+@pytest.mark.slow
 def test_a_fast_reader_failure_is_judged_by_the_standard_library(tmp_path, monkeypatch):
     """When indexed_bzip2 fails part-way (it refuses randomised blocks, which libbz2 reads),
     the standard library goes on from there: the rows of a sound file, all of them."""

@@ -135,6 +135,7 @@ def test_payoff_hands_over_only_what_the_cap_would_not_certify():
 
 # ------------------------------------------------------------------ dcd hands over
 
+@pytest.mark.slow
 @pytest.mark.parametrize("C", [1.0, 64.0])
 def test_dcd_l1_defaults_on_unscaled_data_reach_the_optimum(C):
     """-s 3 at its defaults on australian-like data: the dual loops alone end far above
@@ -185,6 +186,7 @@ def test_the_common_case_is_unchanged(loss):
     assert hinge(Z, 1.0, on.weights[:, 0], loss) <= 1.01 * L
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["alm", "alm-exact"])
 def test_alm_defaults_on_unscaled_data_reach_the_optimum(solver):
     X, y = unscaled(seed=2)

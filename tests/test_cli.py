@@ -150,6 +150,7 @@ def test_help_lists_every_solver_with_objective_and_tolerance():
         assert f"default {info.default_tol:g}" in text
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_group_version_and_python_m(files):
     # run from tmp: from the repository root `-m linsvm` would find the uncompiled sources

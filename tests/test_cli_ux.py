@@ -200,6 +200,7 @@ def _summary(stderr):
     return {m.group(1): m.group(2) for m in re.finditer(r"([A-Za-z0-9 ]+?) = ([^,\s]+)", stderr)}
 
 
+@pytest.mark.slow
 def test_predict_reports_the_best_f1_threshold(tmp_path):
     from sklearn.metrics import f1_score
     X, y = imbalanced(share=0.9)
@@ -457,6 +458,7 @@ def test_no_progress_when_stderr_is_not_a_terminal(binary, monkeypatch):
     assert "\r" not in invoke(cv_cmd, "-v", "3", f).stderr
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_progress_on_a_real_pty(binary):
     pty = pytest.importorskip("pty")
@@ -482,6 +484,7 @@ def test_progress_on_a_real_pty(binary):
     assert b"\rreading " in out and b"120 rows" in out
 
 
+@pytest.mark.slow
 def test_class_like_rule_judges_cv_folds_by_the_whole_data(tmp_path):
     # 101 classes of 10 rows pass; a 5-fold training part (8 rows per class) must pass too
     rng = np.random.default_rng(4)

@@ -344,6 +344,7 @@ def test_dcd_cocoa_w1a_australian():
     _check(models, ser, Xs, y, Xs, "dcd", loss="l2", tol=0.01)
 
 
+@pytest.mark.slow
 @pytest.mark.data
 @pytest.mark.parametrize("solver", ["sdm-cs", "sdm-ww"])
 def test_sdm_cocoa_abalone_as_classes(solver):
@@ -420,6 +421,7 @@ def test_dcd_round_cap_finishes_in_the_primal_over_the_ranks(loss, P, fit, monke
     assert st["status"] == f"converged (finished to {st['finished_by']})" and st["rounds"] == 2
 
 
+@pytest.mark.slow
 def test_a_failure_in_the_serial_finish_ends_every_rank(monkeypatch, capsys):
     """The serial finish runs on rank 0 while the others wait for it: when it fails,
     rank 0 says so in one line and ends the job (Abort), and no rank is left waiting."""

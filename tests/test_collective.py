@@ -103,6 +103,7 @@ def test_failed_collective_aborts_the_job(capsys):
         in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_solver_fault_on_one_rank_ends_the_job(monkeypatch, capsys):
     # a distributed fit that fails on rank 1 only must not leave rank 0 waiting in its
     # next collective: train() ends the job (Collective.abort -> comm.Abort)

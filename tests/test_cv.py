@@ -55,6 +55,7 @@ def test_fold_scores_equal_training_on_copied_folds():
     np.testing.assert_allclose(res.points[0].scores, expected)
 
 
+@pytest.mark.slow
 def test_warm_path_reaches_cold_models_with_fewer_iterations():
     X, y = make_text_classification(n_samples=3000, n_features=4000, seed=2)
     Cs = [2.0 ** k for k in range(-3, 4)]

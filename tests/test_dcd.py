@@ -277,6 +277,7 @@ def _primal_reference(Xa, t, C):
     return res.fun
 
 
+@pytest.mark.slow
 def test_l2_dcd_that_reaches_the_loop_cap_finishes_with_mfn():
     """--loss l2 at the loop cap used to return the capped point (australian, unscaled:
     56x the optimum after 1000 loops, where LIBLINEAR -s 1 switches to -s 2 and reaches

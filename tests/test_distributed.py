@@ -243,6 +243,7 @@ def test_class_labels_on_one_rank_only_keep_the_serial_order(tmp_path):
         assert shares[0].labels.tolist() == [-1.0, 2.0, 7.0, 5.0]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(pieces=st.lists(st.sampled_from([
     b"1 1:1 2:2\n", b"-1 3:0.5\r\n", b"2 7:1e-3 9:-4\n", b"\n", b"# comment line\n", b"\r\n",
@@ -263,6 +264,7 @@ GOOD = [b"1 1:1 2:2\n", b"# c\n", b"-1 3:1\r\n", b"\n", b"2 1:5 4:1\n", b"1 2:1\
 BAD = [b"1 2:1 1:1\n", b"x 1:1\n", b"1 1:nan\n", b"1 a\n", b"1 0:1\n", b"1 1:1\rx\n"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", BAD)
 def test_error_on_one_rank_same_message_everywhere(tmp_path, bad):
     for where in range(len(GOOD) + 1):
@@ -291,6 +293,7 @@ QID_GOOD = [b"1 qid:1 1:1\n", b"# c\n", b"2 qid:1 2:1\n", b"\n", b"1 qid:2 1:1\n
             b"3 qid:2 3:1\n", b"1 qid:3 1:1\n"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("odd", [b"1 1:1\n", b"2 2:1 3:1\r\n"])
 def test_qid_pattern_is_judged_over_the_whole_file(tmp_path, odd):
     """A row without qid among rows with one (and the reverse): the serial
@@ -395,6 +398,7 @@ def test_chunked_share_equals_serial(tmp_path, monkeypatch):
                               path, n_features=30)
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_nothing_in_linsvm_imports_mpi4py():
     import subprocess

@@ -29,6 +29,7 @@ def test_make_mfn_quick_writes_its_tables(tmp_path):
     assert "| Adult-9 | both | 3 |" in table        # the paper's number beside ours
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_reproduce_quick_skips_targets_without_data(tmp_path):
     # the CI step `make -C examples quick` must pass on a machine without the shared data:

@@ -143,6 +143,7 @@ def _kill_when_writing(proc, directory, rng, timeout=60.0):
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @needs_proc
 @pytest.mark.parametrize("fmt", ["linsvm", "linsvm-binary"])
@@ -171,6 +172,7 @@ def test_kill_9_during_model_save_leaves_no_temporary_file(tmp_path, fmt):
     assert listing(tmp_path) == ["m.model"]
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @needs_proc
 def test_kill_9_with_named_temporary_files_is_cleaned_up_by_the_next_write(tmp_path):
@@ -211,6 +213,7 @@ def test_leftovers_of_live_processes_are_kept(tmp_path, monkeypatch):
     assert not stale.exists() and live.exists() and other.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @needs_proc
 def test_kill_9_during_predict_leaves_no_temporary_file(tmp_path):
@@ -532,6 +535,7 @@ def _closed(fd):
     return lambda: (default_sigint(), os.close(fd))
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("closed,args", [
     (1, ["predict", "-q", "{t}", "{m}", "-"]),
@@ -558,6 +562,7 @@ def test_closed_standard_stream_is_a_one_line_error(files, closed, args):
     assert not (tmp / "o").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("unbuffered", ["", "1"])
 @pytest.mark.parametrize("command", ["predict", "synth"])
@@ -586,6 +591,7 @@ def test_stdout_at_a_file_size_limit_is_a_one_line_error(files, unbuffered, comm
     assert (tmp / "out").stat().st_size == 8192
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("unbuffered", ["", "1"])
 def test_a_closed_pipe_on_stdout_ends_quietly_whatever_the_buffering(files, unbuffered):

@@ -299,6 +299,7 @@ def garbage_is_allowed(kind, tail):
     return False
 
 
+@pytest.mark.slow
 @given(st.sampled_from(sorted(_FORMATS)),
        st.lists(st.binary(max_size=3000) | st.sampled_from([b"", b"1 1:1\n" * 400]),
                 min_size=1, max_size=3),
@@ -405,6 +406,7 @@ def _expected_label_error(labels, lines, kind):
     return None
 
 
+@pytest.mark.slow
 @given(labelled_file(), st.sampled_from(["mfn", "mfn-ord"]))
 @example(([0.0, -0.0], [1, 2], b"0.0 1:1\n-0.0 1:1\n"), "mfn")
 def test_label_errors_name_the_first_offending_line(case, solver):
@@ -469,6 +471,7 @@ def _snapshot(d):
     return out
 
 
+@pytest.mark.slow
 @given(st.sampled_from(_PATHS), st.sampled_from(_PATHS), st.sampled_from(_PATHS[:-1]))
 def test_outputs_that_are_inputs_or_each_other_are_refused_before_any_work(out, map_, inp):
     """`linsvm renumber IN OUT MAP` (whose OUT may be '-'): refused, with nothing

@@ -122,6 +122,7 @@ FAMILIES = ["mfn", "mfn-huber", "mfn-l1", "mfn-ord", "dcd", "sdm-cs", "sdm-ww", 
             "alm-exact", "perf", "perf-ord"]
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("solver", FAMILIES)
 def test_ctrl_c_stops_training_and_keeps_the_old_model(solver, data_file, tmp_path, children):
@@ -135,6 +136,7 @@ def test_ctrl_c_stops_training_and_keeps_the_old_model(solver, data_file, tmp_pa
     _assert_interrupted(status, err, tmp_path, kept=[model])
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("solver", ["mfn", "sdm-cs", "dcd"])
 def test_ctrl_c_stops_a_quiet_solve(solver, data_file, tmp_path, children):
@@ -149,6 +151,7 @@ def test_ctrl_c_stops_a_quiet_solve(solver, data_file, tmp_path, children):
     _assert_interrupted(status, err, tmp_path, kept=[model])
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_ctrl_c_stops_cross_validation(data_file, tmp_path, children):
     proc, lines = _start(children, ["cv", "-s", "mfn", *ENDLESS, "-v", "3", data_file], tmp_path)
@@ -157,6 +160,7 @@ def test_ctrl_c_stops_cross_validation(data_file, tmp_path, children):
     _assert_interrupted(status, err, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_ctrl_c_stops_prediction_and_keeps_the_old_output(problem, tmp_path, children):
     """Predicting a stream that is still arriving (a pipe kept open): the output file
@@ -186,6 +190,7 @@ def _sigint_after(delay):
     return timer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["mfn", "sdm-cs"])
 def test_train_raises_keyboard_interrupt(solver, problem):
     """linsvm.train in this process, SIGINT from a timer thread: KeyboardInterrupt from the
@@ -387,6 +392,7 @@ def test_an_interrupt_wrapped_by_python_is_still_interrupted(capsys):
         other()
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_swallowed_interrupt_still_ends_the_command(tmp_path):
     """A Ctrl-C whose KeyboardInterrupt something swallows on its way (an `except
@@ -494,6 +500,7 @@ def _solver_line(line):
     return not line.startswith("class ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", list(_BUSY))
 def test_stop_running_solves_stops_every_other_family_in_another_thread(solver):
     """stop_running_solves() makes a solve of each family running in a worker thread raise
@@ -524,6 +531,7 @@ def test_stop_running_solves_stops_every_other_family_in_another_thread(solver):
     assert np.isfinite(model.weights).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver,after_first_line", [("cdn", False), ("glmnet", False),
                                                      ("lr", True)])
 def test_train_of_other_families_raises_keyboard_interrupt(solver, after_first_line,

@@ -136,6 +136,7 @@ def test_weak_duality_at_random_points(solver):
 
 # ------------------------------------------------------------------ against references
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
 @pytest.mark.parametrize("bias", [1.0, -1.0])
@@ -320,6 +321,7 @@ def test_registry_codes_options_and_serial_only():
         make_params("cdn", options={"inner_max_iter": 5})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_zero_cost_examples_and_empty_columns(solver):
     """Examples of cost 0 change nothing (the solve equals the one without them); a warm
@@ -356,6 +358,7 @@ def test_rows_subset_and_order(solver):
 
 # ------------------------------------------------------------------ glmnet's threads
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_threads_give_the_same_model_bit_for_bit(solver):
     """Sums over long columns (and glmnet's over many rows) are taken by fixed blocks

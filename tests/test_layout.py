@@ -114,6 +114,7 @@ def test_every_module_has_a_layer():
         assert 0 <= layer(module) < len(LAYERS), module
 
 
+@pytest.mark.slow
 def test_imports_go_downwards_only():
     """A module imports its own layer and those below, never one above."""
     offenders = []
@@ -125,6 +126,7 @@ def test_imports_go_downwards_only():
     assert offenders == []
 
 
+@pytest.mark.slow
 def test_no_import_cycle():
     graph = {m: {t for t, *_ in _imports(m) if t in MODULES and t != m} for m in MODULES}
     state, stack, cycles = {}, [], []
@@ -146,6 +148,7 @@ def test_no_import_cycle():
     assert cycles == []
 
 
+@pytest.mark.slow
 def test_imports_inside_functions_are_for_late_third_party_packages_only():
     """linsvm's own modules and the standard library are imported at the top of a
     module; a function imports only an optional or slow third-party package."""
@@ -198,6 +201,7 @@ def test_lazy_names_resolve_and_respect_the_layers():
         assert callable(lazy.resolve())
 
 
+@pytest.mark.slow
 def test_modules_and_functions_are_small():
     long_modules = [f"{m}: {len(p.read_text().splitlines())} lines" for m, p in MODULES.items()
                     if len(p.read_text().splitlines()) > MAX_MODULE_LINES]

@@ -115,6 +115,7 @@ def test_tables_cover_liblinears_own_usage():
     assert usage_codes == CODES
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["2", "svr"])
 def test_a_huge_e_stops_at_once_as_liblinear_does(tmp_path, solver):
     """LIBLINEAR takes any -e > 0; `-e 1e9` makes its Newton solvers stop at their first

@@ -179,6 +179,7 @@ def test_readme_quick_start_on_the_real_heart_scale(tmp_path):
         assert _close(got[2], ref[2], 1e-1 if code == 4 else 5e-2), code    # -s 4: rand()
 
 
+@pytest.mark.slow
 def test_readme_train_examples_give_liblinears_results(heart):
     """train's examples: -c, -w1 5, a parameter, -v (leave-one-out, where the folds are
     LIBLINEAR's too) and -C (leave-one-out on 60 rows): the same numbers."""
@@ -368,6 +369,7 @@ def test_more_folds_than_data_is_leave_one_out(data):
         assert acc == pytest.approx(L.train(y[:20], x[:20], "-s 2 -v 20 -q"))
 
 
+@pytest.mark.slow
 def test_parameter_search_returns_liblinears_tuple(data, regression):
     y, x = data
     with _silent():

@@ -341,6 +341,7 @@ def test_sklearn_bad_parameters():
         LogisticRegression(class_weight={7: 2.0}).fit(X, y)
 
 
+@pytest.mark.slow
 def test_sklearn_estimator_checks_pass():
     """scikit-learn's own estimator checks on LogisticRegression (all of them)."""
     from sklearn.utils.estimator_checks import check_estimator

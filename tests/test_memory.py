@@ -106,6 +106,7 @@ def test_slow_but_fitting_run_says_why():
     assert any(line.startswith("note: 2097152 features but 2 non-zeros") for line in lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", sorted(SOLVERS))
 def test_estimate_covers_the_solve(solver):
     """The estimate is an upper bound of what the solve allocates (tracemalloc

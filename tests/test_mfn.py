@@ -212,6 +212,7 @@ def test_same_seed_same_model_bytes():
     assert a.weights.tobytes() == b.weights.tobytes()
 
 
+@pytest.mark.slow
 @pytest.mark.data
 @pytest.mark.parametrize("C", [0.5, 4.0])
 def test_matches_liblinear_s2_on_real_data(C):
@@ -530,6 +531,7 @@ def _imbalanced_text(n=10000, d=4000):
     return X, np.where(y == 1.0, 1.0, -1.0)
 
 
+@pytest.mark.slow
 def test_forcing_guard_keeps_imbalanced_steps_from_ending_after_one_cgls_iteration():
     # With 2.5% positives the gradient is mostly one direction (the bias and the mean of
     # the negatives): one CGLS iteration cuts ||r|| tenfold, and the forcing term alone
@@ -560,6 +562,7 @@ def _costs(y, class_weight=None, sample_weight=None):
     return c
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 3, 5])
 @pytest.mark.parametrize("weights", ["class", "example"])
 def test_default_stop_is_within_1pct_under_extreme_weights(seed, weights):

@@ -250,6 +250,7 @@ def test_l1_objective_within_the_certified_gap_of_the_dual_optimum(C, tol):
     assert F >= D_star * (1 - 1e-9)
 
 
+@pytest.mark.slow
 def test_l1_stage_ends_once_its_smoothed_objective_certifies_the_hinge():
     # F <= F_tau (H_tau >= max(0, xi)), so a stage may end at the first Newton iterate
     # with F_tau <= (1 + tol) D_max of the earlier stages.  Here the second stage ends
@@ -400,6 +401,7 @@ def test_l1_warm_start_needs_fewer_iterations_and_reaches_the_same_objective():
     np.testing.assert_array_equal(again.weights, warm.weights)
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_l1_tight_tolerance_never_increases_the_smoothed_objective_regression():
     # At tau ~ 1e-7 on a9a a Newton direction of norm 1e-13 once produced an "exact" step
@@ -521,6 +523,7 @@ def test_ord_with_two_ranks_is_mfn_up_to_the_threshold_bias_reparametrization(bi
     np.testing.assert_array_equal(ordm.predict(X) == 7.0, mfnm.predict(X) == 1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_ord_line_search_matches_brute_force(seed):
     rng = np.random.default_rng(200 + seed)

@@ -93,6 +93,7 @@ def _assert_same_model(serial, models, X_test):
     assert models[0].stats["ranks"] == len(models)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["uneven", "empty"])
 @pytest.mark.parametrize("n_ranks", [2, 3])
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -105,6 +106,7 @@ def test_distributed_equals_serial(solver, n_ranks, layout):
     assert models[0].stats["n_active"] == serial.stats["n_active"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_class_on_one_rank_only(solver):
     """Rows sorted by label: the first class in the union's order lives on rank 0 only
@@ -142,6 +144,7 @@ def test_mfn_options_distributed(options):
         assert kkt <= 1e-8 and all(m.stats["kkt_violation"] == kkt for m in models)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_sample_weights_and_balanced_classes(solver):
     """Per-row weights travel with the rows; "balanced" counts the classes over every rank."""
@@ -352,6 +355,7 @@ def _shared(name, test_name):
     return X, y, load_svmlight(test, n_features=nf)[0]
 
 
+@pytest.mark.slow
 @pytest.mark.data
 @pytest.mark.parametrize("solver", ["mfn", "ls", "mfn-huber", "mfn-l1"])
 def test_w1a_three_ranks(solver):

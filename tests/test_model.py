@@ -911,6 +911,7 @@ def test_non_finite_binary_weights_with_a_valid_crc_are_refused(tmp_path):
         _loads(head + raw + b"\nend\n", "x")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("format", ["linsvm-text", "linsvm-binary", "liblinear"])
 def test_loading_streams_into_the_weight_array(tmp_path, format):
     """Loading once held the whole file, its decoded text, its lines and one Python float

@@ -34,7 +34,7 @@ from linsvm.model import load_model
 from linsvm.solvers import SOLVERS
 from test_fuzz_input import LABELS
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.mpi, pytest.mark.slow]      # each launch takes seconds
 
 RTOL = 1e-9         # the objective of a distributed solve against the serial one (relative)
 
@@ -463,7 +463,6 @@ def test_a_fault_on_one_rank_ends_the_job(cli_job):
 
 # ------------------------------------------------------------------ Ctrl-C under mpiexec
 
-@pytest.mark.slow
 def test_ctrl_c_during_a_distributed_solve_prints_interrupted_on_every_rank(tmp_path):
     # Ctrl-C to the process group once the solve is under way (its first progress line:
     # the ranks are in their collectives then); -e 1e-300 and no iteration cap keep it
@@ -528,7 +527,6 @@ if rank == 0:
 """
 
 
-@pytest.mark.slow
 def test_lr_at_its_default_tolerance_is_the_serial_model_to_that_tolerance(tmp_path):
     """The README's claim for -e at its default: on 3 ranks (rank 0 without rows) the sums
     are added in another order, so the stop may land one iteration elsewhere; both results

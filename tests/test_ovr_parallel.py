@@ -103,6 +103,7 @@ def test_worker_error_reaches_the_caller():
         _one_vs_rest(fit_column, np.arange(6.0), W, 3, None)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_columns_running_in_worker_threads(python_sigint):
     """Ctrl-C reaches only the main thread: the columns' solves running in the worker
     threads must be stopped too (linsvm.runtime.interrupt), and joined, before train() raises,
@@ -126,6 +127,7 @@ def test_ctrl_c_stops_the_columns_running_in_worker_threads(python_sigint):
     assert not [th for th in threading.enumerate() if th.name.startswith("linsvm-ovr")]
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_parallel_cross_validation_folds(python_sigint):
     """cross_validate(n_jobs=2) runs its folds in worker threads: Ctrl-C must stop the
     folds' running solves, start no further grid point or fold, and join the workers

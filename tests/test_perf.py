@@ -362,6 +362,7 @@ def scipy_pairwise_reference(X, y, C, qid=None):
     return -res.fun, D.T @ res.x
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("levels,with_qid", [(2, False), (3, False), (3, True)])
 def test_perf_ord_matches_explicit_pairwise_liblinear(levels, with_qid):
     """perf-ord against OP4 written out as an SVM on the pair differences: a certified

@@ -65,6 +65,7 @@ def mpl():
     return pytest.importorskip("matplotlib")
 
 
+@pytest.mark.slow
 def test_png_is_written_and_valid(tmp_path, mpl):
     res = c_grid()
     fig = plot.plot_cv(res, tmp_path / "cv.png", solver="mfn")
@@ -79,6 +80,7 @@ def test_png_is_written_and_valid(tmp_path, mpl):
     assert fig.axes[0].get_title() == "mfn: 3-fold cross-validation accuracy"
 
 
+@pytest.mark.slow
 def test_svg_is_written_and_valid(tmp_path, mpl):
     plot.plot_cv(c_grid(), tmp_path / "cv.svg", solver="dcd")
     root = ET.parse(tmp_path / "cv.svg").getroot()
@@ -121,6 +123,7 @@ def test_few_p_values_give_one_curve_each(tmp_path, mpl):
     assert f"p = {best.p:.6g}" in star.get_label()
 
 
+@pytest.mark.slow
 def test_many_p_values_give_a_contour_with_the_best_at_C_and_p(tmp_path, mpl):
     res = p_grid(11, metric="accuracy", higher=True)
     fig = plot.plot_cv(res, tmp_path / "cv.svg", solver="alm")

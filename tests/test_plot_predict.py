@@ -137,6 +137,7 @@ def test_probability_output_adds_the_reliability_diagram(binary, mpl):
     np.testing.assert_allclose(yy, observed, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_regression_draws_predicted_against_true(tmp_path, mpl):
     rng = np.random.default_rng(3)
     X, _ = random_problem(n_samples=200, n_features=8, seed=2)

@@ -178,6 +178,7 @@ def test_one_class_ignores_labels_and_keeps_nu(tmp_path):
     assert outside <= 0.1 + 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_synth_regression_round_trip(tmp_path):
     out = subprocess.run([sys.executable, "-m", "linsvm", "synth", "--regression", "--n-samples", "300",

@@ -466,6 +466,7 @@ def _run_module(args, **kw):
                           capture_output=True, env=child_env(), timeout=120, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("packed", [False, True])
 def test_stdin_is_spooled(tmp_path, packed):

@@ -48,6 +48,7 @@ LOSS_DUAL = [("epsilon_insensitive", True), ("squared_epsilon_insensitive", True
              ("squared_epsilon_insensitive", False)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss, dual", LOSS_DUAL)
 @pytest.mark.parametrize("fit_intercept, scaling", [(True, 1.0), (True, 10.0), (False, 1.0)])
 def test_linear_svr_equals_scikit_learns_on_its_objective(loss, dual, fit_intercept, scaling):

@@ -48,6 +48,7 @@ def test_help_and_version_import_nothing_numeric(tmp_path, args):
     assert not {m for m in mods if m.startswith("linsvm._")} - {"linsvm._lazy", "linsvm._version"}
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_train_and_predict_import_no_scipy(tmp_path, files):
     data, model = files
@@ -90,6 +91,7 @@ TEARDOWN = ("import sys\n"
             "keep = Teardown()\n")
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_finished_command_ends_without_the_teardown_and_keeps_its_output(tmp_path):
     # linsvm.runtime.quick_exit: the entry points end the process once the command has

@@ -117,6 +117,7 @@ def _limit_address_space(limit):
     return set_limit
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_synth_checks_memory_before_allocating(tmp_path):
     """`linsvm synth --n-features 2147483647` tried the allocation and printed "out of

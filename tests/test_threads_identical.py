@@ -82,6 +82,7 @@ THREADED = ["mfn", "ls", "mfn-huber", "mfn-l1", "mfn-ord", "alm", "alm-exact", "
             "svr", "lr", "softmax", "cdn", "glmnet"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", THREADED)
 def test_models_are_bitwise_the_same_on_one_and_two_threads(solver):
     """Every solver with --n-threads (the registry's option) is covered."""

@@ -182,6 +182,7 @@ CASES = [(s, P, lay) for s in ("mfn", "ls", "mfn-huber") for P in (2, 3)
 TOL.update({"svr": 1e-9, "lr": 1e-8})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver,P,layout", CASES)
 def test_split_equals_serial(solver, P, layout):
     """The mfn family splits its Newton loop too (the step scattered to T_r, beta gathered
