@@ -39,7 +39,7 @@ def default_sigint():
     """preexec_fn of a child that a test interrupts: it starts with SIGINT's default
     disposition whatever this process has.  A runner started with SIGINT ignored (a
     shell script's background job, `nohup pytest -q tests &`) would pass SIG_IGN on to
-    every child, and a Python child keeps an ignored SIGINT ignored (issue 31 item 8)."""
+    every child, and a Python child keeps an ignored SIGINT ignored."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -138,7 +138,7 @@ else:
     _hyp_settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
-# The compiled entries take keyword-only arguments without defaults (issue 16: the
+# The compiled entries take keyword-only arguments without defaults (the
 # solvers' option registry is the only place a default lives).  Tests that call them
 # directly were written against the settings below, the entries' former defaults; these
 # adapters pass them by name, with the test's own arguments on top.

@@ -290,3 +290,12 @@ def test_readme_second_command_is_what_ci_runs():
     assert at == sorted(at), parts
     between = ci[at[0] + len(parts[0]):at[-1]]
     assert between.count("pytest") == 1 and "pytest -q -m data tests" in between, between
+
+
+def test_tests_are_named_after_behaviours_not_issues():
+    """The issues are not in the repository: a test, its docstring and its comments say
+    the behaviour they pin, never an issue's or an item's number."""
+    number = re.compile(r"\b(issue|item)" + r"[ _]?[0-9]+", re.I)
+    found = [f"{path.name}:{n}" for path in sorted((ROOT / "tests").glob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1) if number.search(line)]
+    assert found == []

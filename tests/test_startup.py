@@ -1,4 +1,4 @@
-"""What the commands import (issue 28's start-up): --help and --version nothing numeric,
+"""What the commands import (start-up): --help and --version nothing numeric,
 linsvm-train and linsvm-predict on a file neither SciPy nor NumPy's masked arrays
 (np.unique pulls them in), nor scikit-learn, mpi4py or matplotlib, nor the fast-io
 readers on a plain text file, nor the parts of the command only some runs need (-b 1,

@@ -104,7 +104,7 @@ class _CountingComm:
 def test_plan_holds_no_other_ranks_touched_list():
     """A rank receives its own weights' owners, the weights it is home to (j mod P), and
     (weight, rank) pairs for the shared weights it owns -- never another rank's whole
-    touched list (issue 29: with P ranks touching millions of hashed features each, P
+    touched list (with P ranks touching millions of hashed features each, P
     lists per rank did not fit)."""
     P, d = 3, 3000
     rng = np.random.default_rng(5)
