@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import DataError, LinsvmError, ParameterError
 from ..io.atomic import atomic_output
 from ..problem.metric_names import PERCENT_METRICS
+from .messages import CommandError, UsageLineError
 
 __all__ = ["MatplotlibMissing", "PLOT_FORMATS", "MAX_CURVES", "require_matplotlib",
            "plot_format", "plot_cv", "save_figure"]
@@ -54,6 +55,20 @@ def require_matplotlib():
     except ImportError as exc:
         raise MatplotlibMissing(f"plotting needs matplotlib: {INSTALL_HINT}") from exc
     return matplotlib
+
+
+def check_plot_file(plot_file):
+    """A --plot name's part of the checks every command makes before its work: an
+    extension plot_format knows (else a usage error) and matplotlib importable (else one
+    line saying how to install it)."""
+    try:
+        plot_format(plot_file)
+    except ParameterError as exc:
+        raise UsageLineError(str(exc)) from None
+    try:
+        require_matplotlib()
+    except MatplotlibMissing:
+        raise CommandError("--plot needs matplotlib: pip install 'linsvm[plot]'") from None
 
 
 def plot_format(path) -> str:

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError
 from ..io.atomic import check_output_path, same_target
 from ..problem import curves
 from ..problem.kinds import get_kind
 from ..problem.labels import format_label
 from ..problem.metrics import positive_class, positive_scores, prbep, regression_measures, roc_area
 from .messages import CommandError, UsageLineError
-from .plot import MatplotlibMissing, plot_format, require_matplotlib, save_figure
+from .plot import check_plot_file, plot_format, require_matplotlib, save_figure
 
 __all__ = ["CURVE_KINDS", "plot_prediction", "check_plot_request", "check_plot_model"]
 
@@ -39,14 +39,7 @@ def check_plot_request(plot_file, test_file, model_file, output_file):
     """--plot, before anything is read: a .png, .svg or .pdf name, matplotlib importable
     (as linsvm-cv --plot), a path that can be written and is none of the inputs or the
     output file."""
-    try:
-        plot_format(plot_file)
-    except ParameterError as exc:
-        raise UsageLineError(str(exc)) from None
-    try:
-        require_matplotlib()
-    except MatplotlibMissing:
-        raise CommandError("--plot needs matplotlib: pip install 'linsvm[plot]'") from None
+    check_plot_file(plot_file)
     if same_target(plot_file, output_file):
         raise UsageLineError(f"--plot {plot_file} is also the output file")
     check_output_path(plot_file, what="plot file", inputs=(test_file, model_file))

@@ -8,7 +8,6 @@ import time
 import click
 import numpy as np
 
-from ..errors import ParameterError
 from ..fit.cv import parse_grid
 from ..fit.reporting import collecting_warnings
 from ..fit.search import check_C_search
@@ -18,8 +17,8 @@ from ..io.streams import check_stdout, print_lines
 from ..problem.catalog import SOLVERS
 from ..problem.kinds import PERCENT_METRICS
 from .console import Console, print_warnings
-from .messages import CommandError, UsageLineError
-from .plot import MatplotlibMissing, plot_cv, plot_format, require_matplotlib
+from .messages import UsageLineError
+from .plot import check_plot_file, plot_cv
 from .job import open_job
 from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
                    note_imbalance, read_line)
@@ -151,14 +150,7 @@ def _edge_warning(res, Cs):
 def _check_plot(job, plot_file, training_file, instance_weights, shards, output_model):
     """--plot, before the grid runs: a .png or .svg name, matplotlib importable, a path
     that can be written and is none of the inputs or the output model."""
-    try:
-        plot_format(plot_file)
-    except ParameterError as exc:
-        raise UsageLineError(str(exc)) from None
-    try:
-        require_matplotlib()
-    except MatplotlibMissing:
-        raise CommandError("--plot needs matplotlib: pip install 'linsvm[plot]'") from None
+    check_plot_file(plot_file)
     if output_model is not None and same_target(plot_file, output_model):
         raise UsageLineError(f"--plot {plot_file} is also the --output-model file")
     job.run(check_output, plot_file, "plot file", training_file, instance_weights, shards,
