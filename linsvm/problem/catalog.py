@@ -231,8 +231,9 @@ register(SolverInfo(
     objective="1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i)^2   (L2-SVM, as LIBLINEAR -s 2)",
     default_tol=0.01,
     tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13), or the gradient test "
-                "||grad F|| <= 0.3 eps min(n+,n-)/n ||grad F(0)|| (--gtol), whichever comes first, "
-                "once the duality gap certifies 1% (else it continues at eps / 10)",
+                "||grad F|| <= 0.3 eps min(n+,n-)/n ||grad F(0)|| (--gtol), whichever comes "
+                "first, and, with class or instance weights that vary, once the duality gap "
+                "certifies 1% (else it continues at eps / 10)",
     paper="Keerthi & DeCoste 2005, Sections 3-4 and Appendix A",
     fit=_fit("mfn", "fit_mfn"),
     family="mfn",
@@ -251,8 +252,9 @@ def _pick(*names):
 
 # Work arrays as mfn's (shared Newton-CG core).
 _MEMORY_LS = work_memory(12, 176)
-_EQ13_CERTIFIED = ("relative CGLS residual, ||r|| <= eps ||z|| (eq. 13), once the duality gap "
-                   "certifies 1% (else it continues at eps / 10)")
+_EQ13_CERTIFIED = ("relative CGLS residual, ||r|| <= eps ||z|| (eq. 13), and, with class or "
+                   "instance weights that vary, once the duality gap certifies 1% (else it "
+                   "continues at eps / 10)")
 
 register(SolverInfo(
     name="ls",

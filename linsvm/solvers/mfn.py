@@ -99,8 +99,9 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
     dual KKT violation (L2 loss) as "kkt".  gstop: also stop at the first iterate with
     ||grad|| <= gstop ||grad at 0|| (0: off); gap_stop > 0: that test counts only once it
     certifies a relative duality gap of gap_stop too (csrc/_mfn.pyx, newton_solve).
-    until(it, objective, cg_it): a test after each step that moved beta (objective = f / lam; beta in place is the iterate); True ends the
-    solve there (status 4; distributed, it must answer alike on every rank)."""
+    until(it, objective, cg_it): a test after each step that moved beta (objective = f /
+    lam; beta in place is the iterate); True ends the solve there (status 4; distributed,
+    it must answer alike on every rank)."""
     callback = None
     if log is not None or until is not None:
         def callback(it, f, n_active, cg_it):

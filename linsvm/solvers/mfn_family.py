@@ -88,8 +88,8 @@ def _cap_warning(name, opts, measure=""):
 def _certified_newton(problem, lam, beta, tol, warm, opts, log, loss, name):
     """run_newton at -e tol, then, when the costs vary (mfn.costs_vary), again from beta at
     -e / 10 while the result's relative duality gap (mfn.certificate) exceeds GAP_GUARD,
-    up to the iteration cap or GAP_GUARD_MIN_EPS.  Returns (st of the last run, n_iter, cg_iter, trace in linsvm's
-    scaling, gap, the last eps)."""
+    up to the iteration cap or GAP_GUARD_MIN_EPS.  Returns (st of the last run, n_iter,
+    cg_iter, trace in linsvm's scaling, gap, the last eps)."""
     eps, n_iter, cg_iter, trace, last = tol, 0, 0, [], math.inf
     must_certify = costs_vary(problem)
     while True:
