@@ -148,3 +148,30 @@ def run_ranks(fn, n_ranks, timeout=120):
         t.join(timeout)
     assert not any(t.is_alive() for t in threads), "a rank was left waiting"
     return out
+
+
+def block_cuts(n, n_ranks, layout):
+    """Row boundaries of n rows over 2 or 3 ranks: "uneven" blocks, or with an empty one."""
+    if layout == "uneven":
+        return [0, n // 3, n] if n_ranks == 2 else [0, n // 7, n // 2, n]
+    return [0, 0, n] if n_ranks == 2 else [0, n // 2, n // 2, n]
+
+
+def train_on_ranks(X, y, cuts, solver, coll=None, **kw):
+    """Every rank's linsvm.train model, rank r training on rows cuts[r]:cuts[r+1] through
+    coll(comm) (default linsvm's Collective); a rank's exception is raised here."""
+    import linsvm
+    from linsvm.runtime.collective import Collective
+
+    collective = Collective if coll is None else coll
+
+    def work(comm):
+        r = comm.Get_rank()
+        return linsvm.train(X[cuts[r]:cuts[r + 1]], y[cuts[r]:cuts[r + 1]], solver=solver,
+                            comm=collective(comm), **kw)
+
+    out = run_ranks(work, len(cuts) - 1)
+    for res in out:
+        if isinstance(res, BaseException):
+            raise res
+    return out

@@ -19,7 +19,7 @@ from linsvm.runtime.collective import Collective
 from linsvm.problem import CSRBuffers
 from linsvm.io.synth import make_text_classification
 from conftest import augmented, random_problem, shared_file, targets
-from fakempi import run_ranks
+from fakempi import block_cuts as _cuts, run_ranks, train_on_ranks
 
 
 # ------------------------------------------------------------------ independent references
@@ -584,24 +584,6 @@ def test_separable_data_at_huge_C_ends(solver):
 
 # ------------------------------------------------------------------ distributed (lr, softmax)
 
-def _cuts(n, P, layout):
-    if layout == "uneven":
-        return [0, n // 3, n] if P == 2 else [0, n // 7, n // 2, n]
-    return [0, 0, n] if P == 2 else [0, n // 2, n // 2, n]
-
-
-def _train_ranks(X, y, cuts, solver, coll=Collective, **kw):
-    def work(comm):
-        r = comm.Get_rank()
-        return linsvm.train(X[cuts[r]:cuts[r + 1]], y[cuts[r]:cuts[r + 1]], solver=solver,
-                            comm=coll(comm), **kw)
-    out = run_ranks(work, len(cuts) - 1)
-    for res in out:
-        if isinstance(res, BaseException):
-            raise res
-    return out
-
-
 @pytest.mark.parametrize("layout", ["uneven", "empty"])
 @pytest.mark.parametrize("n_ranks", [2, 3])
 @pytest.mark.parametrize("solver", ["lr", "softmax"])
@@ -637,7 +619,7 @@ def test_distributed_default_stop_agrees_with_serial_to_the_stopping_tolerance(n
     objectives differ by at most the larger certified gap (F - F* <= gap F for each)."""
     X, y, _, _ = text_binary
     serial = linsvm.train(X, y, solver="lr", C=4.0)
-    models = _train_ranks(X, y, _cuts(X.shape[0], n_ranks, "uneven"), "lr", C=4.0)
+    models = train_on_ranks(X, y, _cuts(X.shape[0], n_ranks, "uneven"), "lr", C=4.0)
     f_s, f_d = serial.stats["objective"], models[0].stats["objective"]
     g_s, g_d = serial.stats["gap"], models[0].stats["gap"]
     assert g_s <= 0.01 and g_d <= 0.01
@@ -650,7 +632,7 @@ def test_distributed_warm_start_and_one_vs_rest():
                                     seed=2)
     init = linsvm.train(X, y, solver="lr", C=0.5)
     serial = linsvm.train(X, y, solver="lr", C=2.0, tol=1e-8, init=init)
-    models = _train_ranks(X, y, [0, 100, 100, 450], "lr", C=2.0, tol=1e-8, init=init)
+    models = train_on_ranks(X, y, [0, 100, 100, 450], "lr", C=2.0, tol=1e-8, init=init)
     assert models[0].weights.shape == (301, 3)
     assert abs(models[0].stats["objective"] - serial.stats["objective"]) <= 1e-9 * serial.stats["objective"]
     assert all(np.array_equal(m.weights, models[0].weights) for m in models)
@@ -679,7 +661,7 @@ def test_one_allreduce_per_cg_iteration(solver, text_binary):
         recs[comm.Get_rank()] = _Recording(comm)
         return recs[comm.Get_rank()]
 
-    models = _train_ranks(X, y, [0, 170, 500], solver, coll=coll, tol=1e-6, precondition=False)
+    models = train_on_ranks(X, y, [0, 170, 500], solver, coll, tol=1e-6, precondition=False)
     nb = (X.shape[1] + 1) * k
     st = models[0].stats
     for rec in recs.values():

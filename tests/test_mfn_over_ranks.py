@@ -29,7 +29,7 @@ import scipy.sparse as sp
 import linsvm
 from linsvm import _testing
 from conftest import shared_file
-from fakempi import run_ranks
+from fakempi import block_cuts as _cuts, run_ranks, train_on_ranks
 from linsvm.runtime.collective import Collective
 from linsvm.io.svmlight import load_svmlight
 from linsvm.io.synth import make_text_classification
@@ -59,27 +59,6 @@ def _data(solver):
     return _ordinal_set() if solver == "mfn-ord" else _binary_set()
 
 
-def _cuts(n, n_ranks, layout):
-    """Row boundaries of the blocks: uneven, or with an empty block."""
-    if layout == "uneven":
-        return [0, n // 3, n] if n_ranks == 2 else [0, n // 7, n // 2, n]
-    return [0, 0, n] if n_ranks == 2 else [0, n // 2, n // 2, n]
-
-
-def _train_ranks(X, y, cuts, solver, coll=Collective, **kw):
-    """Every rank's model (rank r trains on rows cuts[r]:cuts[r+1])."""
-    def work(comm):
-        r = comm.Get_rank()
-        return linsvm.train(X[cuts[r]:cuts[r + 1]], y[cuts[r]:cuts[r + 1]], solver=solver,
-                            comm=coll(comm), **kw)
-
-    out = run_ranks(work, len(cuts) - 1)
-    for res in out:
-        if isinstance(res, BaseException):
-            raise res
-    return out
-
-
 def _assert_same_model(serial, models, X_test):
     f_s, f_d = serial.stats["objective"], models[0].stats["objective"]
     assert abs(f_d - f_s) <= RTOL * abs(f_s), (f_s, f_d)
@@ -101,7 +80,7 @@ def test_distributed_equals_serial(solver, n_ranks, layout):
     X, y, Xt, _ = _data(solver)
     kw = {"tol": TOL[solver]} if solver in TOL else {}
     serial = linsvm.train(X, y, solver=solver, **kw)
-    models = _train_ranks(X, y, _cuts(X.shape[0], n_ranks, layout), solver, **kw)
+    models = train_on_ranks(X, y, _cuts(X.shape[0], n_ranks, layout), solver, **kw)
     _assert_same_model(serial, models, Xt)
     assert models[0].stats["n_active"] == serial.stats["n_active"]
 
@@ -123,7 +102,7 @@ def test_class_on_one_rank_only(solver):
         assert y[-1] not in set(y[:cuts[2]])
     kw = {"tol": TOL[solver]} if solver in TOL else {}
     serial = linsvm.train(X, y, solver=solver, **kw)
-    _assert_same_model(serial, _train_ranks(X, y, cuts, solver, **kw), Xt)
+    _assert_same_model(serial, train_on_ranks(X, y, cuts, solver, **kw), Xt)
 
 
 @pytest.mark.parametrize("options", [
@@ -137,7 +116,7 @@ def test_mfn_options_distributed(options):
     X, y, Xt, _ = _binary_set(seed=4)
     kw = dict(options, C=4.0, tol=TOL["mfn"])
     serial = linsvm.train(X, y, solver="mfn", **kw)
-    models = _train_ranks(X, y, _cuts(X.shape[0], 3, "empty"), "mfn", **kw)
+    models = train_on_ranks(X, y, _cuts(X.shape[0], 3, "empty"), "mfn", **kw)
     _assert_same_model(serial, models, Xt)
     if "kkt_tol" in options:
         kkt = models[0].stats["kkt_violation"]
@@ -174,7 +153,7 @@ def test_extreme_class_weight_is_certified_over_the_ranks_to_the_stopping_tolera
     X, y, _, _ = _binary_set(seed=7)
     kw = dict(class_weight={1.0: 1000.0}, C=0.1, regularize_bias=not free_bias)
     serial = linsvm.train(X, y, solver="mfn", **kw)
-    models = _train_ranks(X, y, _cuts(X.shape[0], 3, "empty"), "mfn", **kw)
+    models = train_on_ranks(X, y, _cuts(X.shape[0], 3, "empty"), "mfn", **kw)
     f_s, f_d = serial.stats["objective"], models[0].stats["objective"]
     g_s, g_d = serial.stats["gap"], models[0].stats["gap"]
     assert g_s <= 0.01 and g_d <= 0.01
@@ -189,7 +168,7 @@ def test_huber_weighted_and_warm_start():
     kw = dict(C=2.0, class_weight={1.0: 3.0})
     init = linsvm.train(X, y, solver="mfn-huber", C=0.5)
     serial = linsvm.train(X, y, solver="mfn-huber", init=init, **kw)
-    models = _train_ranks(X, y, _cuts(X.shape[0], 2, "uneven"), "mfn-huber", init=init, **kw)
+    models = train_on_ranks(X, y, _cuts(X.shape[0], 2, "uneven"), "mfn-huber", init=init, **kw)
     _assert_same_model(serial, models, Xt)
     assert models[0].stats["n_linear"] == serial.stats["n_linear"]
 
@@ -223,7 +202,7 @@ def test_one_vs_rest_distributed():
     X, y = make_text_classification(n_samples=500, n_features=300, n_classes=3, avg_length=20,
                                     seed=2)
     serial = linsvm.train(X[:400], y[:400], solver="mfn", tol=TOL["mfn"])
-    models = _train_ranks(X[:400], y[:400], _cuts(400, 3, "empty"), "mfn", tol=TOL["mfn"])
+    models = train_on_ranks(X[:400], y[:400], _cuts(400, 3, "empty"), "mfn", tol=TOL["mfn"])
     assert models[0].weights.shape == (301, 3)
     _assert_same_model(serial, models, X[400:])
 
@@ -252,7 +231,7 @@ def test_one_allreduce_per_cgls_iteration(solver):
         recs[comm.Get_rank()] = _Recording(comm)
         return recs[comm.Get_rank()]
 
-    models = _train_ranks(X, y, _cuts(X.shape[0], 2, "uneven"), solver, coll=coll,
+    models = train_on_ranks(X, y, _cuts(X.shape[0], 2, "uneven"), solver, coll=coll,
                           precondition=False)
     nw = X.shape[1] + 1
     st = models[0].stats
@@ -362,7 +341,7 @@ def test_w1a_three_ranks(solver):
     X, y, Xt = _shared("binary/w1a", "binary/w1a.t")
     kw = {"tol": TOL[solver]} if solver in TOL else {}
     serial = linsvm.train(X, y, solver=solver, **kw)
-    _assert_same_model(serial, _train_ranks(X, y, _cuts(X.shape[0], 3, "uneven"), solver, **kw),
+    _assert_same_model(serial, train_on_ranks(X, y, _cuts(X.shape[0], 3, "uneven"), solver, **kw),
                        Xt)
 
 
@@ -372,7 +351,7 @@ def test_australian_and_a1a_mfn_with_an_empty_rank():
                         ("binary/a1a", "binary/a1a.t")):
         X, y, Xt = _shared(train, test)
         serial = linsvm.train(X, y, solver="mfn", tol=TOL["mfn"])
-        _assert_same_model(serial, _train_ranks(X, y, _cuts(X.shape[0], 3, "empty"), "mfn",
+        _assert_same_model(serial, train_on_ranks(X, y, _cuts(X.shape[0], 3, "empty"), "mfn",
                                                 tol=TOL["mfn"]), Xt)
 
 
@@ -381,5 +360,5 @@ def test_australian_and_a1a_mfn_with_an_empty_rank():
 def test_ordinal_housing(n_ranks):
     X, y, Xt = _shared("ordinal/housing_5bins.train.1", "ordinal/housing_5bins.test.1")
     serial = linsvm.train(X, y, solver="mfn-ord")
-    models = _train_ranks(X, y, _cuts(X.shape[0], n_ranks, "uneven"), "mfn-ord")
+    models = train_on_ranks(X, y, _cuts(X.shape[0], n_ranks, "uneven"), "mfn-ord")
     _assert_same_model(serial, models, Xt)
