@@ -175,3 +175,19 @@ def train_on_ranks(X, y, cuts, solver, coll=None, **kw):
         if isinstance(res, BaseException):
             raise res
     return out
+
+
+def recording_collective():
+    """A linsvm Collective class that records the length of every sum (its `sizes`)."""
+    from linsvm.runtime.collective import Collective
+
+    class Recording(Collective):
+        def __init__(self, comm):
+            super().__init__(comm)
+            self.sizes = []
+
+        def sum(self, buf):
+            self.sizes.append(len(buf))
+            return super().sum(buf)
+
+    return Recording

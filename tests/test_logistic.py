@@ -19,7 +19,7 @@ from linsvm.runtime.collective import Collective
 from linsvm.problem import CSRBuffers
 from linsvm.io.synth import make_text_classification
 from conftest import augmented, random_problem, shared_file, targets
-from fakempi import block_cuts as _cuts, run_ranks, train_on_ranks
+from fakempi import block_cuts as _cuts, recording_collective, run_ranks, train_on_ranks
 
 
 # ------------------------------------------------------------------ independent references
@@ -638,14 +638,7 @@ def test_distributed_warm_start_and_one_vs_rest():
     assert all(np.array_equal(m.weights, models[0].weights) for m in models)
 
 
-class _Recording(Collective):
-    def __init__(self, comm):
-        super().__init__(comm)
-        self.sizes = []
-
-    def sum(self, buf):
-        self.sizes.append(len(buf))
-        return super().sum(buf)
+_Recording = recording_collective()
 
 
 @pytest.mark.parametrize("solver", ["lr", "softmax"])

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 import linsvm
 from linsvm import _testing
 from conftest import shared_file
-from fakempi import block_cuts as _cuts, run_ranks, train_on_ranks
+from fakempi import block_cuts as _cuts, recording_collective, run_ranks, train_on_ranks
 from linsvm.runtime.collective import Collective
 from linsvm.io.svmlight import load_svmlight
 from linsvm.io.synth import make_text_classification
@@ -207,16 +207,7 @@ def test_one_vs_rest_distributed():
     _assert_same_model(serial, models, X[400:])
 
 
-class _Recording(Collective):
-    """A Collective that records the length of every sum."""
-
-    def __init__(self, comm):
-        super().__init__(comm)
-        self.sizes = []
-
-    def sum(self, buf):
-        self.sizes.append(len(buf))
-        return super().sum(buf)
+_Recording = recording_collective()
 
 
 @pytest.mark.parametrize("solver", ["ls", "mfn"])
