@@ -213,3 +213,131 @@ def test_sums_that_overflow_in_a_solve_end_in_a_warning_or_a_one_line_refusal():
     y = np.array([1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
     for solver in ("mfn-l1", "mfn", "dcd", "lr"):
         check_certified_or_warned(X, y, 1e153, {1.0: 1.0, -1.0: 100.0}, None, (solver, ()))
+
+
+# Regression: the same rule for svr and svr-dual.  The residual r_i = y_i - y_offset -
+# (xs_i.w + B b); svr's bias is free (regularize_bias False), svr-dual's is regularized
+# and it solves for the targets minus their cost-weighted mean y_offset (center_targets).
+EPSILON = 0.1                                             # the tube's half-width p (default)
+
+
+def _sq_tube(r):
+    z = np.maximum(0.0, np.abs(r) - EPSILON)
+    return z * z, 2.0 * z * np.sign(r)
+
+
+def _tube(r):
+    return np.maximum(0.0, np.abs(r) - EPSILON), None
+
+
+def _tube_smooth(r, tau=1e-6):
+    """max(0, |r| - p) smoothed by at most tau / 2 (for scipy's search); evaluated on the
+    exact tube afterwards."""
+    z = np.abs(r) - EPSILON
+    val = np.where(z <= 0, 0.0, np.where(z < tau, z * z / (2 * tau), z - tau / 2))
+    return val, np.clip(z / tau, 0.0, 1.0) * np.sign(r)
+
+
+# solver (and options) -> (the loss of the residual, the smooth one for scipy, bias
+# regularized?, targets centred?)
+REGRESSORS = {
+    ("svr", ()): (_sq_tube, _sq_tube, False, False),
+    ("svr-dual", ()): (_tube, _tube_smooth, True, True),
+    ("svr-dual", (("loss", "l2"),)): (_sq_tube, _sq_tube, True, True),
+}
+
+
+def regression_objective(loss, Xs, r_target, U, w, b, reg_bias):
+    """1/2 (||w||^2 + [reg_bias] b^2) + sum_i U_i loss(r_target_i - (Xs w + B b)_i)."""
+    return (0.5 * (w @ w + (b * b if reg_bias else 0.0))
+            + float(U @ loss(r_target - (Xs @ w + BIAS * b))[0]))
+
+
+def regression_reference(loss, X, s, r_target, U, reg_bias):
+    """An upper bound on the regression optimum, in the variables of `reference`."""
+    big = s > 1.0
+    A = X if big else X * s
+    reg = 1.0 / (s * s) if big else 1.0
+    rb = 1.0 if reg_bias else 0.0
+
+    def f(z):
+        v, b = z[:-1], z[-1]
+        val, slope = loss(r_target - (A @ v + BIAS * b))
+        u = U * slope
+        return (0.5 * reg * v @ v + 0.5 * rb * b * b + float(U @ val),
+                np.append(reg * v - A.T @ u, rb * b - BIAS * float(u.sum())))
+
+    z0 = np.zeros(X.shape[1] + 1)
+    z = so.minimize(f, z0, jac=True, method="L-BFGS-B",
+                    options={"maxiter": 5000, "gtol": 1e-12, "ftol": 1e-15}).x
+    w = z[:-1] / s if big else z[:-1]
+    return w, z[-1]
+
+
+@st.composite
+def regression_problems(draw):
+    """(X, y, scale, sample_weight): a tiny noisy linear regression with an offset,
+    example weights log-uniform in [1e-6, 1e6] (or none), one scale 10^k."""
+    X, _, scale, _, sample_weight = draw(problems())
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    n, d = X.shape
+    offset = draw(st.sampled_from([0.0, 3.0, -50.0]))
+    y = X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n) + offset
+    return X, y, scale, sample_weight
+
+
+def check_regression_certified_or_warned(X, y, s, sample_weight, solver):
+    """The rule of the module docstring for one regression solve of X * s."""
+    name, options = solver
+    loss, smooth, reg_bias, centred = REGRESSORS[solver]
+    Xs = X * s
+    with np.errstate(over="ignore"):
+        squares = np.sum(Xs * Xs, axis=1) + BIAS * BIAS
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model = linsvm.train(Xs, y, solver=name, C=C, sample_weight=sample_weight,
+                                 **dict(options))
+        except DataError as exc:
+            assert "overflow" in str(exc) and "\n" not in str(exc)
+            if "squared norm" in str(exc):
+                assert not np.all(np.isfinite(squares)) or squares.max() > 1e307
+            return "refused"
+    assert np.all(np.isfinite(squares))
+    assert np.all(np.isfinite(model.decision_function(Xs)))
+    if any(issubclass(w.category, linsvm.ConvergenceWarning) for w in caught):
+        return "warned"
+    U = C * (np.ones_like(y) if sample_weight is None else sample_weight)
+    y_offset = float(U @ y / U.sum()) if centred else 0.0
+    if centred:
+        assert math.isclose(model.stats["y_offset"], y_offset, rel_tol=1e-9, abs_tol=1e-12)
+    W = model.weights[:, 0]
+    F = regression_objective(loss, Xs, y - y_offset, U, W[:-1], W[-1], reg_bias)
+    w_ref, b_ref = regression_reference(smooth, X, s, y - y_offset, U, reg_bias)
+    f_ref = regression_objective(loss, Xs, y - y_offset, U, w_ref, b_ref, reg_bias)
+    assert math.isfinite(F)
+    assert F <= f_ref / 0.99 * (1 + 1e-9) + 1e-300, (name, options, F, f_ref,
+                                                    (F - f_ref) / f_ref)
+    return "certified"
+
+
+def test_regression_objectives_written_here_are_the_ones_linsvm_reports():
+    """On a plain problem the NumPy objective of each regressor equals stats['objective']
+    (so the scipy reference is of the same problem)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 3))
+    y = X @ np.array([1.0, 2.0, -1.0]) + 0.3 * rng.standard_normal(30) + 2.0
+    sw = rng.uniform(0.5, 2.0, 30)
+    for (name, options), (loss, _, reg_bias, centred) in REGRESSORS.items():
+        model = linsvm.train(X, y, solver=name, C=C, sample_weight=sw, **dict(options))
+        y_offset = float(sw @ y / sw.sum()) if centred else 0.0
+        W = model.weights[:, 0]
+        F = regression_objective(loss, X, y - y_offset, C * sw, W[:-1], W[-1], reg_bias)
+        assert math.isclose(F, model.stats["objective"], rel_tol=1e-9), (name, options)
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(case=regression_problems(), solver=st.sampled_from(sorted(REGRESSORS)))
+def test_every_regressor_is_within_1pct_or_warns_under_weights_and_scales(case, solver):
+    check_regression_certified_or_warned(*case, solver)
