@@ -341,3 +341,166 @@ def test_regression_objectives_written_here_are_the_ones_linsvm_reports():
 @given(case=regression_problems(), solver=st.sampled_from(sorted(REGRESSORS)))
 def test_every_regressor_is_within_1pct_or_warns_under_weights_and_scales(case, solver):
     check_regression_certified_or_warned(*case, solver)
+
+
+# Multi-class: the same rule for sdm-cs, sdm-ww and softmax.  Scores S = Xs W + B b, one
+# column per class (the bias weights regularized), E_im = [m != y_i], U_i the cost of
+# example i (C times its example weight times its class's weight).
+def _cs_loss(S, codes, tau=0.0):
+    """Crammer-Singer's max_m (E_im + S_im - S_iy_i); tau > 0: tau logsumexp(./tau), above
+    it by at most tau log k (for scipy), with its gradient in S."""
+    n = S.shape[0]
+    Z = S - S[np.arange(n), codes][:, None] + 1.0
+    Z[np.arange(n), codes] = 0.0
+    if tau == 0.0:
+        return Z.max(axis=1), None
+    lse = np.logaddexp.reduce(Z / tau, axis=1)
+    P = np.exp(Z / tau - lse[:, None])
+    P[np.arange(n), codes] -= 1.0
+    return tau * lse, P
+
+
+def _ww_loss(S, codes, tau=0.0):
+    """Weston-Watkins' sum_{m != y_i} max(0, 1 - (S_iy_i - S_im)); tau > 0: each hinge
+    smoothed as _hinge_smooth does, with its gradient in S."""
+    n = S.shape[0]
+    M = S[np.arange(n), codes][:, None] - S
+    if tau == 0.0:
+        val = np.maximum(0.0, 1.0 - M)
+        val[np.arange(n), codes] = 0.0
+        return val.sum(axis=1), None
+    val, slope = _hinge_smooth(M, tau)
+    val[np.arange(n), codes] = 0.0
+    slope[np.arange(n), codes] = 0.0
+    G = -slope
+    G[np.arange(n), codes] = slope.sum(axis=1)
+    return val.sum(axis=1), G
+
+
+def _softmax_loss(S, codes, tau=0.0):
+    """logsumexp_m S_im - S_iy_i, with its gradient in S always (tau unused: smooth)."""
+    n = S.shape[0]
+    lse = np.logaddexp.reduce(S, axis=1)
+    P = np.exp(S - lse[:, None])
+    P[np.arange(n), codes] -= 1.0
+    return lse - S[np.arange(n), codes], P
+
+
+# solver -> (its loss in the scores, the smoothings scipy minimizes in turn)
+MULTICLASS = {
+    "sdm-cs": (_cs_loss, (1e-2, 1e-4, 1e-6)),
+    "sdm-ww": (_ww_loss, (1e-2, 1e-4, 1e-6)),
+    "softmax": (_softmax_loss, (0.0,)),
+}
+
+
+def multiclass_objective(loss, Xs, codes, U, W, b):
+    """1/2 (||W||_F^2 + ||b||^2) + sum_i U_i loss_i(Xs W + B b), written out here."""
+    return (0.5 * (np.sum(W * W) + b @ b)
+            + float(U @ loss(Xs @ W + BIAS * b[None, :], codes)[0]))
+
+
+def multiclass_reference(loss, taus, X, s, codes, U, k):
+    """An upper bound on the multi-class optimum: L-BFGS-B in the variables of `reference`
+    on each smoothing in turn, each from the last one's point; returns (W, b)."""
+    d = X.shape[1]
+    big = s > 1.0
+    A = X if big else X * s
+    reg = 1.0 / (s * s) if big else 1.0
+    z = np.zeros((d + 1) * k)
+    for tau in taus:
+        def f(z, tau=tau):
+            V, b = z[:d * k].reshape(d, k), z[d * k:]
+            val, G = loss(A @ V + BIAS * b[None, :], codes, tau)
+            G = U[:, None] * G
+            return (0.5 * reg * np.sum(V * V) + 0.5 * b @ b + float(U @ val),
+                    np.concatenate([(reg * V + A.T @ G).ravel(), b + BIAS * G.sum(axis=0)]))
+
+        z = so.minimize(f, z, jac=True, method="L-BFGS-B",
+                        options={"maxiter": 5000, "gtol": 1e-12, "ftol": 1e-15}).x
+    V, b = z[:d * k].reshape(d, k), z[d * k:]
+    return (V / s if big else V), b
+
+
+@st.composite
+def multiclass_problems(draw):
+    """(X, y, scale, class_weight, sample_weight): `problems`' X, scale and example weights
+    with 3 or 4 classes from noisy linear scores, every class present, a class weight
+    log-uniform in [1e-6, 1e6] per class (or none)."""
+    X, _, scale, _, sample_weight = draw(problems())
+    n, d = X.shape
+    k = draw(st.integers(3, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    y = np.argmax(X @ rng.standard_normal((d, k)) + 0.5 * rng.standard_normal((n, k)),
+                  axis=1).astype(float) + 1.0
+    y[:k] = np.arange(1.0, k + 1.0)                      # every class
+    weight = st.floats(-6.0, 6.0).map(lambda e: 10.0 ** e)
+    class_weight = draw(st.one_of(st.none(), st.fixed_dictionaries(
+        {float(m): weight for m in range(1, k + 1)})))
+    return X, y, scale, class_weight, sample_weight
+
+
+def check_multiclass_certified_or_warned(X, y, s, class_weight, sample_weight, name):
+    """The rule of the module docstring for one multi-class solve of X * s."""
+    loss, taus = MULTICLASS[name]
+    Xs = X * s
+    with np.errstate(over="ignore"):
+        squares = np.sum(Xs * Xs, axis=1) + BIAS * BIAS
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model = linsvm.train(Xs, y, solver=name, C=C, class_weight=class_weight,
+                                 sample_weight=sample_weight)
+        except DataError as exc:
+            assert "overflow" in str(exc) and "\n" not in str(exc)
+            if "squared norm" in str(exc):
+                assert not np.all(np.isfinite(squares)) or squares.max() > 1e307
+            return "refused"
+    assert np.all(np.isfinite(squares))
+    assert np.all(np.isfinite(model.decision_function(Xs)))
+    if any(issubclass(w.category, linsvm.ConvergenceWarning) for w in caught):
+        return "warned"
+    classes = np.asarray(model.classes_)
+    codes = (y[:, None] == classes[None, :]).argmax(axis=1)
+    U = C * (np.ones_like(y) if sample_weight is None else sample_weight.copy())
+    if class_weight:
+        U *= np.array([class_weight[v] for v in y])
+    F = multiclass_objective(loss, Xs, codes, U, model.weights[:-1], model.weights[-1])
+    W_ref, b_ref = multiclass_reference(loss, taus, X, s, codes, U, classes.size)
+    f_ref = multiclass_objective(loss, Xs, codes, U, W_ref, b_ref)
+    assert math.isfinite(F)
+    assert F <= f_ref / 0.99 * (1 + 1e-9) + 1e-300, (name, F, f_ref, (F - f_ref) / f_ref)
+    return "certified"
+
+
+def test_multiclass_objectives_written_here_are_the_ones_linsvm_reports():
+    """On a plain weighted problem the NumPy objective of each multi-class solver equals
+    stats['objective'], and the smoothed scipy reference reaches the SLSQP optimum of
+    tests/test_warnings.py on an unweighted one."""
+    from test_warnings import _cs_optimum
+
+    rng = np.random.default_rng(0)
+    X, sw = rng.standard_normal((30, 2)), rng.uniform(0.5, 2.0, 30)
+    cw = {1.0: 2.0, 2.0: 0.5, 3.0: 1.0}
+    y = np.argmax(X @ rng.standard_normal((2, 3)) + 0.5 * rng.standard_normal((30, 3)),
+                  axis=1).astype(float) + 1.0
+    for name, (loss, taus) in MULTICLASS.items():
+        model = linsvm.train(X, y, solver=name, C=C, class_weight=cw, sample_weight=sw)
+        codes = (y[:, None] == np.asarray(model.classes_)[None, :]).argmax(axis=1)
+        U = C * sw * np.array([cw[v] for v in y])
+        F = multiclass_objective(loss, X, codes, U, model.weights[:-1], model.weights[-1])
+        assert math.isclose(F, model.stats["objective"], rel_tol=1e-9), name
+    Xt, codes = X[:8], (np.arange(8) % 3)
+    Xa = np.hstack([Xt, np.ones((8, 1))])
+    for name, ww in (("sdm-cs", False), ("sdm-ww", True)):
+        loss, taus = MULTICLASS[name]
+        W, b = multiclass_reference(loss, taus, Xt, 1.0, codes, np.ones(8), 3)
+        f = multiclass_objective(loss, Xt, codes, np.ones(8), W, b)
+        assert math.isclose(f, _cs_optimum(Xa, codes, 3, C, ww), rel_tol=1e-5), name
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(case=multiclass_problems(), name=st.sampled_from(sorted(MULTICLASS)))
+def test_every_multiclass_solver_is_within_1pct_or_warns_under_weights_and_scales(case, name):
+    check_multiclass_certified_or_warned(*case, name)
