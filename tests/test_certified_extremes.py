@@ -223,30 +223,35 @@ def test_l1_objectives_written_here_are_the_ones_linsvm_reports():
         assert math.isclose(F, model.stats["objective"], rel_tol=1e-9), name
 
 
-L1_VIOLATION = ("cdn and glmnet stop far above the optimum, with no warning, once one "
-                "example weighs 1e3-1e6 times the others (the cases below)")
+L1_VIOLATION = ("cdn and glmnet stop far above the optimum with no warning: once one "
+                "example weighs 1e3-1e6 times the others, and glmnet on separable data "
+                "at feature scales from 1e3 (the cases below)")
 
-# One example weighing 1e4 times the others, scale 1 (no extreme scale needed):
-# glmnet on x = (1, 0), y = (+1, -1) reports objective 30.669 (its own gap 0.66), the
-# optimum is 10.9034 (w = 9.2102, b = 0; Nelder-Mead on the objective: +181%); with the
-# weight 1e6 it reports 2038.5 for an optimum of 15.509.  cdn on the six examples
-# reports 26.220 (gap 0.92), the optimum is 15.310 (w = 1.7335, b = 0.7813: +71%).
-L1_SIX_X = np.array([[0.12573022], [-0.13210486], [0.64042265], [0.10490012],
-                     [-0.53566937], [0.36159505]])
+# Scale 1, one example weighing 1e4 times the others: glmnet on x = (1, 0), y = (+1, -1)
+# reports objective 30.669 (its own gap 0.66) for an optimum of 10.9034 (w = 9.2102, b = 0;
+# Nelder-Mead agrees: +181%); weight 1e6: 2038.5 for 15.509.  cdn on the six examples:
+# 26.220 (gap 0.92) for 15.310 (w = 1.7335, b = 0.7813: +71%).  No weights, separable x =
+# 1e3 (1, -1, 2, -0.5), y = (+1, -1, +1, -1): glmnet 0.021229 (gap 0.32) for 0.014435
+# (w = 0.012441, b = 0; a 1-D search agrees: +47%); at scale 1e10 0.011266 for 4.67e-9.
+L1_SIX_X = np.array([[0.12573022], [-0.13210486], [0.64042265], [0.10490012], [-0.53566937],
+                     [0.36159505]])
 L1_SIX_Y = np.array([1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
-L1_HEAVY_CASES = [
-    ("glmnet", np.array([[1.0], [0.0]]), np.array([1.0, -1.0]), np.array([1e4, 1.0])),
-    ("glmnet", np.array([[1.0], [0.0]]), np.array([1.0, -1.0]), np.array([1e6, 1.0])),
-    ("cdn", L1_SIX_X, L1_SIX_Y, np.array([1e4, 1.0, 1.0, 1.0, 1.0, 1.0])),
+L1_FAILING_CASES = [
+    ("glmnet", np.array([[1.0], [0.0]]), np.array([1.0, -1.0]), 1.0, np.array([1e4, 1.0])),
+    ("glmnet", np.array([[1.0], [0.0]]), np.array([1.0, -1.0]), 1.0, np.array([1e6, 1.0])),
+    ("cdn", L1_SIX_X, L1_SIX_Y, 1.0, np.array([1e4, 1.0, 1.0, 1.0, 1.0, 1.0])),
+    ("glmnet", np.array([[1.0], [-1.0], [2.0], [-0.5]]), np.array([1.0, -1.0, 1.0, -1.0]),
+     1e3, None),
 ]
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=L1_VIOLATION)
-@pytest.mark.parametrize("solver, X, y, sample_weight", L1_HEAVY_CASES,
-                         ids=["glmnet-2x1e4", "glmnet-2x1e6", "cdn-6x1e4"])
-def test_l1_solver_with_one_heavy_example_is_within_1pct_or_warns(solver, X, y,
-                                                                   sample_weight):
-    check_certified_or_warned(X, y, 1.0, None, sample_weight, (solver, ()))
+@pytest.mark.parametrize("solver, X, y, scale, sample_weight", L1_FAILING_CASES,
+                         ids=["glmnet-weight-1e4", "glmnet-weight-1e6", "cdn-weight-1e4",
+                              "glmnet-separable-scale-1e3"])
+def test_l1_solver_on_a_known_hard_case_is_within_1pct_or_warns(solver, X, y, scale,
+                                                                 sample_weight):
+    check_certified_or_warned(X, y, scale, None, sample_weight, (solver, ()))
 
 
 @pytest.mark.slow
