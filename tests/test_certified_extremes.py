@@ -223,9 +223,10 @@ def test_l1_objectives_written_here_are_the_ones_linsvm_reports():
         assert math.isclose(F, model.stats["objective"], rel_tol=1e-9), name
 
 
-L1_VIOLATION = ("cdn and glmnet stop far above the optimum with no warning: once one "
-                "example weighs 1e3-1e6 times the others, and glmnet on separable data "
-                "at feature scales from 1e3 (the cases below)")
+L1_VIOLATION = ("cdn and glmnet stop by LIBLINEAR's rule, uncertified (docs/solvers.md, "
+                "'Certified stopping'): once one example weighs 1e3-1e6 times the others, and "
+                "glmnet on separable data at feature scales from 1e3, far above the optimum "
+                "with no warning (the cases below)")
 
 # Scale 1, one example weighing 1e4 times the others: glmnet on x = (1, 0), y = (+1, -1)
 # reports objective 30.669 (its own gap 0.66) for an optimum of 10.9034 (w = 9.2102, b = 0;

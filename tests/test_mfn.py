@@ -440,7 +440,7 @@ def test_kept_jacobi_diagonal_carries_the_weight():
 def test_gradient_test_stops_at_the_first_iterate_that_passes_it(gtol, warm):
     """gtol: the solve stops at the first Newton iterate w_k with ||grad F(w_k)|| <=
     gtol min(n+, n-)/n ||grad F(0)|| (gradients from the formula, not from linsvm; with
-    equal costs the test is LIBLINEAR's alone, mfn.costs_vary).  The iterates are those of the paper's rule (gtol = 0) cut
+    equal costs the test is LIBLINEAR's alone, gaps.costs_vary).  The iterates are those of the paper's rule (gtol = 0) cut
     short at max_iter = k, so the returned point must pass the test and every earlier
     iterate must fail it."""
     X, y = random_problem(n_samples=300, n_features=40, seed=11)

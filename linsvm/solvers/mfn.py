@@ -78,7 +78,7 @@ from .. import _mfn
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from ..runtime.wsplit import pays, plan as split_plan, use_split
-from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, relative_gap
+from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, costs_vary, progressed, relative_gap
 
 STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent at machine precision)",
            3: "converged (gradient test)", 4: "stopped by the caller's test"}
@@ -214,22 +214,6 @@ def start_vector(problem, start, extra=0):
     return np.array(start, dtype=np.float64, copy=True), True
 
 
-def costs_vary(problem):
-    """True when the examples' costs c_i (class weight times example weight) are not all
-    equal, over every rank.  The gradient test's reference ||grad F(0)|| = ||C sum c_i t_i
-    x_i|| (and eq. 13's ||z||) grow with the largest costs while F* need not, so with
-    varying costs the test can pass far from the optimum (heart_scale -w1 1000: 6.9%
-    above): only then must a stop also be certified by the duality gap.  With equal
-    costs the test is LIBLINEAR's, whose stops at the defaults docs/audit.md measures
-    within 2e-4 of the optimum, and the cheap certificate 1/2 ||grad F||^2, loose by the
-    Hessian's conditioning, would only add Newton steps."""
-    c = problem.cost
-    spread = np.array([-float(c.min()), float(c.max())] if c.size else [-math.inf, -math.inf])
-    if problem.comm is not None:
-        problem.comm.max(spread)
-    return bool(-spread[0] < spread[1])
-
-
 def certificate(problem, lam, beta, loss, opts):
     """(F, gap): the objective F(beta) in linsvm's scaling (F = f / lam) and the relative
     duality gap (F - D) / F of beta's dual point for `loss` (csrc/_mfn.pyx,
@@ -249,12 +233,6 @@ def certificate(problem, lam, beta, loss, opts):
 def certified(gap):
     """True when a relative duality gap certifies GAP_GUARD (False for nan)."""
     return gap <= GAP_GUARD
-
-
-def progressed(last, F):
-    """True when a round of a certifying loop lowered the objective from `last` to F by
-    more than rounding (1e-12 relative): a round that did not, cannot certify by going on."""
-    return last == math.inf or F < last - 1e-12 * abs(last)
 
 
 def uncertified_warning(name, gap, tol, eps):

@@ -59,8 +59,9 @@ from ..errors import ParameterError
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS
-from .mfn import (STATUS, certificate, certified, costs_vary, exchange_stats, progressed,
-                  run_newton, start_vector, subset_seed, uncertified_warning, weight_split)
+from .gaps import costs_vary, progressed
+from .mfn import (STATUS, certificate, certified, exchange_stats, run_newton, start_vector,
+                  subset_seed, uncertified_warning, weight_split)
 
 LS_LOSS = (1.0, 1.0, math.inf, -math.inf)          # (a, tm, hi, lo): zone 1 everywhere
 HUBER_LOSS = (1.0, 1.0, 1.0, -1.0)                 # eq. 21 in the margin o = 1 - xi
@@ -86,7 +87,7 @@ def _cap_warning(name, opts, measure=""):
 
 
 def _certified_newton(problem, lam, beta, tol, warm, opts, log, loss, name):
-    """run_newton at -e tol, then, when the costs vary (mfn.costs_vary), again from beta at
+    """run_newton at -e tol, then, when the costs vary (gaps.costs_vary), again from beta at
     -e / 10 while the result's relative duality gap (mfn.certificate) exceeds GAP_GUARD,
     up to the iteration cap or GAP_GUARD_MIN_EPS.  Returns (st of the last run, n_iter,
     cg_iter, trace in linsvm's scaling, gap, the last eps)."""
