@@ -424,7 +424,7 @@ def test_l1_certificate_stays_valid_when_it_cannot_be_met():
     # that holds.
     # (L-BFGS-B on the dual fails on this scaling too; the reference is the primal QP
     # min 1/2 w.w + C sum s, s >= 0, s >= 1 - t x.w by SLSQP, an upper bound on F*.)
-    X, y = noisy_problem(n=80, d=6, seed=5, flip=0.1)
+    X, y = noisy_problem(n=40, d=6, seed=5, flip=0.1)
     X = sp.csr_matrix(X.toarray() * np.r_[np.ones(5), 1e9])
     C, tol = 1.0, 1e-10
     model = linsvm.train(X, y, solver="mfn-l1", C=C, tol=tol)
