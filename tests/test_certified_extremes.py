@@ -162,6 +162,27 @@ def problems(draw):
     return X, y, scale, class_weight, sample_weight
 
 
+def solve_or_refuse(Xs, y, squares, name, **kwargs):
+    """linsvm.train(Xs, y, solver=name, **kwargs) and what the rule lets pass before any
+    optimum is compared: ("refused", None) for a one-line overflow refusal (a row's
+    squared norm refused only where numpy's `squares` overflow too), ("warned", model)
+    for a ConvergenceWarning, (None, model) otherwise, its scores finite."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model = linsvm.train(Xs, y, solver=name, **kwargs)
+        except DataError as exc:
+            assert "overflow" in str(exc) and "\n" not in str(exc)
+            if "squared norm" in str(exc):                # refused before the solve
+                assert not np.all(np.isfinite(squares)) or squares.max() > 1e307
+            return "refused", None
+    assert np.all(np.isfinite(squares))
+    assert np.all(np.isfinite(model.decision_function(Xs)))
+    if any(issubclass(w.category, linsvm.ConvergenceWarning) for w in caught):
+        return "warned", model
+    return None, model
+
+
 def check_certified_or_warned(X, y, s, class_weight, sample_weight, solver):
     """The rule of the module docstring for one solve of X * s."""
     name, options = solver
@@ -170,20 +191,10 @@ def check_certified_or_warned(X, y, s, class_weight, sample_weight, solver):
     Xs = X * s
     with np.errstate(over="ignore"):
         squares = np.sum(Xs * Xs, axis=1) + BIAS * BIAS
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            model = linsvm.train(Xs, y, solver=name, C=C, class_weight=class_weight,
-                                 sample_weight=sample_weight, **dict(options))
-        except DataError as exc:
-            assert "overflow" in str(exc) and "\n" not in str(exc)
-            if "squared norm" in str(exc):                # refused before the solve
-                assert not np.all(np.isfinite(squares)) or squares.max() > 1e307
-            return "refused"
-    assert np.all(np.isfinite(squares))
-    assert np.all(np.isfinite(model.decision_function(Xs)))
-    if any(issubclass(w.category, linsvm.ConvergenceWarning) for w in caught):
-        return "warned"                                   # nothing promised
+    verdict, model = solve_or_refuse(Xs, y, squares, name, C=C, class_weight=class_weight,
+                                     sample_weight=sample_weight, **dict(options))
+    if verdict is not None:
+        return verdict                                    # refused, or warned: nothing promised
     t = np.where(y == model.classes_[0], 1.0, -1.0)
     c = np.ones_like(y) if sample_weight is None else sample_weight.copy()
     if class_weight:
@@ -388,20 +399,10 @@ def check_regression_certified_or_warned(X, y, s, sample_weight, solver):
     Xs = X * s
     with np.errstate(over="ignore"):
         squares = np.sum(Xs * Xs, axis=1) + BIAS * BIAS
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            model = linsvm.train(Xs, y, solver=name, C=C, sample_weight=sample_weight,
-                                 **dict(options))
-        except DataError as exc:
-            assert "overflow" in str(exc) and "\n" not in str(exc)
-            if "squared norm" in str(exc):
-                assert not np.all(np.isfinite(squares)) or squares.max() > 1e307
-            return "refused"
-    assert np.all(np.isfinite(squares))
-    assert np.all(np.isfinite(model.decision_function(Xs)))
-    if any(issubclass(w.category, linsvm.ConvergenceWarning) for w in caught):
-        return "warned"
+    verdict, model = solve_or_refuse(Xs, y, squares, name, C=C, sample_weight=sample_weight,
+                                     **dict(options))
+    if verdict is not None:
+        return verdict                                    # refused, or warned: nothing promised
     U = C * (np.ones_like(y) if sample_weight is None else sample_weight)
     y_offset = float(U @ y / U.sum()) if centred else 0.0
     if centred:
@@ -541,20 +542,10 @@ def check_multiclass_certified_or_warned(X, y, s, class_weight, sample_weight, n
     Xs = X * s
     with np.errstate(over="ignore"):
         squares = np.sum(Xs * Xs, axis=1) + BIAS * BIAS
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            model = linsvm.train(Xs, y, solver=name, C=C, class_weight=class_weight,
-                                 sample_weight=sample_weight)
-        except DataError as exc:
-            assert "overflow" in str(exc) and "\n" not in str(exc)
-            if "squared norm" in str(exc):
-                assert not np.all(np.isfinite(squares)) or squares.max() > 1e307
-            return "refused"
-    assert np.all(np.isfinite(squares))
-    assert np.all(np.isfinite(model.decision_function(Xs)))
-    if any(issubclass(w.category, linsvm.ConvergenceWarning) for w in caught):
-        return "warned"
+    verdict, model = solve_or_refuse(Xs, y, squares, name, C=C, class_weight=class_weight,
+                                     sample_weight=sample_weight)
+    if verdict is not None:
+        return verdict                                    # refused, or warned: nothing promised
     classes = np.asarray(model.classes_)
     codes = (y[:, None] == classes[None, :]).argmax(axis=1)
     U = C * (np.ones_like(y) if sample_weight is None else sample_weight.copy())
