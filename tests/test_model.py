@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 from linsvm.errors import DataError, ModelError, ParameterError
 from linsvm.model.model import Model, _loads, load_model
+from linsvm.io.svmlight import load_svmlight
 from linsvm.io.synth import make_text_classification
 
 try:
@@ -726,13 +727,12 @@ def _real(rel):
     ("multiclass/sector.t.scale.bz2", None, None, "-s 2 -c 1 -e 0.1 -q"),
 ])
 def test_reading_liblinear_models_on_real_data(tmp_path, train, test, n_features, options):
-    from sklearn.datasets import load_svmlight_file
-    X, y = load_svmlight_file(str(_real(train)), n_features=n_features)
+    X, y = load_svmlight(_real(train), n_features=n_features)
     if test is None:
         half = X.shape[0] // 2
         X, y, Xt = X[:half], y[:half], X[half:]
     else:
-        Xt, _ = load_svmlight_file(str(_real(test)), n_features=n_features)
+        Xt, _ = load_svmlight(_real(test), n_features=n_features)
     lm = liblinearutil.train(y, X, options)
     path = tmp_path / "ll.model"
     liblinearutil.save_model(str(path), lm)
