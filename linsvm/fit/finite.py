@@ -7,7 +7,9 @@ products enter every Newton or coordinate step), C, and the example costs (class
 weight x instance weight), each of which multiplies the loss terms.  The error names
 the solver, the part of the answer that is not finite, the scales at fault (those
 beyond SCALE_LIMIT or below its inverse; all three when none is) and what to change.
-The command line puts the training file in front (linsvm.cli.runs.labels_located).
+Finite weights can still overflow a decision value x.w on a training row
+(check_finite_scores), which then names that example.  The command line puts the
+training file in front (linsvm.cli.runs.labels_located).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import numpy as np
 from .. import _kernels
 from ..errors import DataError
 
-__all__ = ["NonFiniteSolutionError", "check_finite_solution", "SCALE_LIMIT"]
+__all__ = ["NonFiniteSolutionError", "check_finite_scores", "check_finite_solution", "SCALE_LIMIT"]
 
 # A scale beyond this (or below its inverse) is named as a cause: its square, or its
 # product with the others, is near the end of double precision (about 1.8e308).
@@ -100,3 +102,24 @@ def check_finite_solution(name, C, X, rows, base, class_weight, bias, W, results
     raise NonFiniteSolutionError(
         f"{name}: the {' and '.join(parts)} of the solution {verb} not finite (inf or nan): the "
         f"solver's iterates overflowed with {' and '.join(causes)}; {' or '.join(advice)}")
+
+
+def check_finite_scores(name, X, rows, bias, W, norm):
+    """Raise NonFiniteSolutionError for finite weights W (check_finite_solution passed)
+    whose decision value x.w on a training row (rows of CSRBuffers X) is not: sums over
+    the data overflowed in the solve.  norm: the largest ||x|| (problem.checks.max_row_norm).
+    |x.w| <= ||x|| ||w|| <= ||x|| sqrt(n_weights) max |w_j|, so only when that bound
+    overflows are the scores computed (one pass per column) and checked."""
+    top = max(float(W.max()), -float(W.min())) if W.size else 0.0   # no W-sized temporary
+    if np.isfinite(norm * np.sqrt(W.shape[0]) * top):
+        return
+    for j in range(W.shape[1]):
+        scores = _kernels.csr_matvec(X.indptr, X.indices, X.data, X.n_features, bias, rows,
+                                     np.ascontiguousarray(W[:, j]))
+        bad = np.flatnonzero(~np.isfinite(scores))
+        if bad.size:
+            raise NonFiniteSolutionError(
+                f"{name}'s decision value on training example {int(rows[bad[0]]) + 1} is not "
+                f"finite: sums over the data overflow double precision (feature norms up to "
+                f"{norm:.3g}): rescale the features, e.g. with linsvm scale, or lower -c and "
+                "the weights")

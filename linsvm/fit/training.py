@@ -17,8 +17,7 @@ import time
 
 import numpy as np
 
-from .._kernels import csr_matvec
-from ..errors import DataError, LinsvmError, ParameterError
+from ..errors import LinsvmError, ParameterError
 from ..model.model import Model
 from ..problem.catalog import get_solver, make_params
 from ..problem.catalog_logistic import LOGISTIC_LOSS
@@ -28,7 +27,7 @@ from ..problem.problem import Problem
 from ..runtime.collective import agreed, collective_of
 from ..runtime.memory import check_solve
 from ..runtime.threads import check_jobs
-from .finite import check_finite_solution
+from .finite import check_finite_scores, check_finite_solution
 from .inputs import agree_inputs, class_weights, cost_factors, local_inputs, unit_costs
 from .ovr import fit_binary
 from .reporting import merge_column_warnings, merge_stats, report_warnings, warning_records
@@ -123,7 +122,7 @@ def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sam
         W = weight_matrix(res.weights, nw, classes.shape[0] if info.kind == "multiclass" else 1)
         results = [res]
     check_finite_solution(info.name, params.C, Xb, rows, base, cw, bias, W, results)
-    agreed(coll, check_scores, info, Xb, rows, bias, W, norm)
+    agreed(coll, check_finite_scores, info.name, Xb, rows, bias, W, norm)
     model, records = _model(info, params, bias, classes, W, results, class_weight, balanced,
                             time.perf_counter() - t0, coll)
     report_warnings(records)
@@ -178,26 +177,6 @@ def _model(info, params, bias, classes, W, results, class_weight, balanced, seco
     states = [r.state for r in results]
     model.solver_state_ = states if info.kind == "binary" else states[0]
     return model, records
-
-
-def check_scores(info, X, rows, bias, W, norm):
-    """Refuse (DataError) finite weights W (fit.finite checked them) whose decision values
-    x.w on the training rows are not: sums over the data overflowed in the solve (norm:
-    the largest ||x||).  |x.w| <= ||x|| ||w|| <= ||x|| sqrt(n_weights) max |w_j|, so only
-    when that bound overflows are the scores computed (one pass per column) and checked."""
-    cause = (f"sums over the data overflow double precision (feature norms up to {norm:.3g}): "
-             "rescale the features, e.g. with linsvm scale, or lower -c and the weights")
-    # ||w|| <= sqrt(n_weights) max |w_j|, read without a temporary the size of W
-    top = max(float(W.max()), -float(W.min())) if W.size else 0.0
-    if np.isfinite(norm * np.sqrt(W.shape[0]) * top):
-        return
-    for j in range(W.shape[1]):
-        scores = csr_matvec(X.indptr, X.indices, X.data, X.n_features, bias, rows,
-                            np.ascontiguousarray(W[:, j]))
-        bad = np.flatnonzero(~np.isfinite(scores))
-        if bad.size:
-            raise DataError(f"{info.name}'s decision value on training example "
-                            f"{int(rows[bad[0]]) + 1} is not finite: {cause}")
 
 
 def _checked_bias(info, bias):

@@ -159,16 +159,20 @@ def read_params(path) -> ScaleParams:
             return True
         return False
 
+    def limits(ln, lo, hi, lo_name, hi_name):
+        """The target interval of a section: lo < hi, and hi - lo a double."""
+        if not lo < hi:
+            fail(ln, f"{lo_name} {_g17(lo)} is not below {hi_name} {_g17(hi)}")
+        if not math.isfinite(hi - lo):
+            fail(ln, f"{lo_name} {_g17(lo)} and {hi_name} {_g17(hi)} are too far apart "
+                     f"({hi_name} - {lo_name} overflows the largest double)")
+
     if not lines:
         fail(1, "empty parameter file (expected 'x' or 'y' on the first line)")
     y = None
     if keyword(b"y"):
         ln, (yl, yu) = numbers(("num", "num"), "'y_lower y_upper'")
-        if not yl < yu:
-            fail(ln, f"y_lower {_g17(yl)} is not below y_upper {_g17(yu)}")
-        if not math.isfinite(yu - yl):
-            fail(ln, f"y_lower {_g17(yl)} and y_upper {_g17(yu)} are too far apart (y_upper - "
-                     "y_lower overflows the largest double)")
+        limits(ln, yl, yu, "y_lower", "y_upper")
         ln, (ymin, ymax) = numbers(("num", "num"), "'y_min y_max'")
         if ymax - ymin == math.inf:         # (min > max: the range of no labels, svm-scale's)
             fail(ln, f"the label range [{_g17(ymin)}, {_g17(ymax)}] is wider than the largest "
@@ -181,11 +185,7 @@ def read_params(path) -> ScaleParams:
         fail(ln, f"expected 'x'{'' if y else ' or y'} on a line of its own, got "
                  f"{_quote(b' '.join(tokens))} (not a scaling parameter file?)")
     ln, (lower, upper) = numbers(("num", "num"), "'lower upper'")
-    if not lower < upper:
-        fail(ln, f"lower {_g17(lower)} is not below upper {_g17(upper)}")
-    if not math.isfinite(upper - lower):
-        fail(ln, f"lower {_g17(lower)} and upper {_g17(upper)} are too far apart (upper - lower "
-                 "overflows the largest double)")
+    limits(ln, lower, upper, "lower", "upper")
     features = []
     while pos < len(lines):
         features.append(numbers(("index", "num", "num"), "'index min max'"))
