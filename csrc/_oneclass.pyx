@@ -43,7 +43,8 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport vdot, CSR, make_csr, check_rows, dot_row, axpy_row, sq_norm_row
+from csr cimport vdot, CSR, dot_row, axpy_row, sq_norm_row
+from linsvm._data cimport DataView
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 
 cdef enum:
@@ -216,11 +217,10 @@ def request_stop():
     stop_request()
 
 
-def oneclass_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                   const double[::1] data, int64_t n_features, const int64_t[::1] rows,
-                   double nu, double[::1] a, bint init, double eps, int max_iter,
-                   object callback):
-    """Solve the scaled one-class dual (block comment) from a (updated in place; init:
+def oneclass_solve(DataView data, *, double nu, double[::1] a, bint init, double eps,
+                   int max_iter, object callback):
+    """Solve the scaled one-class dual (block comment) over the rows of `data` (a view
+    without the bias feature) from a (updated in place; init:
     start from LIBLINEAR's point instead, a_k = 1 for the first floor(nu n) examples and
     the remainder on the next).  a must be feasible when not init (0 <= a <= 1,
     sum a = nu n; checked).  Returns a dict: w (= w_a, nu n times the primal w), rho
@@ -228,8 +228,8 @@ def oneclass_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     primal, dual (P and D of the block comment, unscaled nu-form), n_sv (a > 0),
     n_bound (a = 1), n_outliers (w.x_k < rho - violation: closer than the final violation
     the solve cannot tell a tie from an outlier), G (w_a.x_k per position)."""
-    cdef int64_t n = rows.shape[0], k, nfl, n_sv = 0, n_bound = 0, n_out = 0, n_free = 0
-    cdef int64_t nw = n_features
+    cdef int64_t n = data.n, k, nfl, n_sv = 0, n_bound = 0, n_out = 0, n_free = 0
+    cdef int64_t nw = data.n_features
     cdef int status = CONVERGED, n_iter = 0
     cdef double viol = 0.0, s, lb = -INFINITY, ub = INFINITY, sum_free = 0.0, rho, scale
     cdef double hinge = 0.0
@@ -239,7 +239,9 @@ def oneclass_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
         raise ValueError("a must have one entry per example")
     if n == 0:
         raise ValueError("one-class training needs at least one example")
-    check_rows(rows, indptr.shape[0] - 1)
+    if data.bias > 0:
+        raise ValueError("the one-class dual has no bias feature: build the view without one")
+    cdef const int64_t* rows = data.row_list()
     if init:
         nfl = <int64_t>(nu * n)
         for k in range(n):
@@ -264,17 +266,17 @@ def oneclass_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef int64_t[::1] index = idx_arr
     cdef Node* up = <Node*>cnp.PyArray_DATA(nodes)
     cdef Node* low = up + n
-    cdef CSR X = make_csr(indptr, indices, data, n_features, -1.0, 1, NULL)
+    cdef CSR X = data.csr(1, NULL)
     cdef Stop ST
     cdef void* cb = <void*>callback if callback is not None else NULL
-    stop_init(&ST, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    stop_init(&ST, data.nnz, data.n_rows)
     with nogil:
         for k in range(n):
             QD[k] = sq_norm_row(&X, rows[k])
             if a[k] != 0.0:
                 axpy_row(&X, rows[k], a[k], &w[0])
         if max_iter > 0:
-            status = oneclass_core(&X, &rows[0], n, &a[0], &w[0], &QD[0], &G[0], &index[0],
+            status = oneclass_core(&X, rows, n, &a[0], &w[0], &QD[0], &G[0], &index[0],
                                    up, low, &dense[0], eps, max_iter, &n_iter, &viol, cb, &ST)
         for k in range(n):
             G[k] = dot_row(&X, rows[k], &w[0])

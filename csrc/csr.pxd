@@ -71,6 +71,51 @@ ctypedef struct CSR:
                             # rows write: csrc/cgls.pxd's weight split, O(|T_r|) not O(d))
 
 
+# --------------------------------------------------------------------------- #
+# Row entries: the one way a core walks a row's stored entries itself (a column copy,
+# a per-class scatter, a packed record of spans).  Together with the kernels below they
+# are the only code that reads X.indptr, X.indices and X.data, so a new layout of the
+# values (none for a 0/1 pattern, float32) changes this file alone.
+# --------------------------------------------------------------------------- #
+
+cdef inline int64_t row_start(const CSR* X, int64_t i) noexcept nogil:
+    """First entry position p of row i (its entries are row_start <= p < row_stop)."""
+    return X.indptr[i]
+
+
+cdef inline int64_t row_stop(const CSR* X, int64_t i) noexcept nogil:
+    """One past the last entry position of row i."""
+    return X.indptr[i + 1]
+
+
+cdef inline int32_t entry_index(const CSR* X, int64_t p) noexcept nogil:
+    """Column index of the entry at position p."""
+    return X.indices[p]
+
+
+cdef inline double entry_value(const CSR* X, int64_t i, int64_t p) noexcept nogil:
+    """Value of the entry at position p of row i, as the kernels read it (1.0 for a
+    pattern, the row's one value with row_scale)."""
+    if X.row_scale != NULL:
+        return X.row_scale[i]
+    if X.unit:
+        return 1.0
+    return X.data[p]
+
+
+cdef inline double total_nnz(const CSR* X) noexcept nogil:
+    """Stored entries of the whole matrix (a double: cost models divide by it)."""
+    return <double>(X.indptr[X.n_rows] - X.indptr[0])
+
+
+cdef inline void prefetch_span(const CSR* X, int64_t p) noexcept nogil:
+    """Ask the cache for the entries from position p on (a loop that visits rows in
+    random order, ahead of use)."""
+    LINSVM_PREFETCH(&X.indices[p])
+    if not X.unit and X.data != NULL:
+        LINSVM_PREFETCH(&X.data[p])
+
+
 cdef inline double dot_span(const int32_t* ind, const double* val, int64_t a, int64_t b,
                             const double* w, int unit) noexcept nogil:
     """sum over p in [a, b) of val[p] * w[ind[p]] (of w[ind[p]] when unit).

@@ -8,6 +8,10 @@ the training time.  Run
     python tools/model_regression.py write AFTER_DIR       # on the new tree
     python tools/model_regression.py compare BEFORE_DIR AFTER_DIR
 
+`write DIR TAG...` runs only the runs whose tag contains one of the TAGs (a solver's
+name, say: `write after mfn-ovr svr`); `compare` then lists the files of the other runs
+as "only in".
+
 `write` trains through the command line (`python -m linsvm train`, so the parser, the
 option handling, train() and the model writer all take part) on a matrix of solvers,
 options, data sets and costs, and predicts the matching test split with each model.
@@ -44,6 +48,11 @@ BINARY_RUNS = [
     ("alm-p1", ["-s", "alm", "--p", "1"]),
     ("alm-exact", ["-s", "alm-exact"]),
     ("perf", ["-s", "perf"]),
+    ("lr", ["-s", "lr"]),
+    ("lr-free-bias", ["-s", "lr", "-R"]),
+    ("lr-dual", ["-s", "lr-dual"]),
+    ("cdn", ["-s", "cdn"]),
+    ("glmnet", ["-s", "glmnet"]),
 ]
 MULTICLASS = [("sector.scale.bz2", "sector.t.scale.bz2")]
 MULTICLASS_RUNS = [
@@ -54,7 +63,17 @@ MULTICLASS_RUNS = [
 ]
 ORDINAL = [("abalone_5bins.train.1", "abalone_5bins.test.1"),
            ("autompg_5bins.train.1", "autompg_5bins.test.1")]
-ORDINAL_RUNS = [("mfn-ord", ["-s", "mfn-ord"]), ("perf-ord", ["-s", "perf-ord"])]
+ORDINAL_RUNS = [("mfn-ord", ["-s", "mfn-ord"]), ("perf-ord", ["-s", "perf-ord"]),
+                ("softmax", ["-s", "softmax"])]
+# one-class models train on the binary sets' examples (the labels are ignored)
+ONECLASS = [("heart_scale", "heart_scale"), ("a1a", "a1a.t")]
+REGRESSION = [("debian-deps-size.train.bz2", "debian-deps-size.test.bz2")]
+REGRESSION_RUNS = [
+    ("svr", ["-s", "svr"]),
+    ("svr-code11", ["-s", "11", "-p", "0.1"]),
+    ("svr-dual-l1", ["-s", "svr-dual", "--loss", "l1"]),
+    ("svr-dual-l2", ["-s", "svr-dual", "--loss", "l2"]),
+]
 
 
 def runs():
@@ -77,13 +96,21 @@ def runs():
         for name, args in ORDINAL_RUNS:
             for c in ("1", "10"):
                 out.append((f"{train}-{name}-c{c}", "ordinal/" + train, "ordinal/" + test, args + ["-c", c]))
+    for train, test in ONECLASS:
+        for nu in ("0.1", "0.5"):
+            out.append((f"{train}-oneclass-nu{nu}", "binary/" + train, "binary/" + test,
+                        ["-s", "oneclass", "-n", nu]))
+    for train, test in REGRESSION:
+        for name, args in REGRESSION_RUNS:
+            out.append((f"{train}-{name}", "regression/" + train, "regression/" + test, args))
     return [r for r in out if (DATA / r[1]).exists() and (DATA / r[2]).exists()]
 
 
-def write(outdir):
+def write(outdir, only=()):
+    """Train and predict every run (those whose tag contains one of `only`, if given)."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    todo = runs()
+    todo = [r for r in runs() if not only or any(o in r[0] for o in only)]
     for i, (tag, train, test, args) in enumerate(todo, 1):
         model = outdir / f"{tag}.model"
         pred = outdir / f"{tag}.pred"
@@ -116,8 +143,8 @@ def compare(a, b):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "write":
-        write(sys.argv[2])
+    if len(sys.argv) >= 3 and sys.argv[1] == "write":
+        write(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) == 4 and sys.argv[1] == "compare":
         sys.exit(compare(sys.argv[2], sys.argv[3]))
     else:

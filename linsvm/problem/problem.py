@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._data import DataView
 from ..errors import DataError
 from .checks import check_binary_targets, check_codes, check_rows_and_costs, n_weights
 
@@ -28,7 +29,7 @@ class Problem:
     """
 
     __slots__ = ("X", "rows", "cost", "bias", "n_weights", "t", "codes", "n_classes", "qid",
-                 "comm")
+                 "comm", "_view")
 
     def __init__(self, X, rows, cost, bias, t=None, codes=None, n_classes=2, qid=None,
                  comm=None):
@@ -37,6 +38,16 @@ class Problem:
         self.n_weights = n_weights(X.n_features, self.bias)
         self.t, self.codes, self.n_classes, self.qid = t, codes, int(n_classes), qid
         self.comm = comm
+        self._view = None
+
+    @property
+    def view(self):
+        """The compiled cores' view of these examples (`linsvm._data.DataView` over X,
+        bias and rows), built on first use; problems over the same X, rows and bias
+        (binary_column) share it, and so its one scan of the values for a pattern."""
+        if self._view is None:
+            self._view = DataView(self.X, self.bias, self.rows)
+        return self._view
 
     @property
     def n_rows(self):
@@ -73,7 +84,9 @@ class Problem:
     def binary_column(self, t, cost):
         """The same examples with other labels and costs (a one-vs-rest column); t and
         cost must come from checked inputs (train() derives them from its own)."""
-        return Problem(self.X, self.rows, cost, self.bias, t=t, comm=self.comm)
+        column = Problem(self.X, self.rows, cost, self.bias, t=t, comm=self.comm)
+        column._view = self._view
+        return column
 
     def subset(self, pick):
         """The problem on positions `pick` (an index array into rows) only."""

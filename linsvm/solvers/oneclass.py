@@ -49,7 +49,7 @@ def fit_oneclass(problem, params, start, state, log):
         raise ParameterError("oneclass is serial only (dual coordinate descent)")
     if problem.bias > 0:
         raise ParameterError("oneclass takes no bias feature (-B -1), as LIBLINEAR -s 21")
-    nu, max_iter, X, n = params["nu"], params["max_iter"], problem.X, problem.n_rows
+    nu, max_iter, n = params["nu"], params["max_iter"], problem.n_rows
     if n == 0:
         raise ParameterError("one-class training needs at least one example")
     a, init, warning = np.zeros(n), True, None
@@ -72,10 +72,8 @@ def fit_oneclass(problem, params, start, state, log):
     floor = 1e-12 * _max_sq_norm(problem)
     eps, iters = params.tol, 0
     while True:
-        st = _oneclass.oneclass_solve(indptr=X.indptr, indices=X.indices, data=X.data,
-                                      n_features=X.n_features, rows=problem.rows, nu=nu, a=a,
-                                      init=init, eps=eps, max_iter=max_iter - iters,
-                                      callback=callback)
+        st = _oneclass.oneclass_solve(problem.view, nu=nu, a=a, init=init, eps=eps,
+                                      max_iter=max_iter - iters, callback=callback)
         init = False
         iters += int(st["n_iter"])
         gap = relative_gap(st["primal"], st["dual"])

@@ -1,0 +1,112 @@
+"""The one data view every compiled core reads its examples through (linsvm._data).
+
+A `DataView` is built once in Python, from a `linsvm.problem.csr.CSRBuffers`, the bias
+(LIBLINEAR's -B) and optionally the row numbers of one solve, and then passed to a core
+as one argument.  It holds csrc/csr.pxd's `CSR` struct over the buffers; the cores take
+that struct (`csr`, `pattern_csr`) with their own thread count and scatter scratch, and
+read rows only through csr.pxd's inline accessors (dot_row, axpy_row, the fused normal
+mat-vec, the row entries), so a new layout of the values is a change to csr.pxd and to
+this file, not to every core (docs/design.md, "The data view").
+
+The row numbers are checked here, once: every entry in [0, n_rows).  The buffers are
+trusted as CSRBuffers guarantees them (row pointers from 0 to nnz, never decreasing;
+column indices in [0, n_features); finite values).
+"""
+import numpy as np
+
+from libc.stdint cimport int32_t, int64_t
+from csr cimport CSR, make_csr, scratch_doubles, read_pattern
+
+
+cdef class DataView:
+    """DataView(buffers, bias=-1.0, rows=None): the examples of one solve.
+
+    buffers: a CSRBuffers (int64 indptr, int32 indices, float64 data, n_features);
+    bias: the constant feature's value (<= 0: none), appended as weight n_features;
+    rows: int64 row numbers of the solve (any subset, any order; each in [0, n_rows)),
+    or None for a view of every row in order (what prediction reads).  The view keeps
+    the arrays alive and never copies them; it is not to be changed afterwards.
+    """
+
+    def __cinit__(self, buffers, double bias=-1.0, rows=None):
+        cdef const int64_t[::1] indptr = buffers.indptr
+        cdef const int32_t[::1] indices = buffers.indices
+        cdef const double[::1] data = buffers.data
+        cdef const int64_t[::1] rv
+        cdef int64_t k, n_rows = indptr.shape[0] - 1
+        self.buffers = buffers
+        self.bias = bias
+        self.n_features = buffers.n_features
+        self.n_rows = n_rows
+        self.X = make_csr(indptr, indices, data, self.n_features, bias, 1, NULL)
+        self.n_weights = self.X.n_weights
+        self._pattern = -1
+        self._row_scale = None
+        self.rows = NULL
+        self.rows_array = None
+        self.n = n_rows
+        if rows is not None:
+            rows = np.ascontiguousarray(rows, dtype=np.int64)
+            if rows.ndim != 1:
+                raise ValueError("row numbers must be a 1-D array")
+            rv = rows
+            for k in range(rv.shape[0]):
+                if rv[k] < 0 or rv[k] >= n_rows:
+                    raise ValueError(f"row numbers must lie in [0, {n_rows})")
+            self.rows_array = rows
+            self.n = rv.shape[0]
+            self.rows = &rv[0] if rv.shape[0] > 0 else NULL
+
+    cdef CSR csr(self, int n_threads, double* scratch) noexcept:
+        """The CSR struct for a core's kernels: n_threads threads (<= 0: one), scratch
+        NULL (every scatter in one block) or scratch_doubles() doubles the caller owns.
+        Values are read as stored."""
+        cdef CSR X = self.X
+        X.n_threads = n_threads if n_threads > 0 else 1
+        X.scratch = scratch
+        X.max_blocks = 1
+        if scratch != NULL and X.n_weights > 0:
+            X.max_blocks = 1 + <int>(self.scratch_doubles() // X.n_weights)
+        return X
+
+    cdef CSR pattern_csr(self, int n_threads, double* scratch) except *:
+        """As csr, and the kernels read only the column indices where the values allow
+        it (csr.pxd's read_pattern: a 0/1 pattern, or one value per row); the values are
+        scanned once per view, on the first call."""
+        cdef CSR X = self.csr(n_threads, scratch)
+        cdef double[::1] scale
+        if self._pattern < 0:
+            if self.n_rows > 0:
+                self._row_scale = np.empty(self.n_rows, dtype=np.float64)
+                scale = self._row_scale
+                read_pattern(&X, &scale[0])
+            if X.row_scale == NULL:
+                self._row_scale = None
+            self._pattern = X.unit
+        X.unit = self._pattern
+        if self._row_scale is not None:
+            scale = self._row_scale
+            X.row_scale = &scale[0]
+        return X
+
+    cdef int64_t scratch_doubles(self) noexcept:
+        """Doubles of scratch a scatter over any of the rows needs (csr.pxd's
+        scratch_doubles: independent of the thread count)."""
+        cdef const int64_t[::1] indptr = self.buffers.indptr
+        return scratch_doubles(indptr, self.n_features, self.bias)
+
+    cdef const int64_t* row_list(self) except NULL:
+        """The row numbers, for a core that addresses rows (ValueError for a view built
+        without them, or with none)."""
+        if self.rows == NULL:
+            raise ValueError("this core needs a data view with at least one row number")
+        return self.rows
+
+    @property
+    def nnz(self):
+        """Stored non-zeros of the whole matrix."""
+        return int(self.X.indptr[self.n_rows] - self.X.indptr[0])
+
+    def __repr__(self):
+        return (f"DataView({self.n} of {self.n_rows} rows, {self.n_features} features, "
+                f"bias {self.bias:g})")
