@@ -299,3 +299,25 @@ def test_tests_are_named_after_behaviours_not_issues():
     found = [f"{path.name}:{n}" for path in sorted((ROOT / "tests").glob("*.py"))
              for n, line in enumerate(path.read_text().splitlines(), 1) if number.search(line)]
     assert found == []
+
+
+# Cores still reading the CSR buffers themselves (emptied as they move onto the data view)
+BUFFER_READERS_PENDING = {"_dcd.pyx", "_l1.pyx", "_logistic.pyx", "_sdm.pyx", "_svr.pyx"}
+
+
+def test_only_csr_pxd_reads_the_csr_buffers():
+    """docs/design.md, "The data view": the cores read rows through csr.pxd's accessors,
+    so a new layout of the values changes csr.pxd alone."""
+    reads = re.compile(r"\.(indptr|indices|data)\[")
+    offenders = []
+    for path in sorted((ROOT / "csrc").glob("*.p*")):
+        if path.name in ("csr.pxd", "_data.pyx", "_kernels.pyx", "_scale.pyx", "_svmlight.pyx") \
+                or path.suffix not in (".pyx", ".pxd"):
+            continue              # the accessors; the buffer checks; the text I/O kernels
+        code = [ln.split("#")[0] for ln in path.read_text().splitlines()]
+        hits = [k + 1 for k, ln in enumerate(code) if reads.search(ln)]
+        if hits and path.name not in BUFFER_READERS_PENDING:
+            offenders.append(f"csrc/{path.name}:{hits[0]}")
+        if not hits:
+            assert path.name not in BUFFER_READERS_PENDING, f"{path.name}: drop it from the list"
+    assert not offenders, f"read the rows through csr.pxd's accessors: {offenders}"
