@@ -47,8 +47,8 @@ def _make_convergence_warning():
     })
 
 
-# Importing scikit-learn costs about 0.9 s (measured: `python -X importtime`), four
-# times linsvm's own import, so the class is made on first use (PEP 562 module
+# Importing scikit-learn costs several times linsvm's own import (docs/benchmarks.md,
+# "Start-up"), so the class is made on first use (PEP 562 module
 # __getattr__): by `linsvm.ConvergenceWarning`, or when a solve first warns.  The
 # command line prints warnings itself and never makes it.  If scikit-learn is
 # already imported, making it costs nothing.

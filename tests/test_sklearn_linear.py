@@ -1,4 +1,4 @@
-"""linsvm.sklearn (issues 26 and 27): LinearSVR and OneClassSVM against scikit-learn's
+"""linsvm.sklearn: LinearSVR and OneClassSVM against scikit-learn's
 own estimators on the same objective, scikit-learn's estimator checks, and for every
 estimator predictions that follow coef_ / intercept_, sparsify / densify and verbose."""
 import warnings

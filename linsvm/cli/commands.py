@@ -6,8 +6,8 @@ when the command is wanted (`command`), and its body in a runner module
 (linsvm.cli.run_train, run_predict, run_cv, run_tools, run_inspect), imported only when
 the command runs: `--help` and `--version` read the declarations and the solver
 catalog alone and import no NumPy, and `linsvm-predict` builds none of the training
-options (linsvm._lazy; issue 28's start-up).  Every body is wrapped by fail_on_errors: one line per error, never a
-traceback.
+options (linsvm._lazy; docs/benchmarks.md, "Start-up").  Every body is wrapped by
+fail_on_errors: one line per error, never a traceback.
 """
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def scale(data_file, lower, upper, y_limits, save, restore, output, quiet):
     inputs = (data_file, restore)
     check_output_path(output, what="output file", inputs=inputs, stdout_ok=True)
     if save is not None:
-        if same_target(save, output):      # by name, symlink, hard link (issue 31 item 1)
+        if same_target(save, output):      # by name, symlink or hard link
             raise UsageLineError(f"-s {save} is also the output file (-o)")
         check_output_path(save, what="parameter file (-s)", inputs=inputs + (output,))
     prog = click.get_current_context().command_path

@@ -28,7 +28,7 @@ def make_folds(y, n_folds, seed=0, qid=None, comm=None):
     so fold sizes stay balanced.  With qid: whole queries dealt to folds in a
     seeded random order.
 
-    comm: an MPI communicator (or linsvm.collective.Collective) when y (and qid)
+    comm: an MPI communicator (or linsvm.runtime.collective.Collective) when y (and qid)
     are this rank's block of the examples, the union of the blocks in rank order
     being the data set; the folds returned are this rank's rows' folds in the
     serial assignment of the union, so they do not depend on the number of ranks.

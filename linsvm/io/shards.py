@@ -13,7 +13,7 @@ in first-appearance order and the row counts (a LocalShare):
 read_training_share picks the one the input allows.  (Whether this process is
 one rank of an MPI job is linsvm.runtime.launch's question.)
 
-Splitting a plain file (issue 18's first piece): a plain (uncompressed)
+Splitting a plain file: a plain (uncompressed)
 file is split into P byte ranges (:func:`byte_ranges`) and rank r parses only
 the lines whose first byte lies in its range ``[start_r, end_r)``: a line that
 straddles a boundary belongs to the rank where it starts, so a rank whose
@@ -27,7 +27,7 @@ reader (:func:`linsvm.io.svmlight.load_svmlight_buffers`) would have found:
 * the number of features (the largest index over all ranks, or the given
   ``n_features``), the total row count and each rank's first global row;
 * the distinct labels in order of first appearance over the whole file (the
-  order LIBLINEAR's classes follow; see :func:`linsvm.train.class_order`);
+  order LIBLINEAR's classes follow; see :func:`linsvm.problem.labels.class_order`);
 * the first error in the file, if any: every rank raises the same one-line
   :class:`~linsvm.errors.DataError` ``FILE:LINE: what is wrong`` with the
   global line number, after the collective, so no rank is left waiting.  The
@@ -178,7 +178,7 @@ def read_shards(spec, comm, n_features=None, with_qid=False, labels=True):
     files, sorted by name, are dealt to the ranks in contiguous runs balanced by
     their sizes (assign_shards; rank 0 lists them and tells the others, so every
     rank works from one list).  Each file may be plain or compressed (as
-    linsvm.data reads), and may hold no rows; each rank reads only its own files.
+    linsvm.io.svmlight reads), and may hold no rows; each rank reads only its own files.
     The union of the ranks' rows in rank order is the concatenation of the files in
     name order, and the ranks agree, as for read_svmlight_share, on the width (the
     largest index of all files, or `n_features`), the row counts, the labels in

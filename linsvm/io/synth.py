@@ -110,7 +110,7 @@ def make_text_classification(n_samples=20000, n_features=20000, n_classes=2, avg
     return X, y
 
 
-# Peak bytes of make_text_classification, measured with tracemalloc and rounded up: the
+# Peak bytes of make_text_classification (tracemalloc's peak, rounded up): the
 # vocabulary's arrays (Zipf weights, their CDF, the rank permutation, the topic
 # candidates) per feature, the token arrays (document, rank, word, draws) and the
 # COO -> CSR conversion per token, and each class's topic ranks and CDF.

@@ -74,7 +74,7 @@ Writing (`chunks`) yields the file in pieces: the text of up to
 `_CHUNK_ENTRIES` weights at a time, or the binary weights as one memoryview of
 the model's array.  Reading (`_LinsvmParser`, called by
 `linsvm.model.load_model`) streams the rows into the preallocated weight array
-(`linsvm.model_io`) and checks every field, with a ``FILE:LINE: ...``
+(`linsvm.model.tokens.Parser.allocate`) and checks every field, with a ``FILE:LINE: ...``
 ModelError for the first problem; it returns the fields of the Model.
 
 The ``solver`` field names a registered solver or, for a model read from a

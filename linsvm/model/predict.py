@@ -64,7 +64,7 @@ class PredictionResult(NamedTuple):
     whose label equals the prediction; width: the largest feature index of
     the test data; n_unknown and unknown: the number of examples whose label is
     not one of the model's classes, and up to a few of those labels, sorted
-    (counted only with ``measures=True``); measures: `linsvm.metrics.report`'s
+    (counted only with ``measures=True``); measures: `linsvm.problem.kinds.report`'s
     dict for binary and ordinal models with ``measures=True``, else None;
     per_query: whether the ordinal measures are per qid (the data has several);
     kept: with ``keep=True``, every example's label, prediction, scores and

@@ -1,6 +1,6 @@
 """What the two model file formats share: tokens, numbers, the chunked reader.
 
-`linsvm.model_linsvm` (linsvm's own format) and `linsvm.model_liblinear`
+`linsvm.model.format_linsvm` (linsvm's own format) and `linsvm.model.format_liblinear`
 (LIBLINEAR's) both write floats in a form that reads back bit for bit and read
 a model file the same way: a text header of ``KEY VALUE...`` lines, then the
 weight rows, streamed in chunks of `_READ_BYTES` straight into the weight

@@ -355,7 +355,8 @@ PERF_OPTIONS = {
 # Work arrays: the cutting planes' working set starts at 16 dense rows of the
 # weight length (it doubles as constraints accumulate, up to max_constraints),
 # w, the mean-constraint vector, the returned weights and the Gram
-# bookkeeping (22 vectors measured with tracemalloc, tests/test_memory.py).
+# bookkeeping (22 vectors in all: tracemalloc's peak of a solve, which
+# tests/test_memory.py keeps within the estimate).
 _MEMORY_PERF = work_memory(22, 64)
 
 register(SolverInfo(

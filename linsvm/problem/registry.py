@@ -33,8 +33,8 @@ change them.
 This module is pure Python: the command line reads it (help, option checks) without
 importing NumPy or any solver; a solver's module is imported when it first runs
 (its `fit` is a linsvm._lazy.LazyFunction).  Its records are NamedTuples, not
-dataclasses: every command imports them, and a frozen dataclass costs about 1 ms of
-start-up to build (issue 28's start-up), a NamedTuple a third of that.
+dataclasses: every command imports them, and a NamedTuple is the cheaper of the two to
+build at start-up (docs/design.md and docs/benchmarks.md, "Start-up", have the cost).
 """
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ class Option(NamedTuple):
     choices: tuple | None = None  # the values a str option may take (train() and the CLI check)
 
 
-# The help of every solver's n_threads (issue 31 item 7, issue 28): the scatters sum
+# The help of every solver's n_threads: the scatters sum
 # fixed row blocks in block order (csrc/csr.pxd), so the count changes only the time
 # (linsvm/runtime/threads.py).
 N_THREADS_HELP = ("threads for the sparse kernels, -m (0 = auto: the free cores, CPUs less "
@@ -88,7 +88,7 @@ class SolverInfo(NamedTuple):
     a changed copy)."""
 
     name: str
-    kind: str                 # the problem it solves: a name of linsvm.problem.kinds.SOLVER_KINDS
+    kind: str                 # the problem it solves: a name of linsvm.problem.kinds.KINDS
     objective: str            # the objective minimized, in linsvm's -c scaling
     default_tol: float
     tol_meaning: str

@@ -1,6 +1,6 @@
 """The collectives distributed training uses, over an MPI communicator.
 
-A distributed solve (issue 18) runs the same program on P ranks, each rank
+A distributed solve runs the same program on P ranks, each rank
 holding a block of the rows; the weight vector is replicated and every sum
 over rows becomes a local sum followed by one allreduce.  `Collective` wraps
 the communicator the user gave (mpi4py's ``MPI.COMM_WORLD``, or any
@@ -189,9 +189,9 @@ def wait_for_root(comm, root=0):
 
 
 def _idle(request):
-    """Wait for a non-blocking MPI request, sleeping between polls (20 us, doubling up
-    to IDLE_POLL_MAX): the waiting rank leaves its core to the ranks still working,
-    and a request completes at most that much after its last rank arrives (MPICH
+    """Wait for a non-blocking MPI request, sleeping between polls (the pause doubling
+    from its first value up to IDLE_POLL_MAX): the waiting rank leaves its core to the
+    ranks still working, and a request completes at most that much after its last rank arrives (MPICH
     progresses a collective only inside such polls)."""
     pause = 2e-5
     while not request.Test():

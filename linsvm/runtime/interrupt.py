@@ -10,7 +10,7 @@ KeyboardInterrupt in the main thread and calls `stop_running_solves()`:
     try:
         results = [f.result() for f in futures]
     except KeyboardInterrupt:
-        linsvm.interrupt.stop_running_solves()    # the workers' solves raise too
+        linsvm.runtime.interrupt.stop_running_solves()    # the workers' solves raise too
         raise
 
 Each solve that had begun by then raises KeyboardInterrupt in its own thread at its
@@ -27,7 +27,7 @@ import threading
 def stop_running_solves():
     """Make every compiled solve running now, in any thread, stop and raise KeyboardInterrupt.
 
-    Every compiled core of linsvm (an extension module linsvm._NAME) that has a
+    Every compiled core of linsvm (an extension module built from csrc/_NAME.pyx) that has a
     `request_stop()` is asked, among those imported: a core that was never imported
     runs no solve.  A new core needs no registration here."""
     for name, module in list(sys.modules.items()):

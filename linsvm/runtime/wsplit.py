@@ -1,5 +1,6 @@
 """The weight split of a distributed finite Newton solve: who owns which weight, and
-which weights each rank's rows touch (issue 29; the kernels are csrc/wsplit.pxd's).
+which weights each rank's rows touch (the kernels are csrc/wsplit.pxd's; docs/mpi.md,
+"Weight split").
 
 With the rows split over P ranks, the allreduce arrangement (csrc/cgls.pxd) moves and
 updates the whole weight vector on every rank in every CGLS iteration: 2 (P - 1) / P
@@ -83,8 +84,8 @@ class WeightSplit:
         self.n_weights, self.n_touched = n_weights, int(touched_.shape[0])
         self.own, self.own_cnt, self.perm = own, own_cnt, perm
         self.pr_idx, self.pr_cnt, self.ps_pos, self.ps_cnt = pr_idx, pr_cnt, ps_pos, ps_cnt
-        keep = np.zeros(n_weights, dtype=bool)  # own and T_r together (a mask: numpy's
-        keep[own] = True                        # union1d sorts, 20x slower at d = 5M)
+        keep = np.zeros(n_weights, dtype=bool)  # own and T_r together (a mask, O(d):
+        keep[own] = True                        # numpy's union1d sorts, O(d log d))
         keep[touched_] = True
         self.mine = np.flatnonzero(keep).astype(np.int64)
         self.acc = np.zeros(max(own.shape[0], 1))

@@ -10,7 +10,7 @@ The problem, in LIBLINEAR's scaling (x includes the constant feature of value
 
 which is scikit-learn's LinearSVR objective when regularize_intercept=True.  By
 default (regularize_intercept=False) the intercept is not pulled towards zero, so
-targets far from zero are fitted (issue 27's trap: calendar-year targets): svr leaves
+targets far from zero are fitted (calendar-year targets, say): svr leaves
 the bias weight out of ||w||^2 (an exact free intercept, LIBLINEAR's -R), svr-dual
 solves for the targets minus their weighted mean (its center_targets) and adds the
 mean back in intercept_.

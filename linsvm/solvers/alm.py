@@ -60,15 +60,15 @@ does not replace the paper's rule, but it guards it (a departure): the
 objective rule fires only once the certified gap is below min(1%, 100 e) (so
 the default -e 1e-4 certifies 1%, and a smaller -e asks for more).  Unguarded,
 the rule stopped on unscaled data (australian) at true gaps of 130-190%, and
-alm-exact on a9a (p = 1) at 20%.  A 10% guard (before issue 15) stopped p = 1
+alm-exact on a9a (p = 1) at 20%.  A 10% guard (the earlier rule) stopped p = 1
 runs up to 3.9% above the optimum (alm on w8a; alm-exact 2.6%), and -e 1e-5 did
 not move them (the relative change fired first).  With the 1% guard every
-p = 1 default run on the shared binary sets is certified within 1% (measured
-true gaps 0.04-0.5%, examples/bench_alm.py); it costs about 1.8-2.6x the
-iterations of the 10% guard on a9a and w8a.  A run that reaches the iteration
-cap first returns with a ConvergenceWarning giving the certified gap.
+p = 1 default run on the shared binary sets is certified within 1%, for more
+iterations than the 10% guard took (docs/solvers.md, "alm, alm-exact", has the
+figures; examples/bench_alm.py).  A run that reaches the iteration cap first
+returns with a ConvergenceWarning giving the certified gap.
 
-Distributed (issue 18; both registered distributed="rows"): on P MPI ranks each
+Distributed (both registered distributed="rows"): on P MPI ranks each
 rank holds a block of the rows (and their e, multipliers and margins); w is
 replicated.  Every sum over rows is local and then reduced, so every rank runs
 the serial iterates up to the order of those sums and takes every decision (step,

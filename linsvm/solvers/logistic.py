@@ -21,8 +21,8 @@ H d = -g by the shared CGLS (csrc/cgls.pxd) as the weighted least-squares proble
 (softmax: over the operator W -> [M_i W'x_i]_i, M_i = I - 1 p_i', which factors the Hessian
 blocks C c_i (diag(p_i) - p_i p_i') without storing any), with the damped Jacobi
 preconditioner (weight 0.01, LIBLINEAR's) and Galli & Lin's quadratic-model truncation
-(cg_tol 0.5, adaptive, as LIBLINEAR 2.4x).  That inner stopping was chosen by measurement
-(docs/bench-logistic.md): cg_tol 0.3 or 0.1, the residual rule at 0.1 or 0.3 and a Jacobi
+(cg_tol 0.5, adaptive, as in LIBLINEAR's 2.4 series).  That inner stopping was chosen
+by measurement (docs/bench-logistic.md): cg_tol 0.3 or 0.1, the residual rule at 0.1 or 0.3 and a Jacobi
 weight of 0.1 were each faster on some sets and slower on others, none on all.  CGLS hands
 back X d, so the line search (a safeguarded 1-D Newton iteration on phi(tau) = f(w + tau d))
 costs O(n) per trial and no pass over the data.
@@ -83,7 +83,7 @@ LS_MAX = 20
 
 # The default -e of softmax and lr-dual live in linsvm.problem.catalog_logistic (lr-dual's 0.01:
 # LIBLINEAR -s 7's 0.1 inflates the measure for coordinates that cross U_i/2; at 0.1
-# this measure stopped 2-100x above LIBLINEAR's gap on the shared sets, at 0.01 at or below it in
+# this measure stopped well above LIBLINEAR's gap on the shared sets, at 0.01 at or below it in
 # less time, docs/bench-logistic.md)
 # lr-dual's finish with lr at its loop cap: lr's default -e / 10 (LIBLINEAR's -s 7 finishes
 # with -s 0 at a tenth of the tolerance -s 0 would use)

@@ -27,7 +27,7 @@ A step's CGLS ends at eq. 13, or at the inexact-Newton forcing term ||r|| <= `fo
 the first iteration; csrc/cgls.pxd): unguarded, the forcing term ended every other step
 after one iteration on data with 1-2% positives (docs/threads.md, "Imbalance").
 
-Stopping (issue 15, "defaults that beat LIBLINEAR at its own defaults"): the paper's
+Stopping (so that the defaults beat LIBLINEAR at its own defaults): the paper's
 rule (the zones settled and eq. 13 at -e) and LIBLINEAR's gradient test, whichever
 comes first: the solve also ends at the first Newton iterate with ||grad F(w)|| <=
 gtol min(n+, n-)/n ||grad F(0)||, read off the residual each CGLS starts from
@@ -56,7 +56,7 @@ linsvm/solvers/mfn_family.py (ls, mfn-huber, mfn-l1, mfn-ord) uses too.  mfn
 is the loss L2_LOSS, and its iterates are the same, bit for bit, as before the
 family was added.
 
-Distributed (issue 18; distributed="rows" for the whole family): with problem.comm
+Distributed (distributed="rows" for the whole family): with problem.comm
 set, each rank holds a block of the rows and the compiled driver completes every sum
 over rows by an allreduce (csrc/_mfn.pyx, newton_core): one allreduce of
 n_weights + 3 doubles per CGLS iteration (csrc/cgls.pxd), a few small ones per Newton

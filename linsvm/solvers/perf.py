@@ -52,7 +52,7 @@ reused, valid for any C, with the alphas scaled by C_new / C_old.  Any other
 start vector places only the first cut (Algorithm 1 starts at w = 0).
 `--seed` is accepted and ignored: the algorithm makes no random choice.
 
-Distributed (issue 18, "rows"): on P MPI ranks each rank holds a block of the
+Distributed ("rows"): on P MPI ranks each rank holds a block of the
 examples; n, m, sum q_k and so Cp are those of the union.  The most violated
 constraint is a sum over examples: each rank forms its part of x_c, b_c and xi'
 and one allreduce of n_weights + 3 doubles (with a stop flag) gives the cut to

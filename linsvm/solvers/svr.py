@@ -15,7 +15,7 @@ y_i - p (below); CGLS (csrc/cgls.pxd) on the active rows, the exact line search 
 Sec. 4.4 with two knots per example (csrc/mfn_shared.pxd), heuristics 1-2 and the
 options of mfn.  Paper scaling lam = 1/(2C), F = f / lam (as mfn).
 
-The free intercept (issue 27).  ||w||_R is ||w||^2 over every weight, or, with
+The free intercept.  ||w||_R is ||w||^2 over every weight, or, with
 `regularize_bias` False (svr's default; LIBLINEAR's -R), over every weight but the bias
 feature's: the intercept is then free, as in least squares.  With the bias regularized
 like the other weights (LIBLINEAR's default -B 1 without -R) a target far from zero has
