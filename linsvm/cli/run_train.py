@@ -14,7 +14,6 @@ from ..fit.training import train
 from ..io.streams import check_stdout, print_lines
 from ..model.model import check_model_format, load_model
 from ..problem.catalog import SOLVERS
-from ..problem.catalog_logistic import LOGISTIC_LOSS
 from ..problem.kinds import KINDS
 from ..problem.labels import distinct
 from .console import Console, fmt_stat, print_warnings
@@ -51,7 +50,7 @@ def run(training_file, model_file, solver, C, tol, bias, class_weights, instance
     if find_C:
         check_C_search(solver)
     class_weight = parse_class_weights(class_weights)
-    logistic = SOLVERS[solver].loss == LOGISTIC_LOSS      # probabilities of its own
+    logistic = SOLVERS[solver].probabilities      # probabilities of its own
     if probability and not logistic:
         check_probability_request(solver, n_folds)
     job = open_job(solver, probability and not logistic)

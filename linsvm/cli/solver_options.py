@@ -24,8 +24,8 @@ __all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "on
 def codes_text(info):
     """LIBLINEAR's -s codes of a solver, e.g. 'LIBLINEAR -s 1 (= --loss l2), -s 3 (= --loss l1)'."""
     parts = []
-    for code, implied in sorted(info.liblinear_codes.items()):
-        extra = " ".join(f"{flag(k)} {v}" for k, v in implied.items())
+    for code, liblinear in sorted(info.liblinear_codes.items()):
+        extra = " ".join(f"{flag(k)} {v}" for k, v in liblinear.implied.items())
         parts.append(f"-s {code}" + (f" (= {extra})" if extra else ""))
     return "LIBLINEAR " + ", ".join(parts) if parts else ""
 

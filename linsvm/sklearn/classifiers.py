@@ -34,7 +34,7 @@ from ..fit.calibration import calibrate
 from ..fit.reporting import collecting_warnings
 from .base import (ACCEPT_SPARSE, LinearPredictorMixin, LinsvmEstimator, as_csr,
                    binary_or_multiclass_index, check_sample_weight, reemit, validate_data)
-from ..problem.catalog_l1 import solver_for_penalty
+from ..problem.catalog import solver_for_penalty
 
 __all__ = ["LinearSVC", "OrdinalSVM", "RankSVM"]
 
