@@ -108,8 +108,9 @@ def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sam
            log)                         # before allocating
     t0 = time.perf_counter()
     if info.kind == "binary":
-        W, results = fit_binary(fit, info, params, Xb, rows, y, classes, base, cw, bias, init,
-                                state, n_jobs, log, coll)
+        base_problem = Problem(Xb, rows, base, bias, comm=coll)    # rows, costs checked above
+        W, results = fit_binary(fit, info, params, base_problem, y, classes, cw, init, state,
+                                n_jobs, log)
     else:
         # rows and costs checked above, targets in range by construction: no second scan
         targets = kind.targets(y, classes)
