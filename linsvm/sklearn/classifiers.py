@@ -193,7 +193,7 @@ class LinearSVC(ClassifierMixin, LinearPredictorMixin, LinsvmEstimator):
     @available_if(_has_probability)
     def predict_proba(self, X):
         """Class probabilities (n, k), columns in the order of classes_ (Platt
-        sigmoids fitted on out-of-fold decision values; linsvm.probability)."""
+        sigmoids fitted on out-of-fold decision values; linsvm.fit.calibration)."""
         check_is_fitted(self, "prob_params_")
         scores = self._model_scores(self.decision_function(X))
         return self.model_.proba_from_scores(scores)[:, self._proba_columns]
