@@ -120,9 +120,9 @@ def solver_type_for(solver: str, params: dict) -> str:
         return solver[len(SOLVER_PREFIX):]
     info = SOLVERS.get(solver)
     if info is not None:
-        for _, code in sorted(info.liblinear_codes.items()):
-            if all(_same_value(params.get(k), v) for k, v in code.implied.items()):
-                return code.solver_type
+        for _, liblinear in sorted(info.liblinear_codes.items()):
+            if all(_same_value(params.get(k), v) for k, v in liblinear.implied.items()):
+                return liblinear.solver_type
         return _ANY_TYPE_OF_KIND.get(info.kind, _ANY_TYPE)
     return _ANY_TYPE
 
