@@ -6,8 +6,9 @@ instead of importing it:
 
 * a package's ``__init__`` exports its public names with `lazy_exports`
   (``from linsvm.model import Model`` imports linsvm.model.model then, not before);
-* the solver catalog (linsvm.problem.catalog) gives each solver's fit as a
-  `LazyFunction` of linsvm.solvers, imported when a solve runs;
+* the solver catalog (linsvm.problem.catalog) reads each family's pure-Python spec
+  module linsvm/solvers/FAMILY_spec.py with `import_by_name`, where each solver's fit
+  is a `LazyFunction` of linsvm.solvers, imported when a solve runs;
 * the command line (linsvm.cli.commands) builds a command's declaration when the
   command is wanted, and gives each command's body as a `LazyFunction` of its runner
   module; a runner names the parts only some of its runs need (-b 1, -C, -v) the
@@ -21,7 +22,14 @@ from __future__ import annotations
 import importlib
 import sys
 
-__all__ = ["lazy_exports", "LazyFunction"]
+__all__ = ["lazy_exports", "LazyFunction", "import_by_name"]
+
+
+def import_by_name(module: str):
+    """The module called `module`, imported now: the catalog's spec modules, named by
+    their family (linsvm.problem.catalog.FAMILIES) rather than imported by a statement
+    of the layer below them."""
+    return importlib.import_module(module)
 
 
 def lazy_exports(package: str, table: dict):

@@ -87,9 +87,10 @@ def test_a_code_liblinear_does_not_have_lists_the_codes(binary):
 def test_code_mapping_lives_in_the_registry():
     seen = {}
     for info in SOLVERS.values():
-        for code, implied in info.liblinear_codes.items():
+        for code, liblinear in info.liblinear_codes.items():
             assert code not in seen, f"code {code} claimed twice"
             seen[code] = info.name
+            implied = liblinear.implied
             assert liblinear_code(code) == (info.name, implied)
             for option, value in implied.items():
                 assert value in info.options[option].choices

@@ -212,3 +212,32 @@ def test_mpi_page_lists_which_solvers_run_distributed_as_the_catalog_does():
     distributed = {n for n, info in SOLVERS.items() if info.distributed is not None}
     assert _mpi_table_solvers("How each solver runs on P ranks") == distributed
     assert _mpi_table_solvers("Serial only") == set(SOLVERS) - distributed
+
+
+def _adding_a_solver():
+    text = (DOCS / "design.md").read_text(encoding="utf-8")
+    return re.search(r"^## Adding a solver\n(.*?)(?=^## )", text, re.M | re.S).group(1)
+
+
+def test_adding_a_solver_says_what_the_catalog_does():
+    """docs/design.md's walk-through of adding a solver is the catalog's mechanism: each
+    family in the catalog's FAMILIES is a spec module linsvm/solvers/FAMILY_spec.py with
+    its SPECS, every SolverInfo field the steps name is one, and the test that registers
+    a fake family by one line is where the page says."""
+    from linsvm.problem import catalog, registry
+
+    block = _adding_a_solver()
+    assert "`FAMILIES` of `linsvm/problem/catalog.py`" in block
+    assert "`linsvm/solvers/MODULE_spec.py`" in block and "`SPECS`" in block
+    for family in catalog.FAMILIES:
+        assert (ROOT / "linsvm" / "solvers" / f"{family}_spec.py").is_file(), family
+    step = re.search(r"^3\. (.*?)^4\. ", block, re.M | re.S).group(1)
+    named = set(re.findall(r"`([a-z_]+)`", step)) | set(re.findall(r"`([a-z_]+)=", step))
+    assert {"kind", "options", "liblinear_codes", "memory", "probabilities", "default_bias",
+            "distributed", "fit"} <= named
+    assert named <= set(registry.SolverInfo._fields), named - set(registry.SolverInfo._fields)
+    for name in ("LiblinearCode", "WorkMemory", "Option", "SolverInfo"):
+        assert f"`{name}`" in step and hasattr(registry, name), name
+    layout = (ROOT / "tests" / "test_layout.py").read_text(encoding="utf-8")
+    assert "`tests/test_layout.py` checks it" in block
+    assert "def test_a_solver_registered_by_one_catalog_line_reaches_every_reader" in layout

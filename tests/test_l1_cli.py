@@ -24,7 +24,7 @@ import linsvm
 from linsvm.cli import predict_cmd, train_cmd
 from linsvm.cv import make_folds
 from linsvm.io.svmlight import dump_svmlight, load_svmlight
-from linsvm.problem.catalog_l1 import penalty_of, solver_for_penalty
+from linsvm.problem.catalog import penalty_of, solver_for_penalty
 
 from conftest import augmented, invoke, random_problem
 
@@ -265,12 +265,12 @@ def test_we_read_liblinears_l1_models(tmp_path, code):
 
 def test_glmnet_probabilities_are_the_logistic_model(files):
     """predict -b 1 of a glmnet model: P(+1 | x) = 1 / (1 + exp(-w.x)) without
-    calibration, through the `SolverInfo.loss == "logistic"` hook of branch `logistic`."""
+    calibration, through the `SolverInfo.probabilities` hook of branch `logistic`."""
     tmp, train, test = files
     assert invoke(train_cmd, "-q", "-s", "6", train, tmp / "m").exit_code == 0
     r = invoke(predict_cmd, "-b", "1", test, tmp / "m", tmp / "p")
     if r.exit_code != 0 and "no probability sigmoids" in r.stderr:
-        pytest.skip("the logistic probability hook (SolverInfo.loss == 'logistic', branch "
+        pytest.skip("the logistic probability hook (SolverInfo.probabilities, branch "
                     "logistic) is not merged yet: -b 1 needs calibrated sigmoids here")
     assert r.exit_code == 0, r.output
     model = load(tmp / "m")

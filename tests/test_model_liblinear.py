@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from linsvm.model import format_liblinear as model_liblinear
 from linsvm.model import Model
 from linsvm.model.format_liblinear import SOLVER_TYPES
-from linsvm.solvers import SOLVERS
+from linsvm.solvers import SOLVERS, LiblinearCode
 
 try:
     from liblinear import liblinear as liblinear_c
@@ -72,8 +72,10 @@ def test_every_registered_code_exports_its_liblinear_type(tmp_path):
     that code's solver_type (three classes: MCSVM_CS keeps its type)."""
     checked = 0
     for info in SOLVERS.values():
-        for code, implied in info.liblinear_codes.items():
-            assert _exported_type(_model(info.name, 3, dict(implied)), tmp_path) == SOLVER_TYPES[code]
+        for code, liblinear in info.liblinear_codes.items():
+            assert liblinear.solver_type == SOLVER_TYPES[code]
+            assert _exported_type(_model(info.name, 3, dict(liblinear.implied)),
+                                  tmp_path) == SOLVER_TYPES[code]
             checked += 1
     assert checked >= 4          # dcd -s 1 and -s 3, mfn -s 2, sdm-cs -s 4
 
@@ -106,12 +108,14 @@ def test_export_type_follows_the_registry_not_solver_names(tmp_path, monkeypatch
     """The exported type once came from solver names hard-coded in model.py: change a solver's
     liblinear_codes in the registry and the exported type follows."""
     mfn, dcd = SOLVERS["mfn"], SOLVERS["dcd"]
-    monkeypatch.setitem(SOLVERS, "mfn", mfn._replace(liblinear_codes={1: {}}))
+    monkeypatch.setitem(SOLVERS, "mfn", mfn._replace(
+        liblinear_codes={1: LiblinearCode(SOLVER_TYPES[1])}))
     monkeypatch.setitem(SOLVERS, "dcd", dcd._replace(liblinear_codes={}))
     assert _exported_type(_model("mfn", 3, {}), tmp_path) == "L2R_L2LOSS_SVC_DUAL"
     assert _exported_type(_model("dcd", 3, {"loss": "l1"}), tmp_path) == "L2R_L2LOSS_SVC"
     # the first matching code, in code order
-    monkeypatch.setitem(SOLVERS, "mfn", mfn._replace(liblinear_codes={3: {}, 1: {"seed": 0}}))
+    monkeypatch.setitem(SOLVERS, "mfn", mfn._replace(liblinear_codes={
+        3: LiblinearCode(SOLVER_TYPES[3]), 1: LiblinearCode(SOLVER_TYPES[1], {"seed": 0})}))
     assert _exported_type(_model("mfn", 3, {"seed": 0}), tmp_path) == "L2R_L2LOSS_SVC_DUAL"
     assert _exported_type(_model("mfn", 3, {"seed": 1}), tmp_path) == "L2R_L1LOSS_SVC_DUAL"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import NamedTuple
 
 import click
 import numpy as np
@@ -21,73 +22,111 @@ from .messages import UsageLineError
 from .plot import check_plot_file, plot_cv
 from .job import open_job
 from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
-                   note_imbalance, read_line)
+                   note_imbalance, parsed_options, read_line)
 from .solver_options import one_thread_m, one_thread_note, parse_class_weights, resolve_solver
 
 __all__ = ["run"]
 
 
-def run(training_file, solver, C, log2c, p_grid, tol, bias, class_weights, instance_weights, seed,
-        quiet, n_folds, n_jobs, metric, fmt, output_model, warm_start, allow_many_classes,
-        shards=False, plot_file=None, **solver_options):
-    """The cv command; its arguments are the command line's options."""
-    if C is not None and log2c is not None:
-        raise click.UsageError("give either -c or --log2c, not both")
-    Cs = parse_grid(C, "C") if C is not None else [1.0]
-    if log2c is not None:
-        Cs = [2.0 ** e for e in parse_grid(log2c, "log2c")]
-    if any(c <= 0 for c in Cs):
-        raise click.BadParameter("C values must be > 0", param_hint="-c")
-    ps = parse_grid(p_grid, "p") if p_grid is not None else None
-    solver_options = {k: v for k, v in solver_options.items() if v is not None}
-    spare_threads = one_thread_m(solver, solver_options)
-    solver = resolve_solver(solver, solver_options, bias)
+class CvArgs(NamedTuple):
+    """The cv command's options as parsed (command_cv), one record."""
+
+    training_file: str
+    solver: object                  # a SolverChoice (linsvm.cli.solver_options)
+    C: str | None                   # the grids as given
+    log2c: str | None
+    p_grid: str | None
+    tol: float | None
+    bias: float | None
+    class_weights: tuple
+    instance_weights: str | None
+    seed: int
+    quiet: bool
+    n_folds: int
+    n_jobs: int
+    metric: str | None
+    fmt: str
+    output_model: str | None
+    warm_start: bool
+    allow_many_classes: bool
+    shards: bool
+    plot_file: str | None
+    solver_options: dict            # the solver options given (parsed_options)
+
+
+def run(**parsed):
+    """The cv command: Click's parsed options, as one CvArgs."""
+    _cv(parsed_options(CvArgs, parsed))
+
+
+def _cv(a):
+    """The cv command's body for its options `a` (a CvArgs)."""
+    Cs, ps = _grids(a)
+    solver_options = dict(a.solver_options)
+    spare_threads = one_thread_m(a.solver, solver_options)
+    solver = resolve_solver(a.solver, solver_options, a.bias)
     if len(Cs) > 1:
-        check_C_search(solver, "-c" if C is not None else "--log2c")
-    class_weight = parse_class_weights(class_weights)
+        check_C_search(solver, "-c" if a.C is not None else "--log2c")
+    class_weight = parse_class_weights(a.class_weights)
     job = open_job(solver)
-    console = Console(quiet, silent=not job.root)
+    console = Console(a.quiet, silent=not job.root)
     if spare_threads is not None:
         console.note(f"{one_thread_note(solver, spare_threads)}; -m is ignored (-j runs the "
                      "folds in parallel)")
     log = console.log
     if job.root:
         check_stdout("the cross-validation results")
-    echo = print_lines if job.root else (lambda *a, **k: None)    # results: rank 0's
-    if output_model is not None:    # checked now, not after the whole grid
-        job.run(check_output, output_model, "output model", training_file, instance_weights,
-                shards, root_only=True)
-    if plot_file is not None:
-        _check_plot(job, plot_file, training_file, instance_weights, shards, output_model)
+    echo = print_lines if job.root else (lambda *args, **kw: None)    # results: rank 0's
+    if a.output_model is not None:    # checked now, not after the whole grid
+        job.run(check_output, a.output_model, "output model", a.training_file,
+                a.instance_weights, a.shards, root_only=True)
+    if a.plot_file is not None:
+        _check_plot(job, a.plot_file, a.training_file, a.instance_weights, a.shards,
+                    a.output_model)
     t0 = time.perf_counter()
-    data = load_training(training_file, solver, instance_weights, console, job, shards)
+    data = load_training(a.training_file, solver, a.instance_weights, console, job, a.shards)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
     if log:
         log(read_line(data, X.n_features, time.perf_counter() - t0, job))
     note_imbalance(console, y, solver, class_weight, job)
-    options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
-                   sample_weight=sample_weight, qid=qid, allow_many_classes=allow_many_classes,
-                   comm=job.comm, **solver_options)
+    options = dict(solver=solver, bias=a.bias, tol=a.tol, class_weight=class_weight,
+                   seed=a.seed, sample_weight=sample_weight, qid=qid,
+                   allow_many_classes=a.allow_many_classes, comm=job.comm, **solver_options)
     with labels_located(data, job):
-        res = cross_validate_on_console(console, "models", X, y, Cs=Cs, ps=ps, n_folds=n_folds,
-                                        n_jobs=n_jobs, warm_start=warm_start, metric=metric,
-                                        log=log, **options)
-    _print_result(echo, res, fmt, n_folds, ps)
-    if plot_file is not None:
-        job.run(plot_cv, res, plot_file, solver=solver, root_only=True)
+        res = cross_validate_on_console(console, "models", X, y, Cs=Cs, ps=ps,
+                                        n_folds=a.n_folds, n_jobs=a.n_jobs,
+                                        warm_start=a.warm_start, metric=a.metric, log=log,
+                                        **options)
+    _print_result(echo, res, a.fmt, a.n_folds, ps)
+    if a.plot_file is not None:
+        job.run(plot_cv, res, a.plot_file, solver=solver, root_only=True)
     edge = _edge_warning(res, Cs)
     if edge:
         console.warn(edge)
-    if output_model:
+    if a.output_model:
         best = res.best
         if best.p is not None:              # alm's p, or the tube width of svr (-p)
             options["p" if "p" in SOLVERS[solver].options else "epsilon"] = best.p
         with collecting_warnings() as records:
             model = train(X, y, C=best.C, **options)
         print_warnings(console, records)
-        job.run(model.save, output_model, root_only=True)
+        job.run(model.save, a.output_model, root_only=True)
         if log:
-            log(f"trained at the best point on all data -> {output_model}")
+            log(f"trained at the best point on all data -> {a.output_model}")
+
+
+def _grids(a):
+    """The C values (-c or --log2c; default 1) and the p values (-p, or None) of the grid."""
+    if a.C is not None and a.log2c is not None:
+        raise click.UsageError("give either -c or --log2c, not both")
+    Cs = parse_grid(a.C, "C") if a.C is not None else [1.0]
+    if a.log2c is not None:
+        Cs = [2.0 ** e for e in parse_grid(a.log2c, "log2c")]
+    if any(c <= 0 for c in Cs):
+        raise click.BadParameter("C values must be > 0", param_hint="-c")
+    ps = parse_grid(a.p_grid, "p") if a.p_grid is not None else None
+    return Cs, ps
+
 
 def _print_result(echo, res, fmt, n_folds, ps):
     """The grid's results on stdout: a table for people (accuracy, prbep, f1 and pairwise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import NamedTuple
 
 import click
 import numpy as np
@@ -14,14 +15,13 @@ from ..fit.training import train
 from ..io.streams import check_stdout, print_lines
 from ..model.model import check_model_format, load_model
 from ..problem.catalog import SOLVERS
-from ..problem.catalog_logistic import LOGISTIC_LOSS
 from ..problem.kinds import KINDS
 from ..problem.labels import distinct
 from .console import Console, fmt_stat, print_warnings
 from .job import open_job
 from .messages import UsageLineError
 from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
-                   note_imbalance, read_line)
+                   note_imbalance, parsed_options, read_line)
 from .solver_options import m_as_jobs, one_thread_m, parse_class_weights, resolve_solver
 
 __all__ = ["run"]
@@ -33,87 +33,130 @@ best_line = LazyFunction("linsvm.fit.search", "best_line")
 check_C_search = LazyFunction("linsvm.fit.search", "check_C_search")
 
 
-def run(training_file, model_file, solver, C, tol, bias, class_weights, instance_weights,
-        init_model, seed, model_format, quiet, n_folds, allow_many_classes, n_jobs,
-        probability=0, shards=False, find_C=False, **solver_options):
-    """The train command (module notes); its arguments are the command line's options."""
-    if find_C and probability:
+class TrainArgs(NamedTuple):
+    """The train command's options as parsed (command_train), one record."""
+
+    training_file: str
+    model_file: str | None
+    solver: object                  # a SolverChoice (linsvm.cli.solver_options)
+    C: float
+    tol: float | None
+    bias: float | None
+    class_weights: tuple
+    instance_weights: str | None
+    init_model: str | None
+    seed: int
+    model_format: str
+    quiet: bool
+    n_folds: int | None
+    allow_many_classes: bool
+    n_jobs: int
+    probability: int
+    shards: bool
+    find_C: bool
+    solver_options: dict            # the solver options given (parsed_options)
+
+
+def run(**parsed):
+    """The train command (module notes): Click's parsed options, as one TrainArgs."""
+    _train(parsed_options(TrainArgs, parsed))
+
+
+def _train(a):
+    """The train command's body for its options `a` (a TrainArgs)."""
+    probability, n_jobs = a.probability, a.n_jobs
+    if a.find_C and probability:
         raise UsageLineError("-b 1 with -C: the parameter search writes no model")
-    if model_file is None and n_folds is None and not find_C:
-        if training_file == "-":
-            raise click.UsageError("MODEL_FILE is required when training from stdin")
-        if shards:
-            raise click.UsageError("MODEL_FILE is required with --shards")
-        model_file = os.path.basename(training_file) + ".model"
-    solver_options = {k: v for k, v in solver_options.items() if v is not None}
-    spare_threads = one_thread_m(solver, solver_options)
-    solver = resolve_solver(solver, solver_options, bias)
-    if find_C:
+    model_file = _model_file(a)
+    solver_options = dict(a.solver_options)
+    spare_threads = one_thread_m(a.solver, solver_options)
+    solver = resolve_solver(a.solver, solver_options, a.bias)
+    if a.find_C:
         check_C_search(solver)
-    class_weight = parse_class_weights(class_weights)
-    logistic = SOLVERS[solver].loss == LOGISTIC_LOSS      # probabilities of its own
+    class_weight = parse_class_weights(a.class_weights)
+    logistic = SOLVERS[solver].probabilities      # probabilities of its own
     if probability and not logistic:
-        check_probability_request(solver, n_folds)
+        check_probability_request(solver, a.n_folds)
     job = open_job(solver, probability and not logistic)
-    console = Console(quiet, silent=not job.root)
+    console = Console(a.quiet, silent=not job.root)
     if probability and logistic:
         console.note(f"-b 1: a {solver} model gives probabilities from its decision values "
                      "(linsvm-predict -b 1); no sigmoids are fitted")
         probability = 0
     log = console.log
-    if (n_folds is not None or find_C) and job.root:    # the results go to stdout
-        check_stdout("the cross-validation results" if n_folds is not None and not find_C
+    if (a.n_folds is not None or a.find_C) and job.root:    # the results go to stdout
+        check_stdout("the cross-validation results" if a.n_folds is not None and not a.find_C
                      else "the parameter search's results")
     if spare_threads is not None:
         n_jobs = m_as_jobs(console.note, solver, spare_threads, n_jobs)
-    if n_folds is None and not find_C:  # what can fail at saving fails now, not after training
-        check_model_format(model_format, solver=solver, probability=bool(probability))
-        job.run(check_output, model_file, "model file", training_file, instance_weights,
-                shards, stdout_ok=True, init_model=init_model, root_only=True)
-    init = job.run(load_model, init_model) if init_model else None
+    writes_model = a.n_folds is None and not a.find_C
+    if writes_model:    # what can fail at saving fails now, not after training
+        check_model_format(a.model_format, solver=solver, probability=bool(probability))
+        job.run(check_output, model_file, "model file", a.training_file, a.instance_weights,
+                a.shards, stdout_ok=True, init_model=a.init_model, root_only=True)
+    init = job.run(load_model, a.init_model) if a.init_model else None
     t0 = time.perf_counter()
-    data = load_training(training_file, solver, instance_weights, console, job, shards)
+    data = load_training(a.training_file, solver, a.instance_weights, console, job, a.shards)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
-    if n_folds is None and not find_C:
-        check_model_format(model_format, solver=solver,
+    if writes_model:
+        check_model_format(a.model_format, solver=solver,
                            classes=distinct(y) if data.labels is None else data.labels)
     if log:
         log(read_line(data, X.n_features, time.perf_counter() - t0, job))
     note_imbalance(console, y, solver, class_weight, job)
-    options = dict(solver=solver, bias=bias, tol=tol, class_weight=class_weight, seed=seed,
-                   allow_many_classes=allow_many_classes, **solver_options)
-    if find_C:
+    options = dict(solver=solver, bias=a.bias, tol=a.tol, class_weight=class_weight,
+                   seed=a.seed, allow_many_classes=a.allow_many_classes, **solver_options)
+    if a.find_C:
         with labels_located(data, job):
-            _search(console, job, X, y, C, n_folds or 5, qid, sample_weight, quiet, options)
+            _search(console, job, X, y, a.C, a.n_folds or 5, qid, sample_weight, a.quiet,
+                    options)
         return
-    if n_folds is not None:
+    if a.n_folds is not None:
         with labels_located(data, job):
-            res = cross_validate_on_console(console, "folds", X, y, Cs=[C], n_folds=n_folds,
+            res = cross_validate_on_console(console, "folds", X, y, Cs=[a.C], n_folds=a.n_folds,
                                             qid=qid, sample_weight=sample_weight, comm=job.comm,
                                             keep_predictions=True, **options)
         parts = job.gather((y, res.points[0].predictions))       # rank order: the serial rows
-        y_all = np.concatenate([a for a, _ in parts])
-        pred_all = np.concatenate([b for _, b in parts])
+        y_all = np.concatenate([part_y for part_y, _ in parts])
+        pred_all = np.concatenate([part_pred for _, part_pred in parts])
         if job.root:
             print_lines(*KINDS[SOLVERS[solver].kind].cv_lines(np.unique(y_all), y_all, pred_all))
         return
     with collecting_warnings() as records, labels_located(data, job):    # warnings printed here
-        model = train(X, y, C=C, sample_weight=sample_weight, init=init, log=log, qid=qid,
+        model = train(X, y, C=a.C, sample_weight=sample_weight, init=init, log=log, qid=qid,
                       n_jobs=n_jobs, comm=job.comm, **options)
     print_warnings(console, records)
     if probability:
-        model = _calibrate(console, model, X, y, sample_weight, C=C, n_jobs=n_jobs, **options)
-    job.run(model.save, model_file, format=model_format, root_only=True)
+        model = _calibrate(console, model, X, y, sample_weight, C=a.C, n_jobs=n_jobs, **options)
+    job.run(model.save, model_file, format=a.model_format, root_only=True)
     if log:
-        st = model.stats
-        extra = "".join(f", {k} = {fmt_stat(st[k])}" for k in ("n_active", "cg_iter", "kkt_violation")
-                        if k in st)
-        if SOLVERS[solver].penalty == "l1":     # sparse models: how many weights are used
-            extra += f", nnz = {np.count_nonzero(model.weights)} of {model.weights.size}"
-        log(f"{solver}: objective = {st['objective']:.10g}, iterations = {st['n_iter']}{extra}, "
-            f"time = {st['seconds']:.3f}s -> {model_file}")
-        if "ranks" in st:
-            log(_comm_summary(st))
+        _summary(log, solver, model, model_file)
+
+
+def _model_file(a):
+    """The model file to write: MODEL_FILE, else the training file's name + '.model'
+    (None for -v and -C, which write none)."""
+    if a.model_file is not None or a.n_folds is not None or a.find_C:
+        return a.model_file
+    if a.training_file == "-":
+        raise click.UsageError("MODEL_FILE is required when training from stdin")
+    if a.shards:
+        raise click.UsageError("MODEL_FILE is required with --shards")
+    return os.path.basename(a.training_file) + ".model"
+
+
+def _summary(log, solver, model, model_file):
+    """The summary lines of a training: objective, iterations, what else the solver
+    reports, the time and the model file; the communication of a distributed one."""
+    st = model.stats
+    extra = "".join(f", {k} = {fmt_stat(st[k])}" for k in ("n_active", "cg_iter", "kkt_violation")
+                    if k in st)
+    if SOLVERS[solver].penalty == "l1":     # sparse models: how many weights are used
+        extra += f", nnz = {np.count_nonzero(model.weights)} of {model.weights.size}"
+    log(f"{solver}: objective = {st['objective']:.10g}, iterations = {st['n_iter']}{extra}, "
+        f"time = {st['seconds']:.3f}s -> {model_file}")
+    if "ranks" in st:
+        log(_comm_summary(st))
 
 
 def _comm_summary(st):

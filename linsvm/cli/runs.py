@@ -24,7 +24,7 @@ from ..problem.labels import LabelError, distinct_counts, format_label
 from .console import print_warnings
 from .job import Job
 
-__all__ = ["TrainingData", "load_training", "read_line", "check_output", "note_imbalance",
+__all__ = ["parsed_options", "TrainingData", "load_training", "read_line", "check_output", "note_imbalance",
            "cross_validate_on_console", "labels_located", "IMBALANCE_NOTE"]
 
 # what only -v, --shards and MPI runs read or run, imported when they do (start-up:
@@ -32,6 +32,14 @@ __all__ = ["TrainingData", "load_training", "read_line", "check_output", "note_i
 cross_validate = LazyFunction("linsvm.fit.cv", "cross_validate")
 read_training_share = LazyFunction("linsvm.io.shards", "read_training_share")
 shard_paths = LazyFunction("linsvm.io.shards", "shard_paths")
+
+
+def parsed_options(record, parsed):
+    """A command's parsed options (Click's keyword arguments, by name) as one record of
+    type `record`: its fields from `parsed`, and its last field, solver_options, the
+    others that were given (not None: the solver options, -p, -R, -m)."""
+    own = {name: parsed.pop(name) for name in record._fields[:-1] if name in parsed}
+    return record(**own, solver_options={k: v for k, v in parsed.items() if v is not None})
 
 
 class TrainingData(NamedTuple):

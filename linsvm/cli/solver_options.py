@@ -24,8 +24,8 @@ __all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "on
 def codes_text(info):
     """LIBLINEAR's -s codes of a solver, e.g. 'LIBLINEAR -s 1 (= --loss l2), -s 3 (= --loss l1)'."""
     parts = []
-    for code, implied in sorted(info.liblinear_codes.items()):
-        extra = " ".join(f"{flag(k)} {v}" for k, v in implied.items())
+    for code, liblinear in sorted(info.liblinear_codes.items()):
+        extra = " ".join(f"{flag(k)} {v}" for k, v in liblinear.implied.items())
         parts.append(f"-s {code}" + (f" (= {extra})" if extra else ""))
     return "LIBLINEAR " + ", ".join(parts) if parts else ""
 
@@ -103,9 +103,15 @@ def resolve_solver(solver, solver_options, bias=1.0):
     return solver.name
 
 
+def _p_is_epsilon(info):
+    """Whether LIBLINEAR's -p is the solver's tube width epsilon: it has an epsilon and
+    no option p of its own (alm's loss exponent)."""
+    return "p" not in info.options and "epsilon" in info.options
+
+
 def _liblinear_flags(info, opts):
     """-p, -R and -m as the solver's options (resolve_solver), in place."""
-    if opts.get("p") is not None and "p" not in info.options and "epsilon" in info.options:
+    if opts.get("p") is not None and _p_is_epsilon(info):
         if opts.get("epsilon") is not None:
             raise click.UsageError("-p and --epsilon are one option for "
                                    f"{info.name} (the tube width): give one")
@@ -167,8 +173,9 @@ def option_owners():
 
 
 def family(info):
-    """A solver's family (SolverInfo.family: its module, mfn_family counted with mfn)."""
-    return info.family or info.name
+    """A solver's family (SolverInfo.family: the FAMILY of the spec module that declares
+    it, linsvm/solvers/FAMILY_spec.py)."""
+    return info.family
 
 
 def family_members():
@@ -232,11 +239,29 @@ def solver_option_decorators(exclude=()):
         else:
             flags = (SHORT_FLAGS[name], f"--{flag}") if name in SHORT_FLAGS else (f"--{flag}",)
             if name == "p":
-                help_text += ("  For the regression solvers (svr, svr-dual) -p is the tube width "
-                              "--epsilon, as LIBLINEAR's -p.")
+                help_text += _p_as_epsilon_help()
             typ = click.Choice(list(opt.choices)) if opt.choices else opt.type
             decorators.append(click.option(*flags, name, type=typ, default=None, help=help_text))
     return decorators
+
+
+def _p_as_epsilon_help():
+    """The end of -p's help: the solvers whose tube width it is (_p_is_epsilon)."""
+    infos = [info for info in SOLVERS.values() if _p_is_epsilon(info)]
+    if not infos:
+        return ""
+    kinds = {info.kind for info in infos}
+    which = f"the {kinds.pop()} solvers" if len(kinds) == 1 else "the solvers"
+    return (f"  For {which} ({', '.join(info.name for info in infos)}) -p is the tube width "
+            "--epsilon, as LIBLINEAR's -p.")
+
+
+def _bias_default_help():
+    """-B's default, from the solvers' default_bias: 1, or none for the solvers without
+    a bias feature by default."""
+    parts = [f"-s {info.name}" + (f" ({codes_text(info)})" if info.liblinear_codes else "")
+             for info in SOLVERS.values() if info.default_bias <= 0]
+    return "[default: 1" + (f"; none for {', '.join(parts)}" if parts else "") + "]"
 
 
 def _help_solver(ctx, param, value):
@@ -357,7 +382,7 @@ def data_options(single_cost):
         click.option("-B", "--bias", default=None, type=float,
                      help="Append a constant feature of this value to every example, its weight "
                           "regularized like the others unless -R (LIBLINEAR's -B); <= 0: no "
-                          "bias.  [default: 1; none for -s oneclass (LIBLINEAR -s 21)]"),
+                          "bias.  " + _bias_default_help()),
         click.option("-w", "--class-weight", "class_weights", multiple=True, metavar="LABEL:WEIGHT",
                      help="Multiply C by WEIGHT for class LABEL (repeatable; LIBLINEAR's -wLABEL "
                           "WEIGHT too, e.g. -w-1 0.5), or `-w balanced`: class j gets weight "

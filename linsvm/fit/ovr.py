@@ -17,7 +17,6 @@ import numpy as np
 
 from .._kernels import binary_targets
 from ..problem.checks import n_weights
-from ..problem.problem import Problem
 from ..runtime.interrupt import run_in_threads
 from ..runtime.threads import resolve_jobs
 from .warm import warm_starts
@@ -50,19 +49,19 @@ def one_vs_rest(fit_column, classes, W, jobs, log):
     return run_in_threads(run, len(classes), jobs)
 
 
-def fit_binary(fit, info, params, Xb, rows, y, classes, base, cw, bias, init, state, n_jobs, log,
-               coll=None):
+def fit_binary(fit, info, params, base_problem, y, classes, cw, init, state, n_jobs, log):
     """The binary solver `fit` (of SolverInfo `info`) on two classes (one column:
     classes[0] is t = +1) or one-vs-rest on more (column j: class j against the rest,
-    on one_vs_rest's threads).  base: per-example costs; cw: per-class weights or None
-    (all ones).  Returns (W, the FitResults in column order)."""
+    on one_vs_rest's threads).  base_problem: the examples (X, rows, bias, comm) with
+    their per-example costs, rows and costs checked (train()); cw: per-class weights
+    or None (all ones).  Returns (W, the FitResults in column order)."""
+    Xb, bias, base = base_problem.X, base_problem.bias, base_problem.cost
     n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
     starts = warm_starts(init, classes, Xb.n_features, bias, n_columns)
     states = state if isinstance(state, list) and len(state) == n_columns else [None] * n_columns
     if n_columns > 1 and "n_threads" in info.options and not params["n_threads"]:
         # one-vs-rest: columns are the parallel unit, one kernel thread each
         params = params._replace(options=MappingProxyType(dict(params.options, n_threads=1)))
-    base_problem = Problem(Xb, rows, base, bias, comm=coll)   # rows, costs checked (train())
 
     def fit_column(j, log_j):
         t = binary_targets(y, classes[j])
@@ -82,6 +81,6 @@ def fit_binary(fit, info, params, Xb, rows, y, classes, base, cw, bias, init, st
         return (W if W.base is None else W.copy()).reshape(nw, 1), [res]
     W = np.empty((nw, n_columns))
     jobs = resolve_jobs(n_jobs, n_columns, params["n_threads"] if "n_threads" in info.options else 1)
-    if coll is not None:
+    if base_problem.comm is not None:
         jobs = 1            # every rank must run the columns' collectives in one order
     return W, one_vs_rest(fit_column, classes, W, jobs, log)

@@ -20,7 +20,6 @@ import numpy as np
 from ..errors import LinsvmError, ParameterError
 from ..model.model import Model
 from ..problem.catalog import get_solver, make_params
-from ..problem.catalog_logistic import LOGISTIC_LOSS
 from ..problem.checks import max_row_norm, n_weights
 from ..problem.kinds import KINDS
 from ..problem.problem import Problem
@@ -109,8 +108,9 @@ def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sam
            log)                         # before allocating
     t0 = time.perf_counter()
     if info.kind == "binary":
-        W, results = fit_binary(fit, info, params, Xb, rows, y, classes, base, cw, bias, init,
-                                state, n_jobs, log, coll)
+        base_problem = Problem(Xb, rows, base, bias, comm=coll)    # rows, costs checked above
+        W, results = fit_binary(fit, info, params, base_problem, y, classes, cw, init, state,
+                                n_jobs, log)
     else:
         # rows and costs checked above, targets in range by construction: no second scan
         targets = kind.targets(y, classes)
@@ -159,9 +159,9 @@ def _model(info, params, bias, classes, W, results, class_weight, balanced, seco
         model_warnings = [msg for msg, _ in records]
     model_params = {"C": params.C, "bias": bias, "tol": params.tol, "seed": params.seed,
                     "loss": info.loss}
-    if info.penalty != "l2":            # the L1-regularized solvers (catalog_l1)
+    if info.penalty != "l2":            # the L1-regularized solvers (cdn, glmnet)
         model_params["penalty"] = info.penalty
-    elif info.loss == LOGISTIC_LOSS:    # the file says what the scores are: log-odds, L2
+    elif info.probabilities:            # the file says what the scores are: log-odds, L2
         model_params["penalty"] = "l2"
     model_params.update((k, v) for k, v in params.options.items()
                         if coll is not None or k not in info.distributed_options)

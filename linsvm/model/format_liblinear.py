@@ -32,8 +32,8 @@ one-class model (-s 21) kind oneclass, classes 1 and -1 and offset -rho.
 Writing (`chunks`, for ``Model.save(format="liblinear")``) picks the
 solver_type from the registry (`solver_type_for`): a solver's
 `SolverInfo.liblinear_codes` say which of LIBLINEAR's ``-s`` codes solve the
-same problem and with which options, and `SOLVER_TYPES` names each code as
-LIBLINEAR's files do.  The solver_type does not change LIBLINEAR's prediction;
+same problem, with which options, and the name LIBLINEAR's files give each code
+(`SOLVER_TYPES` is built from them).  The solver_type does not change LIBLINEAR's prediction;
 it tells the reader which objective was solved.  Ordinal models (no thresholds
 in LIBLINEAR) and labels that are not 32-bit integers cannot be written
 (`int_labels` raises ModelError before anything is written).
@@ -46,7 +46,6 @@ import numpy as np
 
 from ..errors import ModelError
 from ..problem.catalog import SOLVERS
-from ..problem.catalog_logistic import LOGISTIC_LOSS
 from ..problem.kinds import get_kind
 from .tokens import Parser, fmt_float, parse_float, parse_int, row_chunks
 
@@ -54,27 +53,30 @@ __all__ = ["SOLVER_TYPES", "SOLVER_PREFIX", "LIBLINEAR_CLASSIFIERS", "LIBLINEAR_
            "is_liblinear_solver", "liblinear_kinds", "solver_type_for", "int_labels", "layout",
            "chunks", "check_solver"]
 
-# LIBLINEAR 2.50's solver_type enum (linear.h): the -s code -> the name its model
-# files carry.  Classification models (codes 0-7) share one prediction rule;
-# regression (11-13) and one-class (21) models have no labels, one column, and the
-# one-class model a rho.
-SOLVER_TYPES = {
-    0: "L2R_LR", 1: "L2R_L2LOSS_SVC_DUAL", 2: "L2R_L2LOSS_SVC", 3: "L2R_L1LOSS_SVC_DUAL",
-    4: "MCSVM_CS", 5: "L1R_L2LOSS_SVC", 6: "L1R_LR", 7: "L2R_LR_DUAL",
-    11: "L2R_L2LOSS_SVR", 12: "L2R_L2LOSS_SVR_DUAL", 13: "L2R_L1LOSS_SVR_DUAL", 21: "ONECLASS_SVM",
-}
-_CLASSIFIER_CODES = range(0, 8)
-LIBLINEAR_CLASSIFIERS = tuple(SOLVER_TYPES[c] for c in _CLASSIFIER_CODES)
-LIBLINEAR_OTHERS = tuple(name for code, name in SOLVER_TYPES.items() if code not in _CLASSIFIER_CODES)
+# LIBLINEAR's solver_type enum (linear.h): the -s code -> the name its model files
+# carry, as the catalog's solvers declare them (SolverInfo.liblinear_codes, in code
+# order; the catalog covers every code of LIBLINEAR 2.50).  Classification models (the
+# codes of classifier kinds, 0-7) share one prediction rule; regression (11-13) and
+# one-class (21) models have no labels, one column, and the one-class model a rho.
+_CODES = sorted((code, lc.solver_type, info.kind) for info in SOLVERS.values()
+                for code, lc in info.liblinear_codes.items())
+SOLVER_TYPES = {code: name for code, name, _ in _CODES}
+# The model kind of each type (its solver's; a binary solver's one-vs-rest models are
+# multiclass, classifiers all the same).
+_TYPE_KINDS = {name: kind for _, name, kind in _CODES}
+LIBLINEAR_CLASSIFIERS = tuple(name for name in SOLVER_TYPES.values()
+                              if get_kind(_TYPE_KINDS[name]).classifier)
+LIBLINEAR_OTHERS = tuple(name for name in SOLVER_TYPES.values() if name not in LIBLINEAR_CLASSIFIERS)
 # The model kind of each non-classification type.
-_OTHER_KINDS = {SOLVER_TYPES[11]: "regression", SOLVER_TYPES[12]: "regression",
-                SOLVER_TYPES[13]: "regression", SOLVER_TYPES[21]: "oneclass"}
+_OTHER_KINDS = {name: _TYPE_KINDS[name] for name in LIBLINEAR_OTHERS}
 _MCSVM_CS = SOLVER_TYPES[4]
 # The type written for a model without a matching LIBLINEAR code, by kind: the
 # L2-loss SVM's for classifiers (any classification type gives the same prediction),
-# the L2-loss SVR's for regression.
+# for another kind its first type (regression: the L2-loss SVR's).
 _ANY_TYPE = SOLVER_TYPES[2]
-_ANY_TYPE_OF_KIND = {"regression": SOLVER_TYPES[11], "oneclass": SOLVER_TYPES[21]}
+_ANY_TYPE_OF_KIND = {}
+for _name, _kind in _OTHER_KINDS.items():
+    _ANY_TYPE_OF_KIND.setdefault(_kind, _name)
 
 # Solver names of models read from LIBLINEAR files: SOLVER_PREFIX + solver_type.
 SOLVER_PREFIX = "liblinear:"
@@ -118,9 +120,9 @@ def solver_type_for(solver: str, params: dict) -> str:
         return solver[len(SOLVER_PREFIX):]
     info = SOLVERS.get(solver)
     if info is not None:
-        for code, implied in sorted(info.liblinear_codes.items()):
-            if all(_same_value(params.get(k), v) for k, v in implied.items()):
-                return SOLVER_TYPES[code]
+        for _, liblinear in sorted(info.liblinear_codes.items()):
+            if all(_same_value(params.get(k), v) for k, v in liblinear.implied.items()):
+                return liblinear.solver_type
         return _ANY_TYPE_OF_KIND.get(info.kind, _ANY_TYPE)
     return _ANY_TYPE
 
@@ -131,7 +133,7 @@ def check_solver(solver) -> None:
     LIBLINEAR has none: its `predict -b 1` would read the columns as one-vs-rest
     log-odds and normalise sigmoids, not the softmax the model was trained for."""
     info = SOLVERS.get(solver) if isinstance(solver, str) else None
-    if info is not None and info.loss == LOGISTIC_LOSS and info.kind == "multiclass":
+    if info is not None and info.probabilities and info.kind == "multiclass":
         raise ModelError(f"{solver} models cannot be written in LIBLINEAR format (LIBLINEAR has "
                          "no multinomial logistic regression: its predict -b 1 would give "
                          "one-vs-rest probabilities); use the linsvm format")

@@ -1,8 +1,8 @@
 """Probabilities of logistic regression models, from their decision values alone.
 
-A model trained with a logistic loss (its solver's SolverInfo.loss is "logistic": lr,
-lr-dual, softmax, and any later one; or a LIBLINEAR file of type L2R_LR, L2R_LR_DUAL or
-L1R_LR) scores log-odds, so it gives class probabilities without any calibration
+A model trained with a logistic loss (its solver's SolverInfo.probabilities is set: lr,
+lr-dual, softmax, glmnet, and any later one; or a LIBLINEAR file of type L2R_LR,
+L2R_LR_DUAL or L1R_LR) scores log-odds, so it gives class probabilities without any calibration
 (no Platt sigmoids, no folds).  The link depends on how the columns were trained:
 
 * ``binary`` (one column f, the score of classes[0]):
@@ -23,7 +23,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..problem.catalog import SOLVERS
-from ..problem.catalog_logistic import LOGISTIC_LOSS
 from .format_liblinear import SOLVER_PREFIX
 
 __all__ = ["LIBLINEAR_LOGISTIC_TYPES", "logistic_link", "logistic_proba"]
@@ -45,7 +44,7 @@ def logistic_link(solver, kind, n_columns) -> str | None:
         multinomial = False
     else:
         info = SOLVERS.get(solver)
-        if info is None or info.loss != LOGISTIC_LOSS:
+        if info is None or not info.probabilities:
             return None
         multinomial = info.kind == "multiclass"
     if kind not in ("binary", "multiclass"):

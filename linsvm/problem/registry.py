@@ -1,9 +1,11 @@
-"""The solver registry: what a solver is (SolverInfo), its options (Option), the
-checked settings of one solve (Params) and what a solve returns (FitResult).
+"""The solver registry: what a solver is (SolverInfo), its options (Option), its
+memory estimate (WorkMemory), the checked settings of one solve (Params) and what a
+solve returns (FitResult).
 
-Every `-s NAME` maps to one `SolverInfo` in the registry SOLVERS, declared in
-linsvm.problem.catalog (the one home of every solver's defaults).  Its `fit`
-keeps one contract (docs/design.md, "The fit contract"):
+Every `-s NAME` maps to one `SolverInfo` in linsvm.problem.catalog.SOLVERS, declared
+by its family's spec module linsvm/solvers/FAMILY_spec.py (the one home of the
+family's defaults) and registered by the catalog.  Its `fit` keeps one contract
+(docs/design.md, "The fit contract"):
 
     fit(problem, params, start, state, log) -> FitResult
 
@@ -33,8 +35,8 @@ change them.
 This module is pure Python: the command line reads it (help, option checks) without
 importing NumPy or any solver; a solver's module is imported when it first runs
 (its `fit` is a linsvm._lazy.LazyFunction).  Its records are NamedTuples, not
-dataclasses: every command imports them, and a NamedTuple is the cheaper of the two to
-build at start-up (docs/design.md and docs/benchmarks.md, "Start-up", have the cost).
+dataclasses: every command imports them, and a NamedTuple is the cheaper of the two
+to build at start-up (docs/design.md, "Names imported on first use").
 """
 from __future__ import annotations
 
@@ -58,9 +60,8 @@ class Option(NamedTuple):
     choices: tuple | None = None  # the values a str option may take (train() and the CLI check)
 
 
-# The help of every solver's n_threads: the scatters sum
-# fixed row blocks in block order (csrc/csr.pxd), so the count changes only the time
-# (linsvm/runtime/threads.py).
+# The help of every solver's n_threads: the scatters sum fixed row blocks in block
+# order (csrc/csr.pxd), so the count changes only the time (linsvm/runtime/threads.py).
 N_THREADS_HELP = ("threads for the sparse kernels, -m (0 = auto: the free cores, CPUs less "
                   "the load average, from 4M non-zeros, else 1); the model is the same bit "
                   "for bit for every count")
@@ -83,9 +84,67 @@ WEIGHT_SPLIT = Option(str, "auto", "on several MPI ranks: on = each weight has o
                       choices=("auto", "on", "off"))
 
 
+# the CoCoA+ solvers' (dcd, sdm-cs, sdm-ww) option for distributed mode, one Option shared
+# by their tables
+LOCAL_EPOCHS = Option(int, 2, "distributed (MPI, CoCoA+): full loops of the local solver over "
+                      "each rank's block per round, between two allreduces of the change in w",
+                      1, 1_000_000)
+
+
+class WorkMemory(NamedTuple):
+    """SolverInfo.memory, every solver's estimate of the bytes of one solve's work arrays:
+
+        memory(n_rows, n_weights, n_classes, nnz, options, threads) =
+            8 n_weights (per_weight + k per_class + T (per_thread + k per_thread_class))
+            + n_rows (per_row + k per_class_row) + nnz per_nnz
+            + max_iter per_iteration + fixed
+
+    k = n_classes; T = threads when threads > 1, else 0 (a kernel thread beyond the first
+    keeps private accumulators of X^T v: per_thread weight-length vectors, per_thread_class
+    more per class); max_iter the options' (1000 when they leave it out).  per_weight and
+    per_class count float64 vectors as long as the weight vector (a multi-class solver
+    keeps one column per class), per_row and per_class_row bytes per example, per_nnz
+    bytes per non-zero (a copy of the data), per_iteration bytes per iteration (a trace).
+    threads: the solve's kernel threads (linsvm.runtime.threads.resolve_threads); default
+    the n_threads option when positive, else 1."""
+
+    per_weight: int
+    per_row: int
+    per_class: int = 0
+    per_class_row: int = 0
+    per_thread: int = 1
+    per_thread_class: int = 0
+    per_nnz: int = 0
+    per_iteration: int = 0
+    fixed: int = 0
+
+    def __call__(self, n_rows, n_weights, n_classes, nnz, options, threads=None):
+        if threads is None:
+            threads = max(1, int(options.get("n_threads") or 1))
+        extra = threads if threads > 1 else 0
+        vectors = (self.per_weight + self.per_class * n_classes
+                   + extra * (self.per_thread + self.per_thread_class * n_classes))
+        need = 8 * n_weights * vectors + (self.per_row + self.per_class_row * n_classes) * n_rows
+        if self.per_iteration:
+            need += self.per_iteration * options.get("max_iter", 1000)
+        return need + self.per_nnz * nnz + self.fixed
+
+
+class LiblinearCode(NamedTuple):
+    """One of LIBLINEAR's `-s` codes a solver answers to (SolverInfo.liblinear_codes maps
+    the code to it): the solver_type name LIBLINEAR's model files carry for the code
+    (linsvm.model.format_liblinear.SOLVER_TYPES is built from these), and the options
+    the code implies (dcd: -s 1 is loss l2, -s 3 loss l1)."""
+
+    solver_type: str
+    implied: Mapping = _EMPTY
+
+
 class SolverInfo(NamedTuple):
-    """What the CLI and train() need to know about a solver (read-only: `_replace` makes
-    a changed copy)."""
+    """One solver: what the CLI and train() need to know about it (read-only: `_replace`
+    makes a changed copy).  A family's module linsvm/solvers/FAMILY_spec.py declares its
+    solvers' SolverInfos; linsvm.problem.catalog registers them (docs/design.md, "Adding
+    a solver")."""
 
     name: str
     kind: str                 # the problem it solves: a name of linsvm.problem.kinds.KINDS
@@ -95,12 +154,13 @@ class SolverInfo(NamedTuple):
     paper: str
     fit: Callable             # the contract above; a LazyFunction in the catalog
     options: Mapping = _EMPTY
-    loss: str = "l2"
+    loss: str = "l2"          # the loss, as the model's params record it
     penalty: str = "l2"       # the regularizer: "l2" (1/2||w||^2) or "l1" (||w||_1)
-    # LIBLINEAR's -s codes for the same problem: code -> the options it implies
-    # (e.g. dcd: {1: {"loss": "l2"}, 3: {"loss": "l1"}}); see liblinear_code().
+    # LIBLINEAR's -s codes for the same problem: code -> LiblinearCode (its solver_type,
+    # the options it implies), e.g. dcd: {1: LiblinearCode("L2R_L2LOSS_SVC_DUAL",
+    # {"loss": "l2"}), 3: ...}; see linsvm.problem.catalog.liblinear_code.
     liblinear_codes: Mapping = _EMPTY
-    memory: Callable | None = None    # bytes of one solve's work arrays (module notes)
+    memory: WorkMemory | None = None      # bytes of one solve's work arrays
     # On several MPI ranks (problem.comm set): "rows" -- the same iterates over row blocks,
     # one allreduce per inner iteration (the serial objective to rounding); "cocoa" --
     # CoCoA+ rounds of the local dual solver (the serial objective to the tolerance,
@@ -111,11 +171,14 @@ class SolverInfo(NamedTuple):
     # options that act only on several MPI ranks (e.g. CoCoA+'s local_epochs): a serial
     # model's params leave them out
     distributed_options: tuple = ()
-    # the solver's family (its module in linsvm.solvers: "mfn" for the whole finite
-    # Newton family); the command line's help groups options by it
+    # the solver's family: the FAMILY of the spec module that declares it, set by the
+    # catalog when it registers the module; the command line's help groups options by it
     family: str = ""
     # the bias feature's value when -B is not given (LIBLINEAR's -B; <= 0: none)
     default_bias: float = 1.0
+    # the decision values are log-odds: the model gives class probabilities without
+    # calibration (linsvm.model.logistic_proba; -b 1 fits no sigmoids)
+    probabilities: bool = False
 
     def refuse_distributed(self):
         """The one-line ParameterError for a solver that does not run on several MPI
@@ -202,31 +265,6 @@ def check_options(info, options):
                     raise option_error(name, f"= {value!r}: choose one of {', '.join(opt.choices)}")
         out[name] = value
     return out
-
-
-class WorkMemory(NamedTuple):
-    """A SolverInfo.memory estimate: `per_weight` float64 vectors as long as the
-    weight vector, `per_class` more per class (multi-class solvers keep one
-    column per class), one more per kernel thread beyond the first (private
-    accumulators of X^T v), and `per_row` bytes per example.  Called as
-    memory(n_rows, n_weights, n_classes, nnz, options, threads) -> bytes, threads
-    the solve's kernel threads (linsvm.runtime.threads.resolve_threads; default:
-    the n_threads option when positive, else 1)."""
-
-    per_weight: int
-    per_row: int
-    per_class: int = 0
-
-    def __call__(self, n_rows, n_weights, n_classes, nnz, options, threads=None):
-        if threads is None:
-            threads = max(1, int(options.get("n_threads") or 1))
-        vectors = self.per_weight + self.per_class * n_classes + (threads if threads > 1 else 0)
-        return 8 * n_weights * vectors + self.per_row * n_rows
-
-
-def work_memory(per_weight, per_row, per_class=0):
-    """WorkMemory(per_weight, per_row, per_class)."""
-    return WorkMemory(per_weight, per_row, per_class)
 
 
 def check_positive(name, value, allow_zero=False):

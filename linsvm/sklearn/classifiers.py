@@ -34,7 +34,7 @@ from ..fit.calibration import calibrate
 from ..fit.reporting import collecting_warnings
 from .base import (ACCEPT_SPARSE, LinearPredictorMixin, LinsvmEstimator, as_csr,
                    binary_or_multiclass_index, check_sample_weight, reemit, validate_data)
-from ..problem.catalog_l1 import solver_for_penalty
+from ..problem.catalog import solver_for_penalty
 
 __all__ = ["LinearSVC", "OrdinalSVM", "RankSVM"]
 
@@ -193,7 +193,7 @@ class LinearSVC(ClassifierMixin, LinearPredictorMixin, LinsvmEstimator):
     @available_if(_has_probability)
     def predict_proba(self, X):
         """Class probabilities (n, k), columns in the order of classes_ (Platt
-        sigmoids fitted on out-of-fold decision values; linsvm.model.sigmoid)."""
+        sigmoids fitted on out-of-fold decision values; linsvm.fit.calibration)."""
         check_is_fitted(self, "prob_params_")
         scores = self._model_scores(self.decision_function(X))
         return self.model_.proba_from_scores(scores)[:, self._proba_columns]

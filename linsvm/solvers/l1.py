@@ -40,7 +40,7 @@ beyond two classes is linsvm.train's job.  Both run their passes over long colum
 glmnet its gradient and row loops) on n_threads threads, with the same model for every
 count (csrc/_l1.pyx, threads).  One process only: there is
 no distributed L1 solver.  Both are declared (options, defaults, LIBLINEAR codes) in
-linsvm.problem.catalog_l1; docs/l1.md is the user's page.
+linsvm.solvers.l1_spec; docs/l1.md is the user's page.
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ import numpy as np
 
 from .. import _l1
 from ..errors import ParameterError
-from ..problem.catalog_l1 import MAX_LINESEARCH, SERIAL_ONLY
+from .l1_spec import MAX_LINESEARCH, SERIAL_ONLY
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, relative_gap

@@ -81,7 +81,7 @@ _STATUS = {0: "converged", 1: "iteration cap", 2: "no further descent at machine
 LS_TOL = 0.1
 LS_MAX = 20
 
-# The default -e of softmax and lr-dual live in linsvm.problem.catalog_logistic (lr-dual's 0.01:
+# The default -e of softmax and lr-dual live in linsvm.solvers.logistic_spec (lr-dual's 0.01:
 # LIBLINEAR -s 7's 0.1 inflates the measure for coordinates that cross U_i/2; at 0.1
 # this measure stopped well above LIBLINEAR's gap on the shared sets, at 0.01 at or below it in
 # less time, docs/bench-logistic.md)

@@ -1,13 +1,16 @@
 """The catalog entries of the L1-regularized solvers: cdn (LIBLINEAR -s 5) and glmnet (-s 6).
 
-linsvm.problem.catalog registers L1_SOLVERS with the others (one line there); this
+Pure Python, read by linsvm.problem.catalog (docs/design.md, "Adding a solver"): this
 module only declares them, so reading it imports no solver (their fit functions live in
 linsvm.solvers.l1 and are imported on the first solve).  docs/l1.md describes both.
 """
 from __future__ import annotations
 
 from .._lazy import LazyFunction
-from .registry import N_THREADS_HELP, REGULARIZE_BIAS, Option, SolverInfo
+from ..problem.registry import (N_THREADS_HELP, REGULARIZE_BIAS, LiblinearCode, Option,
+                                SolverInfo, WorkMemory)
+
+__all__ = ["SPECS", "MAX_LINESEARCH", "SERIAL_ONLY"]
 
 MAX_LINESEARCH = 20         # trials (step lengths 1, 1/2, ...) per line search, as LIBLINEAR
 _F8 = 8
@@ -20,13 +23,11 @@ SERIAL_ONLY = ("there is no distributed L1-regularized solver: run -s {name} wit
 def _memory(per_weight, per_row):
     """SolverInfo.memory: per_weight float64 vectors of the weight length, per_row bytes
     per example, the column copy (int32 position + float64 value per non-zero, and per
-    example for the dense bias column; int64 column pointers) and the trace.  The
-    threads share the buffers: the thread count does not change the estimate."""
-    def memory(n_rows, n_weights, n_classes, nnz, options, threads=None):
-        column_copy = 12 * (nnz + n_rows) + _F8 * (n_weights + 1)
-        return (_F8 * per_weight * n_weights + per_row * n_rows + column_copy
-                + _TRACE_BYTES * options.get("max_iter", 1000))
-    return memory
+    example for the dense bias column; int64 column pointers: n_weights + 1 of them) and
+    the trace.  The threads share the buffers: the thread count does not change the
+    estimate."""
+    return WorkMemory(per_weight + 1, per_row + 12, per_thread=0, per_nnz=12,
+                      per_iteration=_TRACE_BYTES, fixed=_F8)
 
 
 _SHRINKING = Option(bool, True, "shrinking: leave out features at w_j = 0 whose gradient is "
@@ -43,7 +44,6 @@ CDN = SolverInfo(
                 "summed over a sweep, w0 = 0 (LIBLINEAR's rule for -s 5)",
     paper="Yuan, Chang, Hsieh & Lin, JMLR 2010, Section 4.1 (CDN)",
     fit=LazyFunction("linsvm.solvers.l1", "fit_cdn"),
-    family="l1",
     options={
         "max_iter": Option(int, 1000, "cap on outer iterations (sweeps over the features)",
                            1, 1e9),
@@ -53,7 +53,7 @@ CDN = SolverInfo(
     },
     loss="l2",
     penalty="l1",
-    liblinear_codes={5: {}},
+    liblinear_codes={5: LiblinearCode("L1R_L2LOSS_SVC")},
     memory=_memory(5, 5 * _F8),
     distributed=None,
     serial_only=SERIAL_ONLY.format(name="cdn"),
@@ -69,7 +69,6 @@ GLMNET = SolverInfo(
                 "(LIBLINEAR's rule for -s 6)",
     paper="Yuan, Ho & Lin, JMLR 2012 (newGLMNET)",
     fit=LazyFunction("linsvm.solvers.l1", "fit_glmnet"),
-    family="l1",
     options={
         "max_iter": Option(int, 100, "cap on Newton iterations", 1, 1e9),
         "inner_max_iter": Option(int, 1000, "cap on coordinate-descent sweeps of one Newton "
@@ -80,38 +79,11 @@ GLMNET = SolverInfo(
     },
     loss="logistic",
     penalty="l1",
-    liblinear_codes={6: {}},
+    liblinear_codes={6: LiblinearCode("L1R_LR")},
     memory=_memory(6, 10 * _F8),
     distributed=None,
     serial_only=SERIAL_ONLY.format(name="glmnet"),
+    probabilities=True,
 )
 
-L1_SOLVERS = (CDN, GLMNET)
-
-
-def penalty_of(solver) -> str:
-    """The regularizer of a model's solver: "l1" or "l2".  `solver` is a catalog name or
-    a LIBLINEAR model's ``liblinear:<solver_type>`` (L1R_* types are L1-regularized);
-    anything else is "l2"."""
-    if isinstance(solver, str) and solver.startswith("liblinear:"):
-        return "l1" if solver[len("liblinear:"):].startswith("L1R_") else "l2"
-    info = next((i for i in L1_SOLVERS if i.name == solver), None)
-    return info.penalty if info is not None else "l2"
-
-
-def solver_for_penalty(solver, penalty, default="mfn"):
-    """The solver scikit-learn's `penalty` asks for: None keeps `solver`; "l1" with the
-    default solver gives cdn (scikit-learn's LinearSVC(penalty="l1") minimizes cdn's
-    problem: squared hinge, dual=False); otherwise `solver` must have that penalty
-    (ValueError, naming the solvers that do)."""
-    if penalty is None:
-        return solver
-    if penalty not in ("l1", "l2"):
-        raise ValueError(f"penalty must be 'l1', 'l2' or None, got {penalty!r}")
-    if penalty_of(solver) == penalty:
-        return solver
-    if penalty == "l1" and solver == default:
-        return CDN.name
-    l1 = ", ".join(i.name for i in L1_SOLVERS)
-    raise ValueError(f"solver {solver!r} is {penalty_of(solver).upper()}-regularized but penalty="
-                     f"{penalty!r}: the L1-regularized solvers are {l1}, the others L2")
+SPECS = (CDN, GLMNET)

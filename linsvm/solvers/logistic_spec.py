@@ -1,44 +1,32 @@
-"""The catalog's logistic regression solvers: lr (LIBLINEAR -s 0), lr-dual (-s 7) and
-softmax (multinomial), declared here and merged into linsvm.problem.catalog's SOLVERS
-(which imports LOGISTIC_SOLVERS and registers each, in this order, at its end).
+"""The catalog entries of the logistic regression solvers: lr (LIBLINEAR -s 0), lr-dual
+(-s 7) and softmax (multinomial), run by linsvm.solvers.logistic (imported on the first
+solve).  Pure Python, read by linsvm.problem.catalog (docs/design.md, "Adding a solver").
 
-Their `loss` is "logistic": the one mark of a model whose decision values are
-log-odds, so that it predicts probabilities without calibration
-(linsvm.model.logistic_proba).  `fit` names the function in linsvm.solvers.logistic
-that runs each (imported on the first solve).  docs/logistic.md describes them.
+Their `loss` is "logistic" and `probabilities` is set: their decision values are
+log-odds, so that the model predicts probabilities without calibration
+(linsvm.model.logistic_proba).  docs/logistic.md describes them.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from .._lazy import LazyFunction
-from .registry import (N_THREADS_HELP, REGULARIZE_BIAS, WEIGHT_SPLIT, Option, SolverInfo,
-                       work_memory)
+from ..problem.registry import (N_THREADS_HELP, REGULARIZE_BIAS, WEIGHT_SPLIT, LiblinearCode,
+                                Option, SolverInfo, WorkMemory)
 
-__all__ = ["LOGISTIC_SOLVERS", "LOGISTIC_LOSS", "NEWTON_OPTIONS", "SOFTMAX_TOL", "LRDUAL_TOL"]
+__all__ = ["SPECS", "NEWTON_OPTIONS", "SOFTMAX_TOL", "LRDUAL_TOL"]
 
 LOGISTIC_LOSS = "logistic"          # SolverInfo.loss of every solver of a logistic loss
 
 SOFTMAX_TOL = 0.01
-# lr-dual's default -e: LIBLINEAR -s 7's 0.1 stops about where this measure reaches 0.01
-# (docs/logistic.md, "Stopping"; linsvm.solvers.logistic's module notes)
+# lr-dual's default -e, not LIBLINEAR -s 7's 0.1 (docs/logistic.md, "Stopping")
 LRDUAL_TOL = 0.01
 
-
-class NewtonMemory(NamedTuple):
-    """SolverInfo.memory of a truncated Newton solve (lr, softmax): 11 vectors of
-    n_weights k doubles (beta, its copy, the CG and line-search vectors), one more per
-    kernel thread beyond the first, per row 9 k + 3 doubles (scores, CG terms, U, e,
-    lse); k = 1 for lr, the classes for softmax."""
-
-    multinomial: bool
-
-    def __call__(self, n_rows, n_weights, n_classes, nnz, options, threads=None):
-        if threads is None:
-            threads = max(1, int(options.get("n_threads") or 1))
-        k = n_classes if self.multinomial else 1
-        vectors = 11 + (threads if threads > 1 else 0)
-        return 8 * n_weights * k * vectors + 8 * n_rows * (9 * k + 3)
+# SolverInfo.memory of a truncated Newton solve: 11 vectors of n_weights k doubles (beta,
+# its copy, the CG and line-search vectors), one more per kernel thread beyond the first,
+# per row 9 k + 3 doubles (scores, CG terms, U, e, lse); k = 1 for lr, the classes for
+# softmax.
+_NEWTON_MEMORY = WorkMemory(11, 8 * (9 + 3))
+_SOFTMAX_MEMORY = WorkMemory(0, 8 * 3, per_class=11, per_class_row=8 * 9, per_thread=0,
+                             per_thread_class=1)
 
 
 NEWTON_OPTIONS = {
@@ -61,7 +49,7 @@ def _fit(name):
     return LazyFunction("linsvm.solvers.logistic", name)
 
 
-LOGISTIC_SOLVERS = (
+SPECS = (
     SolverInfo(
         name="lr",
         kind="binary",
@@ -73,11 +61,11 @@ LOGISTIC_SOLVERS = (
         paper="Lin, Weng & Keerthi 2008 (truncated Newton for LR); Galli & Lin 2022 (CG "
               "truncation)",
         fit=_fit("fit_lr"),
-        family="logistic",
         options=dict(NEWTON_OPTIONS, weight_split=WEIGHT_SPLIT, regularize_bias=REGULARIZE_BIAS),
         loss=LOGISTIC_LOSS,
-        liblinear_codes={0: {}},
-        memory=NewtonMemory(False),
+        probabilities=True,
+        liblinear_codes={0: LiblinearCode("L2R_LR")},
+        memory=_NEWTON_MEMORY,
         distributed="rows",
         distributed_options=("weight_split",),
     ),
@@ -93,7 +81,6 @@ LOGISTIC_SOLVERS = (
                     "(measured: LIBLINEAR's 0.1 stops about where this measure reaches 0.01)",
         paper="Yu, Huang & Lin 2011 (Machine Learning 85), Sec. 3, Algorithms 3-4",
         fit=_fit("fit_lrdual"),
-        family="logistic",
         options={
             "max_iter": Option(int, 300, "cap on loops over the examples (LIBLINEAR -s 7's: "
                                "300)", 1),
@@ -102,12 +89,13 @@ LOGISTIC_SOLVERS = (
                                       "off: stop there (and warn unless the gap is within 1%)"),
         },
         loss=LOGISTIC_LOSS,
-        liblinear_codes={7: {}},
+        probabilities=True,
+        liblinear_codes={7: LiblinearCode("L2R_LR_DUAL")},
         # w, its copy and the returned weights, the certificate's gradient; per row alpha,
         # its complement, U, QD, the permutation, the certificate's scratch, the state;
-        # plus lr's solve (NewtonMemory: 11 vectors, 12 doubles a row) when it finishes
+        # plus lr's solve (_NEWTON_MEMORY: 11 vectors, 12 doubles a row) when it finishes
         # with lr at its loop cap, while its own arrays are still held
-        memory=work_memory(4 + 11, 88 + 96),
+        memory=WorkMemory(4 + 11, 88 + 96),
         serial_only="use -s lr (LIBLINEAR -s 0: the same objective, exact over row blocks)",
     ),
     SolverInfo(
@@ -121,13 +109,13 @@ LOGISTIC_SOLVERS = (
         paper="truncated Newton as lr's (Lin, Weng & Keerthi 2008; Galli & Lin 2022) over all "
               "classes at once",
         fit=_fit("fit_softmax"),
-        family="logistic",
         options=dict(NEWTON_OPTIONS, regularize_bias=Option(
             bool, True, "regularize the bias row like the others; off: free intercepts "
                         "(scikit-learn's LogisticRegression does not penalize its intercept; "
                         "needs -B > 0)")),
         loss=LOGISTIC_LOSS,
-        memory=NewtonMemory(True),
+        probabilities=True,
+        memory=_SOFTMAX_MEMORY,
         distributed="rows",
     ),
 )
