@@ -175,7 +175,8 @@ cdef inline int cdn_core(const CSC* A, CdnWork* W, const L1Settings* s, double e
             break
         if ref[0] < 0.0:
             ref[0] = norm1
-        if norm1 <= eps * ref[0] or (sw.n_active < W.n_total and norm1 <= RESET_FACTOR * reset_norm):
+        if norm1 <= eps * ref[0] or (sw.n_active < W.n_total
+                                     and norm1 <= RESET_FACTOR * reset_norm):
             if norm1 <= eps * ref[0] and sw.n_active == W.n_total:
                 status = CONVERGED
                 break

@@ -23,8 +23,8 @@ cdef extern from *:
     #define LINSVM_L1_NU 1e-12          /* added to every second derivative (both papers' nu) */
     #define LINSVM_L1_SIGMA 0.01        /* Armijo constant of both line searches */
     #define LINSVM_L1_STEP_BOUND 10.0   /* glmnet: bound on one coordinate step of the model */
-    #define LINSVM_L1_TINY_STEP 1e-12   /* cdn: a Newton step below this (not to 0) changes nothing */
-    #define LINSVM_L1_RESET_FACTOR 0.1  /* shrunk sets are re-checked each time ||S||_1 falls tenfold */
+    #define LINSVM_L1_TINY_STEP 1e-12   /* cdn: a Newton step below this (not to 0) does nothing */
+    #define LINSVM_L1_RESET_FACTOR 0.1  /* shrunk sets re-checked at each tenfold fall of ||S||_1 */
     """
     const double NU "LINSVM_L1_NU"
     const double SIGMA "LINSVM_L1_SIGMA"

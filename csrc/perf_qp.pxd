@@ -196,7 +196,8 @@ cdef inline double qS(const double* G, int64_t ld, int64_t k, int64_t i,
     return G[i * ld + j]
 
 
-cdef inline int chol_solve(double* H, int64_t n, int64_t ldh, double delta, double* y) noexcept nogil:
+cdef inline int chol_solve(double* H, int64_t n, int64_t ldh, double delta,
+                           double* y) noexcept nogil:
     """Solve (H + delta I) y = y in place by Cholesky (H overwritten by its factor, lower
     triangle).  Returns -1, leaving y untouched, on a non-positive pivot."""
     cdef int64_t i, j, l

@@ -39,8 +39,9 @@ the stopping reference is a cold start's, so every start reaches the same accura
 models keep exact zeros (stats "n_nonzero" counts the non-zero weights).  One-vs-rest
 beyond two classes is linsvm.train's job.  Both run their passes over long columns (and
 glmnet its gradient and row loops) on n_threads threads, with the same model for every
-count (csrc/_l1.pyx, threads).  One process only: there is no distributed L1 solver.  Both are declared (options, defaults, LIBLINEAR codes) in
-linsvm.problem.catalog_l1; docs/l1.md is the user's page.
+count (csrc/_l1.pyx, threads).  One process only: there is no distributed L1 solver.
+Both are declared (options, defaults, LIBLINEAR codes) in linsvm.problem.catalog_l1;
+docs/l1.md is the user's page.
 """
 from __future__ import annotations
 
