@@ -97,27 +97,135 @@ cdef void _select(Node* a, int64_t lo, int64_t hi, int64_t kth) noexcept nogil:
             return
 
 
-cdef int oneclass_core(const CSR* X, const int64_t* rows, int64_t n, double* a, double* w,
-                       double* QD, double* G, int64_t* index, Node* up, Node* low,
-                       double* dense, double eps, int max_iter, int* n_iter, double* viol,
-                       void* callback, Stop* stop) noexcept nogil:
-    """The two-level dual coordinate descent of the block comment from a (w = sum a x on
-    entry).  dense: n_weights doubles of zeros (kept zero on return).  Returns CONVERGED
-    or MAX_ITER; viol: the last measured M_up - m_low."""
-    cdef int64_t active = n, s, k, i, j, n_up, n_low, kk, tmp
-    cdef double Mup, mlow, Gi, Gj, Qij, quad, d, room
+cdef struct Work:
+    # The state of the two-level dual coordinate descent (n examples)
+    double* a           # the scaled dual variables, 0 <= a_k <= 1
+    double* w           # w_a = sum_k a_k x_k
+    const double* QD    # Q_kk = ||x_k||^2
+    double* G           # G_k = w_a.x_k, on the active examples
+    int64_t* index      # index[0:active]: the active examples
+    Node* up            # n nodes: I_up's -G, then the kk largest at the end
+    Node* low           # n nodes: I_low's -G, the kk smallest first
+    double* dense       # n_weights doubles of zeros (kept zero): a row made dense
+
+
+cdef double _gradient(const CSR* X, const int64_t* rows, Work* W, int64_t active,
+                      double* Mup) noexcept nogil:
+    """G_k = w_a.x_k over the active examples, M_up = max_{I_up} -G in Mup; returns
+    m_low = min_{I_low} -G."""
+    cdef int64_t s, k
+    cdef double mlow = INFINITY
+    Mup[0] = -INFINITY
+    for s in range(active):
+        k = W.index[s]
+        W.G[k] = dot_row(X, rows[k], W.w)
+        if W.a[k] < 1.0 and -W.G[k] > Mup[0]:
+            Mup[0] = -W.G[k]
+        if W.a[k] > 0.0 and -W.G[k] < mlow:
+            mlow = -W.G[k]
+    return mlow
+
+
+cdef int64_t _shrink(Work* W, int64_t active, double Mup, double mlow) noexcept nogil:
+    """Shrink the examples that cannot move (a_k = 1 with -G_k > M_up, a_k = 0 with
+    -G_k < m_low) out of index[0:active]; returns the examples left."""
+    cdef int64_t s = 0, k, tmp
+    while s < active:
+        k = W.index[s]
+        if (W.a[k] >= 1.0 and -W.G[k] > Mup) or (W.a[k] <= 0.0 and -W.G[k] < mlow):
+            active -= 1
+            tmp = W.index[s]; W.index[s] = W.index[active]; W.index[active] = tmp
+            continue
+        s += 1
+    return active
+
+
+cdef int64_t _select_pairs(Work* W, int64_t active, int64_t* n_up_out) noexcept nogil:
+    """The kk = max(active / 10, 1) largest -G of I_up at up[n_up - kk:] and the kk
+    smallest of I_low at low[:kk], each sorted (kk also at most |I_up| and |I_low|);
+    returns kk, |I_up| in n_up_out."""
+    cdef int64_t s, k, n_up = 0, n_low = 0, kk
+    for s in range(active):
+        k = W.index[s]
+        if W.a[k] < 1.0:
+            W.up[n_up].v = -W.G[k]
+            W.up[n_up].k = k
+            n_up += 1
+        if W.a[k] > 0.0:
+            W.low[n_low].v = -W.G[k]
+            W.low[n_low].k = k
+            n_low += 1
+    kk = active // 10
+    if kk < 1:
+        kk = 1
+    if kk > n_up:
+        kk = n_up
+    if kk > n_low:
+        kk = n_low
+    if kk > 0:
+        if kk < n_up:
+            _select(W.up, 0, n_up, n_up - kk)
+        qsort(&W.up[n_up - kk], kk, sizeof(Node), _cmp_node)
+        if kk < n_low:
+            _select(W.low, 0, n_low, kk - 1)
+        qsort(W.low, kk, sizeof(Node), _cmp_node)
+    n_up_out[0] = n_up
+    return kk
+
+
+cdef void _update_pair(const CSR* X, const int64_t* rows, Work* W, int64_t i,
+                       int64_t j) noexcept nogil:
+    """The two-variable step on the pair (i, j) with fresh gradients: a_i += d, a_j -= d
+    by the exact minimizer along the pair, clipped to the box, if the pair violates
+    in either orientation; w follows."""
+    cdef double Gi, Gj, Qij, quad, d, room
+    cdef int64_t tmp
+    Gi = dot_row(X, rows[i], W.w)
+    Gj = dot_row(X, rows[j], W.w)
+    if not (W.a[i] < 1.0 and W.a[j] > 0.0 and Gi + 1e-12 < Gj):
+        # the pair is not violating in this orientation; try the other one
+        if W.a[j] < 1.0 and W.a[i] > 0.0 and Gj + 1e-12 < Gi:
+            tmp = i; i = j; j = tmp
+            Qij = Gi; Gi = Gj; Gj = Qij
+        else:
+            return
+    # Q_ij = x_i . x_j through the dense copy of x_i
+    axpy_row(X, rows[i], 1.0, W.dense)
+    Qij = dot_row(X, rows[j], W.dense)
+    axpy_row(X, rows[i], -1.0, W.dense)
+    quad = W.QD[i] + W.QD[j] - 2.0 * Qij
+    if quad <= 0.0:
+        quad = 1e-12
+    d = (Gj - Gi) / quad
+    room = 1.0 - W.a[i]
+    if W.a[j] < room:
+        room = W.a[j]
+    if d > room:
+        d = room
+    if d <= 0.0:
+        return
+    W.a[i] += d
+    W.a[j] -= d
+    if room == d:                     # land exactly on the bound
+        if 1.0 - W.a[i] < 1e-15 * (1.0 + W.a[i]):
+            W.a[i] = 1.0
+        if W.a[j] < 1e-15:
+            W.a[j] = 0.0
+    axpy_row(X, rows[i], d, W.w)      # w += d (x_i - x_j)
+    axpy_row(X, rows[j], -d, W.w)
+
+
+cdef int oneclass_core(const CSR* X, const int64_t* rows, int64_t n, Work* W, double eps,
+                       int max_iter, int* n_iter, double* viol, void* callback,
+                       Stop* stop) noexcept nogil:
+    """The two-level dual coordinate descent of the block comment from W.a (W.w = sum a x
+    on entry).  Returns CONVERGED or MAX_ITER; viol: the last measured M_up - m_low."""
+    cdef int64_t active = n, s, n_up, kk
+    cdef double Mup, mlow
     cdef int it = 0, status = MAX_ITER
     viol[0] = INFINITY
     while it < max_iter:
-        Mup = -INFINITY
-        mlow = INFINITY
-        for s in range(active):
-            k = index[s]
-            G[k] = dot_row(X, rows[k], w)
-            if a[k] < 1.0 and -G[k] > Mup:
-                Mup = -G[k]
-            if a[k] > 0.0 and -G[k] < mlow:
-                mlow = -G[k]
+        mlow = _gradient(X, rows, W, active, &Mup)
         viol[0] = Mup - mlow
         if stop_poll(stop, active * stop.per_row):
             break
@@ -127,79 +235,11 @@ cdef int oneclass_core(const CSR* X, const int64_t* rows, int64_t n, double* a, 
                 break
             active = n                        # optimal on the shrunk set: check all
             continue
-        s = 0
-        while s < active:                     # shrinking
-            k = index[s]
-            if (a[k] >= 1.0 and -G[k] > Mup) or (a[k] <= 0.0 and -G[k] < mlow):
-                active -= 1
-                tmp = index[s]; index[s] = index[active]; index[active] = tmp
-                continue
-            s += 1
-        n_up = 0
-        n_low = 0
-        for s in range(active):
-            k = index[s]
-            if a[k] < 1.0:
-                up[n_up].v = -G[k]
-                up[n_up].k = k
-                n_up += 1
-            if a[k] > 0.0:
-                low[n_low].v = -G[k]
-                low[n_low].k = k
-                n_low += 1
-        kk = active // 10
-        if kk < 1:
-            kk = 1
-        if kk > n_up:
-            kk = n_up
-        if kk > n_low:
-            kk = n_low
-        if kk > 0:
-            # the kk largest -G of I_up at up[n_up - kk:], the kk smallest of I_low at low[:kk]
-            if kk < n_up:
-                _select(up, 0, n_up, n_up - kk)
-            qsort(&up[n_up - kk], kk, sizeof(Node), _cmp_node)
-            if kk < n_low:
-                _select(low, 0, n_low, kk - 1)
-            qsort(low, kk, sizeof(Node), _cmp_node)
+        active = _shrink(W, active, Mup, mlow)
+        kk = _select_pairs(W, active, &n_up)
         for s in range(kk):
-            i = up[n_up - 1 - s].k
-            j = low[s].k
-            if i == j:
-                continue
-            Gi = dot_row(X, rows[i], w)
-            Gj = dot_row(X, rows[j], w)
-            if not (a[i] < 1.0 and a[j] > 0.0 and Gi + 1e-12 < Gj):
-                # the pair is not violating in this orientation; try the other one
-                if a[j] < 1.0 and a[i] > 0.0 and Gj + 1e-12 < Gi:
-                    tmp = i; i = j; j = tmp
-                    Qij = Gi; Gi = Gj; Gj = Qij
-                else:
-                    continue
-            # Q_ij = x_i . x_j through the dense copy of x_i
-            axpy_row(X, rows[i], 1.0, dense)
-            Qij = dot_row(X, rows[j], dense)
-            axpy_row(X, rows[i], -1.0, dense)
-            quad = QD[i] + QD[j] - 2.0 * Qij
-            if quad <= 0.0:
-                quad = 1e-12
-            d = (Gj - Gi) / quad
-            room = 1.0 - a[i]
-            if a[j] < room:
-                room = a[j]
-            if d > room:
-                d = room
-            if d <= 0.0:
-                continue
-            a[i] += d
-            a[j] -= d
-            if room == d:                     # land exactly on the bound
-                if 1.0 - a[i] < 1e-15 * (1.0 + a[i]):
-                    a[i] = 1.0
-                if a[j] < 1e-15:
-                    a[j] = 0.0
-            axpy_row(X, rows[i], d, w)        # w += d (x_i - x_j)
-            axpy_row(X, rows[j], -d, w)
+            if W.up[n_up - 1 - s].k != W.low[s].k:
+                _update_pair(X, rows, W, W.up[n_up - 1 - s].k, W.low[s].k)
         it += 1
         if callback != NULL:
             with gil:
@@ -211,9 +251,33 @@ cdef int oneclass_core(const CSR* X, const int64_t* rows, int64_t n, double* a, 
     return status
 
 
+cdef double _rho(const CSR* X, const int64_t* rows, int64_t n, Work* W) noexcept nogil:
+    """G_k = w_a.x_k for every example and rho, the KKT multiplier (block comment): the
+    mean of G over the free a_k, else the midpoint of [max_{a_k = 1} G, min_{a_k = 0} G]
+    (or the one end there is)."""
+    cdef int64_t k, n_free = 0
+    cdef double lb = -INFINITY, ub = INFINITY, sum_free = 0.0
+    for k in range(n):
+        W.G[k] = dot_row(X, rows[k], W.w)
+        if W.a[k] >= 1.0:
+            if W.G[k] > lb:
+                lb = W.G[k]
+        elif W.a[k] <= 0.0:
+            if W.G[k] < ub:
+                ub = W.G[k]
+        else:
+            n_free += 1
+            sum_free += W.G[k]
+    if n_free > 0:
+        return sum_free / n_free
+    if lb > -INFINITY and ub < INFINITY:
+        return 0.5 * (lb + ub)
+    return lb if lb > -INFINITY else ub
+
+
 def request_stop():
     """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
+    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
     stop_request()
 
 
@@ -228,10 +292,10 @@ def oneclass_solve(DataView data, *, double nu, double[::1] a, bint init, double
     primal, dual (P and D of the block comment, unscaled nu-form), n_sv (a > 0),
     n_bound (a = 1), n_outliers (w.x_k < rho - violation: closer than the final violation
     the solve cannot tell a tie from an outlier), G (w_a.x_k per position)."""
-    cdef int64_t n = data.n, k, nfl, n_sv = 0, n_bound = 0, n_out = 0, n_free = 0
+    cdef int64_t n = data.n, k, nfl, n_sv = 0, n_bound = 0, n_out = 0
     cdef int64_t nw = data.n_features
     cdef int status = CONVERGED, n_iter = 0
-    cdef double viol = 0.0, s, lb = -INFINITY, ub = INFINITY, sum_free = 0.0, rho, scale
+    cdef double viol = 0.0, s, rho = 0.0, scale
     cdef double hinge = 0.0
     if not (0.0 < nu <= 1.0):
         raise ValueError("nu must lie in (0, 1]")
@@ -267,6 +331,15 @@ def oneclass_solve(DataView data, *, double nu, double[::1] a, bint init, double
     cdef Node* up = <Node*>cnp.PyArray_DATA(nodes)
     cdef Node* low = up + n
     cdef CSR X = data.csr(1, NULL)
+    cdef Work W
+    W.a = &a[0]
+    W.w = &w[0]
+    W.QD = &QD[0]
+    W.G = &G[0]
+    W.index = &index[0]
+    W.up = up
+    W.low = low
+    W.dense = &dense[0]
     cdef Stop ST
     cdef void* cb = <void*>callback if callback is not None else NULL
     stop_init(&ST, data.nnz, data.n_rows)
@@ -276,26 +349,9 @@ def oneclass_solve(DataView data, *, double nu, double[::1] a, bint init, double
             if a[k] != 0.0:
                 axpy_row(&X, rows[k], a[k], &w[0])
         if max_iter > 0:
-            status = oneclass_core(&X, rows, n, &a[0], &w[0], &QD[0], &G[0], &index[0],
-                                   up, low, &dense[0], eps, max_iter, &n_iter, &viol, cb, &ST)
-        for k in range(n):
-            G[k] = dot_row(&X, rows[k], &w[0])
-            if a[k] >= 1.0:
-                if G[k] > lb:
-                    lb = G[k]
-            elif a[k] <= 0.0:
-                if G[k] < ub:
-                    ub = G[k]
-            else:
-                n_free += 1
-                sum_free += G[k]
+            status = oneclass_core(&X, rows, n, &W, eps, max_iter, &n_iter, &viol, cb, &ST)
+        rho = _rho(&X, rows, n, &W)
     stop_raise(&ST)
-    if n_free > 0:
-        rho = sum_free / n_free
-    elif lb > -INFINITY and ub < INFINITY:
-        rho = 0.5 * (lb + ub)
-    else:
-        rho = lb if lb > -INFINITY else ub
     scale = nu * n
     for k in range(n):
         if a[k] > 0.0:

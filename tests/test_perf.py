@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 import linsvm
 from linsvm import _perf
+from linsvm._data import DataView
 from linsvm.io.svmlight import load_svmlight
 from linsvm.errors import DataError, ParameterError
 from linsvm.problem import CSRBuffers
@@ -162,14 +163,14 @@ def column_data(scores):
 
 def oracle(Xb, w, kind, t, q, scale, bias=-1.0, qid=None, codes=None, n_threads=1):
     n = Xb.n_rows
-    rows = np.arange(n, dtype=np.int64)
-    kw = {}
+    view = DataView(Xb, bias, np.arange(n, dtype=np.int64))
+    queries = None
     if kind == 1:
         perm, gptr, glevels, level, _ = _query_layout(np.asarray(codes, np.int32), qid, n)
-        kw = dict(level=level, perm=perm, gptr=gptr, glevels=glevels)
-    return _perf.most_violated(Xb.indptr, Xb.indices, Xb.data, Xb.n_features, bias, rows,
-                               np.asarray(w, float), kind, np.asarray(t, float), np.asarray(q, float),
-                               scale, n_threads=n_threads, **kw)
+        queries, t = (level, perm, gptr, glevels), None
+    t = None if t is None else np.asarray(t, float)
+    return _perf.most_violated(view, np.asarray(w, float), t=t, q=np.asarray(q, float),
+                               scale=scale, queries=queries, n_threads=n_threads)
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])

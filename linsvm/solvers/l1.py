@@ -16,7 +16,8 @@ improved GLMNET for L1-regularized logistic regression", JMLR 13, 2012): Newton
 iterations whose quadratic model (exact Hessian) is minimized by coordinate descent,
 with shrinking at the outer and the inner level, a line search, and the adaptive inner
 tolerance.  Both work on a column copy of the training rows (labels folded in) built by
-the core, csrc/_l1.pyx, whose block comment has the equations.
+the core, csrc/_l1.pyx, whose block comment has the equations; the core reads the rows
+through the problem's data view (Problem.view).
 
 -e is LIBLINEAR's rule for -s 5 and -s 6: ||S(w)||_1 <= eps min(n+, n-)/n ||S(w^0)||_1,
 S the minimum-norm subgradient, w^0 = 0 (the reference is a cold start's also for a warm
@@ -27,11 +28,11 @@ Certificate.  The dual of min ||w||_1 + sum_i phi_i(t_i w.x_i) is
 max -sum_i phi_i*(-alpha_i) subject to ||sum_i alpha_i t_i x_i||_inf <= 1; from w the
 core builds alpha_i = -phi_i'(t_i w.x_i) scaled into the feasible set and reports the
 relative gap (P - D)/P (stats "gap").  It bounds the distance to the optimum, but it is
-weak where the gradient has large entries on dense columns at a loose -e (a9a, whose
-bias column is the sum of one-hot groups, keeps ||grad L||_inf near 50 when the
-objective is within 5e-4 of the optimum): so a stop by the rule is accepted as
-LIBLINEAR accepts it, and a solve that ends otherwise (iteration cap; glmnet's line
-search finding no step) without a gap <= 0.01 returns converged=False and a warning.
+weak where the gradient has large entries on dense columns at a loose -e (a bias column
+that is the sum of one-hot groups, say; docs/l1.md, "Stopping rule and certificate"):
+so a stop by the rule is accepted as LIBLINEAR accepts it, and a solve that ends
+otherwise (iteration cap; glmnet's line search finding no step) without a gap <= 0.01
+returns converged=False and a warning.
 
 Warm starts take the weights (start) of any model, L1 or L2: the problem is convex and
 the stopping reference is a cold start's, so every start reaches the same accuracy; the
@@ -78,27 +79,26 @@ def _fit(name, problem, params, start, log):
     """Both solvers: the core's call, the certificate and the FitResult."""
     if problem.comm is not None:
         raise ParameterError(SERIAL_ONLY.format(name=name))
-    X, opts = problem.X, params.options
-    args = dict(indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-                bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C,
-                start=_start(problem, start), eps=params.tol * eps_scale(problem.t),
-                shrinking=opts["shrinking"], seed=params.seed & 0xFFFFFFFFFFFFFFFF,
-                max_iter=opts["max_iter"], max_linesearch=MAX_LINESEARCH,
-                regularize_bias=opts["regularize_bias"])
+    opts = params.options
+    settings = dict(C=params.C, eps=params.tol * eps_scale(problem.t),
+                    seed=params.seed & 0xFFFFFFFFFFFFFFFF, max_iter=opts["max_iter"],
+                    max_linesearch=MAX_LINESEARCH, shrinking=opts["shrinking"],
+                    regularize_bias=opts["regularize_bias"],
+                    n_threads=resolve_threads(opts["n_threads"], problem.X.nnz))
+    data = dict(t=problem.t, c=problem.cost, start=_start(problem, start))
     callback = None
-    threads = resolve_threads(opts["n_threads"], X.data.shape[0])
     if name == "cdn":
         if log is not None:
             def callback(it, f, norm1, n_active):
                 log(f"cdn iter {it:4d}  f {f:.10g}  |S|_1 {norm1:.4g}  active {n_active}")
-        st = _l1.cdn_solve(**args, callback=callback, n_threads=threads)
+        st = _l1.cdn_solve(problem.view, **data, callback=callback, **settings)
     else:
         if log is not None:
             def callback(it, f, norm1, n_active, inner, step):
                 log(f"glmnet iter {it:3d}  f {f:.10g}  |S|_1 {norm1:.4g}  active {n_active}  "
                     f"inner {inner}  step {step:g}")
-        st = _l1.glmnet_solve(**args, inner_max_iter=opts["inner_max_iter"], callback=callback,
-                              n_threads=threads)
+        st = _l1.glmnet_solve(problem.view, **data, callback=callback,
+                              inner_max_iter=opts["inner_max_iter"], **settings)
     w = st["w"]
     gap = relative_gap(st["primal"], st["dual"])
     stats = {
@@ -131,7 +131,7 @@ def _fit(name, problem, params, start, log):
         why = (f"at the iteration cap (max_iter={opts['max_iter']})" if st["status"] == 1
                else "when its line search found no step")
         warning = (f"{name} stopped {why} with ||S||_1 {st['last_norm']:.3g} (target "
-                   f"{args['eps'] * st['ref']:.3g}) and relative duality gap {gap:.3g} > "
+                   f"{settings['eps'] * st['ref']:.3g}) and relative duality gap {gap:.3g} > "
                    f"{GAP_GUARD:g}; raise --max-iter or loosen -e")
     return FitResult(w, stats, warning=warning, converged=converged)
 

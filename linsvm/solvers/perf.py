@@ -18,12 +18,13 @@ pairwise ordinal-regression SVM (OP4; on two levels its loss is 1 - ROC area)
 
 P = pairs with level_i > level_j (within one query when qids are given, the
 svm_rank convention), m = sum_P q_i q_j and n = sum_k q_k (with unit costs:
-the number of examples and of pairs, as in DESIGN.md; integer costs act as
-repeated examples), through OP5 with Cp = C n.
+the number of examples and of pairs; integer costs act as repeated examples),
+through OP5 with Cp = C n.
 
-Both run the cutting-plane loop of csrc/_perf.pyx: solve the dual of the
-working-set QP (OP3 on W) by a small dense SMO solver, warm started from the
-previous alphas, the Gram matrix growing by one row per iteration; find the
+Both run the cutting-plane loop of csrc/_perf.pyx over the problem's data view: solve
+the dual of the working-set QP (OP3 on W) by a small dense active-set solver (SMO as
+its fallback), warm started from the previous alphas, the Gram matrix growing by one
+row per iteration; find the
 most violated constraint at the new w in one pass over the data (Alg. 2: sort
 the scores of each query and count pairs with a Fenwick tree over the levels,
 O(n log n) per iteration); stop when xi' <= xi + eps (line 9), eps = -e,
@@ -52,8 +53,8 @@ reused, valid for any C, with the alphas scaled by C_new / C_old.  Any other
 start vector places only the first cut (Algorithm 1 starts at w = 0).
 `--seed` is accepted and ignored: the algorithm makes no random choice.
 
-Distributed ("rows"): on P MPI ranks each rank holds a block of the
-examples; n, m, sum q_k and so Cp are those of the union.  The most violated
+Distributed (SolverInfo.distributed = "rows"): on P MPI ranks each rank holds a block
+of the examples; n, m, sum q_k and so Cp are those of the union.  The most violated
 constraint is a sum over examples: each rank forms its part of x_c, b_c and xi'
 and one allreduce of n_weights + 3 doubles (with a stop flag) gives the cut to
 every rank; the working-set QP is then solved on every rank alike (the same input
@@ -70,10 +71,12 @@ ranks' final scores (one gather).  Warm starts compare a digest of all ranks' da
 from __future__ import annotations
 
 import hashlib
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import _perf
+from .._data import DataView
 from .._kernels import vdot
 from ..errors import DataError, ParameterError
 from ..problem.registry import FitResult
@@ -143,15 +146,28 @@ def _reuse_state(state, digest, Cp, max_constraints, log, name):
 _QP_MAX_ITER = 100000
 
 
-def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, state, digest,
-         log, opts, level=None, perm=None, gptr=None, glevels=None, comm=None, glob=None):
-    """Call the compiled loop and turn its result into (FitResult, the core's result).
-    comm, glob: see _perf.perf_solve (a distributed solve)."""
-    n_threads = resolve_threads(opts["n_threads"], X.nnz)
+class _Solve(NamedTuple):
+    """One cutting-plane solve as _run hands it to the core (_perf.perf_solve)."""
+
+    name: str                   # "perf" or "perf-ord"
+    view: DataView              # the rows (perf-ord: without the bias feature)
+    t: np.ndarray | None        # perf: the labels +-1; perf-ord: None
+    q: np.ndarray               # the cost factors
+    scale: float                # 1/n (perf) or 1/m (perf-ord)
+    Cp: float                   # the paper's C
+    tol: float                  # -e
+    queries: tuple | None = None    # perf-ord: (level, perm, gptr, glevels), _query_layout
+    comm: object = None         # a Collective (a distributed solve) or None
+    glob: tuple | None = None   # perf-ord with queries split over ranks: _ordinal_layout
+
+
+def _run(solve, w0, state, digest, log, opts):
+    """Call the compiled loop on `solve` (a _Solve) and turn its result into (FitResult,
+    the core's result)."""
+    name, Cp, tol = solve.name, solve.Cp, solve.tol
+    nw_core = solve.view.n_weights
     ws = _reuse_state(state, digest, Cp, opts["max_constraints"], log, name)
-    V0 = G0 = b0 = a0 = None
     if ws is not None:
-        V0, G0, b0, a0 = ws
         w0 = None
     trace = []
 
@@ -162,12 +178,11 @@ def _run(name, X, rows, kind, t, q, scale, Cp, tol, nw_core, bias_core, w0, stat
                 f"objective(W) {obj_ws:.10g}")
 
     res = _perf.perf_solve(
-        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-        bias=bias_core, rows=rows, kind=kind, t=t, q=q, scale=scale, Cp=Cp, eps=tol,
-        w0=w0, V0=V0, G0=G0, b0=b0, alpha0=a0, max_constraints=opts["max_constraints"],
-        max_iter=opts["max_iter"], inactive_iters=opts["inactive_iters"], qp_tol=opts["qp_tol"],
-        qp_max_iter=_QP_MAX_ITER, n_threads=n_threads, callback=callback, level=level, perm=perm,
-        gptr=gptr, glevels=glevels, comm=comm, glob=glob, gap_guard=GAP_GUARD)
+        solve.view, t=solve.t, q=solve.q, scale=solve.scale, queries=solve.queries, w0=w0,
+        working_set=ws, callback=callback, comm=solve.comm, glob=solve.glob, Cp=Cp, eps=tol,
+        gap_guard=GAP_GUARD, max_constraints=opts["max_constraints"], max_iter=opts["max_iter"],
+        inactive_iters=opts["inactive_iters"], qp_tol=opts["qp_tol"], qp_max_iter=_QP_MAX_ITER,
+        n_threads=resolve_threads(opts["n_threads"], solve.view.nnz))
     w = res["w"]
     assert w.shape[0] == nw_core
     ww = vdot(w, w)
@@ -238,8 +253,8 @@ def fit_perf(problem, params, start, state, log):
     w0 = _start_vector(start, nw)
     Cp = params.C * n
     digest = _digest("perf", X.indptr, X.indices, X.data, X.n_features, float(bias), rows, t, cost)
-    result, _ = _run("perf", X, rows, 0, t, cost, 1.0 / n, Cp, params.tol, nw, bias, w0, state,
-                     _global_digest(coll, digest), log, params.options, comm=coll)
+    solve = _Solve("perf", problem.view, t, cost, 1.0 / n, Cp, params.tol, comm=coll)
+    result, _ = _run(solve, w0, state, _global_digest(coll, digest), log, params.options)
     return result
 
 
@@ -349,10 +364,11 @@ def fit_perf_ord(problem, params, start, state, log):
         w0 = _start_vector(s0[:nf], nf)        # the bias weight cancels in pairs
     digest = _digest("perf-ord", X.indptr, X.indices, X.data, X.n_features, rows, codes, cost,
                      qid if qid is not None else "noqid")
-    dummy_t = np.zeros(1)
-    result, res = _run("perf-ord", X, rows, 1, dummy_t, cost, 1.0 / m, Cp, params.tol, nf, -1.0,
-                       w0, state, _global_digest(coll, digest), log, params.options, level=level,
-                       perm=perm, gptr=gptr, glevels=glevels, comm=coll, glob=glob)
+    # a bias feature cancels in every pair difference: the core's view has none
+    view = problem.view if bias <= 0 else DataView(X, -1.0, rows)
+    solve = _Solve("perf-ord", view, None, cost, 1.0 / m, Cp, params.tol,
+                   queries=(level, perm, gptr, glevels), comm=coll, glob=glob)
+    result, res = _run(solve, w0, state, _global_digest(coll, digest), log, params.options)
     if coll is None:
         result.thresholds = thresholds_from_scores(res["scores"], codes, cost, n_levels)
     else:                                       # on all training scores, in rank order
