@@ -104,10 +104,12 @@ def gradient_factor(t, comm=None):
 
 
 def _newton_settings(opts, nnz):
-    return dict(eta=opts["forcing"], qtol=opts["cg_tol"], qadapt=True,
-                precondition=opts["precondition"], jacobi_weight=opts["jacobi_weight"],
-                ls_tol=LS_TOL, ls_max=LS_MAX, max_iter=opts["max_iter"],
-                cg_max_iter=opts["cg_max_iter"], n_threads=resolve_threads(opts["n_threads"], nnz))
+    """The Newton cores' settings (csrc/logistic_newton.pxd's Params) from the catalog's
+    options, by the same names, and the line search's constants."""
+    settings = {name: opts[name] for name in ("max_iter", "cg_max_iter", "cg_tol", "forcing",
+                                              "precondition", "jacobi_weight")}
+    return dict(settings, ls_tol=LS_TOL, ls_max=LS_MAX,
+                n_threads=resolve_threads(opts["n_threads"], nnz))
 
 
 def _finish(name, st, tol, opts, weights):
@@ -157,11 +159,9 @@ def fit_lr(problem, params, start, state, log):
 
     def solve(gstop):
         return _logistic.lr_solve(
-            indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-            bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C,
-            beta=beta, gstop=gstop, gap_stop=GAP_GUARD, callback=_progress("lr", log),
-            comm=problem.comm, regularize_bias=not free, split=split,
-            **_newton_settings(opts, X.nnz))
+            problem.view, t=problem.t, c=problem.cost, C=params.C, beta=beta,
+            callback=_progress("lr", log), comm=problem.comm, split=split, gstop=gstop,
+            gap_stop=GAP_GUARD, regularize_bias=not free, **_newton_settings(opts, X.nnz))
     st = _certified_solve("lr", solve, gstop, None if free else False, log)
     res = _finish("lr", st, params.tol, opts, beta)
     res.stats.update(exchange_stats(problem, {"weight_exchange": "split" if split else "allreduce"}))
@@ -179,11 +179,9 @@ def fit_softmax(problem, params, start, state, log):
 
     def solve(gstop):
         return _logistic.softmax_solve(
-            indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-            bias=problem.bias, rows=problem.rows, codes=problem.codes, n_classes=k,
-            c=problem.cost, C=params.C, beta=beta, gstop=gstop, gap_stop=GAP_GUARD,
-            callback=_progress("softmax", log), comm=problem.comm, regularize_bias=not free,
-            **_newton_settings(opts, X.nnz))
+            problem.view, codes=problem.codes, n_classes=k, c=problem.cost, C=params.C,
+            beta=beta, callback=_progress("softmax", log), comm=problem.comm, gstop=gstop,
+            gap_stop=GAP_GUARD, regularize_bias=not free, **_newton_settings(opts, X.nnz))
     # a free intercept's certificate is linsvm.solvers.softmax_dual's (the core's is NaN)
     dual = (lambda: softmax_free_bias_dual(problem, params.C, beta.reshape(nw, k))) \
         if free else False
@@ -314,13 +312,12 @@ def _dual_loops(problem, params, alpha, alpha_c, callback, log):
     solve's dict, loops, inner Newton steps, trace rows, the last eps, gap, dual value,
     failed): failed when the dual's iterates are not finite numbers (a C c_i beyond
     what the box 0 < alpha_i < C c_i holds in floating point)."""
-    X, t = problem.X, problem.t
+    t = problem.t
     eps, loops, trace, newton, max_iter = params.tol, 0, [], 0, params.options["max_iter"]
     while True:
         st = _logistic.lrdual_solve(
-            indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-            bias=problem.bias, rows=problem.rows, t=t, c=problem.cost, C=params.C, alpha=alpha,
-            alpha_c=alpha_c, eps=eps, seed=(params.seed + loops) & 0xFFFFFFFFFFFFFFFF,
+            problem.view, t=t, c=problem.cost, C=params.C, alpha=alpha, alpha_c=alpha_c,
+            eps=eps, seed=(params.seed + loops) & 0xFFFFFFFFFFFFFFFF,
             max_iter=max_iter - loops, callback=callback)
         loops += int(st["n_iter"])
         newton += int(st["newton_iter"])
