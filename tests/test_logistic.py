@@ -453,8 +453,9 @@ def test_iteration_cap_warns_one_line_with_the_gap():
 
 
 def test_default_stop_certifies_one_percent_where_the_gradient_test_alone_does_not():
-    """Nearly separable data at C = 1e3: LIBLINEAR's gradient test at -e 0.01 alone stopped
-    38% above the optimum here; the gap guard must bring lr (and softmax) within 1%."""
+    """Nearly separable data at C = 1e3: LIBLINEAR's gradient test at -e 0.01 alone stops far
+    above the optimum here (docs/logistic.md); the gap guard must bring lr (and softmax)
+    within 1%."""
     X, y = random_problem(300, 20, seed=14, scale=5.0)
     ref = linsvm.train(X, y, solver="lr", C=1e3, tol=1e-12)
     model = linsvm.train(X, y, solver="lr", C=1e3)
@@ -613,8 +614,8 @@ def test_distributed_equals_serial(solver, n_ranks, layout, text_binary):
 @pytest.mark.parametrize("n_ranks", [2, 3])
 def test_distributed_default_stop_agrees_with_serial_to_the_stopping_tolerance(n_ranks,
                                                                              text_binary):
-    """At the default -e the ranks' sums, added in another order, can move the stop (a9a
-    on 3 ranks: 1.4e-5 in the objective, docs/mpi.md): what holds is the stopping
+    """At the default -e the ranks' sums, added in another order, can move the stop
+    (docs/mpi.md has a9a's figure on 3 ranks): what holds is the stopping
     tolerance -- both results certified within 1% by their duality gaps, so their
     objectives differ by at most the larger certified gap (F - F* <= gap F for each)."""
     X, y, _, _ = text_binary

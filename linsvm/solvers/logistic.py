@@ -16,42 +16,40 @@ problem as stated, with two columns: its minimizer has w_1 = -w_2, w_1 - w_2 is 
 at 2C and f is half of lr's f there; the model keeps both columns, as sdm-cs does.
 
 lr and softmax -- truncated Newton (Lin, Weng & Keerthi 2008; Galli & Lin 2022) in
-csrc/_logistic.pyx, whose block comment has the equations: each Newton step solves
+csrc/_logistic.pyx, whose included files have the equations (csrc/logistic_loss.pxd,
+csrc/logistic_newton.pxd): each Newton step solves
 H d = -g by the shared CGLS (csrc/cgls.pxd) as the weighted least-squares problem of IRLS
 (softmax: over the operator W -> [M_i W'x_i]_i, M_i = I - 1 p_i', which factors the Hessian
 blocks C c_i (diag(p_i) - p_i p_i') without storing any), with the damped Jacobi
 preconditioner (weight 0.01, LIBLINEAR's) and Galli & Lin's quadratic-model truncation
-(cg_tol 0.5, adaptive, as LIBLINEAR 2.4x).  That inner stopping was chosen by measurement
-(docs/bench-logistic.md): cg_tol 0.3 or 0.1, the residual rule at 0.1 or 0.3 and a Jacobi
-weight of 0.1 were each faster on some sets and slower on others, none on all.  CGLS hands
-back X d, so the line search (a safeguarded 1-D Newton iteration on phi(tau) = f(w + tau d))
+(cg_tol 0.5, adaptive, as LIBLINEAR 2.4x); docs/logistic.md, "Options", says how that
+inner stopping was chosen among its alternatives.  CGLS hands back X d, so the line search (a safeguarded 1-D Newton iteration on phi(tau) = f(w + tau d))
 costs O(n) per trial and no pass over the data.
 
 Stopping.  lr: -e is LIBLINEAR -s 0's test ||grad f(w)|| <= eps max(min(n+, n-), 1)/n
 ||grad f(0)|| (default 0.01); softmax: ||grad f(W)|| <= eps ||grad f(0)|| (default
 SOFTMAX_TOL).  Both read it off the residual each CGLS starts from, and count it only once the
-duality gap also certifies GAP_GUARD = 1% (below): LIBLINEAR's test alone stopped 38% above
-the optimum on a nearly separable problem at C = 1e3 (tests/test_logistic.py,
-test_default_stop_certifies_one_percent_...).
+duality gap also certifies GAP_GUARD = 1% (below): LIBLINEAR's test alone can stop far above
+the optimum on a nearly separable problem at a large C (tests/test_logistic.py,
+test_default_stop_certifies_one_percent_...; docs/logistic.md has the figures).
 
 lr-dual -- dual coordinate descent with an inner Newton step per coordinate (Yu, Huang & Lin,
-Machine Learning 2011, Sec. 3, Algorithms 3-4; csrc/_logistic.pyx's second block comment).
+Machine Learning 2011, Sec. 3, Algorithms 3-4; csrc/logistic_dual.pxd's block comment).
 -e measures what LIBLINEAR -s 7's does, the largest |dD/dalpha_i| met in a loop, but defaults
 to LRDUAL_TOL = 0.01, not LIBLINEAR's 0.1: on the shared sets LIBLINEAR's 0.1 stops about
-where this measure reaches 0.01 (a9a, C = 1: LIBLINEAR 33 loops, gap 9e-8; this measure falls
-below 0.1 after 20 loops at a gap of 1.4e-5, below 0.01 after 30 at 9e-8), so 0.01 gives
-LIBLINEAR's accuracy, in less time (docs/bench-logistic.md).
+where this measure reaches 0.01, so 0.01 gives LIBLINEAR's accuracy (docs/logistic.md,
+"Stopping, certificates, warnings", has the figures; docs/bench-logistic.md the runs).
 
 Certificate (every solver): the relative duality gap (P - D)/|P| at the dual point built from
 w, alpha_i = C c_i sigma(-t_i w.x_i) (softmax: the probabilities), D(alpha) =
 -1/2 ||sum alpha_i t_i x_i||^2 - sum_i [alpha_i log alpha_i + (C c_i - alpha_i)
 log(C c_i - alpha_i) - C c_i log(C c_i)], reported as stats["gap"].  There P - D =
 1/2 ||grad f(w)||^2 exactly: an upper bound on f - f* that is loose by the Hessian's
-conditioning (a9a at LIBLINEAR's default stop: 15% certified, 1e-3 actual).  lr also
+conditioning (docs/logistic.md has an example).  lr also
 certifies by alpha(w) linearized along a Newton step (with a free bias, balanced), whose
 gap is 1/2 ||r||^2 (r: the step's CG residual) plus second-order terms; where LIBLINEAR's
 test holds and the gap does not, that step's CG runs until this point certifies
-(csrc/_logistic.pyx, Certificate).  lr-dual takes the better of D at its iterate and at
+(csrc/logistic_newton.pxd, Certificate).  lr-dual takes the better of D at its iterate and at
 alpha(w).  A solve that ends otherwise (iteration cap, no descent left) with a gap above
 1% warns and returns converged=False.
 
@@ -82,9 +80,8 @@ LS_TOL = 0.1
 LS_MAX = 20
 
 # The default -e of softmax and lr-dual live in linsvm.problem.catalog_logistic (lr-dual's 0.01:
-# LIBLINEAR -s 7's 0.1 inflates the measure for coordinates that cross U_i/2; at 0.1
-# this measure stopped 2-100x above LIBLINEAR's gap on the shared sets, at 0.01 at or below it in
-# less time, docs/bench-logistic.md)
+# LIBLINEAR -s 7's 0.1 inflates the measure for coordinates that cross U_i/2; docs/logistic.md,
+# "Stopping, certificates, warnings", compares the two)
 # lr-dual's finish with lr at its loop cap: lr's default -e / 10 (LIBLINEAR's -s 7 finishes
 # with -s 0 at a tenth of the tolerance -s 0 would use)
 FALLBACK_TOL = 0.001
@@ -346,7 +343,7 @@ def _unrepresentable(params):
 
 def fit_lrdual(problem, params, start, state, log):
     """Train binary L2-regularized logistic regression by dual coordinate descent with an inner
-    Newton step per coordinate (Yu, Huang & Lin 2011; csrc/_logistic.pyx, lrdual_solve).
+    Newton step per coordinate (Yu, Huang & Lin 2011; csrc/logistic_dual.pxd).
 
     -e measures what LIBLINEAR -s 7's does: stop when the largest |d D / d alpha_i| met in a
     loop over every example is <= eps (default LRDUAL_TOL = 0.01); the stop counts once the
