@@ -18,36 +18,75 @@ from cgls cimport Operator
 
 # ------------------------------------------------------------------ multinomial products
 
+# Each row loop branches on the layout of the values as entry_value does, in its order: rows
+# of one value each (one value per row, a 0/1 pattern) take the value once, rows of values
+# as stored read each entry's, and the compiler then drops entry_value's tests of the layout
+# from the loop over the entries.
+
+cdef inline void _scores_span(const CSR* X, int64_t lo, int64_t hi, double v, const double* W,
+                              int64_t k, double* out) noexcept nogil:
+    """out[0:k] += v W'e_j over the features j of the entries [lo, hi) of a row whose values
+    are all v."""
+    cdef int64_t p, l
+    cdef const double* wr
+    for p in range(lo, hi):
+        wr = W + <int64_t>entry_index(X, p) * k
+        for l in range(k):
+            out[l] += v * wr[l]
+
+
 cdef inline void _row_scores(const CSR* X, int64_t i, const double* W, int64_t k,
                              double* out) noexcept nogil:
     """out[0:k] = W' x_i (W row-major n_weights x k; the bias feature included)."""
-    cdef int64_t p, l
+    cdef int64_t p, l, lo = row_start(X, i), hi = row_stop(X, i)
     cdef const double* wr
     cdef double v
     for l in range(k):
         out[l] = 0.0
-    for p in range(row_start(X, i), row_stop(X, i)):
-        v = entry_value(X, i, p)
-        wr = W + <int64_t>entry_index(X, p) * k
-        for l in range(k):
-            out[l] += v * wr[l]
+    if X.row_scale != NULL:                 # one value per row (csr.pxd's read_pattern)
+        _scores_span(X, lo, hi, entry_value(X, i, lo), W, k, out)
+    elif X.unit:
+        _scores_span(X, lo, hi, 1.0, W, k, out)
+    else:                                   # the values as stored
+        for p in range(lo, hi):
+            v = entry_value(X, i, p)
+            wr = W + <int64_t>entry_index(X, p) * k
+            for l in range(k):
+                out[l] += v * wr[l]
     if X.bias > 0:
         wr = W + X.n_features * k
         for l in range(k):
             out[l] += X.bias * wr[l]
 
 
-cdef inline void _row_scatter(const CSR* X, int64_t i, const double* s, int64_t k,
-                              double* out) noexcept nogil:
-    """out[j, :] += x_ij s[0:k] for the features j of row i (the bias feature included)."""
+cdef inline void _scatter_span(const CSR* X, int64_t lo, int64_t hi, double v, const double* s,
+                               int64_t k, double* out) noexcept nogil:
+    """out[j, :] += v s[0:k] for the features j of the entries [lo, hi) of a row whose values
+    are all v."""
     cdef int64_t p, l
     cdef double* orow
-    cdef double v
-    for p in range(row_start(X, i), row_stop(X, i)):
-        v = entry_value(X, i, p)
+    for p in range(lo, hi):
         orow = out + <int64_t>entry_index(X, p) * k
         for l in range(k):
             orow[l] += v * s[l]
+
+
+cdef inline void _row_scatter(const CSR* X, int64_t i, const double* s, int64_t k,
+                              double* out) noexcept nogil:
+    """out[j, :] += x_ij s[0:k] for the features j of row i (the bias feature included)."""
+    cdef int64_t p, l, lo = row_start(X, i), hi = row_stop(X, i)
+    cdef double* orow
+    cdef double v
+    if X.row_scale != NULL:                 # one value per row (csr.pxd's read_pattern)
+        _scatter_span(X, lo, hi, entry_value(X, i, lo), s, k, out)
+    elif X.unit:
+        _scatter_span(X, lo, hi, 1.0, s, k, out)
+    else:                                   # the values as stored
+        for p in range(lo, hi):
+            v = entry_value(X, i, p)
+            orow = out + <int64_t>entry_index(X, p) * k
+            for l in range(k):
+                orow[l] += v * s[l]
     if X.bias > 0:
         orow = out + X.n_features * k
         for l in range(k):
@@ -57,15 +96,21 @@ cdef inline void _row_scatter(const CSR* X, int64_t i, const double* s, int64_t 
 cdef inline void _row_scatter_sq(const CSR* X, int64_t i, const double* s, int64_t k,
                                  double* out) noexcept nogil:
     """out[j, :] += x_ij^2 s[0:k] (the bias feature included)."""
-    cdef int64_t p, l
+    cdef int64_t p, l, lo = row_start(X, i), hi = row_stop(X, i)
     cdef double* orow
     cdef double v
-    for p in range(row_start(X, i), row_stop(X, i)):
-        v = entry_value(X, i, p)
-        v = v * v
-        orow = out + <int64_t>entry_index(X, p) * k
-        for l in range(k):
-            orow[l] += v * s[l]
+    if X.row_scale != NULL:                 # one value per row (csr.pxd's read_pattern)
+        v = entry_value(X, i, lo)
+        _scatter_span(X, lo, hi, v * v, s, k, out)
+    elif X.unit:
+        _scatter_span(X, lo, hi, 1.0, s, k, out)
+    else:                                   # the values as stored
+        for p in range(lo, hi):
+            v = entry_value(X, i, p)
+            v = v * v
+            orow = out + <int64_t>entry_index(X, p) * k
+            for l in range(k):
+                orow[l] += v * s[l]
     if X.bias > 0:
         orow = out + X.n_features * k
         for l in range(k):
