@@ -35,7 +35,7 @@ cdef extern from *:
 
 cdef struct L1Settings:
     # One solve's settings, filled once from the Python entry's keywords (the catalog's
-    # option names, linsvm/problem/catalog_l1.py; C and eps are the solve's)
+    # option names, linsvm/solvers/l1_spec.py; C and eps are the solve's)
     double C                # a_k = C c_k
     double eps              # eps' of the stopping rule (-e scaled by max(min(n+, n-), 1)/n)
     uint64_t seed           # the coordinate orders' random stream

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 import linsvm
 from linsvm import _logistic
+from linsvm._data import DataView
 from linsvm.runtime.collective import Collective
 from linsvm.problem import CSRBuffers
 from linsvm.io.synth import make_text_classification
@@ -70,8 +71,7 @@ def costs(model_classes, y, sample_weight=None, class_weight=None):
 
 def core_args(X, bias=1.0):
     Xb = CSRBuffers(X)
-    return dict(indptr=Xb.indptr, indices=Xb.indices, data=Xb.data, n_features=Xb.n_features,
-                bias=bias, rows=np.arange(Xb.n_rows, dtype=np.int64))
+    return dict(data=DataView(Xb, bias, np.arange(Xb.n_rows, dtype=np.int64)))
 
 
 @pytest.fixture(scope="module")
@@ -453,8 +453,9 @@ def test_iteration_cap_warns_one_line_with_the_gap():
 
 
 def test_default_stop_certifies_one_percent_where_the_gradient_test_alone_does_not():
-    """Nearly separable data at C = 1e3: LIBLINEAR's gradient test at -e 0.01 alone stopped
-    38% above the optimum here; the gap guard must bring lr (and softmax) within 1%."""
+    """Nearly separable data at C = 1e3: LIBLINEAR's gradient test at -e 0.01 alone stops far
+    above the optimum here (docs/logistic.md); the gap guard must bring lr (and softmax)
+    within 1%."""
     X, y = random_problem(300, 20, seed=14, scale=5.0)
     ref = linsvm.train(X, y, solver="lr", C=1e3, tol=1e-12)
     model = linsvm.train(X, y, solver="lr", C=1e3)
@@ -474,7 +475,7 @@ def assert_liblinear_gradient_test(g, g0, t, eps):
 @pytest.mark.parametrize("C,weighted", [(10.0, False), (1e3, False), (100.0, True)])
 def test_newton_step_dual_point_is_a_dual_value_and_beats_the_gradient_bound(C, weighted):
     """Where 1/2 ||g||^2 does not certify 1% at the gradient test's stop, the dual point
-    linearized along a Newton step does (csrc/_logistic.pyx, Certificate): its D must be a
+    linearized along a Newton step does (csrc/logistic_newton.pxd, Certificate): its D must be a
     dual value (weak duality against scipy's optimum, tight: the point is close to optimal),
     above the gradient bound f - 1/2 ||g||^2, and the stop is still LIBLINEAR's test."""
     X, y = random_problem(300, 20, seed=14, scale=5.0)
@@ -517,7 +518,7 @@ def balanced_dual(w, Xa, t, U):
 @pytest.mark.parametrize("C,weighted", [(1.0, False), (10.0, False), (1e3, True)])
 def test_free_bias_step_dual_point_is_a_dual_value(C, weighted):
     """With a free bias (LIBLINEAR -R) the Newton step's dual point is balanced as alpha(w)'s
-    is (csrc/_logistic.pyx, Certificate): its D must be a dual value of the free-bias
+    is (csrc/logistic_newton.pxd, Certificate): its D must be a dual value of the free-bias
     problem (weak duality against scipy's optimum), at least the balanced alpha(w)'s D
     (equal where the step's point was not needed, C = 1, which checks the reference),
     and the stop is still LIBLINEAR's test."""
@@ -613,8 +614,8 @@ def test_distributed_equals_serial(solver, n_ranks, layout, text_binary):
 @pytest.mark.parametrize("n_ranks", [2, 3])
 def test_distributed_default_stop_agrees_with_serial_to_the_stopping_tolerance(n_ranks,
                                                                              text_binary):
-    """At the default -e the ranks' sums, added in another order, can move the stop (a9a
-    on 3 ranks: 1.4e-5 in the objective, docs/mpi.md): what holds is the stopping
+    """At the default -e the ranks' sums, added in another order, can move the stop
+    (docs/mpi.md has a9a's figure on 3 ranks): what holds is the stopping
     tolerance -- both results certified within 1% by their duality gaps, so their
     objectives differ by at most the larger certified gap (F - F* <= gap F for each)."""
     X, y, _, _ = text_binary

@@ -16,42 +16,40 @@ problem as stated, with two columns: its minimizer has w_1 = -w_2, w_1 - w_2 is 
 at 2C and f is half of lr's f there; the model keeps both columns, as sdm-cs does.
 
 lr and softmax -- truncated Newton (Lin, Weng & Keerthi 2008; Galli & Lin 2022) in
-csrc/_logistic.pyx, whose block comment has the equations: each Newton step solves
+csrc/_logistic.pyx, whose included files have the equations (csrc/logistic_loss.pxd,
+csrc/logistic_newton.pxd): each Newton step solves
 H d = -g by the shared CGLS (csrc/cgls.pxd) as the weighted least-squares problem of IRLS
 (softmax: over the operator W -> [M_i W'x_i]_i, M_i = I - 1 p_i', which factors the Hessian
 blocks C c_i (diag(p_i) - p_i p_i') without storing any), with the damped Jacobi
 preconditioner (weight 0.01, LIBLINEAR's) and Galli & Lin's quadratic-model truncation
-(cg_tol 0.5, adaptive, as in LIBLINEAR's 2.4 series).  That inner stopping was chosen
-by measurement (docs/bench-logistic.md): cg_tol 0.3 or 0.1, the residual rule at 0.1 or 0.3 and a Jacobi
-weight of 0.1 were each faster on some sets and slower on others, none on all.  CGLS hands
-back X d, so the line search (a safeguarded 1-D Newton iteration on phi(tau) = f(w + tau d))
+(cg_tol 0.5, adaptive, as in LIBLINEAR's 2.4 series); docs/logistic.md, "Options", says how that
+inner stopping was chosen among its alternatives.  CGLS hands back X d, so the line search (a safeguarded 1-D Newton iteration on phi(tau) = f(w + tau d))
 costs O(n) per trial and no pass over the data.
 
 Stopping.  lr: -e is LIBLINEAR -s 0's test ||grad f(w)|| <= eps max(min(n+, n-), 1)/n
 ||grad f(0)|| (default 0.01); softmax: ||grad f(W)|| <= eps ||grad f(0)|| (default
 SOFTMAX_TOL).  Both read it off the residual each CGLS starts from, and count it only once the
-duality gap also certifies GAP_GUARD = 1% (below): LIBLINEAR's test alone stopped 38% above
-the optimum on a nearly separable problem at C = 1e3 (tests/test_logistic.py,
-test_default_stop_certifies_one_percent_...).
+duality gap also certifies GAP_GUARD = 1% (below): LIBLINEAR's test alone can stop far above
+the optimum on a nearly separable problem at a large C (tests/test_logistic.py,
+test_default_stop_certifies_one_percent_...; docs/logistic.md has the figures).
 
 lr-dual -- dual coordinate descent with an inner Newton step per coordinate (Yu, Huang & Lin,
-Machine Learning 2011, Sec. 3, Algorithms 3-4; csrc/_logistic.pyx's second block comment).
+Machine Learning 2011, Sec. 3, Algorithms 3-4; csrc/logistic_dual.pxd's block comment).
 -e measures what LIBLINEAR -s 7's does, the largest |dD/dalpha_i| met in a loop, but defaults
 to LRDUAL_TOL = 0.01, not LIBLINEAR's 0.1: on the shared sets LIBLINEAR's 0.1 stops about
-where this measure reaches 0.01 (a9a, C = 1: LIBLINEAR 33 loops, gap 9e-8; this measure falls
-below 0.1 after 20 loops at a gap of 1.4e-5, below 0.01 after 30 at 9e-8), so 0.01 gives
-LIBLINEAR's accuracy, in less time (docs/bench-logistic.md).
+where this measure reaches 0.01, so 0.01 gives LIBLINEAR's accuracy (docs/logistic.md,
+"Stopping, certificates, warnings", has the figures; docs/bench-logistic.md the runs).
 
 Certificate (every solver): the relative duality gap (P - D)/|P| at the dual point built from
 w, alpha_i = C c_i sigma(-t_i w.x_i) (softmax: the probabilities), D(alpha) =
 -1/2 ||sum alpha_i t_i x_i||^2 - sum_i [alpha_i log alpha_i + (C c_i - alpha_i)
 log(C c_i - alpha_i) - C c_i log(C c_i)], reported as stats["gap"].  There P - D =
 1/2 ||grad f(w)||^2 exactly: an upper bound on f - f* that is loose by the Hessian's
-conditioning (a9a at LIBLINEAR's default stop: 15% certified, 1e-3 actual).  lr also
+conditioning (docs/logistic.md has an example).  lr also
 certifies by alpha(w) linearized along a Newton step (with a free bias, balanced), whose
 gap is 1/2 ||r||^2 (r: the step's CG residual) plus second-order terms; where LIBLINEAR's
 test holds and the gap does not, that step's CG runs until this point certifies
-(csrc/_logistic.pyx, Certificate).  lr-dual takes the better of D at its iterate and at
+(csrc/logistic_newton.pxd, Certificate).  lr-dual takes the better of D at its iterate and at
 alpha(w).  A solve that ends otherwise (iteration cap, no descent left) with a gap above
 1% warns and returns converged=False.
 
@@ -82,9 +80,8 @@ LS_TOL = 0.1
 LS_MAX = 20
 
 # The default -e of softmax and lr-dual live in linsvm.solvers.logistic_spec (lr-dual's 0.01:
-# LIBLINEAR -s 7's 0.1 inflates the measure for coordinates that cross U_i/2; at 0.1
-# this measure stopped well above LIBLINEAR's gap on the shared sets, at 0.01 at or below it in
-# less time, docs/bench-logistic.md)
+# LIBLINEAR -s 7's 0.1 inflates the measure for coordinates that cross U_i/2; docs/logistic.md,
+# "Stopping, certificates, warnings", compares the two)
 # lr-dual's finish with lr at its loop cap: lr's default -e / 10 (LIBLINEAR's -s 7 finishes
 # with -s 0 at a tenth of the tolerance -s 0 would use)
 FALLBACK_TOL = 0.001
@@ -104,10 +101,12 @@ def gradient_factor(t, comm=None):
 
 
 def _newton_settings(opts, nnz):
-    return dict(eta=opts["forcing"], qtol=opts["cg_tol"], qadapt=True,
-                precondition=opts["precondition"], jacobi_weight=opts["jacobi_weight"],
-                ls_tol=LS_TOL, ls_max=LS_MAX, max_iter=opts["max_iter"],
-                cg_max_iter=opts["cg_max_iter"], n_threads=resolve_threads(opts["n_threads"], nnz))
+    """The Newton cores' settings (csrc/logistic_newton.pxd's Params) from the catalog's
+    options, by the same names, and the line search's constants."""
+    settings = {name: opts[name] for name in ("max_iter", "cg_max_iter", "cg_tol", "forcing",
+                                              "precondition", "jacobi_weight")}
+    return dict(settings, ls_tol=LS_TOL, ls_max=LS_MAX,
+                n_threads=resolve_threads(opts["n_threads"], nnz))
 
 
 def _finish(name, st, tol, opts, weights):
@@ -157,11 +156,9 @@ def fit_lr(problem, params, start, state, log):
 
     def solve(gstop):
         return _logistic.lr_solve(
-            indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-            bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C,
-            beta=beta, gstop=gstop, gap_stop=GAP_GUARD, callback=_progress("lr", log),
-            comm=problem.comm, regularize_bias=not free, split=split,
-            **_newton_settings(opts, X.nnz))
+            problem.view, t=problem.t, c=problem.cost, C=params.C, beta=beta,
+            callback=_progress("lr", log), comm=problem.comm, split=split, gstop=gstop,
+            gap_stop=GAP_GUARD, regularize_bias=not free, **_newton_settings(opts, X.nnz))
     st = _certified_solve("lr", solve, gstop, None if free else False, log)
     res = _finish("lr", st, params.tol, opts, beta)
     res.stats.update(exchange_stats(problem, {"weight_exchange": "split" if split else "allreduce"}))
@@ -179,11 +176,9 @@ def fit_softmax(problem, params, start, state, log):
 
     def solve(gstop):
         return _logistic.softmax_solve(
-            indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-            bias=problem.bias, rows=problem.rows, codes=problem.codes, n_classes=k,
-            c=problem.cost, C=params.C, beta=beta, gstop=gstop, gap_stop=GAP_GUARD,
-            callback=_progress("softmax", log), comm=problem.comm, regularize_bias=not free,
-            **_newton_settings(opts, X.nnz))
+            problem.view, codes=problem.codes, n_classes=k, c=problem.cost, C=params.C,
+            beta=beta, callback=_progress("softmax", log), comm=problem.comm, gstop=gstop,
+            gap_stop=GAP_GUARD, regularize_bias=not free, **_newton_settings(opts, X.nnz))
     # a free intercept's certificate is linsvm.solvers.softmax_dual's (the core's is NaN)
     dual = (lambda: softmax_free_bias_dual(problem, params.C, beta.reshape(nw, k))) \
         if free else False
@@ -314,13 +309,12 @@ def _dual_loops(problem, params, alpha, alpha_c, callback, log):
     solve's dict, loops, inner Newton steps, trace rows, the last eps, gap, dual value,
     failed): failed when the dual's iterates are not finite numbers (a C c_i beyond
     what the box 0 < alpha_i < C c_i holds in floating point)."""
-    X, t = problem.X, problem.t
+    t = problem.t
     eps, loops, trace, newton, max_iter = params.tol, 0, [], 0, params.options["max_iter"]
     while True:
         st = _logistic.lrdual_solve(
-            indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-            bias=problem.bias, rows=problem.rows, t=t, c=problem.cost, C=params.C, alpha=alpha,
-            alpha_c=alpha_c, eps=eps, seed=(params.seed + loops) & 0xFFFFFFFFFFFFFFFF,
+            problem.view, t=t, c=problem.cost, C=params.C, alpha=alpha, alpha_c=alpha_c,
+            eps=eps, seed=(params.seed + loops) & 0xFFFFFFFFFFFFFFFF,
             max_iter=max_iter - loops, callback=callback)
         loops += int(st["n_iter"])
         newton += int(st["newton_iter"])
@@ -349,7 +343,7 @@ def _unrepresentable(params):
 
 def fit_lrdual(problem, params, start, state, log):
     """Train binary L2-regularized logistic regression by dual coordinate descent with an inner
-    Newton step per coordinate (Yu, Huang & Lin 2011; csrc/_logistic.pyx, lrdual_solve).
+    Newton step per coordinate (Yu, Huang & Lin 2011; csrc/logistic_dual.pxd).
 
     -e measures what LIBLINEAR -s 7's does: stop when the largest |d D / d alpha_i| met in a
     loop over every example is <= eps (default LRDUAL_TOL = 0.01); the stop counts once the

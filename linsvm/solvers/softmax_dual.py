@@ -11,7 +11,7 @@ W_R the rows of W but the bias row.  Its dual, over one probability vector pi_i 
     subject to  sum_i U_i (Y_i - pi_i) = 0          (one constraint per class: the bias row),
 
 with H the entropy and Y_i the one-hot label, is a lower bound on min f at every feasible
-pi (Fenchel duality, as in csrc/_logistic.pyx's block comment, whose unconstrained point
+pi (Fenchel duality, as in csrc/logistic_newton.pxd's block comment, whose unconstrained point
 pi_i = softmax(o_i) this constraint excludes away from the optimum).  The feasible point
 used here shifts every row's scores by one vector delta, pi_i = softmax(o_i + delta), with
 delta the minimizer of the convex
@@ -30,7 +30,7 @@ import numpy as np
 
 from .._kernels import csr_scores, csr_transposed_scores
 
-NEWTON_STEPS = 50          # at most; typically 3-6
+NEWTON_STEPS = 50          # at most (Newton's method on a smooth convex phi)
 FEASIBLE = 1e-13           # |sum_i U_i pi_im - n_m| <= FEASIBLE sum_i U_i: feasible to rounding
 
 
