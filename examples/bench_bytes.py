@@ -41,6 +41,8 @@ import scipy.sparse as sp                   # noqa: E402
 
 import linsvm                               # noqa: E402
 from linsvm import _testing                 # noqa: E402
+from linsvm._data import DataView           # noqa: E402
+from linsvm.problem.csr import CSRBuffers   # noqa: E402
 from linsvm.io.synth import make_text_classification   # noqa: E402
 
 
@@ -97,7 +99,7 @@ def main():
     print("| threads | pass | s per pass | passes/s | bytes/nnz | GB/s streamed |")
     print("|---|---|---|---|---|---|")
     for T in [int(t) for t in a.threads.split(",")]:
-        args = (X.indptr.astype(np.int64), X.indices, X.data, X.shape[1], 1.0, rows, p, c)
+        args = (DataView(CSRBuffers(X), 1.0, rows), p, c)
         res = {"values": [], "row scale": []}
         for _ in range(a.repeats):
             for name, pattern in (("values", False), ("row scale", True)):

@@ -96,6 +96,7 @@ import numpy as np
 
 from .. import _alm
 from ..errors import ParameterError
+from .._data import DataView
 from .._kernels import csr_matvec
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
@@ -278,8 +279,7 @@ def _finish(name, problem, params, p, beta, st, guard, log):
 
 def _margins(X, rows, bias, beta):
     """X[rows] beta (with the bias column) in NumPy, for warm starts."""
-    return csr_matvec(X.indptr, X.indices, X.data, X.n_features, bias, rows,
-                      np.ascontiguousarray(beta), 1)
+    return csr_matvec(DataView(X, bias, rows), np.ascontiguousarray(beta), 1)
 
 
 def fit_alm(problem, params, start, state, log):

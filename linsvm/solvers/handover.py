@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 
+from .._data import DataView
 from .._kernels import csr_matvec, csr_transposed_scores, vdot
 from ..problem.catalog import make_params
 from .gaps import GAP_GUARD, relative_gap
@@ -101,14 +102,12 @@ class Payoff:
 def binary_primal(problem, C, loss, w):
     """1/2 ||w||^2 + C sum_k c_k max(0, 1 - t_k w.x_k)^p (p = 1 for loss "l1", 2 for
     "l2") over this problem's rows: one pass (X w), in NumPy without BLAS."""
-    X = problem.X
     # sums without BLAS: a dot product here wakes OpenBLAS's thread pool, whose spinning
     # threads then slowed dcd's next loops by 1.1-1.35x in process CPU (docs/audit.md)
     ww = float(np.sum(w * w))
     if problem.n_rows == 0:
         return 0.5 * ww
-    margins = problem.t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
-                                     problem.rows, w)
+    margins = problem.t * csr_matvec(problem.view, w)
     slack = np.maximum(0.0, 1.0 - margins)
     if loss == "l2":
         slack *= slack
@@ -143,8 +142,7 @@ def block_w(problem, coef):
     w = np.zeros(problem.n_weights)
     if rows.shape[0] and np.any(coef != 0):
         M = np.ascontiguousarray(coef, dtype=np.float64).reshape(-1, 1)
-        w[:X.n_features] = csr_transposed_scores(X.indptr, X.indices, X.data, rows, M,
-                                                 X.n_features, 0.0)[:, 0]
+        w[:X.n_features] = csr_transposed_scores(DataView(X, -1.0, rows), M)[:, 0]
         if problem.bias > 0:
             w[X.n_features] = problem.bias * coef.sum()
     return w
@@ -204,9 +202,7 @@ def finish_in_primal(problem, C, loss, w, seed, log, why, name="dcd", l1_tol=Non
     else:
         params = make_params("mfn", C=C, tol=L2_FINISH_TOL, seed=seed, options={"gtol": 0.0, "n_threads": n_threads})
         res = fit_mfn(problem, params, w, None, log)
-    X = problem.X
-    margins = problem.t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
-                                     problem.rows, res.weights)
+    margins = problem.t * csr_matvec(problem.view, res.weights)
     xi = 1.0 - margins
     if loss == "l2":
         return 2.0 * C * problem.cost * np.maximum(0.0, xi), None, res
