@@ -18,7 +18,8 @@ def max_threads():
 def vdot(const double[::1] a, const double[::1] b):
     """a . b, summed in index order on one thread (csr.pxd vdot): the dot product of the
     solvers' Python layer, in place of numpy's BLAS, whose threads would split the sum by
-    the machine's cores and then spin for about 0.1 s (docs/threads.md, "BLAS threads")."""
+    the machine's cores and then stay spinning, taking cores from the kernels' threads
+    (docs/threads.md, "BLAS threads")."""
     return csr_vdot(a, b)
 
 
@@ -33,11 +34,12 @@ def csr_matvec(DataView data, const double[::1] w, int n_threads=1, bint pattern
     rows = data.rows_array if data.rows_array is not None else np.arange(data.n, dtype=np.int64)
     if pattern:
         X.unit = all_unit(&X)
-    out = np.empty(rows.shape[0], dtype=np.float64)
+    cdef int64_t n = rows.shape[0]
+    out = np.empty(n, dtype=np.float64)
     cdef double[::1] o = out
     with nogil:
-        matvec(&X, &rows[0] if rows.shape[0] else NULL, rows.shape[0], &w[0] if w.shape[0] else NULL,
-               &o[0] if rows.shape[0] else NULL)
+        matvec(&X, &rows[0] if n else NULL, n, &w[0] if w.shape[0] else NULL,
+               &o[0] if n else NULL)
     return out
 
 
