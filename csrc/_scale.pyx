@@ -1,4 +1,4 @@
-# Feature scaling as LIBSVM's svm-scale does it: the compiled loops of linsvm.scale.
+# Feature scaling as LIBSVM's svm-scale does it: the compiled loops of linsvm.io.scale.
 #
 # Feature j (1-based) with range [m_j, M_j] (m_j != M_j) maps a value v to
 #
@@ -26,7 +26,7 @@
 # for a zero result, whose sign (written "-0" or "0" in a parameter file) is that
 # of the last zero of the sequence.  update_ranges keeps, per feature, the number
 # of stored entries, their min and max, and the row of the last stored zero with
-# its sign and the number of entries up to it; linsvm.scale finishes the fold (an
+# its sign and the number of entries up to it; linsvm.io.scale finishes the fold (an
 # unstored row after the last stored zero means the last zero is a +0).
 #
 # Both entry points run on one chunk of rows at a time and return, so Ctrl-C is
