@@ -3,7 +3,7 @@
     python examples/bench_bytes.py [--rows 600000] [--features 500000] [--length 60]
         [--repeats 5] [--threads 1,2]
 
-Issue 28: a pass over CSR moves 12 bytes per non-zero (an int32 index and a float64 value),
+A pass over CSR moves 12 bytes per non-zero (an int32 index and a float64 value),
 4 when every value is 1; binary term presence scaled to unit rows has one value per row,
 so the kernels can read only the indices there too and multiply once per row
 (csrc/csr.pxd, row_scale).  This script generates such a set (linsvm.io.synth's text

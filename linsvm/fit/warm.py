@@ -91,7 +91,7 @@ def start_of(kind, init, classes, n_features, bias):
 def check_start(init, Xb, rows, bias):
     """ParameterError, in one line naming the model (its file when it was loaded from
     one), when a warm start's decision value on a training example is not finite: a
-    model whose weights overflow on this data (issue 31 item 4) would start the solve
+    model whose weights overflow on this data would start the solve
     from inf or nan.  `init`: a Model (or anything else, which is left to warm_starts'
     checks); Xb, rows: the training data and the rows the solve uses."""
     if not isinstance(init, Model):

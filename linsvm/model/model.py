@@ -112,8 +112,8 @@ class Model:
     thresholds : sequence of float, optional
         Ordinal models only: ``len(classes) - 1`` finite, non-decreasing values.
     probability : array of shape (n_sigmoids, 2), optional
-        Platt sigmoids (A, B) for `predict_proba` (`linsvm.probability`; fitted by
-        `linsvm.probability.calibrate`): one row for a two-class model, the
+        Platt sigmoids (A, B) for `predict_proba` (`linsvm.model.sigmoid`; fitted by
+        `linsvm.fit.calibrate`): one row for a two-class model, the
         probability of ``classes_[0]`` being ``1 / (1 + exp(A f + B))`` with f
         the score of ``classes_[0]`` (column 0 minus column 1 for a two-column
         model); for k > 2 classes one row per class column, the k sigmoids of a
@@ -453,7 +453,7 @@ class Model:
             return logistic_proba(scores, self.link_)
         if self._probability is None:
             raise ModelError("this model has no probability sigmoids (train it with -b 1 / "
-                             "--probability, or linsvm.probability.calibrate)")
+                             "--probability, or linsvm.fit.calibrate)")
         s = np.asarray(scores, dtype=np.float64)
         with np.errstate(over="ignore"):    # huge scores: A f + B is +-inf, a probability 0 or 1
             if self._classes.size == 2:
@@ -473,10 +473,10 @@ class Model:
         float64 above, the size of LIBLINEAR's file or smaller),
         ``"linsvm-text"`` and ``"linsvm-binary"`` (the native format with text
         or binary weights whatever the size) or ``"liblinear"`` (LIBLINEAR's
-        model file, for its ``predict``; see `linsvm.format_liblinear.layout` for
+        model file, for its ``predict``; see `linsvm.model.format_liblinear.layout` for
         the mapping; ordinal models and non-integer labels cannot be exported and
         raise ModelError before anything is written).  `path` ``"-"`` writes
-        standard output.  The file is written through `linsvm.atomic`: a
+        standard output.  The file is written through `linsvm.io.atomic`: a
         temporary file in the same directory, fsync'ed and renamed over `path`;
         on failure nothing is left behind and an existing `path` is untouched.
         OSError propagates, naming `path`.
@@ -492,7 +492,7 @@ class Model:
                 fh.write(chunk.encode("ascii") if isinstance(chunk, str) else chunk)
 
     def _linsvm_chunks(self, binary=False):
-        """The model in linsvm's format, in pieces (`linsvm.format_linsvm.chunks`)."""
+        """The model in linsvm's format, in pieces (`linsvm.model.format_linsvm.chunks`)."""
         return format_linsvm.chunks(self, binary)
 
 

@@ -20,21 +20,20 @@ log2(max_iter / first) of them at most, none after the first gap within GAP_GUAR
 a solve is never handed over, the dual method finishes by its own rule (the gap guard
 of its stop certifies it, and a later stall still ends at the cap, which hands over).
 
-Why against the cap and not against the loops spent (docs/audit.md, "dcd's hand-over"):
-dcd's rate grows as it goes (on an RCV1-like text set at C = 64 the gap went 0.90, 0.78,
-0.46, 0.086 at loops 10, 20, 40, 80 and 1% at 139), so an early rate over-predicts; a
-rule that handed over once the prediction exceeded the loops spent fired there at loop
-20, and mfn-l1 then took far longer than the 139 loops.  Against the cap, every run the
-dual method certifies within its cap keeps its model bit for bit, and the runs that
-reach it uncertified -- australian (unscaled) at every C, the larger sets at C = 64 --
-still hand over, mostly at loop 20 (their gap barely moves).
+Why against the cap and not against the loops spent: dcd's rate grows as it goes, so
+an early rate over-predicts, and a rule against the loops spent hands over solves the
+dual method would have finished sooner than the finisher (docs/audit.md, "dcd's
+hand-over", has the runs).  Against the cap, every run the dual method certifies within
+its cap keeps its model bit for bit, and the runs that reach it uncertified (unscaled
+data, large C) still hand over, mostly at the second checkpoint (their gap barely
+moves).
 
 Against the loops spent (`spent`), for a finisher that costs no more than the solver's
 own serial run (the serial solver on rows gathered to one rank; mfn over the row
 blocks), an early hand-over cannot make the solve slow, only the rounds can: so the
 first checkpoint is judged too, against the gap at the start (`start`; on a cold start
-the relative gap 1).  On 3 MPI ranks sharing 2 cores, sdm-ww on w8a took 1.16 s for 20
-CoCoA+ rounds that left the gap at 0.55, against 0.75 s for the whole serial solve.
+the relative gap 1): CoCoA+ rounds over several ranks can cost more than the whole
+serial solve (docs/mpi.md).
 """
 from __future__ import annotations
 
