@@ -6,7 +6,7 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 import numpy as np
 from csr cimport (CSR, all_unit, matvec, linsvm_max_threads, vdot as csr_vdot, row_start,
-                 row_stop, entry_index, entry_value)
+                 row_stop, entry_index, stored_values)
 from linsvm._data cimport DataView
 
 
@@ -152,6 +152,7 @@ def csr_scores(DataView data, const double[:, ::1] W):
     when the view's bias > 0 (W's bias row).  Each sum runs over the row's entries in
     stored order, as scipy's CSR products do, so the values are theirs bit for bit."""
     cdef CSR X = data.csr(1, NULL)
+    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
     cdef const int64_t* rows = data.rows
     cdef double bias = data.bias
     cdef int64_t width = W.shape[0] - (1 if bias > 0 else 0)
@@ -168,7 +169,7 @@ def csr_scores(DataView data, const double[:, ::1] W):
             for p in range(row_start(&X, i), row_stop(&X, i)):
                 j = entry_index(&X, p)
                 if j < width:
-                    v = entry_value(&X, i, p)
+                    v = vals[p]
                     for c in range(k):
                         o[r, c] += v * W[j, c]
         if bias > 0:
@@ -184,6 +185,7 @@ def csr_transposed_scores(DataView data, const double[:, ::1] M):
     entries, and, when the view's bias > 0, one more row out[n_features, c] = bias
     sum_r M[r, c] (the bias feature's column)."""
     cdef CSR X = data.csr(1, NULL)
+    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
     cdef const int64_t* rows = data.rows
     cdef double bias = data.bias
     cdef int64_t n_features = data.n_features
@@ -198,7 +200,7 @@ def csr_transposed_scores(DataView data, const double[:, ::1] M):
             i = r if rows == NULL else rows[r]
             for p in range(row_start(&X, i), row_stop(&X, i)):
                 j = entry_index(&X, p)
-                v = entry_value(&X, i, p)
+                v = vals[p]
                 for c in range(k):
                     o[j, c] += v * M[r, c]
             if bias > 0:
@@ -207,25 +209,43 @@ def csr_transposed_scores(DataView data, const double[:, ::1] M):
     return out
 
 
+cdef inline double _sq_norm(const CSR* X, const double* vals, int64_t r,
+                            double b2) noexcept nogil:
+    """b2 + ||x_r||^2 summed in index order (vals: X's stored values)."""
+    cdef int64_t j
+    cdef double s = b2
+    for j in range(row_start(X, r), row_stop(X, r)):
+        s += vals[j] * vals[j]
+    return s
+
+
+cdef inline bint _fold(double s, int64_t p, double* m, int64_t* bad) noexcept nogil:
+    """m = max(m, s) for the squared norm s of position p; 1 (bad = p) if s is not finite."""
+    if not (s - s == 0.0):
+        bad[0] = p
+        return 1
+    if s > m[0]:
+        m[0] = s
+    return 0
+
+
 def max_row_sq_norm(DataView data):
     """(m, k): m = the largest ||x_r||^2 over the view's rows r = rows[k] (every row when
     it has none; x including the bias feature's bias^2 when bias > 0), summed in index
     order; k = the first position whose sum is not finite (it overflowed), or -1."""
     cdef CSR X = data.csr(1, NULL)
+    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
     cdef const int64_t* rows = data.rows
     cdef double bias = data.bias
-    cdef int64_t p, j, r, bad = -1
-    cdef double s, v, m = 0.0, b2 = bias * bias if bias > 0 else 0.0
+    cdef int64_t p, n = data.n, bad = -1
+    cdef double m = 0.0, b2 = bias * bias if bias > 0 else 0.0
     with nogil:
-        for p in range(data.n):
-            r = p if rows == NULL else rows[p]
-            s = b2
-            for j in range(row_start(&X, r), row_stop(&X, r)):
-                v = entry_value(&X, r, j)
-                s += v * v
-            if not (s - s == 0.0):
-                bad = p
-                break
-            if s > m:
-                m = s
+        if rows == NULL:
+            for p in range(n):
+                if _fold(_sq_norm(&X, vals, p, b2), p, &m, &bad):
+                    break
+        else:
+            for p in range(n):
+                if _fold(_sq_norm(&X, vals, rows[p], b2), p, &m, &bad):
+                    break
     return m, bad
