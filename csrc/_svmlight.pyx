@@ -40,8 +40,7 @@ from svmlight_errors cimport (ErrorReport, report, feature_error, label_error, i
                               RC_NOMEM, E_NONE, E_BAD_QID, E_QID_MISSING, E_QID_UNEXPECTED,
                               E_STRAY_CR, INT32_MAX_)
 from svmlight_store cimport (Rows, Carry, PY_SSIZE_T_MAX, rows_free, reserve_rows,
-                             reserve_nnz, grow_rows, grow_nnz, presize, record_gap,
-                             carry_append)
+                             reserve_nnz, grow_nnz, presize, start_row, carry_append)
 from svmlight_text cimport OutBuf, out_reserve, fmt_int, fmt_double
 
 # Index digits are accumulated up to this bound only; anything at or above it
@@ -241,7 +240,6 @@ cdef class Parser:
         cdef int64_t lineno = self.lineno, skipped = self.n_skipped
         cdef int64_t noted = self.R.gap_skipped[self.R.n_gaps - 1] if self.R.n_gaps else 0
         cdef int64_t max_index = self.R.max_index, limit = self.limit, idx, prev, qv
-        cdef bint want_qid = self.R.want_qid
         cdef const char* tok
         cdef const char* q
         cdef double label, val
@@ -262,19 +260,10 @@ cdef class Parser:
             rc = self._parse_head(&p, lineno, &label, &qv)
             if rc != RC_DONE:
                 break
-            # start the row (noting where it is when lines were skipped since the last note)
-            if skipped != noted:
-                if record_gap(&self.R, self.rows_taken + n_rows, skipped) != 0:
-                    rc = RC_NOMEM
-                    break
-                noted = skipped
-            if n_rows >= self.R.cap_rows:
-                if grow_rows(&self.R) != 0:
-                    rc = RC_NOMEM
-                    break
-            self.R.labels[n_rows] = label
-            if want_qid:
-                self.R.qids[n_rows] = qv
+            if start_row(&self.R, n_rows, self.rows_taken + n_rows, label, qv, skipped,
+                         &noted) != 0:
+                rc = RC_NOMEM
+                break
             # features
             prev = 0
             while True:

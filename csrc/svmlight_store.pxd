@@ -157,6 +157,24 @@ cdef inline int record_gap(Rows* R, int64_t row, int64_t skipped) noexcept nogil
     return 0
 
 
+cdef inline int start_row(Rows* R, Py_ssize_t i, int64_t row, double label, int64_t qid,
+                          int64_t skipped, int64_t* noted) noexcept nogil:
+    """Begin held row i, row `row` of the stream, with its label (and qid): noted where it
+    is (record_gap) when lines were skipped since the last note (noted[0], updated), room
+    made for it; 0 or -1 (out of memory)."""
+    if skipped != noted[0]:
+        if record_gap(R, row, skipped) != 0:
+            return -1
+        noted[0] = skipped
+    if i >= R.cap_rows:
+        if grow_rows(R) != 0:
+            return -1
+    R.labels[i] = label
+    if R.want_qid:
+        R.qids[i] = qid
+    return 0
+
+
 cdef inline int carry_append(Carry* C, const char* s, Py_ssize_t n) noexcept nogil:
     """Append s[:n] to the carried line; 0 or -1 (out of memory)."""
     cdef Py_ssize_t cap
