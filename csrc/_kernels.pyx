@@ -5,7 +5,9 @@
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 import numpy as np
-from csr cimport CSR, make_csr, all_unit, matvec, linsvm_max_threads, vdot as csr_vdot
+from csr cimport (CSR, all_unit, matvec, linsvm_max_threads, vdot as csr_vdot, row_start,
+                 row_stop, entry_index, stored_values)
+from linsvm._data cimport DataView
 
 
 def max_threads():
@@ -16,22 +18,28 @@ def max_threads():
 def vdot(const double[::1] a, const double[::1] b):
     """a . b, summed in index order on one thread (csr.pxd vdot): the dot product of the
     solvers' Python layer, in place of numpy's BLAS, whose threads would split the sum by
-    the machine's cores and then spin for about 0.1 s (docs/threads.md, "BLAS threads")."""
+    the machine's cores and then stay spinning, taking cores from the kernels' threads
+    (docs/threads.md, "BLAS threads")."""
     return csr_vdot(a, b)
 
 
-def csr_matvec(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-               int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] w,
-               int n_threads=1, bint pattern=False):
-    """Return X[rows] @ w (w includes the bias weight when bias > 0); pattern: read only
-    the column indices when every value is 1.0, as the solvers do."""
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, n_threads, NULL)
+def csr_matvec(DataView data, const double[::1] w, int n_threads=1, bint pattern=False):
+    """Return X[rows] @ w for the view's rows (every row when it has none; w includes
+    the bias weight when the view has the bias feature); pattern: read only the column
+    indices when every value is 1.0, as the solvers do."""
+    cdef CSR X = data.csr(n_threads, NULL)
+    cdef const int64_t[::1] rows
+    if w.shape[0] < data.n_weights:
+        raise ValueError(f"w has {w.shape[0]} entries, the view {data.n_weights} weights")
+    rows = data.rows_array if data.rows_array is not None else np.arange(data.n, dtype=np.int64)
     if pattern:
         X.unit = all_unit(&X)
-    out = np.empty(rows.shape[0], dtype=np.float64)
+    cdef int64_t n = rows.shape[0]
+    out = np.empty(n, dtype=np.float64)
     cdef double[::1] o = out
     with nogil:
-        matvec(&X, &rows[0] if rows.shape[0] else NULL, rows.shape[0], &w[0], &o[0] if rows.shape[0] else NULL)
+        matvec(&X, &rows[0] if n else NULL, n, &w[0] if w.shape[0] else NULL,
+               &o[0] if n else NULL)
     return out
 
 
@@ -136,79 +144,108 @@ def all_finite(a):
     return where < 0
 
 
-def csr_scores(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-               const double[:, ::1] W, int64_t n_features, double bias,
-               const int64_t[::1] rows=None):
-    """Decision values of the CSR rows (all, or those `rows` lists, in its order) under
-    the weight matrix W (n_weights x k): out[r, c] = sum_j x_ij W[j, c] over row i's
-    stored entries with column j < n_features (the model's width: later columns are
-    ignored), then + bias W[n_features, c] when bias > 0 (W's bias row).  Each sum runs
-    over the row's entries in stored order, as scipy's CSR products do, so the values
-    are theirs bit for bit.  rows must index the buffers' rows (the caller checked them)."""
-    cdef bint every = rows is None
-    cdef int64_t n = indptr.shape[0] - 1 if every else rows.shape[0], k = W.shape[1]
+def csr_scores(DataView data, const double[:, ::1] W):
+    """Decision values of the view's rows (every row when it has none, else those its
+    rows list, in that order) under the weight matrix W (n_weights x k): out[r, c] =
+    sum_j x_ij W[j, c] over row i's stored entries with column j < width, the model's
+    width W.shape[0] - (bias > 0) (later columns are ignored), then + bias W[width, c]
+    when the view's bias > 0 (W's bias row).  Each sum runs over the row's entries in
+    stored order, as scipy's CSR products do, so the values are theirs bit for bit."""
+    cdef CSR X = data.csr(1, NULL)
+    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
+    cdef const int64_t* rows = data.rows
+    cdef double bias = data.bias
+    cdef int64_t width = W.shape[0] - (1 if bias > 0 else 0)
+    cdef int64_t n = data.n, k = W.shape[1]
     cdef int64_t r, i, p, c, j
     cdef double v
+    if width < 0:
+        raise ValueError("W has no bias row for the view's bias feature")
     out = np.zeros((n, k), dtype=np.float64)
     cdef double[:, ::1] o = out
     with nogil:
         for r in range(n):
-            i = r if every else rows[r]
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                if j < n_features:
-                    v = data[p]
+            i = r if rows == NULL else rows[r]
+            for p in range(row_start(&X, i), row_stop(&X, i)):
+                j = entry_index(&X, p)
+                if j < width:
+                    v = vals[p]
                     for c in range(k):
                         o[r, c] += v * W[j, c]
         if bias > 0:
             for r in range(n):
                 for c in range(k):
-                    o[r, c] = o[r, c] + W[n_features, c] * bias
+                    o[r, c] = o[r, c] + W[width, c] * bias
     return out
 
 
-def csr_transposed_scores(const int64_t[::1] indptr, const int32_t[::1] indices,
-                          const double[::1] data, const int64_t[::1] rows,
-                          const double[:, ::1] M, int64_t n_features, double bias):
-    """X[rows]' M for M (len(rows) x k): out[j, c] = sum_r x_{rows[r], j} M[r, c] over the
-    stored entries with column j < n_features, and, when bias > 0, one more row
-    out[n_features, c] = bias sum_r M[r, c] (the bias feature's column).  rows must index
-    the buffers' rows (the caller's problem checked them)."""
-    cdef int64_t n = rows.shape[0], k = M.shape[1], r, i, p, c, j
+def csr_transposed_scores(DataView data, const double[:, ::1] M):
+    """X[rows]' M over the view's rows (every row when it has none) for M (one row per
+    position, k columns): out[j, c] = sum_r x_{rows[r], j} M[r, c] over the stored
+    entries, and, when the view's bias > 0, one more row out[n_features, c] = bias
+    sum_r M[r, c] (the bias feature's column)."""
+    cdef CSR X = data.csr(1, NULL)
+    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
+    cdef const int64_t* rows = data.rows
+    cdef double bias = data.bias
+    cdef int64_t n_features = data.n_features
+    cdef int64_t n = data.n, k = M.shape[1], r, i, p, c, j
     cdef double v
-    out = np.zeros((n_features + (1 if bias > 0 else 0), k), dtype=np.float64)
+    if M.shape[0] != n:
+        raise ValueError(f"M has {M.shape[0]} rows for {n} positions")
+    out = np.zeros((data.n_weights, k), dtype=np.float64)
     cdef double[:, ::1] o = out
     with nogil:
         for r in range(n):
-            i = rows[r]
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                if j < n_features:
-                    v = data[p]
-                    for c in range(k):
-                        o[j, c] += v * M[r, c]
+            i = r if rows == NULL else rows[r]
+            for p in range(row_start(&X, i), row_stop(&X, i)):
+                j = entry_index(&X, p)
+                v = vals[p]
+                for c in range(k):
+                    o[j, c] += v * M[r, c]
             if bias > 0:
                 for c in range(k):
                     o[n_features, c] += bias * M[r, c]
     return out
 
 
-def max_row_sq_norm(const int64_t[::1] indptr, const double[::1] data, const int64_t[::1] rows,
-                    double bias):
-    """(m, k): m = the largest ||x_r||^2 over the rows r = rows[k] (x including the bias
-    feature's bias^2 when bias > 0), summed in index order; k = the first position in
-    rows whose sum is not finite (it overflowed), or -1.  rows must lie in the matrix."""
-    cdef int64_t p, j, r, bad = -1
-    cdef double s, m = 0.0, b2 = bias * bias if bias > 0 else 0.0
+cdef inline double _sq_norm(const CSR* X, const double* vals, int64_t r,
+                            double b2) noexcept nogil:
+    """b2 + ||x_r||^2 summed in index order (vals: X's stored values)."""
+    cdef int64_t j
+    cdef double s = b2
+    for j in range(row_start(X, r), row_stop(X, r)):
+        s += vals[j] * vals[j]
+    return s
+
+
+cdef inline bint _fold(double s, int64_t p, double* m, int64_t* bad) noexcept nogil:
+    """m = max(m, s) for the squared norm s of position p; 1 (bad = p) if s is not finite."""
+    if not (s - s == 0.0):
+        bad[0] = p
+        return 1
+    if s > m[0]:
+        m[0] = s
+    return 0
+
+
+def max_row_sq_norm(DataView data):
+    """(m, k): m = the largest ||x_r||^2 over the view's rows r = rows[k] (every row when
+    it has none; x including the bias feature's bias^2 when bias > 0), summed in index
+    order; k = the first position whose sum is not finite (it overflowed), or -1."""
+    cdef CSR X = data.csr(1, NULL)
+    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
+    cdef const int64_t* rows = data.rows
+    cdef double bias = data.bias
+    cdef int64_t p, n = data.n, bad = -1
+    cdef double m = 0.0, b2 = bias * bias if bias > 0 else 0.0
     with nogil:
-        for p in range(rows.shape[0]):
-            r = rows[p]
-            s = b2
-            for j in range(indptr[r], indptr[r + 1]):
-                s += data[j] * data[j]
-            if not (s - s == 0.0):
-                bad = p
-                break
-            if s > m:
-                m = s
+        if rows == NULL:
+            for p in range(n):
+                if _fold(_sq_norm(&X, vals, p, b2), p, &m, &bad):
+                    break
+        else:
+            for p in range(n):
+                if _fold(_sq_norm(&X, vals, rows[p], b2), p, &m, &bad):
+                    break
     return m, bad

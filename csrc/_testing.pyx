@@ -5,17 +5,15 @@
 # the cores share (csr.pxd, mfn_shared.pxd, sdm_sub.pxd, alm_steps.pxd).
 
 from libc.stdint cimport int32_t, int64_t
-from libc.stdlib cimport malloc, free
 from libc.math cimport INFINITY
 import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (CSR, make_csr, read_pattern, check_rows, matvec, rmatvec, normal_matvec,
-                  col_sq_sums, scratch_doubles)
+from csr cimport CSR, entry_threads, matvec, rmatvec, normal_matvec, col_sq_sums
+from linsvm._data cimport DataView
 from mfn_shared cimport (Breakpoint, Loss, Terms, make_loss, loss_value, loss_slope,
-                         mismatch_term, exact_line_search, check_codes, _loss_from, dual_kkt,
-                         entry_csr)
+                         mismatch_term, exact_line_search, check_codes, _loss_from, dual_kkt)
 from sdm_sub cimport sub_iter_cap
 from linsvm._sdm cimport cs_subproblem, ww_subproblem
 from alm_steps cimport e_update, loss_kind
@@ -46,101 +44,96 @@ def comm_roundtrip(coll, double[::1] values):
 
 # ------------------------------------------------------------------ CSR kernels (csr.pxd)
 
-cdef object _scatter_entry(const int64_t[::1] indptr, const int32_t[::1] indices,
-                           const double[::1] data, int64_t n_features, double bias,
-                           const int64_t[::1] rows, const double[::1] u, int n_threads,
-                           bint pattern, bint squared):
-    """X[rows].T @ u (squared: of X's entries squared), the bias coordinate last."""
+cdef object _positions(DataView data):
+    """The view's row numbers as int64 (every row in order when it has none)."""
+    if data.rows_array is not None:
+        return data.rows_array
+    return np.arange(data.n, dtype=np.int64)
+
+
+cdef CSR _entry_csr(DataView data, int n_threads, bint pattern, double[::1] scratch):
+    """The view's CSR with n_threads threads (<= 0: one) and the scatter scratch; pattern:
+    read only the column indices where the values allow it (DataView.pattern_csr)."""
     cdef int T = n_threads if n_threads > 0 else 1
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef double* scratch = <double*>malloc(max(scratch_doubles(indptr, n_features, bias), 1)
-                                           * sizeof(double))
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, scratch)
-    scale_arr = np.empty(max(X.n_rows, 1))
     if pattern:
-        read_pattern(&X, <double*>cnp.PyArray_DATA(scale_arr))
-    out = np.empty(nw, dtype=np.float64)
+        return data.pattern_csr(T, &scratch[0])
+    return data.csr(T, &scratch[0])
+
+
+cdef object _scatter_entry(DataView data, const double[::1] u, int n_threads, bint pattern,
+                           bint squared):
+    """X[rows].T @ u (squared: of X's entries squared), the bias coordinate last."""
+    scratch = np.empty(max(data.scratch_doubles(), 1), dtype=np.float64)
+    cdef CSR X = _entry_csr(data, n_threads, pattern, scratch)
+    cdef const int64_t[::1] rows = _positions(data)
+    if u.shape[0] != rows.shape[0]:
+        raise ValueError("u must have one entry per position")
+    out = np.empty(data.n_weights, dtype=np.float64)
     cdef double[::1] o = out
     cdef const int64_t* rp = &rows[0] if rows.shape[0] else NULL
     cdef const double* up = &u[0] if rows.shape[0] else NULL
-    try:
-        with nogil:
-            if squared:
-                col_sq_sums(&X, rp, rows.shape[0], up, &o[0])
-            else:
-                rmatvec(&X, rp, rows.shape[0], up, &o[0])
-    finally:
-        free(scratch)
+    with nogil:
+        if squared:
+            col_sq_sums(&X, rp, rows.shape[0], up, &o[0])
+        else:
+            rmatvec(&X, rp, rows.shape[0], up, &o[0])
     return out
 
 
-def csr_rmatvec(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] u,
-                int n_threads=1, bint pattern=False):
-    """Return X[rows].T @ u (with the bias coordinate last when bias > 0)."""
-    return _scatter_entry(indptr, indices, data, n_features, bias, rows, u, n_threads, pattern, 0)
+def csr_rmatvec(DataView data, const double[::1] u, int n_threads=1, bint pattern=False):
+    """Return X[rows].T @ u over the view's rows (with the bias coordinate last when the
+    view has the bias feature)."""
+    return _scatter_entry(data, u, n_threads, pattern, 0)
 
 
-def csr_col_sq_sums(const int64_t[::1] indptr, const int32_t[::1] indices,
-                    const double[::1] data, int64_t n_features, double bias,
-                    const int64_t[::1] rows, const double[::1] u, int n_threads=1,
-                    bint pattern=False):
+def csr_col_sq_sums(DataView data, const double[::1] u, int n_threads=1, bint pattern=False):
     """Return out_j = sum_k u[k] X[rows[k], j]^2 (csr.pxd col_sq_sums: the Jacobi diagonal),
-    the bias coordinate last when bias > 0."""
-    return _scatter_entry(indptr, indices, data, n_features, bias, rows, u, n_threads, pattern, 1)
+    the bias coordinate last when the view has the bias feature."""
+    return _scatter_entry(data, u, n_threads, pattern, 1)
 
 
-def csr_normal_matvec(const int64_t[::1] indptr, const int32_t[::1] indices,
-                      const double[::1] data, int64_t n_features, double bias,
-                      const int64_t[::1] rows, const double[::1] p, const double[::1] c,
-                      int n_threads=1, bint pattern=False):
+def csr_normal_matvec(DataView data, const double[::1] p, const double[::1] c, int n_threads=1,
+                      bint pattern=False):
     """Return (q, h, q'Cq) with q = X[rows] @ p and h = X[rows].T @ (c * q): the fused
     pass of the CGLS iterations (csr.pxd normal_matvec); lengths are the caller's."""
-    cdef int T = n_threads if n_threads > 0 else 1
-    cdef int64_t n = rows.shape[0], nw = n_features + (1 if bias > 0 else 0)
-    cdef double* scratch = <double*>malloc(max(scratch_doubles(indptr, n_features, bias), 1)
-                                           * sizeof(double))
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T, scratch)
+    scratch = np.empty(max(data.scratch_doubles(), 1), dtype=np.float64)
+    cdef CSR X = _entry_csr(data, n_threads, pattern, scratch)
+    cdef const int64_t[::1] rows = _positions(data)
+    cdef int64_t n = rows.shape[0]
     q_arr = np.zeros(max(n, 1))
     u_arr = np.zeros(max(n, 1))
-    h_arr = np.empty(nw)
+    h_arr = np.empty(data.n_weights)
     cdef double[::1] q = q_arr, u = u_arr, h = h_arr
     cdef double qcq
-    scale_arr = np.empty(max(X.n_rows, 1))
-    if pattern:
-        read_pattern(&X, <double*>cnp.PyArray_DATA(scale_arr))
-    try:
-        with nogil:
-            qcq = normal_matvec(&X, &rows[0] if n else NULL, n, &p[0], &c[0] if n else NULL,
-                                &q[0], &u[0], &h[0])
-    finally:
-        free(scratch)
+    with nogil:
+        qcq = normal_matvec(&X, &rows[0] if n else NULL, n, &p[0], &c[0] if n else NULL,
+                            &q[0], &u[0], &h[0])
     return q_arr[:n], h_arr, qcq
 
 
 # ------------------------------------------------------------------ the mfn family (csrc/_mfn.pyx)
 
-def mfn_dual_kkt(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                 int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-                 const double[::1] c, double lam, const double[::1] y, int n_threads=0):
-    """Maximum dual KKT violation of the dual solution recovered from y = X beta (Section 4.7).
+def mfn_dual_kkt(DataView data, const double[::1] t, const double[::1] c, double lam,
+                 const double[::1] y, int n_threads=0):
+    """Maximum dual KKT violation of the dual solution recovered from y = X beta (Section 4.7)
+    over the view's rows.
 
     alpha_k = -c_k t_k d_k / lam on I(beta), 0 elsewhere;  beta_hat = sum alpha_k t_k x_k;
     xi_k = lam alpha_k / c_k;  g_k = t_k (x_k . beta_hat) + xi_k - 1;  the violation is
     max( max_{alpha_k > 0} |g_k|, max_{alpha_k = 0} max(0, -g_k) ).  Examples with c_k = 0
     carry no constraint and are skipped.
     """
-    cdef int64_t m = rows.shape[0], k
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef CSR X
+    cdef int64_t m = data.n
     if m == 0:
         return 0.0
     if t.shape[0] != m or c.shape[0] != m or y.shape[0] != m:
         raise ValueError("inconsistent lengths")
-    scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
+    scratch = np.empty(max(data.scratch_doubles(), 1), dtype=np.float64)
+    cdef CSR X = _entry_csr(data, entry_threads(n_threads), False, scratch)
+    cdef const int64_t[::1] rows = _positions(data)
     alpha_t = np.zeros(m, dtype=np.float64)
     yhat_arr = np.empty(m, dtype=np.float64)
-    beta_hat_arr = np.empty(nw, dtype=np.float64)
+    beta_hat_arr = np.empty(data.n_weights, dtype=np.float64)
     cdef double[::1] at = alpha_t, yhat = yhat_arr, bh = beta_hat_arr
     cdef double viol
     with nogil:
@@ -317,18 +310,17 @@ def e_step(const double[::1] t, const double[::1] y, const double[::1] gamma, do
     return out
 
 
-def gradient_step(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                  int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] z,
-                  double[::1] beta, double mu, bint free_b=False, bint precondition=False):
+def gradient_step(DataView data, const double[::1] z, double[::1] beta, double mu,
+                  bint free_b=False, bint precondition=False):
     """One w-step of Algorithm 2 on G(beta) = 1/mu ||beta||_rho^2 + ||X beta - z||^2
-    (eq. 16-18), updating beta in place; returns (s, d) with beta_new = beta - s d
-    (d = g, or D^-1 g with the Jacobi preconditioner)."""
-    cdef int64_t n = rows.shape[0], nw = beta.shape[0], k
+    (eq. 16-18) over the view's rows, updating beta in place; returns (s, d) with
+    beta_new = beta - s d (d = g, or D^-1 g with the Jacobi preconditioner)."""
+    cdef int64_t n = data.n, nw = beta.shape[0], k
     cdef int64_t nreg = nw - 1 if free_b else nw
-    if n < 1 or z.shape[0] != n or nw != n_features + (1 if bias > 0 else 0) or not mu > 0.0:
+    if n < 1 or z.shape[0] != n or nw != data.n_weights or not mu > 0.0:
         raise ValueError("inconsistent arguments")
-    check_rows(rows, indptr.shape[0] - 1)
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
+    cdef CSR X = data.csr(1, NULL)
+    cdef const int64_t[::1] rows = _positions(data)
     vec_n = np.zeros((3, n), dtype=np.float64)
     vec_w = np.zeros((4, nw), dtype=np.float64)
     cdef double[:, ::1] VN = vec_n, VW = vec_w

@@ -1,4 +1,4 @@
-# Collectives for the compiled solvers of a distributed solve (csrc/comm.pxd; issue 18).
+# Collectives for the compiled solvers of a distributed solve (csrc/comm.pxd).
 #
 # A distributed solve runs on P ranks, each holding a block of the rows, with the
 # weights replicated.  Every sum over rows a kernel forms (a gradient X'u, a loss
@@ -14,10 +14,10 @@
 # comm_from(None) gives the serial record (obj NULL): every function below then
 # returns at once without touching its buffer, so a serial solve's arithmetic is
 # unchanged bit for bit and pays one compare per call site.  With a communicator
-# (a linsvm.collective.Collective, borrowed: the caller keeps it alive for the
+# (a linsvm.runtime.collective.Collective, borrowed: the caller keeps it alive for the
 # solve) each call takes the GIL and calls the Collective's in-place method on a
 # view of the buffer; a failing collective aborts the whole MPI job there
-# (linsvm/collective.py), so the kernels need no error path.
+# (linsvm/runtime/collective.py), so the kernels need no error path.
 #
 # Interrupts: a distributed kernel must not leave a loop on one rank alone (the
 # others would wait in the next collective forever), so a Python entry that runs
@@ -28,7 +28,7 @@ from libc.stdint cimport int64_t
 
 
 ctypedef struct Comm:
-    void* obj                      # borrowed linsvm.collective.Collective, NULL: serial
+    void* obj                      # borrowed linsvm.runtime.collective.Collective, NULL: serial
     int rank
     int size
 

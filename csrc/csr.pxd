@@ -103,6 +103,15 @@ cdef inline double entry_value(const CSR* X, int64_t i, int64_t p) noexcept nogi
     return X.data[p]
 
 
+cdef inline const double* stored_values(const CSR* X) noexcept nogil:
+    """The stored values, entry p's at [p], of a CSR that reads them as stored (neither a
+    pattern nor row scales: DataView.csr's); NULL for one that does not (entry_value
+    then).  For a loop over entries that must not test the layout per entry."""
+    if X.unit or X.row_scale != NULL:
+        return NULL
+    return X.data
+
+
 cdef inline double total_nnz(const CSR* X) noexcept nogil:
     """Stored entries of the whole matrix (a double: cost models divide by it)."""
     return <double>(X.indptr[X.n_rows] - X.indptr[0])
@@ -496,7 +505,7 @@ cdef inline double vdot(const double[::1] a, const double[::1] b):
     """a . b of two vectors of one length, summed in index order on one thread: what the
     compiled modules' Python-level code (certificates, objectives) takes instead of
     numpy's dot, whose BLAS may split the sum over the machine's cores (the last bits
-    then depend on the machine) and leave its threads spinning for about 0.1 s, taking
+    then depend on the machine) and leave its threads spinning after it, taking
     cores from the kernels' threads (docs/threads.md, "BLAS threads")."""
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"vdot: lengths {a.shape[0]} and {b.shape[0]} differ")

@@ -16,9 +16,9 @@
 #     stop_raise(&S)                               # raises if the solve was stopped
 #
 # stop_poll adds `work` (about the non-zeros the loop touched since the last poll) to
-# a counter and returns S.stopped; only once the counter passes STOP_WORK (a few
-# milliseconds of arithmetic) does it look further, so its cost per call is an add
-# and a compare, and the GIL is taken a few hundred times a second at most:
+# a counter and returns S.stopped; only once the counter passes STOP_WORK (about four
+# million non-zeros of work) does it look further, so its cost per call is an add
+# and a compare, and the GIL is taken once per STOP_WORK of work at most:
 #   - if request_stop() (below) was called since the solve began, the solve stops;
 #   - with the GIL, PyErr_CheckSignals() runs the Python signal handlers (on the
 #     main thread only: elsewhere it returns at once); the exception a handler raises
@@ -30,7 +30,7 @@
 #
 # Solves in other threads: signals reach the main thread only, so a KeyboardInterrupt
 # there cannot reach a solve running in a worker by itself.  The code that starts
-# workers catches it and calls linsvm.interrupt.stop_running_solves(), which calls
+# workers catches it and calls linsvm.runtime.interrupt.stop_running_solves(), which calls
 # request_stop() of every compiled module: that bumps the module's stop generation,
 # and each solve that began before the bump stops at its next check and raises
 # KeyboardInterrupt in its own thread.  Solves begun after the bump run normally,
@@ -78,7 +78,7 @@ cdef extern from *:
     """
     PyObject* linsvm_check_signals() noexcept nogil
 
-# about the non-zeros a core touches in a few milliseconds
+# the work between two checks, in non-zeros touched (2**22)
 cdef enum:
     STOP_WORK = 1 << 22
 

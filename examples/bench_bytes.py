@@ -3,7 +3,7 @@
     python examples/bench_bytes.py [--rows 600000] [--features 500000] [--length 60]
         [--repeats 5] [--threads 1,2]
 
-Issue 28: a pass over CSR moves 12 bytes per non-zero (an int32 index and a float64 value),
+A pass over CSR moves 12 bytes per non-zero (an int32 index and a float64 value),
 4 when every value is 1; binary term presence scaled to unit rows has one value per row,
 so the kernels can read only the indices there too and multiply once per row
 (csrc/csr.pxd, row_scale).  This script generates such a set (linsvm.io.synth's text
@@ -41,6 +41,8 @@ import scipy.sparse as sp                   # noqa: E402
 
 import linsvm                               # noqa: E402
 from linsvm import _testing                 # noqa: E402
+from linsvm._data import DataView           # noqa: E402
+from linsvm.problem.csr import CSRBuffers   # noqa: E402
 from linsvm.io.synth import make_text_classification   # noqa: E402
 
 
@@ -97,7 +99,7 @@ def main():
     print("| threads | pass | s per pass | passes/s | bytes/nnz | GB/s streamed |")
     print("|---|---|---|---|---|---|")
     for T in [int(t) for t in a.threads.split(",")]:
-        args = (X.indptr.astype(np.int64), X.indices, X.data, X.shape[1], 1.0, rows, p, c)
+        args = (DataView(CSRBuffers(X), 1.0, rows), p, c)
         res = {"values": [], "row scale": []}
         for _ in range(a.repeats):
             for name, pattern in (("values", False), ("row scale", True)):

@@ -6,6 +6,13 @@ import pytest
 import scipy.sparse as sp
 
 from linsvm import _kernels, _testing
+from linsvm._data import DataView
+from linsvm.problem.csr import CSRBuffers
+
+
+def view(X, bias, rows=None):
+    """The cores' view of scipy matrix X's rows (every row for None) with the bias feature."""
+    return DataView(CSRBuffers(X), bias, rows)
 
 
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
@@ -28,25 +35,25 @@ def test_matvec_and_rmatvec_match_scipy(n_threads, bias, shape, density):
     w = rng.standard_normal(nw)
     u = rng.standard_normal(rows.size)
     u[::5] = 0.0                          # skipped rows
-    args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, n, bias, rows)
-    np.testing.assert_allclose(_kernels.csr_matvec(*args, w, n_threads), Xa @ w, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(_testing.csr_rmatvec(*args, u, n_threads), Xa.T @ u, rtol=1e-12, atol=1e-12)
+    V = view(X, bias, rows)
+    np.testing.assert_allclose(_kernels.csr_matvec(V, w, n_threads), Xa @ w, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_testing.csr_rmatvec(V, u, n_threads), Xa.T @ u, rtol=1e-12, atol=1e-12)
 
 
 def test_rmatvec_is_reproducible_for_a_thread_count():
     X = sp.random(20000, 50, density=0.2, format="csr", random_state=3)
     rows = np.arange(20000, dtype=np.int64)
     u = np.random.default_rng(1).standard_normal(20000)
-    args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, 50, 1.0, rows, u, 2)
+    args = (view(X, 1.0, rows), u, 2)
     assert _testing.csr_rmatvec(*args).tobytes() == _testing.csr_rmatvec(*args).tobytes()
 
 
 def test_empty_row_list():
     X = sp.random(10, 4, density=0.5, format="csr", random_state=0)
     rows = np.empty(0, dtype=np.int64)
-    args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, 4, 1.0, rows)
-    assert _kernels.csr_matvec(*args, np.ones(5)).shape == (0,)
-    np.testing.assert_array_equal(_testing.csr_rmatvec(*args, np.empty(0)), np.zeros(5))
+    V = view(X, 1.0, rows)
+    assert _kernels.csr_matvec(V, np.ones(5)).shape == (0,)
+    np.testing.assert_array_equal(_testing.csr_rmatvec(V, np.empty(0)), np.zeros(5))
 
 
 def _ragged(n_rows, n_cols, seed, unit):
@@ -74,8 +81,8 @@ def test_normal_matvec_is_x_then_xt_c(n_threads, bias, unit):
     p = rng.standard_normal(nw)
     c = rng.uniform(0.0, 2.0, rows.size)
     c[::7] = 0.0                          # rows with no weight scatter nothing
-    args = (X.indptr.astype(np.int64), X.indices, X.data, 40, bias, rows, p, c)
-    q, h, qcq = _testing.csr_normal_matvec(*args, n_threads=n_threads, pattern=unit)
+    q, h, qcq = _testing.csr_normal_matvec(view(X, bias, rows), p, c, n_threads=n_threads,
+                                           pattern=unit)
     np.testing.assert_allclose(q, Xa @ p, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(h, Xa.T @ (c * (Xa @ p)), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(qcq, np.sum(c * (Xa @ p) ** 2), rtol=1e-12)
@@ -89,13 +96,13 @@ def test_index_only_kernels_equal_the_general_ones_bit_for_bit(bias):
     rng = np.random.default_rng(0)
     nw = 30 + (1 if bias > 0 else 0)
     w, u = rng.standard_normal(nw), rng.standard_normal(500)
-    args = (X.indptr.astype(np.int64), X.indices, X.data, 30, bias, rows)
-    assert _kernels.csr_matvec(*args, w, pattern=True).tobytes() == _kernels.csr_matvec(*args, w).tobytes()
-    assert _testing.csr_rmatvec(*args, u, pattern=True).tobytes() == _testing.csr_rmatvec(*args, u).tobytes()
+    V = view(X, bias, rows)
+    assert _kernels.csr_matvec(V, w, pattern=True).tobytes() == _kernels.csr_matvec(V, w).tobytes()
+    assert _testing.csr_rmatvec(V, u, pattern=True).tobytes() == _testing.csr_rmatvec(V, u).tobytes()
     # one value that is not 1.0 turns the index-only path off for the whole matrix
     X.data[17] = 2.0
-    args = (X.indptr.astype(np.int64), X.indices, X.data, 30, bias, rows)
-    np.testing.assert_allclose(_kernels.csr_matvec(*args, w, pattern=True),
+    V = view(X, bias, rows)
+    np.testing.assert_allclose(_kernels.csr_matvec(V, w, pattern=True),
                                (X @ w[:30]) + (bias * w[30] if bias > 0 else 0.0), rtol=1e-13)
 
 
@@ -177,38 +184,42 @@ def test_row_scaled_kernels_match_scipy(bias, n_threads):
     nw = 40 + (1 if bias > 0 else 0)
     w, u, c = rng.standard_normal(nw), rng.standard_normal(600), rng.random(600)
     Xa = sp.hstack([X, np.full((600, 1), bias)]).tocsr() if bias > 0 else X
-    args = (X.indptr.astype(np.int64), X.indices, X.data, 40, bias, rows)
-    np.testing.assert_allclose(_testing.csr_rmatvec(*args, u, n_threads=n_threads, pattern=True),
+    V = view(X, bias, rows)
+    np.testing.assert_allclose(_testing.csr_rmatvec(V, u, n_threads=n_threads, pattern=True),
                                Xa.T @ u, rtol=1e-13, atol=1e-13)
-    q, h, qcq = _testing.csr_normal_matvec(*args, w, c, n_threads=n_threads, pattern=True)
+    q, h, qcq = _testing.csr_normal_matvec(V, w, c, n_threads=n_threads, pattern=True)
     np.testing.assert_allclose(q, Xa @ w, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(h, Xa.T @ (c * (Xa @ w)), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(qcq, np.sum(c * (Xa @ w) ** 2), rtol=1e-12)
-    np.testing.assert_allclose(_testing.csr_col_sq_sums(*args, c, n_threads=n_threads, pattern=True),
+    np.testing.assert_allclose(_testing.csr_col_sq_sums(V, c, n_threads=n_threads, pattern=True),
                                Xa.multiply(Xa).T @ c, rtol=1e-13, atol=1e-13)
 
 
 @pytest.mark.parametrize("bias", [-1.0, 0.5])
 def test_multi_column_scores_and_their_transpose_match_scipy(bias):
     """csr_scores (every row, or a subset of rows, repeated rows included; columns past
-    the model's width ignored) and csr_transposed_scores (the same subset) against scipy."""
+    the model's width ignored), csr_transposed_scores (the same subset) and
+    max_row_sq_norm against scipy."""
     rng = np.random.default_rng(4)
     X = sp.random(300, 60, density=0.1, format="csr", random_state=5)
     width, k = 50, 3                                  # columns 50..59 lie past the model
-    ip, ix = X.indptr.astype(np.int64), X.indices.astype(np.int32)
     Xw = X[:, :width]
+    Xa = X
     if bias > 0:
         Xw = sp.hstack([Xw, np.full((300, 1), bias)]).tocsr()
+        Xa = sp.hstack([X, np.full((300, 1), bias)]).tocsr()
     W = rng.standard_normal((Xw.shape[1], k))
-    np.testing.assert_allclose(_kernels.csr_scores(ip, ix, X.data, W, width, bias), Xw @ W,
+    np.testing.assert_allclose(_kernels.csr_scores(view(X, bias), W), Xw @ W,
                                rtol=1e-12, atol=1e-12)
     rows = np.concatenate([rng.permutation(300)[:120], [7, 7]]).astype(np.int64)
-    np.testing.assert_allclose(_kernels.csr_scores(ip, ix, X.data, W, width, bias, rows),
+    np.testing.assert_allclose(_kernels.csr_scores(view(X, bias, rows), W),
                                Xw[rows] @ W, rtol=1e-12, atol=1e-12)
     M = rng.standard_normal((rows.size, k))
-    np.testing.assert_allclose(
-        _kernels.csr_transposed_scores(ip, ix, X.data, rows, M, width, bias),
-        Xw[rows].T @ M, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_kernels.csr_transposed_scores(view(X, bias, rows), M),
+                               Xa[rows].T @ M, rtol=1e-12, atol=1e-12)
+    norms = np.asarray(Xa[rows].multiply(Xa[rows]).sum(1)).ravel()
+    top, bad = _kernels.max_row_sq_norm(view(X, bias, rows))
+    assert bad == -1 and top == pytest.approx(norms.max(), rel=1e-13)
 
 
 def test_vdot_sums_in_index_order_on_one_thread():

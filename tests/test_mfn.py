@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 import linsvm
 from linsvm import _testing
+from linsvm._data import DataView
 from linsvm.errors import ParameterError
 from linsvm.problem import CSRBuffers
 from linsvm.problem.labels import class_order
@@ -338,7 +339,7 @@ def test_kkt_from_the_solve_equals_the_separate_computation():
     beta = np.zeros(31)
     st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, beta,
                            L2_LOSS, eps=1e-3, kkt=True)
-    sep = _testing.mfn_dual_kkt(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, st["y"])
+    sep = _testing.mfn_dual_kkt(DataView(Xb, 1.0, rows), t, c, lam, st["y"])
     assert st["kkt"] == pytest.approx(sep, rel=1e-12, abs=1e-15) and sep > 0
 
 

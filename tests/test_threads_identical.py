@@ -10,6 +10,8 @@ import scipy.sparse as sp
 
 import linsvm
 from linsvm import _testing
+from linsvm._data import DataView
+from linsvm.problem.csr import CSRBuffers
 
 from conftest import augmented
 
@@ -33,11 +35,11 @@ def test_scatter_is_bitwise_the_same_for_every_thread_count(shape, bias):
     rng = np.random.default_rng(2)
     rows = rng.permutation(X.shape[0])[: 2 * X.shape[0] // 3].astype(np.int64)
     u = rng.standard_normal(rows.size)
-    args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, X.shape[1], bias, rows)
+    V = DataView(CSRBuffers(X), bias, rows)
     Xa = X[rows]
     if bias > 0:
         Xa = sp.hstack([Xa, np.ones((rows.size, 1))]).tocsr()
-    outs = [_testing.csr_rmatvec(*args, u, t) for t in THREADS]
+    outs = [_testing.csr_rmatvec(V, u, t) for t in THREADS]
     np.testing.assert_allclose(outs[0], Xa.T @ u, rtol=1e-11, atol=1e-11)
     for t, out in zip(THREADS[1:], outs[1:]):
         assert out.tobytes() == outs[0].tobytes(), f"{t} threads differ from 1"
@@ -53,8 +55,7 @@ def test_fused_normal_matvec_is_bitwise_the_same_for_every_thread_count(shape, u
     rows = np.arange(X.shape[0], dtype=np.int64)
     p = rng.standard_normal(X.shape[1] + 1)
     c = rng.uniform(0.0, 2.0, X.shape[0])
-    args = (X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, X.shape[1], 1.0, rows,
-            p, c)
+    args = (DataView(CSRBuffers(X), 1.0, rows), p, c)
     Xa = augmented(X)
     q_ref = Xa @ p
     outs = [_testing.csr_normal_matvec(*args, n_threads=t, pattern=unit) for t in THREADS]

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .. import _kernels
+from .._data import DataView
 from ..errors import DataError
 
 __all__ = ["NonFiniteSolutionError", "check_finite_scores", "check_finite_solution", "SCALE_LIMIT"]
@@ -113,9 +114,9 @@ def check_finite_scores(name, X, rows, bias, W, norm):
     top = max(float(W.max()), -float(W.min())) if W.size else 0.0   # no W-sized temporary
     if np.isfinite(norm * np.sqrt(W.shape[0]) * top):
         return
+    view = DataView(X, bias, rows)
     for j in range(W.shape[1]):
-        scores = _kernels.csr_matvec(X.indptr, X.indices, X.data, X.n_features, bias, rows,
-                                     np.ascontiguousarray(W[:, j]))
+        scores = _kernels.csr_matvec(view, np.ascontiguousarray(W[:, j]))
         bad = np.flatnonzero(~np.isfinite(scores))
         if bad.size:
             raise NonFiniteSolutionError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._data import DataView
 from .._kernels import all_finite, csr_matvec
 from ..errors import ParameterError
 from ..model.model import Model
@@ -96,10 +97,9 @@ def check_start(init, Xb, rows, bias):
     if not isinstance(init, Model):
         return
     W = align_weights(init.weights, init.n_features_, init.bias, Xb.n_features, bias)
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    view = DataView(Xb, bias, rows)
     for j in range(W.shape[1]):
-        margins = csr_matvec(Xb.indptr, Xb.indices, Xb.data, Xb.n_features, bias, rows,
-                             np.ascontiguousarray(W[:, j]))
+        margins = csr_matvec(view, np.ascontiguousarray(W[:, j]))
         if not all_finite(margins):
             k = int(np.flatnonzero(~np.isfinite(margins))[0])
             name = init.source or "the initial model"

@@ -385,25 +385,20 @@ def _write_scaled(src, out, params: ScaleParams, with_qid: bool):
     returns (rows, non-zeros written)."""
     fmin = np.ascontiguousarray(params.feature_min, dtype=np.float64)
     fmax = np.ascontiguousarray(params.feature_max, dtype=np.float64)
-    shifted, ztext, zoff = _scale.zero_columns(fmin, fmax, params.lower, params.upper)
-    if params.y is not None:
-        y_on, (yl, yu, ymin, ymax) = True, params.y
-    else:
-        y_on, yl, yu, ymin, ymax = False, 0.0, 0.0, 0.0, 0.0
+    scaling = _scale.Scaling(fmin, fmax, params.lower, params.upper, params.y)
     buf = bytearray(_OUT_BYTES)
     rows = nnz = 0
     for indptr, indices, data, y, qid, _ in _chunks(src):
         n = y.shape[0]
         if n:
             longest = int(np.max(np.diff(indptr)))
-            need = _scale.row_bound(longest, int(zoff[-1]))
+            need = scaling.row_bound(longest)
             if need > len(buf):
                 buf = bytearray(need)
         r = 0
         while r < n:
-            done, nbytes, k = _scale.format_rows(
-                indptr, indices, data, y, qid, with_qid, fmin, fmax, params.lower, params.upper,
-                y_on, yl, yu, ymin, ymax, shifted, ztext, zoff, r, buf)
+            done, nbytes, k = _scale.format_rows(scaling, indptr, indices, data, y,
+                                                 qid if with_qid else None, r, buf)
             if done == 0:           # cannot happen: the buffer fits the longest row
                 raise RuntimeError("scaling buffer too small")
             out.write(memoryview(buf)[:nbytes])

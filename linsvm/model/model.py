@@ -54,6 +54,7 @@ import sys
 import numpy as np
 
 from .. import _kernels
+from .._data import DataView
 from ..errors import DataError, ModelError, ParameterError
 from ..io.atomic import atomic_output
 from ..problem.csr import CSRBuffers
@@ -365,8 +366,7 @@ class Model:
         n = self._n_features
         one = W.shape[1] == 1
         if isinstance(X, CSRBuffers):
-            scores = _kernels.csr_scores(X.indptr, X.indices, X.data, W, n,
-                                         self._bias if self._bias > 0 else 0.0)
+            scores = _kernels.csr_scores(DataView(X, self._bias if self._bias > 0 else 0.0), W)
             scores = scores[:, 0] if one else scores
             if self._offset != 0:
                 with np.errstate(all="ignore"):     # an overflow is reported below, in one line
@@ -453,7 +453,7 @@ class Model:
             return logistic_proba(scores, self.link_)
         if self._probability is None:
             raise ModelError("this model has no probability sigmoids (train it with -b 1 / "
-                             "--probability, or linsvm.probability.calibrate)")
+                             "--probability, or linsvm.fit.calibrate)")
         s = np.asarray(scores, dtype=np.float64)
         with np.errstate(over="ignore"):    # huge scores: A f + B is +-inf, a probability 0 or 1
             if self._classes.size == 2:

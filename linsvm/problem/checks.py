@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._data import DataView
 from .._kernels import max_row_sq_norm
 from ..errors import DataError
 
@@ -63,7 +64,7 @@ def max_row_norm(X, rows, bias):
     (the Hessian, the dual's curvature and the certificates become inf or nan), so it is
     refused: DataError naming the example (1-based, in X) and the cause."""
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    top, bad = max_row_sq_norm(X.indptr, X.data, rows, float(bias))
+    top, bad = max_row_sq_norm(DataView(X, float(bias), rows))
     if bad < 0:
         return float(np.sqrt(top))
     if bias > 0 and not np.isfinite(bias * bias):

@@ -32,18 +32,16 @@ update (eq. 9), with a non-decreasing penalty mu capped at --mu-max (the paper's
   the primal residual ||Xw + e - y|| (relative) exceeds the dual one.  The
   paper's experiments grow mu geometrically (`--mu-rule geometric`): with one
   gradient step per iteration mu reaches the cap and the iterates freeze (the
-  w-step shrinks like 1/mu): after 300 iterations on a1a, w1a and a9a the gap
-  was 0.4-83% with growth 2 and 3e-5 to 2% with growth 1.1, against 5e-7 to
-  4e-3 for `balance` (examples/bench_alm.py); with exact steps (Algorithm 1 is
-  ADMM) it stalled at a 2e-4 gap on heart_scale.  `--mu-rule eq29` applies the
+  w-step shrinks like 1/mu); with exact steps (Algorithm 1 is ADMM) it stalls
+  too (docs/solvers.md has the measurements).  `--mu-rule eq29` applies the
   paper's eq. 29 bound one step late (it needs the iterate it governs).
 * mu0: the paper gives none; default 10 / sum_i ||x_i||^2 (scale-aware).
 * `--precondition` (default on): the w-step direction is D^-1 g, D the
-  diagonal of X'X + I/mu, with eq. 18's exact step along it.  On unscaled data
-  (australian) the plain gradient step of eq. 16 made no progress; off gives
-  the paper's step exactly.
+  diagonal of X'X + I/mu, with eq. 18's exact step along it: on unscaled data
+  the plain gradient step of eq. 16 can make no progress; off gives the paper's
+  step exactly.
 * Two mat-vecs per inexact iteration, not the paper's three: X w is updated from
-  X g (the step's own product) and recomputed every 50 iterations.
+  X g (the step's own product) and recomputed every _REFRESH (50) iterations.
 * Start: w = 0 (the paper starts from w = 1), lam = 0; a warm start w0 takes
   lam from w0's dual point (alpha_i = C c_i p (1 - y_i w0.x_i)_+^(p-1)).
 
@@ -59,14 +57,10 @@ bound on the true relative suboptimality.  It lags the true gap early on, so it
 does not replace the paper's rule, but it guards it (a departure): the
 objective rule fires only once the certified gap is below min(1%, 100 e) (so
 the default -e 1e-4 certifies 1%, and a smaller -e asks for more).  Unguarded,
-the rule stopped on unscaled data (australian) at true gaps of 130-190%, and
-alm-exact on a9a (p = 1) at 20%.  A 10% guard (the earlier rule) stopped p = 1
-runs up to 3.9% above the optimum (alm on w8a; alm-exact 2.6%), and -e 1e-5 did
-not move them (the relative change fired first).  With the 1% guard every
-p = 1 default run on the shared binary sets is certified within 1%, for more
-iterations than the 10% guard took (docs/solvers.md, "alm, alm-exact", has the
-figures; examples/bench_alm.py).  A run that reaches the iteration cap first
-returns with a ConvergenceWarning giving the certified gap.
+the relative change can fire far from the optimum (on unscaled data, and for
+alm-exact with p = 1), and a looser guard lets p = 1 runs stop a few percent
+above it; docs/solvers.md has the measurements.  A run that reaches the
+iteration cap first returns with a ConvergenceWarning giving the certified gap.
 
 Distributed (both registered distributed="rows"): on P MPI ranks each
 rank holds a block of the rows (and their e, multipliers and margins); w is
@@ -85,10 +79,9 @@ residual and one per true-residual check of its stop).  --stop gradient adds an
 allreduce of n_weights doubles, and --free-intercept's rebalanced certificate two
 allreduces (three for p = 1) when it is formed.  The ranks sum in another order
 than the serial loop, and with p = 1 the iteration amplifies such rounding (the
-serial solve on the same rows in another order drifts likewise: 1e-10 relative by
-iteration 80 on a9a, 1e-4 at the default stop on a1a), so the two answers agree
-within their certified gaps, and to 1e-9 when the gap asked for (--stop gap -e) is
-that small.
+serial solve on the same rows in another order drifts likewise), so the two answers
+agree within their certified gaps, and to 1e-9 when the gap asked for (--stop gap
+-e) is that small.
 """
 from __future__ import annotations
 
@@ -96,6 +89,7 @@ import numpy as np
 
 from .. import _alm
 from ..errors import ParameterError
+from .._data import DataView
 from .._kernels import csr_matvec
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
@@ -103,8 +97,6 @@ from .handover import Payoff, finish_in_primal, l2_dual
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "breakdown (non-finite objective)",
            3: "handed over"}
-_STOP = {"objective": 0, "gradient": 1, "gap": 2}
-_MU_RULE = {"geometric": 0, "eq29": 1, "balance": 2}
 _REFRESH = 50                  # recompute X w every this many inexact iterations
 _GUARD = 0.01                  # the objective rule also needs a certified gap <= min(1%, 100 e)
 _GUARD_PER_TOL = 100.0
@@ -116,12 +108,11 @@ _L1_FINISH_TOL = 1e-3          # mfn-l1's default -e: a certified 0.1%
 
 
 def _checked_options(opts, bias):
-    """(p, stop rule, mu rule, free intercept?, mu0) from the solver's options, with the
+    """(p, stop rule, free intercept?, mu0) from the solver's options, with the
     combinations the registry cannot check refused (ParameterError)."""
     p = float(opts["p"])
-    stop = _STOP[opts["stop"]]            # the registry checked the choices
-    mu_rule = _MU_RULE[opts["mu_rule"]]
-    if stop == _STOP["gradient"] and p == 1.0:
+    stop = opts["stop"]                   # the registry checked the choices
+    if stop == "gradient" and p == 1.0:
         raise ParameterError("--stop gradient needs p > 1 (the hinge loss has no gradient); "
                              "use --stop gap or --stop objective")
     free_b = bool(opts["free_intercept"])
@@ -129,17 +120,18 @@ def _checked_options(opts, bias):
         raise ParameterError("--free-intercept stores the intercept as the bias feature's "
                              "weight: it needs -B > 0")
     mu0 = opts["mu0"]
-    mu0 = 0.0 if mu0 is None else float(mu0)
-    if mu0 > opts["mu_max"]:
+    mu0 = None if mu0 is None else float(mu0)
+    if mu0 is not None and mu0 > opts["mu_max"]:
         err = ParameterError(f"mu0 {mu0:g} exceeds mu_max {opts['mu_max']:g}")
         err.option, err.detail = "mu0", f"{mu0:g} exceeds --mu-max {opts['mu_max']:g}"   # the CLI's words
         raise err
-    return p, stop, mu_rule, free_b, mu0
+    return p, stop, free_b, mu0
 
 
-def _start_multipliers(problem, C, p, state, beta, warm, core_bias):
+def _start_multipliers(problem, C, p, state, beta, warm, view):
     """The multipliers to start from: carried over from the previous fit of this column
-    (scaled to this C), else from the warm start's dual point, else 0 (the paper)."""
+    (scaled to this C), else from the warm start's dual point (margins over the core's
+    view), else 0 (the paper)."""
     n = problem.n_rows
     lam = None
     if isinstance(state, dict) and state.get("lam") is not None and state.get("C", 0) > 0:
@@ -147,7 +139,7 @@ def _start_multipliers(problem, C, p, state, beta, warm, core_bias):
         if lam0.shape == (n,) and np.all(np.isfinite(lam0)):
             lam = lam0 * (C / state["C"])
     if lam is None and warm:
-        Xw = _margins(problem.X, problem.rows, core_bias, beta)
+        Xw = csr_matvec(view, np.ascontiguousarray(beta), 1)
         v = np.maximum(0.0, 1.0 - problem.t * Xw)
         alpha = C * problem.cost * (np.where(v > 0, 1.0, 0.0) if p == 1.0 else p * v ** (p - 1.0))
         lam = -problem.t * alpha
@@ -158,9 +150,9 @@ def _start_multipliers(problem, C, p, state, beta, warm, core_bias):
 
 def _fit(exact, problem, params, start, state, log):
     name = "alm-exact" if exact else "alm"
-    X, rows, t, cost, bias = problem.X, problem.rows, problem.t, problem.cost, problem.bias
+    X, bias = problem.X, problem.bias
     C, tol, opts = params.C, params.tol, params.options
-    p, stop, mu_rule, free_b, mu0 = _checked_options(opts, bias)
+    p, stop, free_b, mu0 = _checked_options(opts, bias)
     nw = problem.n_weights
     beta0 = None
     if start is not None:
@@ -172,25 +164,23 @@ def _fit(exact, problem, params, start, state, log):
     beta = np.zeros(nw) if beta0 is None else beta0
     if free_b:
         beta[-1] *= bias                       # model weight b / B -> b
-    lam = _start_multipliers(problem, C, p, state, beta, beta0 is not None, core_bias)
+    view = problem.view if core_bias == bias else DataView(X, core_bias, problem.rows)
+    lam = _start_multipliers(problem, C, p, state, beta, beta0 is not None, view)
 
     guard = min(_GUARD, _GUARD_PER_TOL * float(tol))
     payoff = (Payoff(HANDOVER_FIRST_CHECK, opts["max_iter"], guard)
-              if opts["primal_fallback"] and p in (1.0, 2.0) and stop == _STOP["objective"]
+              if opts["primal_fallback"] and p in (1.0, 2.0) and stop == "objective"
               and not free_b else None)
     callback = _callback(name, log, payoff)
 
     st = _alm.alm_solve(
-        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-        bias=core_bias, rows=rows, y=t, c=cost, beta=beta, lam=lam, C=float(C), p=p, exact=exact,
-        free_b=free_b, precondition=bool(opts["precondition"]),
-        mu0=mu0, mu_max=float(opts["mu_max"]), mu_rule=mu_rule,
-        growth=float(opts["mu_growth"]), stop=stop, tol=float(tol),
-        max_iter=int(opts["max_iter"]),
-        cg_tol=float(opts["cg_tol"]) if exact else 0.0,         # 0: unused (no CGLS in alm)
-        cg_max_iter=int(opts["cg_max_iter"]) if exact else 0, refresh=_REFRESH,
-        guard=guard, n_threads=n_threads, callback=callback, record_al=False, comm=problem.comm,
-    )
+        view, problem.t, problem.cost, beta, lam, callback=callback, comm=problem.comm,
+        C=float(C), tol=float(tol), p=p, exact=exact, free_intercept=free_b,
+        precondition=bool(opts["precondition"]), mu0=mu0, mu_max=float(opts["mu_max"]),
+        mu_rule=opts["mu_rule"], mu_growth=float(opts["mu_growth"]), stop=stop,
+        max_iter=int(opts["max_iter"]), refresh=_REFRESH, guard=guard, n_threads=n_threads,
+        **({"cg_tol": float(opts["cg_tol"]), "cg_max_iter": int(opts["cg_max_iter"])}
+           if exact else {}))
     if payoff is not None and st["status"] in (1, 3):
         beta, lam, finisher = _finish(name, problem, params, p, beta, st, guard, log)
     else:
@@ -221,7 +211,7 @@ def _fit(exact, problem, params, start, state, log):
         stats["finished_by"] = "mfn-l1" if p == 1.0 else "mfn"
         stats["status"] = ("converged" if st["status"] == 0 else "not certified") + \
             f" (handed over to {stats['finished_by']})"
-    if stop == _STOP["gradient"]:
+    if stop == "gradient":
         stats["grad_norm"] = st["grad_norm"]
     warning = None
     if st["status"] == 2:
@@ -232,9 +222,9 @@ def _fit(exact, problem, params, start, state, log):
         warning = (f"{name} finished by {stats['finished_by']}: relative duality gap "
                    f"{rel_gap:.3g} > {guard:g} ({finisher.warning or 'it converged'})")
     elif st["status"] == 1:
-        target = (f"-e {tol:g}" if stop == _STOP["gap"] else
+        target = (f"-e {tol:g}" if stop == "gap" else
                   f"needed {min(_GUARD, _GUARD_PER_TOL * float(tol)):g} for -e {tol:g}"
-                  if stop == _STOP["objective"] else
+                  if stop == "objective" else
                   f"gradient norm {st['grad_norm']:.3g} > {st['grad_stop']:.3g} for -e {tol:g}")
         warning = (f"{name} stopped at the iteration cap (max_iter={opts['max_iter']}) "
                    f"with a certified relative duality gap of {rel_gap:.3g} ({target}): "
@@ -274,12 +264,6 @@ def _finish(name, problem, params, p, beta, st, guard, log):
     st["f"], st["dual"], st["gap"] = f, dual, f - dual
     st["status"] = 0 if f - dual <= guard * abs(f) else 1
     return res.weights, -problem.t * alpha, res
-
-
-def _margins(X, rows, bias, beta):
-    """X[rows] beta (with the bias column) in NumPy, for warm starts."""
-    return csr_matvec(X.indptr, X.indices, X.data, X.n_features, bias, rows,
-                      np.ascontiguousarray(beta), 1)
 
 
 def fit_alm(problem, params, start, state, log):

@@ -371,9 +371,7 @@ def _block_optimality(problem, block, alpha, w):
     measure) at (alpha, w) and the global counts of support vectors and of alphas at
     their bound: one max and one sum allreduce."""
     coll, t, n = problem.comm, problem.t, problem.n_rows
-    X = problem.X
-    margins = t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
-                             problem.rows, w) if n else np.zeros(0)
+    margins = t * csr_matvec(problem.view, w) if n else np.zeros(0)
     act = block.index[:block.n_total]
     G = margins[act] - 1.0 + block.Dg[act] * alpha[act]
     PG = np.where(alpha[act] <= 0, np.minimum(G, 0), np.where(alpha[act] >= block.U[act],

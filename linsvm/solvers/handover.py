@@ -20,21 +20,20 @@ log2(max_iter / first) of them at most, none after the first gap within GAP_GUAR
 a solve is never handed over, the dual method finishes by its own rule (the gap guard
 of its stop certifies it, and a later stall still ends at the cap, which hands over).
 
-Why against the cap and not against the loops spent (docs/audit.md, "dcd's hand-over"):
-dcd's rate grows as it goes, so an early rate over-predicts; a rule that handed over
-once the prediction exceeded the loops spent fired early on solves that dcd would have
-certified a little later, and mfn-l1 from that early w took far longer than dcd.
-Against the cap, every run the dual method certifies within its cap keeps its model bit
-for bit, and the runs that
-reach it uncertified -- australian (unscaled) at every C, the larger sets at C = 64 --
-still hand over, mostly at loop 20 (their gap barely moves).
+Why against the cap and not against the loops spent: dcd's rate grows as it goes, so
+an early rate over-predicts, and a rule against the loops spent hands over solves the
+dual method would have finished sooner than the finisher (docs/audit.md, "dcd's
+hand-over", has the runs).  Against the cap, every run the dual method certifies within
+its cap keeps its model bit for bit, and the runs that reach it uncertified (unscaled
+data, large C) still hand over, mostly at the second checkpoint (their gap barely
+moves).
 
 Against the loops spent (`spent`), for a finisher that costs no more than the solver's
 own serial run (the serial solver on rows gathered to one rank; mfn over the row
 blocks), an early hand-over cannot make the solve slow, only the rounds can: so the
 first checkpoint is judged too, against the gap at the start (`start`; on a cold start
-the relative gap 1): rounds that leave the gap far from 1% can cost more than the whole
-serial solve (docs/mpi.md, "Measured").
+the relative gap 1): CoCoA+ rounds over several ranks can cost more than the whole
+serial solve (docs/mpi.md).
 """
 from __future__ import annotations
 
@@ -42,6 +41,7 @@ import math
 
 import numpy as np
 
+from .._data import DataView
 from .._kernels import csr_matvec, csr_transposed_scores, vdot
 from ..problem.catalog import make_params
 from .gaps import GAP_GUARD, relative_gap
@@ -101,14 +101,12 @@ class Payoff:
 def binary_primal(problem, C, loss, w):
     """1/2 ||w||^2 + C sum_k c_k max(0, 1 - t_k w.x_k)^p (p = 1 for loss "l1", 2 for
     "l2") over this problem's rows: one pass (X w), in NumPy without BLAS."""
-    X = problem.X
     # sums without BLAS: a dot product here wakes OpenBLAS's thread pool, whose spinning
     # threads then take CPU from dcd's next loops (docs/audit.md, "What the hand-over costs")
     ww = float(np.sum(w * w))
     if problem.n_rows == 0:
         return 0.5 * ww
-    margins = problem.t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
-                                     problem.rows, w)
+    margins = problem.t * csr_matvec(problem.view, w)
     slack = np.maximum(0.0, 1.0 - margins)
     if loss == "l2":
         slack *= slack
@@ -143,8 +141,7 @@ def block_w(problem, coef):
     w = np.zeros(problem.n_weights)
     if rows.shape[0] and np.any(coef != 0):
         M = np.ascontiguousarray(coef, dtype=np.float64).reshape(-1, 1)
-        w[:X.n_features] = csr_transposed_scores(X.indptr, X.indices, X.data, rows, M,
-                                                 X.n_features, 0.0)[:, 0]
+        w[:X.n_features] = csr_transposed_scores(DataView(X, -1.0, rows), M)[:, 0]
         if problem.bias > 0:
             w[X.n_features] = problem.bias * coef.sum()
     return w
@@ -204,9 +201,7 @@ def finish_in_primal(problem, C, loss, w, seed, log, why, name="dcd", l1_tol=Non
     else:
         params = make_params("mfn", C=C, tol=L2_FINISH_TOL, seed=seed, options={"gtol": 0.0, "n_threads": n_threads})
         res = fit_mfn(problem, params, w, None, log)
-    X = problem.X
-    margins = problem.t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
-                                     problem.rows, res.weights)
+    margins = problem.t * csr_matvec(problem.view, res.weights)
     xi = 1.0 - margins
     if loss == "l2":
         return 2.0 * C * problem.cost * np.maximum(0.0, xi), None, res

@@ -274,9 +274,7 @@ def _dual_start(problem, params, start, state):
                                  "lr-dual: the previous solver state does not belong to this "
                                  "problem; starting from the cold start")
     if start is not None:
-        X = problem.X
-        margins = t * csr_matvec(X.indptr, X.indices, X.data, X.n_features, problem.bias,
-                                 problem.rows, np.asarray(start, dtype=np.float64))
+        margins = t * csr_matvec(problem.view, np.asarray(start, dtype=np.float64))
         e = np.exp(-np.abs(margins))
         below = np.where(margins >= 0, e / (1 + e), 1 / (1 + e))      # sigma(-m)
         above = np.where(margins >= 0, 1 / (1 + e), e / (1 + e))      # sigma(m)

@@ -36,18 +36,12 @@ FEASIBLE = 1e-13           # |sum_i U_i pi_im - n_m| <= FEASIBLE sum_i U_i: feas
 
 def _scores(problem, W):
     """o_i = W' x_i (the bias row included) of the problem's examples."""
-    X = problem.X
-    return csr_scores(X.indptr, X.indices, X.data, np.ascontiguousarray(W, dtype=np.float64),
-                      X.n_features, problem.bias, problem.rows)
+    return csr_scores(problem.view, np.ascontiguousarray(W, dtype=np.float64))
 
 
 def _transposed_scores(problem, M):
     """sum_i x_i M_i' over the problem's examples (the bias row included): X' M."""
-    X = problem.X
-    return csr_transposed_scores(X.indptr, X.indices, X.data,
-                                 np.ascontiguousarray(problem.rows, dtype=np.int64),
-                                 np.ascontiguousarray(M, dtype=np.float64), X.n_features,
-                                 problem.bias)
+    return csr_transposed_scores(problem.view, np.ascontiguousarray(M, dtype=np.float64))
 
 
 def _sum(comm, value):
