@@ -93,12 +93,14 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (vdot, CSR, make_csr, read_pattern, check_rows, matvec, rmatvec, col_sq_sums,
-                 sq_norm_row, dot, axpy_row_sq, scratch_doubles, entry_threads)
+from csr cimport (vdot, CSR, matvec, rmatvec, col_sq_sums, sq_norm_row, dot, axpy_row_sq,
+                 entry_threads)
+from linsvm._data cimport DataView
+from entry_view cimport view_csr, view_rows
 from cgls cimport Operator, csr_operator, cgls, residual, _residual_split
 from mfn_shared cimport (KNEE_HI, KNEE_LO, Breakpoint, Loss, Terms, make_loss, zone, loss_value,
                          loss_slope, mismatch_term, term_at, term_out, exact_line_search,
-                         check_codes, _loss_from, dual_kkt, entry_csr)
+                         check_codes, _loss_from, dual_kkt)
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
 from wsplit cimport Split, split_from, split_reduce, split_scatter, split_gather, split_dot
@@ -733,10 +735,8 @@ cdef double grad_at_zero_sq(const CSR* X, const int64_t* rows, const Terms* T, c
     return dot(g, g, X.n_weights)
 
 
-cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-                   int64_t n_features, double bias, const int64_t[::1] rows, const double* t,
-                   int64_t n_t, const int32_t* codes, int64_t n_codes, int64_t nb,
-                   const double[::1] c, double lam,
+cdef object _solve(DataView data, const double* t, int64_t n_t, const int32_t* codes,
+                   int64_t n_codes, int64_t nb, const double[::1] c, double lam,
                    double[::1] beta, Loss L, double eps, bint warm, bint heuristic1,
                    bint heuristic2, bint precondition, double eta, int max_iter, int cg_max_iter,
                    int n_threads, object callback, bint fused=False, bint pattern=True,
@@ -747,8 +747,8 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     labels) for binary terms, codes (n_codes ranks) for ordinal ones.  regularize_bias
     False (binary terms with a bias feature and no zone 2): the bias weight is free.  comm: None, or
     the linsvm.collective.Collective of a distributed solve (the rows are this rank's)."""
-    cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
+    cdef int64_t m = data.n, nbeta = beta.shape[0], k
+    cdef int64_t nw = data.n_weights
     cdef int64_t per = nb if nb > 0 else 1
     cdef int64_t n_terms = m * per
     cdef int T_threads = entry_threads(n_threads)
@@ -761,7 +761,6 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
         raise ValueError("labels/costs and rows differ in length")
     if not 0.0 < jacobi_weight <= 1.0:
         raise ValueError(f"jacobi_weight must be in (0, 1], got {jacobi_weight!r}")
-    check_rows(rows, indptr.shape[0] - 1)
     if nb > 0:
         check_codes(codes, m, nb)
         if L.lo > -INFINITY:
@@ -779,7 +778,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     nbp = 2 * n_terms if (L.lo > -INFINITY and L.hi < INFINITY) else n_terms
     cdef int64_t me = m + 1, mt = max(n_terms, 1), mw = max(nbeta, 1)
     cdef int64_t n_trace = max(max_iter, 1), n_bp = 2 * max(nbp, 1)
-    cdef int64_t n_scratch = max(scratch_doubles(indptr, n_features, bias), 1)
+    cdef int64_t n_scratch = max(data.scratch_doubles(), 1)
     y_arr = np.empty(m, dtype=np.float64)
     fbuf = np.empty(5 * me + 4 * mt + max(m, 1) + 9 * mw + 3 + n_bp + n_trace + n_scratch,
                     dtype=np.float64)
@@ -798,20 +797,17 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     memset(WV, 0, (9 * mw + 3) * sizeof(double))
     memset(&ib[6 * me], 0, me * sizeof(int64_t))       # in1: no example in zone 1 yet
     memset(tracep, 0, n_trace * sizeof(double))
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads, svp)
-    scale_arr = np.empty(max(X.n_rows, 1), dtype=np.float64)   # csr.pxd row_scale
-    if pattern:
-        read_pattern(&X, <double*>cnp.PyArray_DATA(scale_arr))
+    cdef CSR X = data.pattern_csr(T_threads, svp) if pattern else data.csr(T_threads, svp)
     cdef double kkt_viol = -1.0
     cdef void* cb = <void*>callback if callback is not None else NULL
-    cdef const int64_t* rp = &rows[0] if m > 0 else NULL
+    cdef const int64_t* rp = view_rows(data)
     cdef Comm C = comm_from(comm)
     cdef int dist = comm_active(&C)
     cdef Terms T
     cdef Work W
     cdef Params P
     cdef Stop S
-    stop_init(&S, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    stop_init(&S, data.nnz, data.n_rows)
     W.stop = &S
     W.comm = &C
     cdef Split SP
@@ -873,7 +869,7 @@ cdef object _solve(const int64_t[::1] indptr, const int32_t[::1] indices, const 
     W.diag = WV + 7 * mw
     W.h = WV + 8 * mw                           # nbeta + 3: a distributed CGLS's pack
     W.shifted = 0
-    W.nreg = nbeta - 1 if (not regularize_bias and bias > 0) else nbeta
+    W.nreg = nbeta - 1 if (not regularize_bias and data.bias > 0) else nbeta
     P.eps = eps
     P.eta = eta
     P.guard = forcing_guard
@@ -918,9 +914,7 @@ def request_stop():
     stop_request()
 
 
-def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                 const double[::1] data, int64_t n_features, double bias,
-                 const int64_t[::1] rows, const double[::1] t, const double[::1] c, double lam,
+def newton_solve(DataView data, *, const double[::1] t, const double[::1] c, double lam,
                  double[::1] beta, loss, double eps, bint warm, bint heuristic1, bint heuristic2,
                  bint precondition, double eta, int max_iter, int cg_max_iter, int n_threads,
                  object callback, bint fused, bint pattern, bint kkt, bint diag_update,
@@ -962,22 +956,20 @@ def newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     return value ends the solve there (status 4), a distributed solve's on every rank
     alike.
 
-    indices must lie in [0, n_features) (the caller validates the CSR buffers);
-    rows, lengths and the loss are checked here.  Returns a dict: status (0 converged,
+    data: the examples (linsvm._data.DataView: the CSR buffers, the bias feature and the
+    rows, checked when it was built); lengths and the loss are checked here.  Returns a dict: status (0 converged,
     1 iteration cap, 2 no descent, 3 gradient test, 4 the callback's stop), n_iter,
     cg_iter, f (at the result), n_active
     (terms in zone 1), n_zone0, n_zone2, trace (f per iteration) and y = X[rows] beta.
     """
-    return _solve(indptr, indices, data, n_features, bias, rows, &t[0] if t.shape[0] else NULL,
+    return _solve(data, &t[0] if t.shape[0] else NULL,
                   t.shape[0], NULL, 0, 0, c, lam, beta, _loss_from(loss), eps, warm, heuristic1,
                   heuristic2, precondition, eta, max_iter, cg_max_iter, n_threads, callback,
                   fused, pattern, kkt, diag_update, jacobi_weight, gstop, comm, regularize_bias,
                   split, forcing_guard, gap_stop)
 
 
-def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                  const double[::1] data, int64_t n_features, double bias,
-                  const int64_t[::1] rows, const int32_t[::1] codes, int64_t n_thresholds,
+def ordinal_solve(DataView data, *, const int32_t[::1] codes, int64_t n_thresholds,
                   const double[::1] c, double lam, double[::1] beta, double eps, bint warm,
                   bint heuristic1, bint heuristic2, bint precondition, double eta, int max_iter,
                   int cg_max_iter, int n_threads, object callback, double jacobi_weight,
@@ -991,16 +983,15 @@ def ordinal_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     (the Newton loop stays replicated).  forcing_guard: as for newton_solve."""
     if n_thresholds < 1:
         raise ValueError("an ordinal problem needs at least one threshold")
-    return _solve(indptr, indices, data, n_features, bias, rows, NULL, 0,
+    return _solve(data, NULL, 0,
                   &codes[0] if codes.shape[0] else NULL, codes.shape[0], n_thresholds, c, lam,
                   beta, make_loss(1.0, 1.0, 1.0, -INFINITY), eps, warm, heuristic1, heuristic2,
                   precondition, eta, max_iter, cg_max_iter, n_threads, callback, False, True,
                   False, True, jacobi_weight, 0.0, comm, True, split, forcing_guard)
 
 
-def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-             int64_t n_features, double bias, const int64_t[::1] rows, const double[::1] t,
-             const double[::1] c, double lam, const double[::1] beta, loss, int n_threads,
+def gradient(DataView data, *, const double[::1] t, const double[::1] c, double lam,
+             const double[::1] beta, loss, int n_threads,
              object comm=None, bint regularize_bias=True):
     """Return (f, grad, dl, y) for the binary objective of newton_solve at beta
     (regularize_bias False with bias > 0: lam/2 ||beta||^2 without the bias weight):
@@ -1009,14 +1000,15 @@ def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
     newton_solve): f and grad over every rank's examples (one allreduce); dl, y this
     rank's."""
     cdef Loss L = _loss_from(loss)
-    cdef int64_t m = rows.shape[0], nw = beta.shape[0], k
-    cdef int64_t nreg = nw - 1 if (not regularize_bias and bias > 0) else nw
+    cdef int64_t m = data.n, nw = beta.shape[0], k
+    cdef int64_t nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
     cdef double lsum = 0.0
     cdef Comm CM = comm_from(comm)
     cdef CSR X
-    if nw != n_features + (1 if bias > 0 else 0) or t.shape[0] != m or c.shape[0] != m:
+    if nw != data.n_weights or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
-    scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
+    scratch = view_csr(data, n_threads, 0, &X)
+    cdef const int64_t* rows = view_rows(data)
     gl_arr = np.zeros(nw + 1, dtype=np.float64)      # the gradient's sum, then the loss sum
     g_arr = gl_arr[:nw]
     dl_arr = np.zeros(m, dtype=np.float64)
@@ -1025,12 +1017,12 @@ def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
     cdef double[::1] g = gl_arr, dl = dl_arr, u = u_arr, y = y_arr
     with nogil:
         if m > 0:
-            matvec(&X, &rows[0], m, &beta[0], &y[0])
+            matvec(&X, rows, m, &beta[0], &y[0])
             for k in range(m):
                 dl[k] = loss_slope(&L, t[k] * y[k])
                 lsum += c[k] * loss_value(&L, t[k] * y[k])
                 u[k] = c[k] * dl[k] * t[k]
-            rmatvec(&X, &rows[0], m, &u[0], &g[0])
+            rmatvec(&X, rows, m, &u[0], &g[0])
         if comm_active(&CM):
             g[nw] = lsum
             comm_sum(&CM, &g[0], nw + 1)
@@ -1041,22 +1033,21 @@ def gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices, const dou
     return f, g_arr, dl_arr, y_arr
 
 
-def ordinal_gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                     const double[::1] data, int64_t n_features, double bias,
-                     const int64_t[::1] rows, const int32_t[::1] codes, int64_t n_thresholds,
+def ordinal_gradient(DataView data, *, const int32_t[::1] codes, int64_t n_thresholds,
                      const double[::1] c, double lam, const double[::1] beta, int n_threads,
                      object comm=None):
     """Return (f, grad, y) for eq. 25 with costs at beta = (w, b): f, its gradient with
     respect to (w, b), and y = X[rows] w.  comm: as for gradient."""
     cdef Comm CM = comm_from(comm)
     cdef Loss L = make_loss(1.0, 1.0, 1.0, -INFINITY)
-    cdef int64_t m = rows.shape[0], nbeta = beta.shape[0], k, s
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0), nb = n_thresholds
+    cdef int64_t m = data.n, nbeta = beta.shape[0], k, s
+    cdef int64_t nw = data.n_weights, nb = n_thresholds
     cdef double lsum = 0.0, v, tk, sl, acc
     cdef CSR X
     if nb < 1 or nbeta != nw + nb or codes.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
-    scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
+    scratch = view_csr(data, n_threads, 0, &X)
+    cdef const int64_t* rows = view_rows(data)
     check_codes(&codes[0] if m else NULL, m, nb)
     gl_arr = np.zeros(nbeta + 1, dtype=np.float64)   # the gradient's sums, then the loss sum
     g_arr = gl_arr[:nbeta]
@@ -1065,7 +1056,7 @@ def ordinal_gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef double[::1] g = gl_arr, u = u_arr, y = y_arr
     with nogil:
         if m > 0:
-            matvec(&X, &rows[0], m, &beta[0], &y[0])
+            matvec(&X, rows, m, &beta[0], &y[0])
             for k in range(m):
                 acc = 0.0
                 for s in range(nb):
@@ -1076,7 +1067,7 @@ def ordinal_gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                     acc += sl
                     g[nw + s] -= sl
                 u[k] = acc
-            rmatvec(&X, &rows[0], m, &u[0], &g[0])
+            rmatvec(&X, rows, m, &u[0], &g[0])
         if comm_active(&CM):
             g[nbeta] = lsum
             comm_sum(&CM, &g[0], nbeta + 1)
@@ -1087,9 +1078,7 @@ def ordinal_gradient(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     return f, g_arr, y_arr
 
 
-def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                      const double[::1] data, int64_t n_features, double bias,
-                      const int64_t[::1] rows, const double[::1] t, const double[::1] c,
+def hinge_certificate(DataView data, *, const double[::1] t, const double[::1] c,
                       double C, const double[::1] beta, double tau, int n_threads,
                       object comm=None):
     """Duality-gap certificate of beta for F(w) = 1/2||w||^2 + C sum c_k max(0, xi_k),
@@ -1102,15 +1091,16 @@ def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     Returns (F, D, gap_grad, gap_smooth, n_quad = #{|xi_k| < tau}, y = X beta).
     comm (as for newton_solve): every sum over every rank's examples (one allreduce);
     y this rank's."""
-    cdef int64_t m = rows.shape[0], nw = beta.shape[0], k, n_quad = 0
+    cdef int64_t m = data.n, nw = beta.shape[0], k, n_quad = 0
     cdef double hinge = 0.0, smooth = 0.0, asum = 0.0, xi, al, h
     cdef Comm CM = comm_from(comm)
     cdef CSR X
-    if nw != n_features + (1 if bias > 0 else 0) or t.shape[0] != m or c.shape[0] != m:
+    if nw != data.n_weights or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
     if not (tau > 0 and C > 0):
         raise ValueError("tau and C must be > 0")
-    scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
+    scratch = view_csr(data, n_threads, 0, &X)
+    cdef const int64_t* rows = view_rows(data)
     y_arr = np.zeros(m, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)
     wl_arr = np.zeros(nw + 4, dtype=np.float64)      # w_alpha, then the four sums
@@ -1118,7 +1108,7 @@ def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef double[::1] y = y_arr, u = u_arr, wa = wl_arr
     with nogil:
         if m > 0:
-            matvec(&X, &rows[0], m, &beta[0], &y[0])
+            matvec(&X, rows, m, &beta[0], &y[0])
             for k in range(m):
                 xi = 1.0 - t[k] * y[k]
                 h = (xi + tau) / (2.0 * tau)
@@ -1129,7 +1119,7 @@ def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                 smooth += C * c[k] * (xi if xi > 0.0 else 0.0) - al * xi
                 asum += al
                 u[k] = al * t[k]
-            rmatvec(&X, &rows[0], m, &u[0], &wa[0])
+            rmatvec(&X, rows, m, &u[0], &wa[0])
         if comm_active(&CM):
             wa[nw] = hinge
             wa[nw + 1] = smooth
@@ -1146,9 +1136,7 @@ def hinge_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     return F, D, 0.5 * vdot(resid, resid), max(smooth, 0.0), int(n_quad), y_arr
 
 
-def binary_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                       const double[::1] data, int64_t n_features, double bias,
-                       const int64_t[::1] rows, const double[::1] t, const double[::1] c,
+def binary_certificate(DataView data, *, const double[::1] t, const double[::1] c,
                        double lam, const double[::1] beta, loss, int n_threads,
                        object comm=None, bint regularize_bias=True):
     """Duality-gap certificate of beta for the binary objective of newton_solve, in
@@ -1165,17 +1153,18 @@ def binary_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     every piece >= 0, summed as such.  Returns (F, F - D).  comm: every sum over every
     rank's examples (two allreduces)."""
     cdef Loss L = _loss_from(loss)
-    cdef int64_t m = rows.shape[0], nw = beta.shape[0], k, j
-    cdef int64_t nreg = nw - 1 if (not regularize_bias and bias > 0) else nw
+    cdef int64_t m = data.n, nw = beta.shape[0], k, j
+    cdef int64_t nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
     cdef double lsum = 0.0, fy = 0.0, o, s, pos = 0.0, neg = 0.0, sp = 1.0, sn = 1.0, g2 = 0.0
     cdef double red[2]
     cdef Comm CM = comm_from(comm)
     cdef CSR X
-    if nw != n_features + (1 if bias > 0 else 0) or t.shape[0] != m or c.shape[0] != m:
+    if nw != data.n_weights or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
     if not lam > 0:
         raise ValueError("lam must be > 0")
-    scratch = entry_csr(indptr, indices, data, n_features, bias, rows, n_threads, &X)
+    scratch = view_csr(data, n_threads, 0, &X)
+    cdef const int64_t* rows = view_rows(data)
     gl_arr = np.zeros(nw + 2, dtype=np.float64)      # X'u, then the two sums
     y_arr = np.zeros(m, dtype=np.float64)
     s_arr = np.zeros(m, dtype=np.float64)
@@ -1183,7 +1172,7 @@ def binary_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef double[::1] g = gl_arr, y = y_arr, sl = s_arr, u = u_arr
     with nogil:
         if m > 0:
-            matvec(&X, &rows[0], m, &beta[0], &y[0])
+            matvec(&X, rows, m, &beta[0], &y[0])
         for k in range(m):
             sl[k] = loss_slope(&L, t[k] * y[k])
             if t[k] * sl[k] * c[k] > 0.0:
@@ -1205,7 +1194,7 @@ def binary_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
             fy += c[k] * fmax(loss_value(&L, o) + s * L.tm + s * s / (2.0 * L.a) - s * o, 0.0)
             u[k] = c[k] * t[k] * s
         if m > 0:
-            rmatvec(&X, &rows[0], m, &u[0], &g[0])
+            rmatvec(&X, rows, m, &u[0], &g[0])
         g[nw] = lsum
         g[nw + 1] = fy
         comm_sum(&CM, &g[0], nw + 2)

@@ -77,9 +77,11 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (vdot, CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row,
-                 axpy_row, sq_norm_row, scratch_doubles, entry_threads, dot_row_span,
-                 axpy_row_span, LINSVM_PREFETCH)
+from csr cimport (vdot, CSR, matvec, rmatvec, dot, dot_row, axpy_row, sq_norm_row,
+                 dot_row_span, axpy_row_span, row_start, row_stop, prefetch_span,
+                 LINSVM_PREFETCH)
+from linsvm._data cimport DataView
+from entry_view cimport view_csr, view_rows
 from cgls cimport Operator, csr_operator, cgls, residual
 from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
@@ -385,30 +387,25 @@ def request_stop():
     stop_request()
 
 
-cdef int _check_common(const int64_t[::1] indptr, const int64_t[::1] rows,
-                       const double[::1] y, const double[::1] c, double p, int64_t n_want,
-                       int64_t n_got) except -1:
-    """Raise ValueError unless the rows are valid row numbers, the targets and costs
-    match them in length and are finite (costs >= 0), p >= 0 and the solution vector has
-    n_want entries (n_got)."""
-    cdef int64_t k, m = rows.shape[0]
+cdef int _check_common(DataView data, const double[::1] y, const double[::1] c, double p,
+                       int64_t n_want, int64_t n_got) except -1:
+    """Raise ValueError unless the targets and costs match the view's rows in length and
+    are finite (costs >= 0), p >= 0 and the solution vector has n_want entries (n_got)."""
+    cdef int64_t k, m = data.n
     if y.shape[0] != m or c.shape[0] != m:
         raise ValueError("targets/costs and rows differ in length")
     if n_got != n_want:
         raise ValueError(f"the start vector has {n_got} entries, expected {n_want}")
     if not (p >= 0.0 and isfinite(p)):
         raise ValueError("the tube width p must be >= 0 and finite")
-    check_rows(rows, indptr.shape[0] - 1)
     for k in range(m):
         if not (isfinite(y[k]) and isfinite(c[k]) and c[k] >= 0.0):
             raise ValueError("targets must be finite and costs finite and >= 0")
     return 0
 
 
-def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                     const double[::1] data, int64_t n_features, double bias,
-                     const int64_t[::1] rows, const double[::1] y, const double[::1] c,
-                     double C, double p, double[::1] beta, bint regularize_bias, double eps,
+def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c, double C,
+                     double p, double[::1] beta, bint regularize_bias, double eps,
                      bint warm, bint heuristic1, bint heuristic2, bint precondition,
                      double jacobi_weight, bint fused, double eta, double gstop, int max_iter,
                      int cg_max_iter, int n_threads, object callback, object comm=None,
@@ -428,13 +425,12 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     Returns a dict: status (0 converged, 1 iteration cap, 2 no descent, 3 gradient test),
     n_iter, cg_iter, objective F, n_active (examples outside the tube, over every rank),
     trace (F per Newton iteration), pred = X[rows] beta."""
-    cdef int64_t m = rows.shape[0], k
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef int T_threads = entry_threads(n_threads)
+    cdef int64_t m = data.n, k
+    cdef int64_t nw = data.n_weights
     cdef int status, n_iter = 0
     cdef int64_t cg_total = 0, n_act = 0
     cdef double lam = 0.5 / C, g0sq = -1.0, F
-    _check_common(indptr, rows, y, c, p, nw, beta.shape[0])
+    _check_common(data, y, c, p, nw, beta.shape[0])
     if not (C > 0 and isfinite(C)):
         raise ValueError("C must be > 0")
     if not (gstop >= 0.0 and isfinite(gstop)):       # >= 1: w = 0 passes (a huge -e)
@@ -450,23 +446,22 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef double* F0 = <double*>cnp.PyArray_DATA(fbuf)
     cdef int64_t* I0 = <int64_t*>cnp.PyArray_DATA(ibuf)
     cdef double* trace = F0 + 16 * me + 9 * mw + 3
-    scratch = np.empty(max(scratch_doubles(indptr, n_features, bias), 1), dtype=np.float64)
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
-                          <double*>cnp.PyArray_DATA(scratch))
+    cdef CSR X
+    scratch = view_csr(data, n_threads, 0, &X)
     cdef Svr S
     cdef Stop ST
     cdef Comm CM = comm_from(comm)
     cdef void* cb = <void*>callback if callback is not None else NULL
-    stop_init(&ST, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    stop_init(&ST, data.nnz, data.n_rows)
     S.m = m
-    S.rows = &rows[0] if m > 0 else NULL
+    S.rows = view_rows(data)
     S.yt = &y[0] if m > 0 else NULL
     S.c = &c[0] if m > 0 else NULL
     S.p = p
     S.lam = lam
     S.guard = forcing_guard
     S.nw = nw
-    S.nreg = nw - 1 if (not regularize_bias and bias > 0) else nw
+    S.nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
     S.pred = F0
     S.dy = F0 + me
     S.ytry = F0 + 2 * me
@@ -525,27 +520,26 @@ def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                 pred=fbuf[:m].copy())
 
 
-def svr_primal_value(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                     const double[::1] data, int64_t n_features, double bias,
-                     const int64_t[::1] rows, const double[::1] y, const double[::1] c,
-                     double C, double p, const double[::1] w, int loss,
+def svr_primal_value(DataView data, *, const double[::1] y, const double[::1] c, double C,
+                     double p, const double[::1] w, int loss,
                      bint regularize_bias=True, object comm=None):
     """(F(w), grad F(w), pred) for the SVR objective (loss 1: l1, F's subgradient with
     sign(0) = 0; loss 2: l2).  comm: sums over every rank's examples."""
-    cdef int64_t m = rows.shape[0], k, j
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef int64_t nreg = nw - 1 if (not regularize_bias and bias > 0) else nw
+    cdef int64_t m = data.n, k, j
+    cdef int64_t nw = data.n_weights
+    cdef int64_t nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
     cdef double e, a, lsum = 0.0
     cdef Comm CM = comm_from(comm)
-    _check_common(indptr, rows, y, c, p, nw, w.shape[0])
+    _check_common(data, y, c, p, nw, w.shape[0])
+    cdef const int64_t* rows = view_rows(data)
     g_arr = np.zeros(nw + 1, dtype=np.float64)
     pred_arr = np.zeros(m, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)
     cdef double[::1] g = g_arr, pred = pred_arr, u = u_arr
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
+    cdef CSR X = data.csr(1, NULL)
     with nogil:
         if m > 0:
-            matvec(&X, &rows[0], m, &w[0], &pred[0])
+            matvec(&X, rows, m, &w[0], &pred[0])
             for k in range(m):
                 e = pred[k] - y[k]
                 a = fabs(e) - p
@@ -556,7 +550,7 @@ def svr_primal_value(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                     else:
                         lsum += c[k] * a * a
                         u[k] = 2.0 * C * c[k] * (a if e > 0 else -a)
-            rmatvec(&X, &rows[0], m, &u[0], &g[0])
+            rmatvec(&X, rows, m, &u[0], &g[0])
         if comm_active(&CM):
             g[nw] = lsum
             comm_sum(&CM, &g[0], nw + 1)
@@ -624,10 +618,7 @@ cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_tota
             if s + AHEAD < n_active:
                 LINSVM_PREFETCH(&ex[index[s + AHEAD]])
             if s + AHEAD // 2 < n_active:
-                e = &ex[index[s + AHEAD // 2]]
-                LINSVM_PREFETCH(&X.indices[e.start])
-                if not X.unit:
-                    LINSVM_PREFETCH(&X.data[e.start])
+                prefetch_span(X, ex[index[s + AHEAD // 2]].start)
             e = &ex[index[s]]
             G = dot_row_span(X, e.start, e.end, w) - e.y + e.Dg * e.b
             Gp = G + p
@@ -688,9 +679,7 @@ cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_tota
     return status
 
 
-def svr_dual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                   const double[::1] data, int64_t n_features, double bias,
-                   const int64_t[::1] rows, const double[::1] y, const double[::1] c, double C,
+def svr_dual_solve(DataView data, *, const double[::1] y, const double[::1] c, double C,
                    double p, int loss, double[::1] b, double eps, bint shrinking,
                    uint64_t seed, int max_iter, bint warm, object callback):
     """Solve the SVR dual by coordinate descent (Ho & Lin 2012, Algorithm 4; block
@@ -700,8 +689,8 @@ def svr_dual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     status (0 converged, 1 loop cap), n_iter, primal F(w), dual (the maximization dual
     -g(b)), violation (the last loop's, relative), n_sv (b != 0), n_bound (|b| = U),
     trace (loop, summed violation, active)."""
-    cdef int64_t m = rows.shape[0], k, n_total = 0, n_sv = 0, n_bound = 0
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
+    cdef int64_t m = data.n, k, n_total = 0, n_sv = 0, n_bound = 0
+    cdef int64_t nw = data.n_weights
     cdef int status = CONVERGED, n_iter = 0
     cdef double ref = 0.0, vio = 0.0, e, a, primal = 0.0, dual = 0.0, ww
     cdef uint64_t rng = seed
@@ -709,7 +698,8 @@ def svr_dual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
         raise ValueError("loss must be 1 (l1) or 2 (l2)")
     if not (C > 0 and isfinite(C)):
         raise ValueError("C must be > 0")
-    _check_common(indptr, rows, y, c, p, m, b.shape[0])
+    _check_common(data, y, c, p, m, b.shape[0])
+    cdef const int64_t* rows = view_rows(data)
     w_arr = np.zeros(nw, dtype=np.float64)
     U_arr = np.empty(m, dtype=np.float64)
     Dg_arr = np.empty(m, dtype=np.float64)
@@ -720,10 +710,10 @@ def svr_dual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     cdef double[::1] w = w_arr, U = U_arr, Dg = Dg_arr, QD = QD_arr, tr = trace_arr
     cdef int64_t[::1] index = idx_arr
     cdef Ex* ex = <Ex*>cnp.PyArray_DATA(ex_arr)
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
+    cdef CSR X = data.csr(1, NULL)
     cdef Stop ST
     cdef void* cb = <void*>callback if callback is not None else NULL
-    stop_init(&ST, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    stop_init(&ST, data.nnz, data.n_rows)
     with nogil:
         for k in range(m):
             if c[k] <= 0.0:
@@ -758,8 +748,8 @@ def svr_dual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
             ref = 1e-300
         if max_iter > 0 and n_total > 0:
             for k in range(m):
-                ex[k].start = X.indptr[rows[k]]
-                ex[k].end = X.indptr[rows[k] + 1]
+                ex[k].start = row_start(&X, rows[k])
+                ex[k].end = row_stop(&X, rows[k])
                 ex[k].y = y[k]
                 ex[k].b = b[k]
                 ex[k].QD = QD[k]
@@ -787,10 +777,8 @@ def svr_dual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                 trace=trace_arr[:3 * n_iter].reshape(-1, 3).copy())
 
 
-def svr_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                    const double[::1] data, int64_t n_features, double bias,
-                    const int64_t[::1] rows, const double[::1] y, const double[::1] c,
-                    double C, double p, const double[::1] w, bint regularize_bias,
+def svr_certificate(DataView data, *, const double[::1] y, const double[::1] c, double C,
+                    double p, const double[::1] w, bint regularize_bias,
                     int n_threads=1, object comm=None):
     """Duality-gap certificate of w for the l2 SVR (F of svr_newton_solve): the dual point
     b_k = -2 C c_k l'(e_k) of the primal optimality condition w = sum_k b_k x_k (Ho & Lin
@@ -799,17 +787,16 @@ def svr_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     examples with c_k > 0.  Returns (F(w), D(b)) with D(b) = -(1/2 ||w(b)||_R^2 +
     sum_k (b_k^2 / (4 C c_k) - y_k b_k + p |b_k|)) <= F* <= F(w).  comm: every sum over
     every rank's examples."""
-    cdef int64_t m = rows.shape[0], k
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef int64_t nreg = nw - 1 if (not regularize_bias and bias > 0) else nw
-    cdef int T_threads = entry_threads(n_threads)
+    cdef int64_t m = data.n, k
+    cdef int64_t nw = data.n_weights
+    cdef int64_t nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
     cdef double e, a, shift = 0.0
     cdef double sums[4]
     cdef Comm CM = comm_from(comm)
-    _check_common(indptr, rows, y, c, p, nw, w.shape[0])
-    scratch = np.empty(max(scratch_doubles(indptr, n_features, bias), 1), dtype=np.float64)
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
-                          <double*>cnp.PyArray_DATA(scratch))
+    _check_common(data, y, c, p, nw, w.shape[0])
+    cdef CSR X
+    scratch = view_csr(data, n_threads, 0, &X)
+    cdef const int64_t* rows = view_rows(data)
     pred_arr = np.zeros(m, dtype=np.float64)
     b_arr = np.zeros(m, dtype=np.float64)
     wb_arr = np.zeros(nw, dtype=np.float64)
@@ -820,7 +807,7 @@ def svr_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     sums[3] = 0.0      # dual's separable part
     with nogil:
         if m > 0:
-            matvec(&X, &rows[0], m, &w[0], &pred[0])
+            matvec(&X, rows, m, &w[0], &pred[0])
         for k in range(m):
             e = pred[k] - y[k]
             a = _slope(e, p)
@@ -837,7 +824,7 @@ def svr_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                 b[k] -= shift
                 sums[3] += b[k] * b[k] / (4.0 * C * c[k]) - y[k] * b[k] + p * fabs(b[k])
         if m > 0:
-            rmatvec(&X, &rows[0], m, &b[0], &wb[0])
+            rmatvec(&X, rows, m, &b[0], &wb[0])
         comm_sum(&CM, &wb[0], nw)
         sums[3] = comm_sum1(&CM, sums[3])
     F = 0.5 * vdot(w[:nreg], w[:nreg]) + C * sums[0]

@@ -622,6 +622,7 @@ def test_binary_certificate_is_a_lower_bound_exact_at_the_optimum(loss, free):
     if free and loss[3] > -np.inf:
         pytest.skip("a free bias needs a loss without a linear zone")
     from linsvm import _mfn
+    from linsvm._data import DataView
     X, y = random_problem(n_samples=60, n_features=6, seed=2)
     t = np.where(y > 0, 1.0, -1.0)
     cost = np.where(t > 0, 30.0, 1.0)
@@ -645,9 +646,8 @@ def test_binary_certificate_is_a_lower_bound_exact_at_the_optimum(loss, free):
     rng = np.random.default_rng(0)
     for w in [np.zeros(7), opt + 0.05 * rng.standard_normal(7), opt]:
         F, gap = _mfn.binary_certificate(
-            indptr=Xb.indptr, indices=Xb.indices, data=Xb.data, n_features=6, bias=1.0,
-            rows=np.arange(60, dtype=np.int64), t=t, c=cost, lam=lam, beta=w, loss=loss,
-            n_threads=1, regularize_bias=not free)
+            DataView(Xb, 1.0, np.arange(60, dtype=np.int64)), t=t, c=cost, lam=lam, beta=w,
+            loss=loss, n_threads=1, regularize_bias=not free)
         Fw, g = f(w)
         assert F == pytest.approx(Fw, rel=1e-12)
         assert F - gap <= f(opt)[0] * (1 + 1e-9)

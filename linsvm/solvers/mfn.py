@@ -111,8 +111,7 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn
     X = problem.X
     split = weight_split(problem, opts.get("weight_split", "off"))
     st = _mfn.newton_solve(
-        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-        bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, lam=lam, beta=beta,
+        problem.view, t=problem.t, c=problem.cost, lam=lam, beta=beta,
         loss=loss, eps=eps, warm=warm, heuristic1=opts["heuristic1"],
         heuristic2=opts["heuristic2"], precondition=opts["precondition"], eta=opts["forcing"],
         forcing_guard=opts["forcing_guard"], max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
@@ -221,11 +220,9 @@ def certificate(problem, lam, beta, loss, opts):
     strong-convexity bound on F - F*; with a free bias the point balanced over the two
     signs).  gap bounds (F - F*) / F whatever the costs c_i; inf or nan when the sums
     overflowed (then nothing is certified)."""
-    X = problem.X
     F, diff = _mfn.binary_certificate(
-        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-        bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, lam=lam, beta=beta,
-        loss=loss, n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]),
+        problem.view, t=problem.t, c=problem.cost, lam=lam, beta=beta,
+        loss=loss, n_threads=resolve_threads(opts["n_threads"], problem.X.nnz),
         comm=problem.comm, regularize_bias=opts.get("regularize_bias", True))
     return F, relative_gap(F, F - diff) if math.isfinite(diff) and math.isfinite(F) else math.nan
 

@@ -113,11 +113,8 @@ def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, o
     """FitResult with statistics in linsvm's scaling (F = f / lam), with the gradient norm
     and the relative duality gap (gap, reached at -e eps) at the result, and the warning
     of the iteration cap or, when the costs vary, of a gap above GAP_GUARD."""
-    X = problem.X
-    f, g, _, _ = _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
-                               n_features=X.n_features, bias=problem.bias, rows=problem.rows,
-                               t=problem.t, c=problem.cost, lam=lam, beta=beta, loss=loss,
-                               n_threads=opts["n_threads"], comm=problem.comm,
+    f, g, _, _ = _mfn.gradient(problem.view, t=problem.t, c=problem.cost, lam=lam, beta=beta,
+                               loss=loss, n_threads=opts["n_threads"], comm=problem.comm,
                                regularize_bias=opts.get("regularize_bias", True))
     stats = {
         "objective": f / lam,
@@ -201,10 +198,7 @@ def hinge_certificate(problem, C, beta, tau, n_threads=1):
     (1/2||beta - w_alpha||^2), gap_smooth (sum C c_i max(0, xi_i) - alpha_i xi_i),
     gap = gap_grad + gap_smooth (= F - D), n_quad (|xi_i| < tau), y = X beta.
     """
-    X = problem.X
-    F, D, gg, gs, nq, y = _mfn.hinge_certificate(indptr=X.indptr, indices=X.indices, data=X.data,
-                                                 n_features=X.n_features, bias=problem.bias,
-                                                 rows=problem.rows, t=problem.t, c=problem.cost,
+    F, D, gg, gs, nq, y = _mfn.hinge_certificate(problem.view, t=problem.t, c=problem.cost,
                                                  C=C, beta=beta, tau=tau, n_threads=n_threads,
                                                  comm=problem.comm)
     return {"F": F, "D": D, "gap_grad": gg, "gap_smooth": gs, "gap": gg + gs, "n_quad": nq, "y": y}
@@ -293,10 +287,8 @@ class _Predictor:
         self.last = tau if solved else None
 
     def _smoothed(self, w, loss):
-        X, pr = self.problem.X, self.problem
-        return _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
-                             n_features=X.n_features, bias=pr.bias, rows=pr.rows, t=pr.t,
-                             c=pr.cost, lam=self.lam, beta=w, loss=loss,
+        pr = self.problem
+        return _mfn.gradient(pr.view, t=pr.t, c=pr.cost, lam=self.lam, beta=w, loss=loss,
                              n_threads=self.n_threads, comm=pr.comm)[0] / self.lam
 
 
@@ -449,10 +441,10 @@ def fit_ord(problem, params, start, state, log):
     and threshold_inversion (max b_s - b_{s+1} before sorting; 0 when ordered).
     qid is not used (eq. 25 has no queries).
     """
-    X, bias, rows, codes, cost = problem.X, problem.bias, problem.rows, problem.codes, problem.cost
+    codes, cost = problem.codes, problem.cost
     tol = params.tol
     lam = 1.0 / (2.0 * params.C)
-    opts = dict(params.options, n_threads=resolve_threads(params["n_threads"], X.nnz))
+    opts = dict(params.options, n_threads=resolve_threads(params["n_threads"], problem.X.nnz))
     nb = problem.n_classes - 1
     nw = problem.n_weights
     if start is None:
@@ -469,9 +461,7 @@ def fit_ord(problem, params, start, state, log):
     if log is not None:
         def callback(it, f, n_active, cg_it):
             log(f"mfn-ord iter {it:3d}  objective {f / lam:.10g}  active pairs {n_active}  cg {cg_it}")
-    st = _mfn.ordinal_solve(indptr=X.indptr, indices=X.indices, data=X.data,
-                            n_features=X.n_features, bias=bias, rows=rows, codes=codes,
-                            n_thresholds=nb, c=cost, lam=lam, beta=beta, eps=tol, warm=warm, heuristic1=opts["heuristic1"],
+    st = _mfn.ordinal_solve(problem.view, codes=codes, n_thresholds=nb, c=cost, lam=lam, beta=beta, eps=tol, warm=warm, heuristic1=opts["heuristic1"],
                             heuristic2=opts["heuristic2"], precondition=opts["precondition"],
                             eta=opts["forcing"], forcing_guard=opts["forcing_guard"],
                             max_iter=opts["max_iter"],
@@ -482,9 +472,8 @@ def fit_ord(problem, params, start, state, log):
     inversion = float(max(0.0, np.max(thresholds[:-1] - thresholds[1:]))) if nb > 1 else 0.0
     if inversion > 0:
         beta[nw:] = np.sort(thresholds)        # never increases F (swap argument)
-    f, g, _ = _mfn.ordinal_gradient(indptr=X.indptr, indices=X.indices, data=X.data,
-                                    n_features=X.n_features, bias=bias, rows=rows, codes=codes,
-                                    n_thresholds=nb, c=cost, lam=lam, beta=beta,
+    f, g, _ = _mfn.ordinal_gradient(problem.view, codes=codes, n_thresholds=nb, c=cost,
+                                    lam=lam, beta=beta,
                                     n_threads=opts["n_threads"], comm=problem.comm)
     stats = {
         "objective": f / lam,

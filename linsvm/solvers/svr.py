@@ -71,9 +71,7 @@ def _targets(problem):
 
 
 def _args(problem, y):
-    X = problem.X
-    return dict(indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-                bias=problem.bias, rows=problem.rows, y=y, c=problem.cost)
+    return dict(data=problem.view, y=y, c=problem.cost)
 
 
 def fit_svr(problem, params, start, state, log):
