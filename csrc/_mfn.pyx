@@ -97,7 +97,7 @@ from csr cimport (vdot, CSR, matvec, rmatvec, col_sq_sums, sq_norm_row, dot, axp
                  entry_threads)
 from linsvm._data cimport DataView
 from entry_view cimport view_csr, view_rows
-from cgls cimport Operator, csr_operator, cgls, residual, _residual_split
+from cgls cimport Operator, csr_operator, cgls, residual, residual_split
 from mfn_shared cimport (KNEE_HI, KNEE_LO, Breakpoint, Loss, Terms, make_loss, zone, loss_value,
                          loss_slope, mismatch_term, term_at, term_out, exact_line_search,
                          check_codes, _loss_from, dual_kkt)
@@ -463,7 +463,7 @@ cdef int binary_eq13(const CSR* X, Work* W, double lam, double eps, double zcz) 
             W.sv[j] = W.beta_bar[j] - W.shift[j]
         bt = W.sv
     if W.split != NULL:                       # r on the owned weights, ||r||^2 reduced
-        _residual_split(&A, W.cc, W.z, lam, bt, W.u, W.r, NULL, NULL, 1.0, W.split, W.nreg)
+        residual_split(&A, W.cc, W.z, lam, bt, W.u, W.r, NULL, NULL, 1.0, W.split, W.nreg)
         return comm_sum1(W.comm, split_dot(W.split, W.r, W.r, nw)) <= eps * eps * zcz
     residual(&A, W.cc, W.z, lam, bt, W.u, W.r, NULL, NULL, 1.0, W.comm, W.nreg)
     return dot(W.r, W.r, nw) <= eps * eps * zcz
