@@ -23,7 +23,7 @@
 #     tt_k = y_k + p above the tube, y_k - p below it,
 #
 # solved by CGLS (cgls.pxd) over the active rows, seeded at beta (residual
-# z_k = tt_k - x_k.beta).  Then, as in csrc/_mfn.pyx: the step d = beta_bar - beta and
+# z_k = tt_k - x_k.beta).  Then, by mfn's driver (csrc/newton_driver.pxd): the step d = beta_bar - beta and
 # X d (accumulated by CGLS on the active rows, one mat-vec over the others); stop when
 # CGLS met eq. 13 at eps and the zones are consistent at beta_bar (the examples whose
 # zone changed add at most eps ||z||_C to the gradient, measured as
@@ -44,7 +44,7 @@
 # it, a step whose gradient is mostly one direction ends after one iterate).  LIBLINEAR's gradient
 # test, ||grad f(beta)|| <= gstop ||grad f(0)||, is read off the residual each CGLS starts
 # from (it is -grad f(beta)); on a warm start ||grad f(0)|| takes one pass.
-# Distributed over row blocks exactly as _mfn.pyx (every sum over examples reduced).
+# Distributed over row blocks exactly as mfn (every sum over examples reduced).
 #
 # ---------------------------------------------------------------- dual CD (l1, l2)
 # Ho & Lin (2012), eq. (13)-(15) and Algorithm 4: with beta_k = alpha+_k - alpha-_k and
@@ -82,304 +82,14 @@ from csr cimport (vdot, CSR, matvec, rmatvec, dot, dot_row, axpy_row, sq_norm_ro
                  LINSVM_PREFETCH)
 from linsvm._data cimport DataView
 from entry_view cimport view_csr, view_rows
-from cgls cimport Operator, csr_operator, cgls, residual
-from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search
+from mfn_shared cimport Breakpoint
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
 from wsplit cimport Split, split_from
+from newton_driver cimport (CONVERGED, MAX_ITER, NewtonSettings, NewtonWork, NewtonLoss,
+                           newton_drive)
+from svr_loss cimport SvrState, tube_slope, svr_value, grad0_sq, svr_loss
 from rng cimport shuffle
-
-cdef enum:
-    CONVERGED = 0
-    MAX_ITER = 1
-    NO_DESCENT = 2
-    GRADIENT = 3
-
-
-ctypedef struct Svr:
-    # the examples
-    int64_t m
-    const int64_t* rows
-    const double* yt               # targets
-    const double* c                # costs
-    double p                       # tube half-width
-    double lam                     # 1 / (2C)
-    double guard                   # the forcing term's guard (cgls.pxd, qguard; 0: none)
-    int64_t nw
-    int64_t nreg                   # regularized weights (the first nreg)
-    double* pred                   # x_k . beta
-    double* dy                     # x_k . d
-    double* ytry                   # margins at a trial point
-    # the active examples of the last step
-    int64_t* act_rows
-    int64_t* act_pos
-    int8_t* zone_of                # -1 below, +1 above, 0 inside, at the step's beta
-    int64_t* off_rows
-    int64_t* off_pos
-    int64_t n_act
-    double* cc
-    double* z
-    double* q
-    double* u
-    double* xd
-    # the line search's two terms per example
-    double* tv
-    double* tdv
-    double* tt
-    double* tc
-    Breakpoint* bp
-    # per weight
-    double* beta_bar
-    double* r
-    double* pv
-    double* sv
-    double* minv
-    double* h                      # nw + 3
-    double* dsum
-    double* diag
-    Stop* stop
-    const Comm* comm
-    const Split* split             # CGLS in the weight-split arrangement (cgls.pxd), or NULL
-
-
-cdef inline double _slope(double e, double p) noexcept nogil:
-    """l'(e) of l(e) = 1/2 max(0, |e| - p)^2."""
-    if e > p:
-        return e - p
-    if e < -p:
-        return e + p
-    return 0.0
-
-
-cdef double svr_primal(const Svr* S, const double* beta, const double* pred) noexcept nogil:
-    """f(beta) = lam/2 ||beta||_Lam^2 + 1/2 sum_k c_k max(0, |e_k| - p)^2 from the margins
-    pred (comm: the loss sum reduced)."""
-    cdef int64_t k
-    cdef double q2 = 0.0, e
-    for k in range(S.m):
-        e = _slope(pred[k] - S.yt[k], S.p)
-        q2 += S.c[k] * e * e
-    if comm_active(S.comm):
-        q2 = comm_sum1(S.comm, q2)
-    return 0.5 * S.lam * dot(beta, beta, S.nreg) + 0.5 * q2
-
-
-cdef double grad0_sq(const CSR* X, Svr* S, double b0) noexcept nogil:
-    """||grad f(beta_0)||^2 = ||sum_k c_k l'(b0 - y_k) x_k||^2 at the reference point
-    beta_0 whose every prediction is b0: 0 (beta = 0), or with a free bias the
-    intercept-only model, the weighted mean target (the bias weight is not regularized,
-    so lam beta_0 adds nothing).  Uses S.u and S.r as scratch."""
-    cdef int64_t k
-    for k in range(S.m):
-        S.u[k] = S.c[k] * _slope(b0 - S.yt[k], S.p)
-    rmatvec(X, S.rows, S.m, S.u, S.r)
-    comm_sum(S.comm, S.r, S.nw)
-    return dot(S.r, S.r, S.nw)
-
-
-cdef int svr_step(const CSR* X, Svr* S, const double* beta, double eps, double eta,
-                  int cg_cap, int precondition, double jw, int fused, int* optimal,
-                  double stop_rr, double* rr0) noexcept nogil:
-    """beta_bar = argmin of the Newton model at beta (the block comment) by CGLS over the
-    active rows; also dy = X d for d = beta_bar - beta (in S.pv).  Returns CGLS's
-    iterations (optimal: eq. 13 by the recurrence, or 2: the gradient test at entry)."""
-    cdef int64_t k, j, n_act = 0, n_off = 0
-    cdef double e, tgt
-    cdef int it
-    cdef Operator A
-    for k in range(S.m):
-        e = S.pred[k] - S.yt[k]
-        if S.c[k] > 0.0 and e > S.p:
-            S.zone_of[k] = 1
-            tgt = S.yt[k] + S.p
-        elif S.c[k] > 0.0 and e < -S.p:
-            S.zone_of[k] = -1
-            tgt = S.yt[k] - S.p
-        else:
-            S.zone_of[k] = 0
-            S.off_rows[n_off] = S.rows[k]
-            S.off_pos[n_off] = k
-            n_off += 1
-            continue
-        S.act_rows[n_act] = S.rows[k]
-        S.act_pos[n_act] = k
-        S.cc[n_act] = S.c[k]
-        S.z[n_act] = tgt - S.pred[k]
-        n_act += 1
-    S.n_act = n_act
-    memcpy(S.beta_bar, beta, S.nw * sizeof(double))
-    A = csr_operator(X, S.act_rows, n_act)
-    it = cgls(&A, S.cc, S.lam, S.beta_bar, S.z, S.q, S.u, S.r, S.pv, S.sv,
-              S.minv if precondition else NULL, eps, eta, cg_cap, optimal, S.stop, fused, S.h,
-              precondition, S.dsum, S.xd, 0, S.diag, jw, stop_rr, rr0, S.comm, S.nreg, S.guard,
-              S.guard > 0.0, S.split, S.guard > 0.0)
-    if optimal[0] == 2 or S.stop.stopped:
-        return it
-    # dy = X d: the active rows from CGLS's accumulation, one mat-vec over the others
-    memcpy(S.pv, S.dsum, S.nw * sizeof(double))
-    for j in range(n_act):
-        S.dy[S.act_pos[j]] = S.xd[j]
-    matvec(X, S.off_rows, n_off, S.pv, S.q)
-    for j in range(n_off):
-        S.dy[S.off_pos[j]] = S.q[j]
-    return it
-
-
-cdef double zone_mismatch(const CSR* X, const Svr* S) noexcept nogil:
-    """sum over the examples whose zone at beta_bar differs from the step's of
-    c_k |l'(e_k) - l'_model(e_k)| ||x_k|| (e_k at beta_bar)."""
-    cdef int64_t k
-    cdef double e, model, total = 0.0
-    for k in range(S.m):
-        if S.c[k] <= 0.0:
-            continue
-        e = S.pred[k] + S.dy[k] - S.yt[k]
-        if S.zone_of[k] > 0:
-            model = e - S.p
-        elif S.zone_of[k] < 0:
-            model = e + S.p
-        else:
-            model = 0.0
-        if _slope(e, S.p) != model:
-            total += S.c[k] * fabs(_slope(e, S.p) - model) * sqrt(sq_norm_row(X, S.rows[k]))
-    return total
-
-
-cdef double svr_line_search(Svr* S, const double* beta) noexcept nogil:
-    """The exact line search along S.pv from beta (block comment): two L2-SVM terms per
-    example for mfn_shared.pxd's exact_line_search."""
-    cdef int64_t k
-    cdef Terms T
-    cdef Loss L = make_loss(1.0, 1.0, 1.0, -INFINITY)
-    for k in range(S.m):
-        S.tt[2 * k] = 1.0
-        S.tv[2 * k] = S.pred[k] - (S.yt[k] - S.p) + 1.0
-        S.tt[2 * k + 1] = -1.0
-        S.tv[2 * k + 1] = S.pred[k] - (S.yt[k] + S.p) - 1.0
-        S.tdv[2 * k] = S.dy[k]
-        S.tdv[2 * k + 1] = S.dy[k]
-        S.tc[2 * k] = S.c[k]
-        S.tc[2 * k + 1] = S.c[k]
-    T.m = 2 * S.m
-    T.nb = 0
-    T.per = 1
-    T.t = S.tt
-    T.code = NULL
-    T.c = S.tc
-    T.y = S.tv
-    T.dy = S.tdv
-    T.b = NULL
-    T.db = NULL
-    return exact_line_search(&L, S.lam, beta, S.pv, S.nreg, &T, S.bp, max(2 * S.m, 1), S.comm)
-
-
-cdef int eq13_true(const CSR* X, Svr* S, double eps, double zcz) noexcept nogil:
-    """Eq. 13 on the true residual of the last step's CGLS (its own test used the fused
-    recurrence)."""
-    cdef Operator A = csr_operator(X, S.act_rows, S.n_act)
-    residual(&A, S.cc, S.z, S.lam, S.beta_bar, S.u, S.r, NULL, NULL, 1.0, S.comm, S.nreg)
-    return dot(S.r, S.r, S.nw) <= eps * eps * zcz
-
-
-cdef int svr_newton(const CSR* X, Svr* S, double* beta, double eps, double eta, int warm,
-                    int heuristic1, int heuristic2, int precondition, double jw, int fused,
-                    double gstop, double g0sq, int max_iter, int cg_max_iter, int* n_iter,
-                    int64_t* cg_total, double* trace, void* callback) noexcept nogil:
-    """The modified finite Newton method for the l2 SVR (block comment) from beta
-    (in/out; S.pred = X beta on entry and exit).  Returns a status code."""
-    cdef int64_t k, j, n_show
-    cdef int it = 0, cg_it, cg_cap, optimal, status = MAX_ITER, refreshed = 0
-    cdef int need_second = heuristic2 and eps < 1e-2
-    cdef int dist = comm_active(S.comm)
-    cdef double eps_cur = 1e-2 if need_second else eps
-    cdef double F = svr_primal(S, beta, S.pred), delta, mismatch, zcz, Fnew
-    cdef double red[2]
-    cdef double rr0 = -1.0, stop_rr = gstop * gstop * g0sq if g0sq >= 0.0 else -1.0
-    cg_total[0] = 0
-    while True:
-        if it >= max_iter:
-            status = MAX_ITER
-            break
-        if stop_poll(S.stop, S.m * S.stop.per_row):
-            break
-        it += 1
-        cg_cap = 10 if (heuristic1 and not warm and it == 1) else cg_max_iter
-        cg_it = svr_step(X, S, beta, eps_cur, eta, cg_cap, precondition, jw, fused, &optimal,
-                         stop_rr if stop_rr > 0.0 else 0.0, &rr0)
-        if S.stop.stopped:
-            break
-        if optimal == 2:                      # ||grad f(beta)|| <= gstop ||grad f(0)||
-            it -= 1
-            status = GRADIENT
-            break
-        if stop_rr < 0.0 and gstop > 0.0:     # a cold start: rr0 = ||grad f(0)||^2
-            stop_rr = gstop * gstop * rr0
-        cg_total[0] += cg_it
-        n_show = S.n_act if not dist else <int64_t>comm_sum1(S.comm, <double>S.n_act)
-        if optimal:
-            mismatch = zone_mismatch(X, S)
-            zcz = 0.0
-            for j in range(S.n_act):
-                zcz += S.cc[j] * S.z[j] * S.z[j]
-            if dist:
-                red[0] = mismatch
-                red[1] = zcz
-                comm_sum(S.comm, red, 2)
-                mismatch = red[0]
-                zcz = red[1]
-            if mismatch * mismatch <= eps_cur * eps_cur * zcz and (
-                    (not fused and not dist) or eq13_true(X, S, eps_cur, zcz)):
-                memcpy(beta, S.beta_bar, S.nw * sizeof(double))
-                for k in range(S.m):
-                    S.pred[k] += S.dy[k]
-                F = svr_primal(S, beta, S.pred)
-                trace[it - 1] = F
-                if callback != NULL:
-                    with gil:
-                        try:
-                            (<object>callback)(it, F, n_show, cg_it)
-                        except BaseException as e:
-                            stop_keep(S.stop, e)
-                    if S.stop.stopped:
-                        break
-                if need_second:
-                    need_second = 0
-                    eps_cur = eps
-                    continue
-                status = CONVERGED
-                break
-        delta = svr_line_search(S, beta)
-        Fnew = F
-        if delta > 0.0:
-            for j in range(S.nw):
-                S.beta_bar[j] = beta[j] + delta * S.pv[j]
-            for k in range(S.m):
-                S.ytry[k] = S.pred[k] + delta * S.dy[k]
-            Fnew = svr_primal(S, S.beta_bar, S.ytry)
-        if delta <= 0.0 or Fnew > F + 1e-12 * fabs(F):
-            if not refreshed:                 # margins drift: recompute once, retry
-                matvec(X, S.rows, S.m, beta, S.pred)
-                F = svr_primal(S, beta, S.pred)
-                trace[it - 1] = F
-                refreshed = 1
-                continue
-            trace[it - 1] = F
-            status = NO_DESCENT
-            break
-        refreshed = 0
-        memcpy(beta, S.beta_bar, S.nw * sizeof(double))
-        memcpy(S.pred, S.ytry, S.m * sizeof(double))
-        F = Fnew
-        trace[it - 1] = F
-        if callback != NULL:
-            with gil:
-                try:
-                    (<object>callback)(it, F, n_show, cg_it)
-                except BaseException as e:
-                    stop_keep(S.stop, e)
-    n_iter[0] = it
-    return status
-
 
 def request_stop():
     """Make every solve of this module running now, in any thread, stop and raise
@@ -404,6 +114,29 @@ cdef int _check_common(DataView data, const double[::1] y, const double[::1] c, 
     return 0
 
 
+cdef object _carve(int64_t m, int64_t nw, int max_iter, NewtonWork* W, SvrState* S):
+    """The work arrays of a Newton solve, carved into W and S; returns the arrays (the
+    caller keeps them) and the trace's offset in the first."""
+    cdef int64_t me = max(m, 1), mw = max(nw, 1)
+    fbuf = np.zeros(16 * me + 9 * mw + 3 + max(max_iter, 1), dtype=np.float64)
+    ibuf = np.zeros(4 * me, dtype=np.int64)
+    zbuf = np.zeros(me, dtype=np.int8)
+    bpbuf = np.zeros(4 * me, dtype=np.float64)      # 2 breakpoints per example
+    cdef double* F0 = <double*>cnp.PyArray_DATA(fbuf)
+    cdef int64_t* I0 = <int64_t*>cnp.PyArray_DATA(ibuf)
+    W.y, W.dy, W.ytry = F0, F0 + me, F0 + 2 * me
+    W.cc, W.z, W.q, W.u, W.xd = F0 + 3 * me, F0 + 4 * me, F0 + 5 * me, F0 + 6 * me, F0 + 7 * me
+    S.tv, S.tdv, S.tt, S.tc = F0 + 8 * me, F0 + 10 * me, F0 + 12 * me, F0 + 14 * me   # 2 m each
+    W.beta_bar = F0 + 16 * me
+    W.r, W.p, W.sv = W.beta_bar + mw, W.beta_bar + 2 * mw, W.beta_bar + 3 * mw
+    W.minv, W.dsum, W.diag = W.beta_bar + 4 * mw, W.beta_bar + 5 * mw, W.beta_bar + 6 * mw
+    W.h = W.beta_bar + 7 * mw                   # nw + 3
+    S.act_rows, S.act_pos, S.off_rows, S.off_pos = I0, I0 + me, I0 + 2 * me, I0 + 3 * me
+    S.zone_of = <int8_t*>cnp.PyArray_DATA(zbuf)
+    S.bp = <Breakpoint*>cnp.PyArray_DATA(bpbuf)
+    return (fbuf, ibuf, zbuf, bpbuf), 16 * me + 9 * mw + 3
+
+
 def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c, double C,
                      double p, double[::1] beta, bint regularize_bias, double eps,
                      bint warm, bint heuristic1, bint heuristic2, bint precondition,
@@ -416,7 +149,8 @@ def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c,
     all but the bias weight.  eps: eq. 13's tolerance; gstop >= 0: also stop at the
     first iterate with ||grad F|| <= gstop ||grad F(beta_0)|| (LIBLINEAR's test; 0: off),
     beta_0 the model predicting ref_prediction everywhere (0: beta = 0; a free bias's
-    solve passes the mean target, the reference of a cold start).  comm: None, or the Collective of a distributed solve (rows, y, c this rank's block).
+    solve passes the mean target, the reference of a cold start).  comm: None, or the
+    Collective of a distributed solve (rows, y, c this rank's block).
     split: None, or this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in
     the weight-split arrangement (cgls.pxd).  forcing_guard > 0: the forcing term eta
     ends a step's CGLS only once Galli & Lin's quadratic-model rule at
@@ -425,11 +159,10 @@ def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c,
     Returns a dict: status (0 converged, 1 iteration cap, 2 no descent, 3 gradient test),
     n_iter, cg_iter, objective F, n_active (examples outside the tube, over every rank),
     trace (F per Newton iteration), pred = X[rows] beta."""
-    cdef int64_t m = data.n, k
-    cdef int64_t nw = data.n_weights
+    cdef int64_t m = data.n, k, nw = data.n_weights
     cdef int status, n_iter = 0
-    cdef int64_t cg_total = 0, n_act = 0
-    cdef double lam = 0.5 / C, g0sq = -1.0, F
+    cdef int64_t cg_total = 0, n_act = 0, o_trace
+    cdef double lam = 0.5 / C, F = 0.0
     _check_common(data, y, c, p, nw, beta.shape[0])
     if not (C > 0 and isfinite(C)):
         raise ValueError("C must be > 0")
@@ -439,85 +172,51 @@ def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c,
         raise ValueError(f"jacobi_weight must be in (0, 1], got {jacobi_weight!r}")
     if not 0.0 <= forcing_guard < 1.0:
         raise ValueError(f"forcing_guard must be in [0, 1), got {forcing_guard!r}")
-    cdef int64_t me = max(m, 1), mw = max(nw, 1)
-    fbuf = np.zeros(16 * me + 9 * mw + 3 + max(max_iter, 1), dtype=np.float64)
-    ibuf = np.zeros(4 * me, dtype=np.int64)
-    zbuf = np.zeros(me, dtype=np.int8)
-    cdef double* F0 = <double*>cnp.PyArray_DATA(fbuf)
-    cdef int64_t* I0 = <int64_t*>cnp.PyArray_DATA(ibuf)
-    cdef double* trace = F0 + 16 * me + 9 * mw + 3
+    cdef NewtonSettings P
+    P.eps, P.forcing, P.forcing_guard = eps, eta, forcing_guard
+    P.warm, P.heuristic1, P.heuristic2, P.precondition = warm, heuristic1, heuristic2, precondition
+    P.jacobi_weight, P.diag_update, P.fused_cg = jacobi_weight, False, fused
+    P.gstop, P.g0sq, P.gap_stop = gstop, -1.0, 0.0
+    P.max_iter, P.cg_max_iter = max_iter, cg_max_iter
+    cdef NewtonWork W
+    cdef SvrState S
+    arrays, o_trace = _carve(m, nw, max_iter, &W, &S)
+    cdef double* trace = <double*>cnp.PyArray_DATA(arrays[0]) + o_trace
     cdef CSR X
     scratch = view_csr(data, n_threads, 0, &X)
-    cdef Svr S
     cdef Stop ST
     cdef Comm CM = comm_from(comm)
+    cdef Split SP
     cdef void* cb = <void*>callback if callback is not None else NULL
     stop_init(&ST, data.nnz, data.n_rows)
-    S.m = m
-    S.rows = view_rows(data)
+    W.X, W.rows, W.m, W.nbeta, W.lam = &X, view_rows(data), m, nw, lam
+    W.nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
+    W.stop, W.comm, W.split, W.cg_split = &ST, &CM, NULL, NULL
     S.yt = &y[0] if m > 0 else NULL
     S.c = &c[0] if m > 0 else NULL
     S.p = p
-    S.lam = lam
-    S.guard = forcing_guard
-    S.nw = nw
-    S.nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
-    S.pred = F0
-    S.dy = F0 + me
-    S.ytry = F0 + 2 * me
-    S.cc = F0 + 3 * me
-    S.z = F0 + 4 * me
-    S.q = F0 + 5 * me
-    S.u = F0 + 6 * me
-    S.xd = F0 + 7 * me
-    S.tv = F0 + 8 * me                # 2 per example from here on
-    S.tdv = F0 + 10 * me
-    S.tt = F0 + 12 * me
-    S.tc = F0 + 14 * me
-    S.beta_bar = F0 + 16 * me
-    S.r = S.beta_bar + mw
-    S.pv = S.r + mw
-    S.sv = S.pv + mw
-    S.minv = S.sv + mw
-    S.dsum = S.minv + mw
-    S.diag = S.dsum + mw
-    S.h = S.diag + mw                 # nw + 3
-    S.act_rows = I0
-    S.act_pos = I0 + me
-    S.off_rows = I0 + 2 * me
-    S.off_pos = I0 + 3 * me
-    S.zone_of = <int8_t*>cnp.PyArray_DATA(zbuf)
-    S.stop = &ST
-    S.comm = &CM
-    cdef Split SP
-    S.split = NULL
     if split is not None and comm_active(&CM):
         if split.n_weights != nw:
             raise ValueError("the weight split is for another number of weights")
-        SP = split_from(split, &CM)
-        S.split = &SP
-    bpbuf = np.zeros(4 * me, dtype=np.float64)      # 2 breakpoints per example
-    S.bp = <Breakpoint*>cnp.PyArray_DATA(bpbuf)
-    cdef int dist = comm_active(&CM)
+        SP = split_from(split, &CM)           # CGLS alone: the Newton loop replicated
+        W.cg_split = &SP
+    cdef NewtonLoss NL = svr_loss(&S)
     with nogil:
-        matvec(&X, S.rows, m, &beta[0], S.pred)
+        matvec(&X, W.rows, m, &beta[0], W.y)
         if gstop > 0.0 and warm:
-            g0sq = grad0_sq(&X, &S, ref_prediction)
-        status = svr_newton(&X, &S, &beta[0], eps, eta, warm, heuristic1, heuristic2,
-                            precondition, jacobi_weight, fused, gstop, g0sq, max_iter,
-                            cg_max_iter, &n_iter, &cg_total, trace, cb)
+            P.g0sq = grad0_sq(&S, &W, ref_prediction)
+        status = newton_drive(&NL, &W, &beta[0], &P, &n_iter, &cg_total, trace, cb)
         if not ST.stopped:
-            F = svr_primal(&S, &beta[0], S.pred)
+            F = svr_value(&NL, &W, &beta[0], W.y)
             for k in range(m):
-                if S.c[k] > 0.0 and fabs(S.pred[k] - S.yt[k]) > p:
+                if S.c[k] > 0.0 and fabs(W.y[k] - S.yt[k]) > p:
                     n_act += 1
-            if dist:
+            if comm_active(&CM):
                 n_act = <int64_t>comm_sum1(&CM, <double>n_act)
     stop_raise(&ST)
     return dict(status=status, n_iter=n_iter, cg_iter=int(cg_total), objective=F / lam,
-                n_active=int(n_act), trace=fbuf[16 * me + 9 * mw + 3:
-                                                 16 * me + 9 * mw + 3 + n_iter] / lam,
-                pred=fbuf[:m].copy())
+                n_active=int(n_act), trace=arrays[0][o_trace:o_trace + n_iter] / lam,
+                pred=arrays[0][:m].copy())
 
 
 def svr_primal_value(DataView data, *, const double[::1] y, const double[::1] c, double C,
@@ -810,7 +509,7 @@ def svr_certificate(DataView data, *, const double[::1] y, const double[::1] c, 
             matvec(&X, rows, m, &w[0], &pred[0])
         for k in range(m):
             e = pred[k] - y[k]
-            a = _slope(e, p)
+            a = tube_slope(e, p)
             sums[0] += c[k] * a * a
             if c[k] > 0.0:
                 b[k] = -2.0 * C * c[k] * a

@@ -73,7 +73,7 @@
 # end a Newton step after one iteration when the gradient is dominated by a single
 # direction -- on data with 1-2% positives, the bias and the mean of the negatives --
 # and such steps make almost no progress on the rest (the finite Newton driver's
-# default, csrc/_mfn.pyx).
+# default, csrc/newton_driver.pxd).
 #
 # grad_rr > 0 with cert_rr: a caller whose gradient test (||r_0||^2 <= grad_rr) holds where
 # its stop_rr test does not (a duality gap still to certify, csrc/_logistic.pyx) gets a step
@@ -134,7 +134,8 @@
 # so h must hold nw + 3 doubles.  The start residual takes one allreduce of r (and one
 # of diag(A'CA) with jacobi); a true-residual check of eq. 13 (verify) one more.  As
 # the recurrence is what stops a distributed iteration, a caller with verify = 0 must
-# check eq. 13 on the true residual itself (as the MFN driver does, binary_eq13).
+# check eq. 13 on the true residual itself (as the finite Newton driver does: true_eq13
+# in csrc/newton_driver.pxd).
 #
 # split (csrc/wsplit.pxd; with comm, dsum and xd): the weight-split arrangement.  Each
 # weight has one owner; a rank updates only its owned entries of the step (dsum), r, s
@@ -190,6 +191,8 @@ cdef inline int cgls_solve(const Operator* A, const double* c, double lam, doubl
         if S.split != NULL and W.h != NULL and W.dsum != NULL and W.xd != NULL:
             G.mode = CG_SPLIT
     G.nr = A.nw if S.nreg < 0 else S.nreg
+    G.zcz = 0.0
+    G.rs = 0.0
     G.n_upd = S.split.n_own if G.mode == CG_SPLIT else A.nw
     if cg_start(A, c, lam, beta, S, W, &G, optimal, rr0):
         return 0

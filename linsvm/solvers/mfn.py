@@ -49,7 +49,7 @@ continues from beta at -e / 10, and warns when it cannot get there.  With equal 
 stop is LIBLINEAR's test, as before; the gap is reported either way (docs/solvers.md,
 "Certified stopping").
 
-The compiled driver is shared by the whole family (csrc/_mfn.pyx: one Newton
+The compiled driver is shared by the whole family (csrc/newton_driver.pxd: one Newton
 loop over a piecewise quadratic loss given as (a, tm, hi, lo)); this module
 holds its Python side for binary terms, `run_newton` and `subset_seed`, which
 linsvm/solvers/mfn_family.py (ls, mfn-huber, mfn-l1, mfn-ord) uses too.  mfn
@@ -58,7 +58,7 @@ family was added.
 
 Distributed (issue 18; distributed="rows" for the whole family): with problem.comm
 set, each rank holds a block of the rows and the compiled driver completes every sum
-over rows by an allreduce (csrc/_mfn.pyx, newton_core): one allreduce of
+over rows by an allreduce (csrc/newton_driver.pxd): one allreduce of
 n_weights + 3 doubles per CGLS iteration (csrc/cgls.pxd), a few small ones per Newton
 step (the start residual, f, counts, the exact line search's rounds, which find the
 serial root's piece over every rank's breakpoints: csrc/mfn_shared.pxd).  Every rank

@@ -324,7 +324,7 @@ def fit_l1(problem, params, start, state, log):
       features reach 1e5), or at --max-stages.
 
     tau stays a power of two (--tau0 is rounded down to one), so that the
-    smoothed loss is exactly C^1 in floating point (csrc/_mfn.pyx, make_loss).
+    smoothed loss is exactly C^1 in floating point (csrc/mfn_shared.pxd, make_loss).
     The paper's schedule tau_j = 2^-j is the case of factor 1/2 from tau0 = 1;
     linsvm starts at --tau0 (default 1/4) and lets the certificate choose the
     factor (1/2, 1/4 or 1/8).  A warm start first evaluates the certificate at
