@@ -101,7 +101,8 @@ from mfn_shared cimport (Breakpoint, Loss, Terms, make_loss, zone, loss_value, l
 from interrupt cimport Stop, stop_init, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum
 from wsplit cimport Split, split_from, split_gather
-from newton_driver cimport NewtonSettings, NewtonWork, NewtonLoss, newton_drive
+from newton_driver cimport (NewtonSettings, NewtonWork, NewtonLoss, newton_drive,
+                           newton_settings, check_settings, take_setting)
 from mfn_losses cimport MfnState, primal, binary_loss, ordinal_loss
 
 
@@ -147,29 +148,6 @@ cdef double grad_at_zero_sq(const CSR* X, const int64_t* rows, const Terms* T, c
     return dot(g, g, X.n_weights)
 
 
-cdef NewtonSettings _settings(double eps, double forcing, double forcing_guard, int max_iter,
-                             int cg_max_iter) noexcept:
-    """Settings at eps with the forcing term and its guard and the two caps; heuristics,
-    preconditioner, fused iterations and the gradient test off (the entry sets them)."""
-    cdef NewtonSettings P
-    P.eps = eps
-    P.forcing = forcing
-    P.forcing_guard = forcing_guard
-    P.warm = 0
-    P.heuristic1 = 0
-    P.heuristic2 = 0
-    P.precondition = 0
-    P.jacobi_weight = 1.0
-    P.diag_update = 0
-    P.fused_cg = 0
-    P.gstop = 0.0
-    P.g0sq = -1.0
-    P.gap_stop = 0.0
-    P.max_iter = max_iter
-    P.cg_max_iter = cg_max_iter
-    return P
-
-
 ctypedef struct _Solve:
     # What a solve is besides its view and settings (_solve): its terms and options.
     const double* t                # binary: labels (n_t), or NULL
@@ -193,8 +171,7 @@ cdef int _check(DataView data, const _Solve* I, const NewtonSettings* P, int64_t
         raise ValueError(f"beta has {nbeta} entries, expected {data.n_weights + nb}")
     if n_c != m or (nb == 0 and I.n_t != m) or (nb > 0 and I.n_codes != m):
         raise ValueError("labels/costs and rows differ in length")
-    if not 0.0 < P.jacobi_weight <= 1.0:
-        raise ValueError(f"jacobi_weight must be in (0, 1], got {P.jacobi_weight!r}")
+    check_settings(P)
     if nb > 0:
         check_codes(I.codes, m, nb)
         if I.L.lo > -INFINITY:
@@ -203,10 +180,6 @@ cdef int _check(DataView data, const _Solve* I, const NewtonSettings* P, int64_t
         raise ValueError("lam must be > 0")
     if not I.regularize_bias and (nb > 0 or I.L.lo > -INFINITY):
         raise ValueError("a free bias needs binary terms of a loss without a linear zone")
-    if not (P.gstop >= 0.0 and isfinite(P.gstop)):     # >= 1: w = 0 passes (a huge -e)
-        raise ValueError(f"gstop must be finite and >= 0, got {P.gstop!r}")
-    if not 0.0 <= P.forcing_guard < 1.0:
-        raise ValueError(f"forcing_guard must be in [0, 1), got {P.forcing_guard!r}")
     return 0
 
 
@@ -337,89 +310,93 @@ def request_stop():
 
 
 def newton_solve(DataView data, *, const double[::1] t, const double[::1] c, double lam,
-                 double[::1] beta, loss, double eps, bint warm, bint heuristic1, bint heuristic2,
-                 bint precondition, double eta, int max_iter, int cg_max_iter, int n_threads,
-                 object callback, bint fused, bint pattern, bint kkt, bint diag_update,
-                 double jacobi_weight, double gstop, object comm=None,
-                 bint regularize_bias=True, object split=None, double forcing_guard=0.0,
-                 double gap_stop=0.0):
+                 double[::1] beta, loss, object callback=None, object comm=None,
+                 object split=None, **settings):
     """Minimize lam/2 ||beta||^2 + sum_k c_k l(t_k x_k . beta) by the finite Newton driver,
     updating `beta` in place.  loss = (a, tm, hi, lo) (block comment of csrc/_mfn.pyx).
-    fused: one pass over the active rows per CGLS iteration (cgls.pxd).  pattern: read
-    only the column indices when every value of X is 1.0 (the same results, bit for bit),
-    or when each row has one value (binary terms scaled to unit rows: the row's value
-    multiplies its sum once, so results differ from the stored values' by rounding).
-    diag_update: keep the Jacobi diagonal from one Newton step to the next, updated by
-    the rows that entered or left zone 1 (off: summed over zone 1 at every step; the
-    same iterates up to rounding in the preconditioner).  jacobi_weight: jw in (0, 1] of
-    the CGLS preconditioner 1 / (lam + jw diag(X_1' C X_1)) (1: plain Jacobi; cgls.pxd).
-    kkt: also return the Section 4.7 dual KKT violation (as mfn_dual_kkt) as "kkt".
-    gstop >= 0: also stop at the first iterate with ||grad f|| <= gstop ||grad f(0)||
-    (status 3; 0: off, the paper's stopping rule alone).  gap_stop > 0 (every weight
-    regularized): that test counts only once ||grad f||^2 <= 2 gap_stop lam f too, i.e.
-    once f - f* <= ||grad f||^2 / (2 lam) certifies a relative gap of gap_stop (with a
-    free bias the bound does not hold and the test stands alone: the caller certifies).
-    comm: None (serial), or the linsvm.collective.Collective of a distributed solve:
-    rows, t, c are then this rank's block of the examples (possibly none), every rank
-    calls with the same beta and options and gets the same beta back, the model of the
-    union of the blocks (f, n_active, n_zone0/2 and kkt over every rank; y this rank's).
-    diag_update does not apply then (the diagonal is summed afresh at each step).
-    regularize_bias False (bias > 0, a loss without zone 2): lam regularizes every weight
-    but the bias feature's, which is free (LIBLINEAR's -R; cgls.pxd's nreg); kkt is then
-    None (Section 4.7's dual has no equality constraint for a free bias).
-    split: None, or this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in
-    the weight-split arrangement (cgls.pxd, csrc/wsplit.pxd).
-    forcing_guard > 0: the forcing term eta ends a step's CGLS only once Galli & Lin's
-    quadratic-model rule at min(forcing_guard, ||r_0||_{M^-1}^(1/2)) holds too (cgls.pxd,
-    qguard); 0: the forcing term alone (the iterates of before the guard, bit for bit).
+    data: the examples (linsvm._data.DataView: the CSR buffers, the bias feature and the
+    rows, checked when it was built); lengths, the loss and the settings are checked here.
+
+    settings, every one required (the catalog's option names where it has them):
+    tol: eq. 13's tolerance.  warm: beta is a warm start (heuristic 1 does not apply).
+    heuristic1, heuristic2, precondition, max_iter, cg_max_iter: as the catalog says.
+    forcing: the inexact-Newton forcing term eta (0: off); forcing_guard > 0: it ends a
+    step's CGLS only once Galli & Lin's quadratic-model rule at min(forcing_guard,
+    ||r_0||_{M^-1}^(1/2)) holds too (cgls.pxd, qguard; 0: the forcing term alone).
+    jacobi_weight: jw in (0, 1] of the CGLS preconditioner 1 / (lam + jw diag(X_1' C X_1))
+    (1: plain Jacobi; cgls.pxd).  fused_cg: one pass over the active rows per CGLS
+    iteration (cgls.pxd).  n_threads: of the kernels (0: all).  pattern: read only the
+    column indices when every value of X is 1.0 (the same results, bit for bit), or when
+    each row has one value (binary terms scaled to unit rows: the row's value multiplies
+    its sum once, so results differ from the stored values' by rounding).  diag_update:
+    keep the Jacobi diagonal from one Newton step to the next, updated by the rows that
+    entered or left zone 1 (off: summed over zone 1 at every step; the same iterates up to
+    rounding in the preconditioner).  kkt: also return the Section 4.7 dual KKT violation
+    as "kkt".  gstop >= 0: also stop at the first iterate with ||grad f|| <= gstop
+    ||grad f(0)|| (status 3; 0: off, the paper's stopping rule alone).  gap_stop > 0
+    (every weight regularized): that test counts only once ||grad f||^2 <= 2 gap_stop lam f
+    too, i.e. once f - f* <= ||grad f||^2 / (2 lam) certifies a relative gap of gap_stop
+    (with a free bias the bound does not hold and the test stands alone: the caller
+    certifies).  regularize_bias False (bias > 0, a loss without zone 2): lam regularizes
+    every weight but the bias feature's, which is free (LIBLINEAR's -R; cgls.pxd's nreg);
+    kkt is then None (Section 4.7's dual has no equality constraint for a free bias).
+
+    comm: None (serial), or the linsvm.runtime.collective.Collective of a distributed
+    solve: rows, t, c are then this rank's block of the examples (possibly none), every
+    rank calls with the same beta and settings and gets the same beta back, the model of
+    the union of the blocks (f, n_active, n_zone0/2 and kkt over every rank; y this
+    rank's); diag_update does not apply then (the diagonal is summed afresh at each step).
+    split: None, or this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in the
+    weight-split arrangement (cgls.pxd, csrc/wsplit.pxd), the Newton loop split too.
 
     callback(it, f, n_active, cg_it): called after each outer iteration that moved beta
     (f in the paper's scaling; beta in place is the iterate, whole unless split); a true
     return value ends the solve there (status 4), a distributed solve's on every rank
     alike.
 
-    data: the examples (linsvm._data.DataView: the CSR buffers, the bias feature and the
-    rows, checked when it was built); lengths and the loss are checked here.  Returns a dict: status (0 converged,
-    1 iteration cap, 2 no descent, 3 gradient test, 4 the callback's stop), n_iter,
-    cg_iter, f (at the result), n_active
-    (terms in zone 1), n_zone0, n_zone2, trace (f per iteration) and y = X[rows] beta.
+    Returns a dict: status (0 converged, 1 iteration cap, 2 no descent, 3 gradient test,
+    4 the callback's stop), n_iter, cg_iter, f (at the result), n_active (terms in zone
+    1), n_zone0, n_zone2, trace (f per iteration) and y = X[rows] beta.
     """
-    cdef NewtonSettings P = _settings(eps, eta, forcing_guard, max_iter, cg_max_iter)
     cdef _Solve I
-    P.warm, P.heuristic1, P.heuristic2, P.precondition = warm, heuristic1, heuristic2, precondition
-    P.jacobi_weight, P.diag_update, P.fused_cg = jacobi_weight, diag_update, fused
-    P.gstop, P.gap_stop = gstop, gap_stop
     I.t, I.n_t = (&t[0] if t.shape[0] else NULL), t.shape[0]
     I.codes, I.n_codes, I.nb = NULL, 0, 0
-    I.L, I.lam, I.n_threads = _loss_from(loss), lam, n_threads
-    I.pattern, I.kkt, I.regularize_bias = pattern, kkt, regularize_bias
+    I.L, I.lam = _loss_from(loss), lam
+    I.n_threads = take_setting(settings, "n_threads")
+    I.pattern = take_setting(settings, "pattern")
+    I.kkt = take_setting(settings, "kkt")
+    I.regularize_bias = take_setting(settings, "regularize_bias")
+    cdef NewtonSettings P = newton_settings(settings, {})
     return _solve(data, &I, &P, c, beta, callback, comm, split)
 
 
 def ordinal_solve(DataView data, *, const int32_t[::1] codes, int64_t n_thresholds,
-                  const double[::1] c, double lam, double[::1] beta, double eps, bint warm,
-                  bint heuristic1, bint heuristic2, bint precondition, double eta, int max_iter,
-                  int cg_max_iter, int n_threads, object callback, double jacobi_weight,
-                  object comm=None, object split=None, double forcing_guard=0.0):
+                  const double[::1] c, double lam, double[::1] beta, object callback=None,
+                  object comm=None, object split=None, **settings):
     """Minimize eq. 25 with costs, lam/2 ||beta||^2 + 1/2 sum_{k,s} c_k max(0, 1 - t_ks (y_k - b_s))^2,
-    beta = (w, b_1..b_nb) updated in place, codes in [0, nb] (Section 7).  Returns the
-    dict of newton_solve; y = X[rows] w (without thresholds); n_active counts violating
-    (example, threshold) pairs.  comm: as for newton_solve.  split: None, or this rank's
+    beta = (w, b_1..b_nb) updated in place, codes in [0, nb] (Section 7).  settings: those
+    of newton_solve but fused_cg, diag_update, gstop, gap_stop, pattern, kkt and
+    regularize_bias (two-pass CGLS, no gradient test, the column indices read where the
+    values allow it, every weight regularized).  Returns the dict of newton_solve; y =
+    X[rows] w (without thresholds); n_active counts violating (example, threshold) pairs.
+    comm: as for newton_solve.  split: None, or this rank's
     linsvm.runtime.wsplit.WeightSplit over all nw + nb entries of beta (with comm): each
-    Newton step's CGLS in the weight-split arrangement, its step gathered at the end
-    (the Newton loop stays replicated).  forcing_guard: as for newton_solve."""
+    Newton step's CGLS in the weight-split arrangement, its step gathered at the end (the
+    Newton loop stays replicated)."""
     if n_thresholds < 1:
         raise ValueError("an ordinal problem needs at least one threshold")
-    cdef NewtonSettings P = _settings(eps, eta, forcing_guard, max_iter, cg_max_iter)
     cdef _Solve I
-    P.warm, P.heuristic1, P.heuristic2, P.precondition = warm, heuristic1, heuristic2, precondition
-    P.jacobi_weight, P.diag_update, P.fused_cg = jacobi_weight, True, False
-    P.gstop, P.gap_stop = 0.0, 0.0
     I.t, I.n_t = NULL, 0
     I.codes, I.n_codes, I.nb = (&codes[0] if codes.shape[0] else NULL), codes.shape[0], n_thresholds
-    I.L, I.lam, I.n_threads = make_loss(1.0, 1.0, 1.0, -INFINITY), lam, n_threads
+    I.L, I.lam = make_loss(1.0, 1.0, 1.0, -INFINITY), lam
+    I.n_threads = take_setting(settings, "n_threads")
     I.pattern, I.kkt, I.regularize_bias = True, False, True
+    cdef NewtonSettings P = newton_settings(settings, ORDINAL_FIXED)
     return _solve(data, &I, &P, c, beta, callback, comm, split)
+
+
+# ordinal_solve's fixed settings (its docstring)
+ORDINAL_FIXED = dict(fused_cg=False, diag_update=True, gstop=0.0, gap_stop=0.0)
 
 
 def gradient(DataView data, *, const double[::1] t, const double[::1] c, double lam,

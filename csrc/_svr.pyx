@@ -87,7 +87,7 @@ from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_r
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
 from wsplit cimport Split, split_from
 from newton_driver cimport (CONVERGED, MAX_ITER, NewtonSettings, NewtonWork, NewtonLoss,
-                           newton_drive)
+                           newton_drive, newton_settings, check_settings, take_setting)
 from svr_loss cimport SvrState, tube_slope, svr_value, grad0_sq, svr_loss
 from rng cimport shuffle
 
@@ -138,24 +138,23 @@ cdef object _carve(int64_t m, int64_t nw, int max_iter, NewtonWork* W, SvrState*
 
 
 def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c, double C,
-                     double p, double[::1] beta, bint regularize_bias, double eps,
-                     bint warm, bint heuristic1, bint heuristic2, bint precondition,
-                     double jacobi_weight, bint fused, double eta, double gstop, int max_iter,
-                     int cg_max_iter, int n_threads, object callback, object comm=None,
-                     double ref_prediction=0.0, object split=None, double forcing_guard=0.0):
+                     double[::1] beta, object callback=None, object comm=None,
+                     object split=None, double ref_prediction=0.0, **settings):
     """Minimize F(w) = 1/2 ||w||_R^2 + C sum_k c_k max(0, |w.x_k - y_k| - p)^2 by the
     modified finite Newton method (block comment; Keerthi & DeCoste 2005, Sections 3-4),
-    updating beta in place.  ||.||_R: every weight, or (regularize_bias False, bias > 0)
-    all but the bias weight.  eps: eq. 13's tolerance; gstop >= 0: also stop at the
+    updating beta in place.  settings, every one required (the catalog's option names):
+    epsilon (p, the tube's half-width), regularize_bias (off: ||.||_R leaves out the bias
+    weight, when bias > 0), tol (eq. 13's tolerance), warm, heuristic1, heuristic2,
+    precondition, jacobi_weight, fused_cg, forcing, forcing_guard, max_iter, cg_max_iter,
+    n_threads (as for csrc/_mfn.pyx's newton_solve), and gstop >= 0: also stop at the
     first iterate with ||grad F|| <= gstop ||grad F(beta_0)|| (LIBLINEAR's test; 0: off),
     beta_0 the model predicting ref_prediction everywhere (0: beta = 0; a free bias's
     solve passes the mean target, the reference of a cold start).  comm: None, or the
-    Collective of a distributed solve (rows, y, c this rank's block).
-    split: None, or this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in
-    the weight-split arrangement (cgls.pxd).  forcing_guard > 0: the forcing term eta
-    ends a step's CGLS only once Galli & Lin's quadratic-model rule at
-    min(forcing_guard, ||r_0||_{M^-1}^(1/2)) holds too (cgls.pxd, qguard); 0: the
-    forcing term alone.
+    Collective of a distributed solve (rows, y, c this rank's block).  split: None, or
+    this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in the weight-split
+    arrangement (cgls.pxd), the Newton loop replicated.  callback(it, f, n_active, cg_it)
+    after each outer iteration that moved beta (f in the paper's scaling; a true return
+    value after a line-search step ends the solve, status 4).
     Returns a dict: status (0 converged, 1 iteration cap, 2 no descent, 3 gradient test),
     n_iter, cg_iter, objective F, n_active (examples outside the tube, over every rank),
     trace (F per Newton iteration), pred = X[rows] beta."""
@@ -163,24 +162,17 @@ def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c,
     cdef int status, n_iter = 0
     cdef int64_t cg_total = 0, n_act = 0, o_trace
     cdef double lam = 0.5 / C, F = 0.0
+    cdef double p = take_setting(settings, "epsilon")
+    cdef bint regularize_bias = take_setting(settings, "regularize_bias")
+    cdef int n_threads = take_setting(settings, "n_threads")
+    cdef NewtonSettings P = newton_settings(settings, SVR_FIXED)
     _check_common(data, y, c, p, nw, beta.shape[0])
     if not (C > 0 and isfinite(C)):
         raise ValueError("C must be > 0")
-    if not (gstop >= 0.0 and isfinite(gstop)):       # >= 1: w = 0 passes (a huge -e)
-        raise ValueError(f"gstop must be finite and >= 0, got {gstop!r}")
-    if not 0.0 < jacobi_weight <= 1.0:
-        raise ValueError(f"jacobi_weight must be in (0, 1], got {jacobi_weight!r}")
-    if not 0.0 <= forcing_guard < 1.0:
-        raise ValueError(f"forcing_guard must be in [0, 1), got {forcing_guard!r}")
-    cdef NewtonSettings P
-    P.eps, P.forcing, P.forcing_guard = eps, eta, forcing_guard
-    P.warm, P.heuristic1, P.heuristic2, P.precondition = warm, heuristic1, heuristic2, precondition
-    P.jacobi_weight, P.diag_update, P.fused_cg = jacobi_weight, False, fused
-    P.gstop, P.g0sq, P.gap_stop = gstop, -1.0, 0.0
-    P.max_iter, P.cg_max_iter = max_iter, cg_max_iter
+    check_settings(&P)
     cdef NewtonWork W
     cdef SvrState S
-    arrays, o_trace = _carve(m, nw, max_iter, &W, &S)
+    arrays, o_trace = _carve(m, nw, P.max_iter, &W, &S)
     cdef double* trace = <double*>cnp.PyArray_DATA(arrays[0]) + o_trace
     cdef CSR X
     scratch = view_csr(data, n_threads, 0, &X)
@@ -203,7 +195,7 @@ def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c,
     cdef NewtonLoss NL = svr_loss(&S)
     with nogil:
         matvec(&X, W.rows, m, &beta[0], W.y)
-        if gstop > 0.0 and warm:
+        if P.gstop > 0.0 and P.warm:
             P.g0sq = grad0_sq(&S, &W, ref_prediction)
         status = newton_drive(&NL, &W, &beta[0], &P, &n_iter, &cg_total, trace, cb)
         if not ST.stopped:
@@ -219,11 +211,21 @@ def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c,
                 pred=arrays[0][:m].copy())
 
 
+# svr_newton_solve's fixed settings: the Jacobi diagonal summed afresh at each step, the
+# gradient test uncertified (the caller checks the duality gap)
+SVR_FIXED = dict(diag_update=False, gap_stop=0.0)
+
+
 def svr_primal_value(DataView data, *, const double[::1] y, const double[::1] c, double C,
-                     double p, const double[::1] w, int loss,
+                     double epsilon, const double[::1] w, str loss,
                      bint regularize_bias=True, object comm=None):
-    """(F(w), grad F(w), pred) for the SVR objective (loss 1: l1, F's subgradient with
-    sign(0) = 0; loss 2: l2).  comm: sums over every rank's examples."""
+    """(F(w), grad F(w), pred) for the SVR objective with tube half-width epsilon (loss
+    "l1": F's subgradient with sign(0) = 0; "l2": its square).  comm: sums over every
+    rank's examples."""
+    if loss not in ("l1", "l2"):
+        raise ValueError(f"loss must be 'l1' or 'l2', got {loss!r}")
+    cdef int l1 = loss == "l1"
+    cdef double p = epsilon
     cdef int64_t m = data.n, k, j
     cdef int64_t nw = data.n_weights
     cdef int64_t nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
@@ -243,7 +245,7 @@ def svr_primal_value(DataView data, *, const double[::1] y, const double[::1] c,
                 e = pred[k] - y[k]
                 a = fabs(e) - p
                 if a > 0.0:
-                    if loss == 1:
+                    if l1:
                         lsum += c[k] * a
                         u[k] = C * c[k] * (1.0 if e > 0 else -1.0)
                     else:
@@ -296,19 +298,33 @@ cdef enum:
     AHEAD = 8                      # prefetch distance of svr_dcd, in steps of its loop
 
 
-cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_total, double p,
-                 double eps, double ref, int shrinking, uint64_t* rng, int max_iter,
-                 int* n_iter, double* viol_out, double* trace, void* callback,
-                 Stop* stop) noexcept nogil:
+ctypedef struct DualCd:
+    # Ho & Lin's Algorithm 4 as svr_dcd runs it: its settings, generator and outputs.
+    double epsilon                 # p, the tube's half-width
+    double tol                     # stop: summed violation <= tol x the reference
+    double ref                     # the reference summed violation (<= 0: the first loop's)
+    int warm                       # the reference is the violation at b = 0 (_dual_start)
+    int shrinking
+    int max_iter
+    uint64_t rng                   # the permutations' generator (csrc/rng.pxd)
+    int n_iter                     # out: loops
+    double violation               # out: the last loop's summed violation, relative
+    double* trace                  # out: (loop, summed violation, active) per loop
+    void* callback                 # callback(loop, relative violation, active), or NULL
+    Stop* stop
+
+
+cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_total,
+                 DualCd* D) noexcept nogil:
     """Ho & Lin's Algorithm 4 with shrinking (block comment) from the ex[k].b (w = sum b x
-    on entry).  ref > 0: the reference summed violation (else the first loop's).  Returns
-    CONVERGED or MAX_ITER; trace: one (loop, summed violation, active) row per loop."""
+    on entry).  Returns CONVERGED or MAX_ITER."""
     cdef int64_t n_active = n_total, s, tmp
     cdef double M = INFINITY, Mnew, Snew, G, H, Gp, Gn, d, b_old, vio
-    cdef int it = 0, status = MAX_ITER
+    cdef double p = D.epsilon, ref = D.ref
+    cdef int it = 0, status = MAX_ITER, shrinking = D.shrinking
     cdef Ex* e
-    while it < max_iter:
-        shuffle(rng, index, n_active)
+    while it < D.max_iter:
+        shuffle(&D.rng, index, n_active)
         Mnew = 0.0
         Snew = 0.0
         s = 0
@@ -354,19 +370,19 @@ cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_tota
         it += 1
         if ref <= 0.0:
             ref = Snew if Snew > 0.0 else 1e-300
-        trace[3 * (it - 1)] = it
-        trace[3 * (it - 1) + 1] = Snew
-        trace[3 * (it - 1) + 2] = n_active
-        viol_out[0] = Snew / ref
-        if callback != NULL:
+        D.trace[3 * (it - 1)] = it
+        D.trace[3 * (it - 1) + 1] = Snew
+        D.trace[3 * (it - 1) + 2] = n_active
+        D.violation = Snew / ref
+        if D.callback != NULL:
             with gil:
                 try:
-                    (<object>callback)(it, Snew / ref, n_active)
+                    (<object>D.callback)(it, Snew / ref, n_active)
                 except BaseException as exc:
-                    stop_keep(stop, exc)
-        if stop_poll(stop, n_active * stop.per_row):
+                    stop_keep(D.stop, exc)
+        if stop_poll(D.stop, n_active * D.stop.per_row):
             break
-        if Snew <= eps * ref:
+        if Snew <= D.tol * ref:
             if n_active == n_total:
                 status = CONVERGED
                 break
@@ -374,118 +390,157 @@ cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_tota
             M = INFINITY
             continue
         M = Mnew if Mnew > 0.0 else INFINITY
-    n_iter[0] = it
+    D.n_iter = it
     return status
 
 
+cdef int _dual_start(const CSR* X, const int64_t* rows, int64_t m, const double* y,
+                     const double* c, double C, int l1, double* b, double* box,
+                     int64_t* index, double* w, DualCd* D) noexcept nogil:
+    """The box, the diagonal and the start: box (3 m) holds U_k, lam_k (Dg) and
+    QD_k = ||x_k||^2 + lam_k; b clipped to the box (0 where c_k = 0), w = sum b_k x_k,
+    index the examples that can move; with D.warm, D.ref the reference violation at
+    b = 0, sum_k max(0, |y_k| - p).  Returns how many examples can move."""
+    cdef int64_t k, n_total = 0
+    cdef double* U = box
+    cdef double* Dg = box + m
+    cdef double* QD = box + 2 * m
+    cdef double a, p = D.epsilon, ref = 0.0
+    for k in range(m):
+        if c[k] <= 0.0:
+            U[k] = 0.0
+            Dg[k] = 0.0
+            b[k] = 0.0
+        elif l1:
+            U[k] = C * c[k]
+            Dg[k] = 0.0
+        else:
+            U[k] = INFINITY
+            Dg[k] = 0.5 / (C * c[k])
+        if b[k] > U[k]:
+            b[k] = U[k]
+        elif b[k] < -U[k]:
+            b[k] = -U[k]
+        QD[k] = sq_norm_row(X, rows[k]) + Dg[k]
+        if c[k] > 0.0:
+            if QD[k] > 0.0:
+                index[n_total] = k
+                n_total += 1
+            elif l1:
+                # x_k = 0: the best b_k is U_k sign(y_k) when |y_k| > p, whatever w is
+                b[k] = U[k] if y[k] > p else (-U[k] if y[k] < -p else 0.0)
+        if b[k] != 0.0:
+            axpy_row(X, rows[k], b[k], w)
+        if D.warm:
+            a = fabs(y[k]) - p
+            if c[k] > 0.0 and a > 0.0:
+                ref += a
+    if D.warm and ref <= 0.0:
+        ref = 1e-300
+    D.ref = ref
+    return n_total
+
+
 def svr_dual_solve(DataView data, *, const double[::1] y, const double[::1] c, double C,
-                   double p, int loss, double[::1] b, double eps, bint shrinking,
-                   uint64_t seed, int max_iter, bint warm, object callback):
+                   double[::1] b, object callback=None, **settings):
     """Solve the SVR dual by coordinate descent (Ho & Lin 2012, Algorithm 4; block
     comment), starting from b (updated in place, clipped to the box; examples with
-    c = 0 are held at 0).  loss 1: l1 (-s 13), 2: l2 (-s 12).  warm: measure the stop
-    against the violation at b = 0 instead of the first loop's.  Returns a dict: w,
-    status (0 converged, 1 loop cap), n_iter, primal F(w), dual (the maximization dual
-    -g(b)), violation (the last loop's, relative), n_sv (b != 0), n_bound (|b| = U),
-    trace (loop, summed violation, active)."""
-    cdef int64_t m = data.n, k, n_total = 0, n_sv = 0, n_bound = 0
-    cdef int64_t nw = data.n_weights
-    cdef int status = CONVERGED, n_iter = 0
-    cdef double ref = 0.0, vio = 0.0, e, a, primal = 0.0, dual = 0.0, ww
-    cdef uint64_t rng = seed
-    if loss not in (1, 2):
-        raise ValueError("loss must be 1 (l1) or 2 (l2)")
+    c = 0 are held at 0).  settings, every one required (the catalog's option names):
+    loss ("l1": -s 13, "l2": -s 12), epsilon (p), tol, shrinking, max_iter, seed (of the
+    permutations), warm (measure the stop against the violation at b = 0 instead of the
+    first loop's).  Returns a dict: w, status (0 converged, 1 loop cap), n_iter, primal
+    F(w), dual (the maximization dual -g(b)), violation (the last loop's, relative), n_sv
+    (b != 0), n_bound (|b| = U), trace (loop, summed violation, active)."""
+    cdef int64_t m = data.n, k, n_total
+    cdef int status = CONVERGED
+    cdef DualCd D
+    loss = take_setting(settings, "loss")
+    D.epsilon, D.tol = take_setting(settings, "epsilon"), take_setting(settings, "tol")
+    D.shrinking = take_setting(settings, "shrinking")
+    D.max_iter, D.rng = take_setting(settings, "max_iter"), take_setting(settings, "seed")
+    D.warm = take_setting(settings, "warm")
+    D.n_iter, D.violation = 0, 0.0
+    if settings:
+        raise TypeError(f"unexpected setting {next(iter(settings))!r}")
+    if loss not in ("l1", "l2"):
+        raise ValueError(f"loss must be 'l1' or 'l2', got {loss!r}")
     if not (C > 0 and isfinite(C)):
         raise ValueError("C must be > 0")
-    _check_common(data, y, c, p, m, b.shape[0])
+    _check_common(data, y, c, D.epsilon, m, b.shape[0])
     cdef const int64_t* rows = view_rows(data)
-    w_arr = np.zeros(nw, dtype=np.float64)
-    U_arr = np.empty(m, dtype=np.float64)
-    Dg_arr = np.empty(m, dtype=np.float64)
-    QD_arr = np.empty(m, dtype=np.float64)
-    idx_arr = np.empty(m, dtype=np.int64)
+    cdef int l1 = loss == "l1"
+    w_arr = np.zeros(data.n_weights, dtype=np.float64)
+    box_arr = np.empty(3 * max(m, 1), dtype=np.float64)       # U, lam_k, QD per example
+    idx_arr = np.empty(max(m, 1), dtype=np.int64)
     ex_arr = np.empty(7 * max(m, 1), dtype=np.float64)         # m Ex records (56 bytes)
-    trace_arr = np.zeros(3 * max(max_iter, 1), dtype=np.float64)
-    cdef double[::1] w = w_arr, U = U_arr, Dg = Dg_arr, QD = QD_arr, tr = trace_arr
-    cdef int64_t[::1] index = idx_arr
+    trace_arr = np.zeros(3 * max(D.max_iter, 1), dtype=np.float64)
+    cdef double* box = <double*>cnp.PyArray_DATA(box_arr)
+    cdef double* w = <double*>cnp.PyArray_DATA(w_arr)
+    cdef int64_t* index = <int64_t*>cnp.PyArray_DATA(idx_arr)
     cdef Ex* ex = <Ex*>cnp.PyArray_DATA(ex_arr)
     cdef CSR X = data.csr(1, NULL)
     cdef Stop ST
-    cdef void* cb = <void*>callback if callback is not None else NULL
+    D.trace = <double*>cnp.PyArray_DATA(trace_arr)
+    D.callback = <void*>callback if callback is not None else NULL
+    D.stop = &ST
     stop_init(&ST, data.nnz, data.n_rows)
     with nogil:
-        for k in range(m):
-            if c[k] <= 0.0:
-                U[k] = 0.0
-                Dg[k] = 0.0
-                b[k] = 0.0
-            elif loss == 1:
-                U[k] = C * c[k]
-                Dg[k] = 0.0
-            else:
-                U[k] = INFINITY
-                Dg[k] = 0.5 / (C * c[k])
-            if b[k] > U[k]:
-                b[k] = U[k]
-            elif b[k] < -U[k]:
-                b[k] = -U[k]
-            QD[k] = sq_norm_row(&X, rows[k]) + Dg[k]
-            if c[k] > 0.0:
-                if QD[k] > 0.0:
-                    index[n_total] = k
-                    n_total += 1
-                elif loss == 1:
-                    # x_k = 0: the best b_k is U_k sign(y_k) when |y_k| > p, whatever w is
-                    b[k] = U[k] if y[k] > p else (-U[k] if y[k] < -p else 0.0)
-            if b[k] != 0.0:
-                axpy_row(&X, rows[k], b[k], &w[0])
-            if warm:
-                a = fabs(y[k]) - p
-                if c[k] > 0.0 and a > 0.0:
-                    ref += a
-        if warm and ref <= 0.0:
-            ref = 1e-300
-        if max_iter > 0 and n_total > 0:
+        n_total = _dual_start(&X, rows, m, &y[0] if m > 0 else NULL,
+                              &c[0] if m > 0 else NULL, C, l1, &b[0] if m > 0 else NULL, box,
+                              index, w, &D)
+        if D.max_iter > 0 and n_total > 0:
             for k in range(m):
                 ex[k].start = row_start(&X, rows[k])
                 ex[k].end = row_stop(&X, rows[k])
                 ex[k].y = y[k]
                 ex[k].b = b[k]
-                ex[k].QD = QD[k]
-                ex[k].U = U[k]
-                ex[k].Dg = Dg[k]
-            status = svr_dcd(&X, ex, &w[0], &index[0], n_total, p, eps, ref, shrinking, &rng,
-                             max_iter, &n_iter, &vio, &tr[0], cb, &ST)
+                ex[k].QD = box[2 * m + k]
+                ex[k].U = box[k]
+                ex[k].Dg = box[m + k]
+            status = svr_dcd(&X, ex, w, index, n_total, &D)
             for k in range(m):
                 b[k] = ex[k].b
     stop_raise(&ST)
-    # the certificate: F(w) and the dual value -g(b) at the returned point
-    ww = vdot(w_arr, w_arr)
+    ww, lsum, dsum, n_sv, n_bound = _dual_values(&X, rows, y, c, b, box, D.epsilon, l1, w_arr)
+    return dict(w=w_arr, status=status, n_iter=D.n_iter, primal=0.5 * ww + C * lsum,
+                dual=-(0.5 * ww + dsum),
+                violation=D.violation, n_sv=n_sv, n_bound=n_bound,
+                trace=trace_arr[:3 * D.n_iter].reshape(-1, 3).copy())
+
+
+cdef tuple _dual_values(const CSR* X, const int64_t* rows, const double[::1] y,
+                        const double[::1] c, const double[::1] b, const double* box, double p,
+                        int l1, w_arr):
+    """The certificate's sums at the returned point: ||w||^2, the loss sum of F(w) =
+    1/2 ||w||^2 + C loss, the separable part of g(b) = 1/2 ||w||^2 + that part, and the
+    counts n_sv, n_bound."""
+    cdef int64_t k, m = b.shape[0], n_sv = 0, n_bound = 0
+    cdef const double[::1] w = w_arr
+    cdef double e, a, primal = 0.0, dual = 0.0, ww = vdot(w_arr, w_arr)
     for k in range(m):
-        e = dot_row(&X, rows[k], &w[0]) - y[k]
+        e = dot_row(X, rows[k], &w[0]) - y[k]
         a = fabs(e) - p
         if a > 0.0:
-            primal += c[k] * (a if loss == 1 else a * a)
-        dual += Dg[k] * 0.5 * b[k] * b[k] - y[k] * b[k] + p * fabs(b[k])
+            primal += c[k] * (a if l1 else a * a)
+        dual += box[m + k] * 0.5 * b[k] * b[k] - y[k] * b[k] + p * fabs(b[k])
         if b[k] != 0.0:
             n_sv += 1
-            if fabs(b[k]) >= U[k]:
+            if fabs(b[k]) >= box[k]:
                 n_bound += 1
-    return dict(w=w_arr, status=status, n_iter=n_iter, primal=0.5 * ww + C * primal,
-                dual=-(0.5 * ww + dual), violation=vio, n_sv=int(n_sv), n_bound=int(n_bound),
-                trace=trace_arr[:3 * n_iter].reshape(-1, 3).copy())
+    return ww, primal, dual, int(n_sv), int(n_bound)
 
 
 def svr_certificate(DataView data, *, const double[::1] y, const double[::1] c, double C,
-                    double p, const double[::1] w, bint regularize_bias,
+                    double epsilon, const double[::1] w, bint regularize_bias,
                     int n_threads=1, object comm=None):
     """Duality-gap certificate of w for the l2 SVR (F of svr_newton_solve): the dual point
     b_k = -2 C c_k l'(e_k) of the primal optimality condition w = sum_k b_k x_k (Ho & Lin
     2012, eq. 13 with lam_k = 1/(2 C c_k)); with a free bias its dual has the constraint
     sum_k b_k = 0 (the bias column is constant), met by subtracting the mean of b over the
     examples with c_k > 0.  Returns (F(w), D(b)) with D(b) = -(1/2 ||w(b)||_R^2 +
-    sum_k (b_k^2 / (4 C c_k) - y_k b_k + p |b_k|)) <= F* <= F(w).  comm: every sum over
+    sum_k (b_k^2 / (4 C c_k) - y_k b_k + p |b_k|)) <= F* <= F(w), p = epsilon.  comm: every sum over
     every rank's examples."""
+    cdef double p = epsilon
     cdef int64_t m = data.n, k
     cdef int64_t nw = data.n_weights
     cdef int64_t nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw

@@ -45,7 +45,7 @@
 
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
-from libc.math cimport fabs, fmin, INFINITY
+from libc.math cimport fabs, fmin, isfinite, INFINITY
 from csr cimport CSR, matvec, dot
 from cgls cimport (Operator, CglsSettings, CglsWork, cgls_solve, cgls_settings, residual,
                    residual_split)
@@ -64,7 +64,7 @@ cdef enum:
 
 ctypedef struct NewtonSettings:
     # The driver's settings, named as the catalog's options (linsvm/problem/catalog.py).
-    double eps                     # eq. 13's tolerance (-e)
+    double tol                     # eq. 13's tolerance (-e)
     double forcing                 # the inexact-Newton forcing term (0: off)
     double forcing_guard           # its guard: the quadratic-model rule's tolerance (0: none)
     int warm                       # beta is a warm start (heuristic 1 does not apply)
@@ -111,6 +111,41 @@ ctypedef struct NewtonWork:
     const Comm* comm
     const Split* split             # the Newton loop split too (outer), or NULL
     const Split* cg_split          # CGLS split, the loop replicated, or NULL
+
+
+cdef inline NewtonSettings newton_settings(dict kw, dict fixed) except *:
+    """NewtonSettings from a Python entry's settings keywords, named as its fields (the
+    catalog's option names where it has them), and the values the entry fixes (`fixed`,
+    which kw may not hold); g0sq starts unknown (-1).  TypeError for a name that is not a
+    field or is fixed, ValueError naming a field neither gives."""
+    cdef NewtonSettings P
+    names = ("tol", "forcing", "forcing_guard", "warm", "heuristic1", "heuristic2",
+             "precondition", "jacobi_weight", "diag_update", "fused_cg", "gstop", "gap_stop",
+             "max_iter", "cg_max_iter")
+    for name in kw:
+        if name not in names or name in fixed:
+            raise TypeError(f"unexpected setting {name!r}")
+    P = dict(kw, g0sq=-1.0, **fixed)
+    return P
+
+
+cdef inline int check_settings(const NewtonSettings* P) except -1:
+    """Raise ValueError for settings the driver cannot take."""
+    if not 0.0 < P.jacobi_weight <= 1.0:
+        raise ValueError(f"jacobi_weight must be in (0, 1], got {P.jacobi_weight!r}")
+    if not (P.gstop >= 0.0 and isfinite(P.gstop)):     # >= 1: w = 0 passes (a huge -e)
+        raise ValueError(f"gstop must be finite and >= 0, got {P.gstop!r}")
+    if not 0.0 <= P.forcing_guard < 1.0:
+        raise ValueError(f"forcing_guard must be in [0, 1), got {P.forcing_guard!r}")
+    return 0
+
+
+cdef inline object take_setting(dict kw, str name):
+    """kw.pop(name), or TypeError naming the missing setting."""
+    try:
+        return kw.pop(name)
+    except KeyError:
+        raise TypeError(f"missing setting {name!r}") from None
 
 
 cdef struct NewtonLoss
@@ -314,10 +349,10 @@ cdef inline int newton_drive(NewtonLoss* L, NewtonWork* W, double* beta,
     once, beta and W.y then being meaningless."""
     cdef int64_t k
     cdef int status = MAX_ITER, refreshed = 0, moved
-    cdef int need_second = P.heuristic2 and P.eps < 1e-2
+    cdef int need_second = P.heuristic2 and P.tol < 1e-2
     cdef _Loop G
     G.it = 0
-    G.eps = 1e-2 if need_second else P.eps
+    G.eps = 1e-2 if need_second else P.tol
     G.F = L.value(L, W, beta, W.y)
     G.rr0 = -1.0
     G.stop_rr = P.gstop * P.gstop * P.g0sq if P.g0sq >= 0.0 else -1.0
@@ -354,7 +389,7 @@ cdef inline int newton_drive(NewtonLoss* L, NewtonWork* W, double* beta,
                 break
             if need_second:               # step 8: second round at the final eps
                 need_second = 0
-                G.eps = P.eps
+                G.eps = P.tol
                 continue
             status = CONVERGED
             break

@@ -51,7 +51,8 @@ stop is LIBLINEAR's test, as before; the gap is reported either way (docs/solver
 
 The compiled driver is shared by the whole family (csrc/newton_driver.pxd: one Newton
 loop over a piecewise quadratic loss given as (a, tm, hi, lo)); this module
-holds its Python side for binary terms, `run_newton` and `subset_seed`, which
+holds its Python side for binary terms, `run_newton` (with its `Newton` record) and
+`subset_seed`, which
 linsvm/solvers/mfn_family.py (ls, mfn-huber, mfn-l1, mfn-ord) uses too.  mfn
 is the loss L2_LOSS, and its iterates are the same, bit for bit, as before the
 family was added.
@@ -71,6 +72,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -88,38 +90,51 @@ STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent 
 L2_LOSS = (1.0, 1.0, 1.0, -math.inf)
 
 
-def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn", kkt=False,
-               gstop=0.0, until=None, gap_stop=0.0):
+# The driver's settings that are mfn's options by the same names (MFN_OPTIONS in the
+# catalog), passed to the compiled entries as they are.
+DRIVER_OPTIONS = ("heuristic1", "heuristic2", "precondition", "forcing", "forcing_guard",
+                  "max_iter", "cg_max_iter", "fused_cg", "jacobi_weight")
+
+
+class Newton(NamedTuple):
+    """What one run_newton solves for and how it stops: the loss (a, tm, hi, lo), the
+    name its progress lines carry, kkt (also return the Section 4.7 dual KKT violation,
+    L2 loss), gstop (also stop at the first iterate with ||grad|| <= gstop ||grad at 0||;
+    0: off), gap_stop (> 0: that test counts only once it certifies a relative duality
+    gap of gap_stop too; csrc/_mfn.pyx, newton_solve) and until(it, objective, cg_it), a
+    test after each step that moved beta (objective = f / lam; beta in place is the
+    iterate): True ends the solve there (status 4; distributed, it must answer alike on
+    every rank)."""
+    loss: tuple = L2_LOSS
+    name: str = "mfn"
+    kkt: bool = False
+    gstop: float = 0.0
+    gap_stop: float = 0.0
+    until: Callable | None = None
+
+
+def run_newton(problem, lam, beta, eps, warm, opts, log, how=Newton()):
     """One call of the compiled finite Newton driver for the binary terms of `problem`
-    with `loss`, updating beta in place, with progress lines ("NAME iter ...", objective
-    in linsvm's scaling f / lam) sent to `log`.  opts: every MFN_OPTIONS value the driver
-    takes (heuristic1, heuristic2, precondition, forcing, forcing_guard, max_iter, cg_max_iter,
-    n_threads as resolve_threads takes it, fused_cg, jacobi_weight): a solver without one
-    of these options states the value it runs with.  kkt: also return the Section 4.7
-    dual KKT violation (L2 loss) as "kkt".  gstop: also stop at the first iterate with
-    ||grad|| <= gstop ||grad at 0|| (0: off); gap_stop > 0: that test counts only once it
-    certifies a relative duality gap of gap_stop too (csrc/_mfn.pyx, newton_solve).
-    until(it, objective, cg_it): a test after each step that moved beta (objective = f /
-    lam; beta in place is the iterate); True ends the solve there (status 4; distributed,
-    it must answer alike on every rank)."""
+    as `how` says, at eq. 13's tolerance eps, updating beta in place, with progress lines
+    ("NAME iter ...", objective in linsvm's scaling f / lam) sent to `log`.  opts: every
+    option of DRIVER_OPTIONS and n_threads (as resolve_threads takes it), and optionally
+    regularize_bias and weight_split: a solver without one of these options states the
+    value it runs with."""
     callback = None
-    if log is not None or until is not None:
+    if log is not None or how.until is not None:
         def callback(it, f, n_active, cg_it):
             if log is not None:
-                log(f"{name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
-            return until is not None and until(it, f / lam, cg_it)
-    X = problem.X
+                log(f"{how.name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  "
+                    f"cg {cg_it}")
+            return how.until is not None and how.until(it, f / lam, cg_it)
     split = weight_split(problem, opts.get("weight_split", "off"))
     st = _mfn.newton_solve(
-        problem.view, t=problem.t, c=problem.cost, lam=lam, beta=beta,
-        loss=loss, eps=eps, warm=warm, heuristic1=opts["heuristic1"],
-        heuristic2=opts["heuristic2"], precondition=opts["precondition"], eta=opts["forcing"],
-        forcing_guard=opts["forcing_guard"], max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
-        n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]), callback=callback,
-        fused=opts["fused_cg"], pattern=True, kkt=kkt, diag_update=True,
-        jacobi_weight=opts["jacobi_weight"], gstop=gstop, comm=problem.comm,
-        regularize_bias=opts.get("regularize_bias", True), split=split, gap_stop=gap_stop,
-    )
+        problem.view, t=problem.t, c=problem.cost, lam=lam, beta=beta, loss=how.loss,
+        callback=callback, comm=problem.comm, split=split, tol=eps, warm=warm,
+        n_threads=resolve_threads(opts["n_threads"], problem.X.nnz),
+        regularize_bias=opts.get("regularize_bias", True), pattern=True, kkt=how.kkt,
+        diag_update=True, gstop=how.gstop, gap_stop=how.gap_stop,
+        **{name: opts[name] for name in DRIVER_OPTIONS})
     st["weight_exchange"] = "split" if split is not None else "allreduce"
     return st
 
@@ -184,7 +199,7 @@ def subset_seed(problem, lam, beta, eps, warm, opts, log, seed, loss=L2_LOSS, na
     pick = np.sort(rng.choice(n, size=size, replace=False))
     if problem.comm is not None:
         pick = pick[(pick >= first) & (pick < first + problem.n_rows)] - first
-    st = run_newton(problem.subset(pick), lam, beta, eps, warm, opts, log, loss, name)
+    st = run_newton(problem.subset(pick), lam, beta, eps, warm, opts, log, Newton(loss, name))
     return True, st["n_iter"], st["cg_iter"]
 
 
@@ -267,8 +282,8 @@ def fit_mfn(problem, params, start, state, log):
     while True:
         gtol = GTOL_PER_TOL * eps if opts["gtol"] is None else opts["gtol"]   # follows eps
         gstop = gradient_stop(problem.t, gtol, problem.comm)
-        st = run_newton(problem, lam, beta, eps, warm, opts, log, kkt=True, gstop=gstop,
-                        gap_stop=GAP_GUARD if must_certify else 0.0)
+        how = Newton(kkt=True, gstop=gstop, gap_stop=GAP_GUARD if must_certify else 0.0)
+        st = run_newton(problem, lam, beta, eps, warm, opts, log, how)
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
         traces.append(st["trace"] / lam)
