@@ -34,13 +34,13 @@
 #      of eq. 23 in beta~ = beta - q, solved by CGLS seeded at beta - q (residual z = t tm - v
 #      on zone 1, weights a c_j), then beta_bar = beta~ + q.  Binary terms use the shared
 #      cgls.pxd over the CSR rows of zone 1; ordinal terms (eq. 26) the same CGLS over the
-#      operator (w, b) -> x_k . w - b_s (csrc/mfn_losses.pxd's ordinal_operator).  Heuristic 1: at most 10
-#      CGLS iterations in the first step of a cold start.  A step's CGLS ends at eq. 13,
-#      or at the forcing term ||r|| <= eta ||r_0|| once Galli & Lin's quadratic-model rule
-#      at forcing_guard holds too (cgls.pxd, qguard).  Unguarded, the forcing term ended
-#      every other step after one iteration on data with 1-2% positives, where the
-#      gradient is mostly one direction, and the paper's stop then came 6e-4 above the
-#      optimum instead of 1e-5 for the same work (docs/threads.md, "Imbalance").
+#      operator (w, b) -> x_k . w - b_s (csrc/mfn_losses.pxd's ordinal_operator).
+#      Heuristic 1: at most 10 CGLS iterations in the first step of a cold start.  A
+#      step's CGLS ends at eq. 13, or at the forcing term ||r|| <= eta ||r_0|| once Galli &
+#      Lin's quadratic-model rule at forcing_guard holds too (cgls.pxd, qguard): unguarded,
+#      the forcing term can end a step after one iteration where the gradient is mostly
+#      one direction (data with few positives), and such steps make little progress on
+#      the rest (docs/threads.md, "Imbalance", has the measurements).
 #   5. dv = v(beta_bar) - v(beta) = X d with d = beta_bar - beta.  For binary terms CGLS
 #      accumulates d and X d on zone 1 as it steps (cgls.pxd), so one mat-vec over the
 #      other rows completes dv; ordinal terms take one mat-vec over all.  Stop if CGLS met
@@ -96,56 +96,16 @@ cnp.import_array()
 from csr cimport vdot, CSR, matvec, rmatvec, dot, entry_threads
 from linsvm._data cimport DataView
 from entry_view cimport view_csr, view_rows
-from mfn_shared cimport (Breakpoint, Loss, Terms, make_loss, zone, loss_value, loss_slope,
-                         term_out, check_codes, _loss_from, dual_kkt)
+from mfn_terms cimport Loss, Terms, make_loss, zone, loss_value, loss_slope, term_out
+from line_search cimport Breakpoint
+from mfn_shared cimport check_codes, _loss_from, dual_kkt
 from interrupt cimport Stop, stop_init, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum
 from wsplit cimport Split, split_from, split_gather
 from newton_driver cimport (NewtonSettings, NewtonWork, NewtonLoss, newton_drive,
                            newton_settings, check_settings, take_setting)
-from mfn_losses cimport MfnState, primal, binary_loss, ordinal_loss
-
-
-cdef void zone_counts(const Loss* L, const Terms* T, int64_t* counts,
-                      const Comm* comm) noexcept nogil:
-    """Number of terms in zones 0, 1, 2 at beta (comm: over every rank's terms)."""
-    cdef int64_t k, s
-    cdef double v, t
-    cdef double red[3]
-    counts[0] = 0
-    counts[1] = 0
-    counts[2] = 0
-    for k in range(T.m):
-        for s in range(T.per):
-            term_out(T, k, s, &v, &t)
-            counts[zone(L, t * v)] += 1
-    if comm_active(comm):
-        for k in range(3):
-            red[k] = <double>counts[k]
-        comm_sum(comm, red, 3)
-        for k in range(3):
-            counts[k] = <int64_t>red[k]
-
-
-cdef int all_zero(const double* v, int64_t n) noexcept nogil:
-    cdef int64_t j
-    for j in range(n):
-        if v[j] != 0.0:
-            return 0
-    return 1
-
-
-cdef double grad_at_zero_sq(const CSR* X, const int64_t* rows, const Terms* T, const Loss* L,
-                            double* u, double* g, const Comm* comm) noexcept nogil:
-    """||grad f(0)||^2 for binary terms: grad f(0) = sum_k c_k l'(0) t_k x_k (u: m doubles,
-    g: n_weights doubles of scratch; comm: the sum over every rank's terms)."""
-    cdef int64_t k
-    cdef double s = loss_slope(L, 0.0)
-    for k in range(T.m):
-        u[k] = T.c[k] * s * T.t[k]
-    rmatvec(X, rows, T.m, u, g)
-    comm_sum(comm, g, X.n_weights)
-    return dot(g, g, X.n_weights)
+from mfn_losses cimport (MfnState, primal, binary_loss, ordinal_loss, zone_counts, all_zero,
+                         grad_at_zero_sq, set_terms)
 
 
 ctypedef struct _Solve:
@@ -221,23 +181,6 @@ cdef object _carve(DataView data, const _Solve* I, int64_t nbeta, int max_iter,
     return fbuf, ibuf, o_trace + n_trace, o_trace
 
 
-cdef void _terms(MfnState* M, NewtonWork* W, const _Solve* I, const double* c,
-                 double* beta) noexcept:
-    """M.T: the terms seen through the driver's margins (csrc/mfn_shared.pxd)."""
-    cdef int64_t m = W.m, nw = W.X.n_weights
-    M.L = I.L
-    M.T.m = m
-    M.T.nb = I.nb
-    M.T.per = I.nb if I.nb > 0 else 1
-    M.T.t = I.t if (I.nb == 0 and m > 0) else NULL
-    M.T.code = I.codes if (I.nb > 0 and m > 0) else NULL
-    M.T.c = c if m > 0 else NULL
-    M.T.y = W.y if m > 0 else NULL
-    M.T.dy = W.dy
-    M.T.b = beta + nw if I.nb > 0 else NULL
-    M.T.db = W.p + nw if I.nb > 0 else NULL       # the step d lives in W.p
-
-
 cdef object _solve(DataView data, const _Solve* I, NewtonSettings* P, const double[::1] c,
                    double[::1] beta, object callback, object comm, object split):
     """Allocate the work arrays once and run the finite Newton driver on mfn's binary
@@ -275,7 +218,8 @@ cdef object _solve(DataView data, const _Solve* I, NewtonSettings* P, const doub
         else:                                     # ordinal: CGLS alone
             cg_xd_arr = np.empty(max(m * I.nb, 1), dtype=np.float64)
             M.cg_xd = <double*>cnp.PyArray_DATA(cg_xd_arr)
-    _terms(&M, &W, I, &c[0] if m > 0 else NULL, &beta[0])
+    M.L = I.L
+    set_terms(&M, &W, I.t, I.codes, I.nb, &c[0] if m > 0 else NULL, &beta[0])
     M.gap_stop = P.gap_stop
     M.diag_update = P.diag_update
     cdef NewtonLoss NL = binary_loss(&M) if I.nb == 0 else ordinal_loss(&M)

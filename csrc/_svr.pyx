@@ -23,8 +23,8 @@
 #     tt_k = y_k + p above the tube, y_k - p below it,
 #
 # solved by CGLS (cgls.pxd) over the active rows, seeded at beta (residual
-# z_k = tt_k - x_k.beta).  Then, by mfn's driver (csrc/newton_driver.pxd): the step d = beta_bar - beta and
-# X d (accumulated by CGLS on the active rows, one mat-vec over the others); stop when
+# z_k = tt_k - x_k.beta).  Then, by mfn's driver (csrc/newton_driver.pxd): the step
+# d = beta_bar - beta and X d (accumulated by CGLS on the active rows, one mat-vec over the others); stop when
 # CGLS met eq. 13 at eps and the zones are consistent at beta_bar (the examples whose
 # zone changed add at most eps ||z||_C to the gradient, measured as
 # sum c_k |l'(e_k) - l'_model(e_k)| ||x_k||); else the exact line search of Sec. 4.4 on
@@ -82,7 +82,7 @@ from csr cimport (vdot, CSR, matvec, rmatvec, dot, dot_row, axpy_row, sq_norm_ro
                  LINSVM_PREFETCH)
 from linsvm._data cimport DataView
 from entry_view cimport view_csr, view_rows
-from mfn_shared cimport Breakpoint
+from line_search cimport Breakpoint
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
 from wsplit cimport Split, split_from

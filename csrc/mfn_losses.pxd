@@ -19,8 +19,8 @@ from libc.string cimport memcpy, memset
 from libc.math cimport fmax, sqrt, INFINITY
 from csr cimport CSR, matvec, rmatvec, col_sq_sums, sq_norm_row, dot, axpy_row_sq
 from cgls cimport Operator, CglsSettings, CglsWork, csr_operator
-from mfn_shared cimport (Breakpoint, Loss, Terms, zone, mismatch_term, term_at, term_out,
-                         exact_line_search)
+from mfn_terms cimport Loss, Terms, zone, loss_slope, mismatch_term, term_at, term_out
+from line_search cimport Breakpoint, exact_line_search
 from comm cimport Comm, comm_active, comm_sum, comm_sum1
 from wsplit cimport Split, split_reduce, split_scatter, split_dot
 from newton_driver cimport NewtonLoss, NewtonWork, copy_weights, image_on_rows
@@ -170,6 +170,69 @@ cdef inline double mfn_line_search(NewtonLoss* NL, NewtonWork* W,
     cdef MfnState* M = <MfnState*>NL.state
     return exact_line_search(&M.L, W.lam, beta, W.p, W.nreg, &M.T, M.bp, M.n_bp, W.comm,
                              W.split)
+
+
+# ------------------------------------------------------------------ the terms
+
+cdef inline void set_terms(MfnState* M, NewtonWork* W, const double* t, const int32_t* codes,
+                           int64_t nb, const double* c, double* beta) noexcept nogil:
+    """M.T: the terms seen through the driver's margins (csrc/mfn_terms.pxd): binary (t,
+    nb = 0) or ordinal (codes, nb thresholds inside beta, their step inside W.p)."""
+    cdef int64_t m = W.m, nw = W.X.n_weights
+    M.T.m = m
+    M.T.nb = nb
+    M.T.per = nb if nb > 0 else 1
+    M.T.t = t if (nb == 0 and m > 0) else NULL
+    M.T.code = codes if (nb > 0 and m > 0) else NULL
+    M.T.c = c if m > 0 else NULL
+    M.T.y = W.y if m > 0 else NULL
+    M.T.dy = W.dy
+    M.T.b = beta + nw if nb > 0 else NULL
+    M.T.db = W.p + nw if nb > 0 else NULL       # the step d lives in W.p
+
+
+cdef inline void zone_counts(const Loss* L, const Terms* T, int64_t* counts,
+                             const Comm* comm) noexcept nogil:
+    """Number of terms in zones 0, 1, 2 at beta (comm: over every rank's terms)."""
+    cdef int64_t k, s
+    cdef double v, t
+    cdef double red[3]
+    counts[0] = 0
+    counts[1] = 0
+    counts[2] = 0
+    for k in range(T.m):
+        for s in range(T.per):
+            term_out(T, k, s, &v, &t)
+            counts[zone(L, t * v)] += 1
+    if comm_active(comm):
+        for k in range(3):
+            red[k] = <double>counts[k]
+        comm_sum(comm, red, 3)
+        for k in range(3):
+            counts[k] = <int64_t>red[k]
+
+
+cdef inline int all_zero(const double* v, int64_t n) noexcept nogil:
+    """1 if every one of the n entries of v is 0 (a cold start), else 0."""
+    cdef int64_t j
+    for j in range(n):
+        if v[j] != 0.0:
+            return 0
+    return 1
+
+
+cdef inline double grad_at_zero_sq(const CSR* X, const int64_t* rows, const Terms* T,
+                                   const Loss* L, double* u, double* g,
+                                   const Comm* comm) noexcept nogil:
+    """||grad f(0)||^2 for binary terms: grad f(0) = sum_k c_k l'(0) t_k x_k (u: m doubles,
+    g: n_weights doubles of scratch; comm: the sum over every rank's terms)."""
+    cdef int64_t k
+    cdef double s = loss_slope(L, 0.0)
+    for k in range(T.m):
+        u[k] = T.c[k] * s * T.t[k]
+    rmatvec(X, rows, T.m, u, g)
+    comm_sum(comm, g, X.n_weights)
+    return dot(g, g, X.n_weights)
 
 
 # ------------------------------------------------------------------ binary terms
@@ -327,7 +390,8 @@ cdef inline void ord_apply(const Operator* A, const double* p, double* out) noex
 
 
 cdef inline void ord_apply_t(const Operator* A, const double* u, double* out) noexcept nogil:
-    """out = A' u: out_w = sum_k (sum_{j of k} u_j) x_k (one scatter), out_b[s] = -sum_{j: s_j = s} u_j."""
+    """out = A' u: out_w = sum_k (sum_{j of k} u_j) x_k (one scatter),
+    out_b[s] = -sum_{j: s_j = s} u_j."""
     cdef const OrdAct* O = <const OrdAct*>A.ctx
     cdef int64_t e, j
     cdef double acc

@@ -18,7 +18,8 @@ from libc.string cimport memcpy
 from libc.math cimport fabs, sqrt, INFINITY
 from csr cimport CSR, rmatvec, dot, sq_norm_row
 from cgls cimport CglsSettings, CglsWork, csr_operator
-from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search
+from mfn_terms cimport Loss, Terms, make_loss
+from line_search cimport Breakpoint, exact_line_search
 from comm cimport comm_active, comm_sum, comm_sum1
 from newton_driver cimport NewtonLoss, NewtonWork, image_on_rows
 
