@@ -26,7 +26,8 @@
 #                                   tau/2 L_h(xi/tau + 1), one stage of the L1 continuation;
 #                                   tau = 2^-k keeps every constant exact, kappa = 1)
 #
-# Algorithm (Sections 3-4, 6, 7 and Appendix A; notation of Appendix A):
+# Algorithm (Sections 3-4, 6, 7 and Appendix A; notation of Appendix A), as the finite
+# Newton driver (csrc/newton_driver.pxd) runs it over mfn's terms (csrc/mfn_losses.pxd):
 #   1. start from beta (0 or a warm start); y = X w
 #   3. classify the terms into zones at beta.  The Newton model keeps the zones:
 #          lam/2 ||beta||^2 + 1/2 sum_{zone 1} a c_j (v_j - t_j tm)^2 - sum_{zone 2} c_j kappa t_j v_j
@@ -44,8 +45,8 @@
 #   5. dv = v(beta_bar) - v(beta) = X d with d = beta_bar - beta.  For binary terms CGLS
 #      accumulates d and X d on zone 1 as it steps (cgls.pxd), so one mat-vec over the
 #      other rows completes dv; ordinal terms take one mat-vec over all.  Stop if CGLS met
-#      eq. 13 (for binary terms checked here on the true residual, once, when the rest
-#      of the test passes) and the zones are consistent at beta_bar: terms whose zone
+#      eq. 13 (for binary terms checked by the driver on the true residual, once, when the
+#      rest of the test passes) and the zones are consistent at beta_bar: terms whose zone
 #      changed may add at most eps ||z||_C to the gradient, measured as
 #      sum c_j |l'(o_j) - l'_model(o_j)| ||x_j||
 #      (terms within 1e-8 of a knee count as consistent: Appendix A, footnote 17; within a
@@ -55,7 +56,7 @@
 #      linear, with a breakpoint wherever a term crosses a knee (hi or lo); each crossing
 #      adds one term's change of piece to the end values l, r of phi''s line (eq. 16-18,
 #      generalized to the three zones of Section 6 and to the p*m ordinal terms of
-#      Section 7).  The root is found by selection instead of a sort (see exact_line_search).
+#      Section 7).  The root is found by selection instead of a sort (csrc/line_search.pxd).
 #   7. beta += delta* d, y likewise, and back to 3 -- unless f would grow (Appendix A's
 #      F > F_previous test, made before the step): then, as when delta* = 0, y is
 #      recomputed once and the iteration retried, and a second failure ends the solve
@@ -65,21 +66,21 @@
 # L2-SVM-MFN did before the family was added (multiplications by a = 1 and t tm = t
 # are exact), so `mfn` keeps its iterates bit for bit.
 #
-# Distributed over row blocks (issue 18; Python entries' `comm`, csrc/comm.pxd): each rank
+# Distributed over row blocks (the Python entries' `comm`, csrc/comm.pxd): each rank
 # holds its block of the examples (possibly none) and the same beta.  The zones, margins,
 # CGLS residuals and breakpoints stay per rank; every sum over terms is completed by an
 # allreduce before it is used (f, the eq. 23 shift, z'Cz, the zone mismatch, counts, the
 # gradient test's ||grad f(0)||, the Section 4.7 KKT), CGLS takes one allreduce of
 # nw + 3 doubles per iteration (cgls.pxd) and the line search's selection runs over every
-# rank's breakpoints (mfn_shared.pxd), so every decision is taken on the same numbers on
+# rank's breakpoints (line_search.pxd), so every decision is taken on the same numbers on
 # every rank and all end with the same beta.  The Jacobi diagonal is then summed afresh
 # at each Newton step (diag_update is a rank-local shortcut).  With a weight split
-# (NewtonWork.split, binary terms: csrc/wsplit.pxd) CGLS runs in cgls.pxd's split arrangement
-# instead: each weight one owner, two sparse exchanges of the weights several ranks
+# (NewtonWork.split, binary terms: csrc/wsplit.pxd) CGLS runs in cgls.pxd's split
+# arrangement instead: each weight one owner, two sparse exchanges of the weights several ranks
 # share and two small allreduces per iteration, and the binary Newton loop is split
 # too (beta valid on each rank's own and touched weights, gathered at the end).
-# Ordinal terms (NewtonWork.cg_split) split CGLS alone: the thresholds are weights every rank
-# touches, and each Newton step's step is gathered on every rank (beta replicated).
+# Ordinal terms (NewtonWork.cg_split) split CGLS alone: the thresholds are weights every
+# rank touches, and each Newton step's step is gathered on every rank (beta replicated).
 #
 # Inputs are addressed through `rows` (training rows, a fold or a random subset);
 # t (binary) or the rank codes (ordinal) and the costs c are per position in rows.
@@ -249,7 +250,7 @@ cdef object _solve(DataView data, const _Solve* I, NewtonSettings* P, const doub
 
 def request_stop():
     """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
+    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
     stop_request()
 
 

@@ -23,13 +23,13 @@
 #     tt_k = y_k + p above the tube, y_k - p below it,
 #
 # solved by CGLS (cgls.pxd) over the active rows, seeded at beta (residual
-# z_k = tt_k - x_k.beta).  Then, by mfn's driver (csrc/newton_driver.pxd): the step
-# d = beta_bar - beta and X d (accumulated by CGLS on the active rows, one mat-vec over the others); stop when
-# CGLS met eq. 13 at eps and the zones are consistent at beta_bar (the examples whose
+# z_k = tt_k - x_k.beta).  Then, by mfn's driver (csrc/newton_driver.pxd, with this loss
+# as csrc/svr_loss.pxd): the step d = beta_bar - beta and X d (accumulated by CGLS on the
+# active rows, one mat-vec over the others); stop when CGLS met eq. 13 at eps and the zones are consistent at beta_bar (the examples whose
 # zone changed add at most eps ||z||_C to the gradient, measured as
 # sum c_k |l'(e_k) - l'_model(e_k)| ||x_k||); else the exact line search of Sec. 4.4 on
 # beta + delta d.  phi'(delta) is piecewise linear with two knots per example (where
-# e_k + delta dy_k crosses +p and -p); each example is handed to mfn_shared.pxd's
+# e_k + delta dy_k crosses +p and -p); each example is handed to line_search.pxd's
 # exact line search as two L2-SVM terms with one knee each,
 #
 #     below: t = +1, v = x.beta - (y_k - p) + 1    (o = t v < 1 iff e_k < -p)
@@ -41,8 +41,8 @@
 # a cold start) and 2 (converge at eps = 1e-2 first) as in mfn, and so is the guard on
 # the inexact-Newton forcing term (a step's CGLS ends at ||r|| <= eta ||r_0|| only once
 # Galli & Lin's quadratic-model rule at the guard holds too: cgls.pxd, qguard; without
-# it, a step whose gradient is mostly one direction ends after one iterate).  LIBLINEAR's gradient
-# test, ||grad f(beta)|| <= gstop ||grad f(0)||, is read off the residual each CGLS starts
+# it, a step whose gradient is mostly one direction ends after one iterate).  LIBLINEAR's
+# gradient test, ||grad f(beta)|| <= gstop ||grad f(0)||, is read off the residual each CGLS starts
 # from (it is -grad f(beta)); on a warm start ||grad f(0)|| takes one pass.
 # Distributed over row blocks exactly as mfn (every sum over examples reduced).
 #
@@ -93,7 +93,7 @@ from rng cimport shuffle
 
 def request_stop():
     """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
+    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
     stop_request()
 
 

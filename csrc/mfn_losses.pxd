@@ -2,8 +2,8 @@
 # (csrc/newton_driver.pxd): binary terms of a piecewise quadratic loss (mfn, ls,
 # mfn-huber, mfn-l1's stages) and the ordinal terms of eq. 25 (mfn-ord).  csrc/_mfn.pyx's
 # block comment has the problem, the loss record (a, tm, hi, lo) and the algorithm;
-# csrc/mfn_shared.pxd the loss, the terms seen through the margins and the exact line
-# search.  Inline: cimported, not compiled on its own.
+# csrc/mfn_terms.pxd the loss and the terms seen through the margins, csrc/line_search.pxd
+# the exact line search.  Inline: cimported, not compiled on its own.
 #
 # Binary terms: zone 1 is the active set (CGLS over its CSR rows, weights a c, residual
 # t tm - y); zone 2 enters the Newton model through the shift q of eq. 23, so CGLS solves
@@ -166,7 +166,7 @@ cdef inline double mfn_mismatch(NewtonLoss* NL, NewtonWork* W) noexcept nogil:
 
 cdef inline double mfn_line_search(NewtonLoss* NL, NewtonWork* W,
                                    const double* beta) noexcept nogil:
-    """The exact line search along d = W.p (csrc/mfn_shared.pxd)."""
+    """The exact line search along d = W.p (csrc/line_search.pxd)."""
     cdef MfnState* M = <MfnState*>NL.state
     return exact_line_search(&M.L, W.lam, beta, W.p, W.nreg, &M.T, M.bp, M.n_bp, W.comm,
                              W.split)

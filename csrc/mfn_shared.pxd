@@ -41,7 +41,8 @@ cdef inline int check_codes(const int32_t* codes, int64_t m, int64_t nb) except 
 cdef inline double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const double* t,
                             const double* c, double lam, const double* y, double* at,
                             double* yhat, double* bh, const Comm* comm=NULL) noexcept nogil:
-    """The maximum dual KKT violation of Section 4.7 (see mfn_dual_kkt); at, yhat (m)
+    """The maximum dual KKT violation of Section 4.7 (csrc/_testing.pyx's mfn_dual_kkt
+    states it); at, yhat (m)
     and bh (n_weights) are scratch.  comm: this rank's rows; sum_k alpha_k t_k x_k is
     reduced, and so is the violation (its maximum over the ranks)."""
     cdef int64_t k
@@ -72,7 +73,8 @@ cdef inline double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const 
 cdef inline object entry_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
                              const double[::1] data, int64_t n_features, double bias,
                              const int64_t[::1] rows, int n_threads, CSR* X):
-    """The check and scratch every Python entry needs before a kernel reads the rows:
+    """The check and scratch an entry taking raw CSR buffers needs before a kernel reads
+    the rows (the cores on a data view take csrc/entry_view.pxd's view_csr instead):
     raise unless rows lie in [0, n_rows), then set X over the CSR buffers with n_threads
     threads (0: all) and their per-thread scatter scratch.  Returns the scratch array,
     which the caller keeps while it uses X.  (The module must have called

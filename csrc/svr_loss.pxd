@@ -6,7 +6,7 @@
 # above the tube (e_k > p), below it (e_k < -p) and inside.  The active examples are those
 # outside the tube, least-squares terms with target tt_k = y_k + p above and y_k - p below
 # (weights c_k, residual z_k = tt_k - x_k . beta).  For the exact line search each example
-# is two L2-SVM terms with one knee each (csrc/mfn_shared.pxd's exact_line_search):
+# is two L2-SVM terms with one knee each (csrc/line_search.pxd's exact_line_search):
 #
 #     below: t = +1, v = x.beta - (y_k - p) + 1    (o = t v < 1 iff e_k < -p)
 #     above: t = -1, v = x.beta - (y_k + p) - 1    (o = t v < 1 iff e_k > p),
@@ -138,7 +138,7 @@ cdef inline double svr_mismatch(NewtonLoss* NL, NewtonWork* W) noexcept nogil:
 cdef inline double svr_line_search(NewtonLoss* NL, NewtonWork* W,
                                    const double* beta) noexcept nogil:
     """The exact line search along W.p from beta (block comment): two L2-SVM terms per
-    example for mfn_shared.pxd's exact_line_search."""
+    example for line_search.pxd's exact_line_search."""
     cdef SvrState* S = <SvrState*>NL.state
     cdef int64_t k
     cdef Terms T

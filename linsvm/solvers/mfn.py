@@ -8,7 +8,7 @@ x_i including the bias feature when bias > 0 and c_i the relative cost of
 example i (class weight x sample weight).  The paper writes the problem as
 eq. 2, f(beta) = lam/2 ||beta||^2 + 1/2 sum_{i in I} c_i d_i^2 with
 lam = 1/C_paper and C_paper = 2C, so F = f / lam; the compiled core
-(csrc/_mfn.pyx) works in the paper's scaling so that its relative CGLS
+(csrc/_mfn.pyx, csrc/newton_driver.pxd) works in the paper's scaling so that its relative CGLS
 stopping rule (eq. 13, tolerance -e) means what the paper says.
 
 Section 4 heuristics: 1 (at most 10 CGLS iterations on the first Newton step
@@ -16,34 +16,33 @@ of a cold start) and 2 (converge first at eps = 1e-2, then at -e) are on by
 default; 3 (first solve on a random subset of the examples, then seed the full
 solve with it) is the `subset` option.  A warm start (beta-seeding, Section
 4.1) skips heuristic 1 but, unlike Appendix A's ini = 1 branch, keeps
-heuristic 2: along a 13-value C path on w8a that cut the CGLS iterations from
-5991 to 3776 at the same answer.  The
-maximum dual KKT violation of Section 4.7 is always reported; with `kkt_tol`
-the solve continues with eps / 10 until it holds.  CGLS is preconditioned by
-1 / (lam + w diag(X_1' C X_1)), w = `jacobi_weight` (0.3; 1 is plain Jacobi), the
-damped Jacobi of Hsia, Chiang & Lin (ACML 2018); README.md gives the measurements.
-A step's CGLS ends at eq. 13, or at the inexact-Newton forcing term ||r|| <= `forcing`
-||r_0|| once Galli & Lin's quadratic-model rule at `forcing_guard` holds too (never at
-the first iteration; csrc/cgls.pxd): unguarded, the forcing term ended every other step
-after one iteration on data with 1-2% positives (docs/threads.md, "Imbalance").
+heuristic 2 (along a path of C it takes fewer CGLS iterations to the same answer:
+docs/solvers.md, "mfn").  The maximum dual KKT violation of Section 4.7 is always
+reported; with `kkt_tol` the solve continues with eps / 10 until it holds.  CGLS is
+preconditioned by 1 / (lam + w diag(X_1' C X_1)), w = `jacobi_weight` (0.3; 1 is plain
+Jacobi), the damped Jacobi of Hsia, Chiang & Lin (ACML 2018); docs/solvers.md gives
+the measurements.  A step's CGLS ends at eq. 13, or at the inexact-Newton forcing term
+||r|| <= `forcing` ||r_0|| once Galli & Lin's quadratic-model rule at `forcing_guard`
+holds too (never at the first iteration; csrc/cgls.pxd): unguarded, the forcing term can
+end a step after one iteration on data with few positives (docs/threads.md, "Imbalance").
 
-Stopping (issue 15, "defaults that beat LIBLINEAR at its own defaults"): the paper's
+Stopping (defaults that beat LIBLINEAR at its own defaults): the paper's
 rule (the zones settled and eq. 13 at -e) and LIBLINEAR's gradient test, whichever
 comes first: the solve also ends at the first Newton iterate with ||grad F(w)|| <=
 gtol min(n+, n-)/n ||grad F(0)||, read off the residual each CGLS starts from
 (csrc/cgls.pxd), so it costs no pass over the data on a cold start and one on a warm
 start.  gtol is GTOL_PER_TOL x -e unless given (0: the paper's rule alone), so that -e
-stays the one accuracy knob.  The default -e is 0.01 (the paper's 1e-6 stops about
-1e-13 above the optimum, where LIBLINEAR -s 2 at its defaults stops 1e-5..1e-3 above it
-in 1/1.3-1/4.9 of the time).  The pair (0.01, 0.003) was chosen on data outside the
-defaults table (docs/benchmarks.md "At the defaults"): it stops 1e-6..2e-4 above the
-optimum on the shared binary sets, below LIBLINEAR's gap on 23 of 24 rows.
+stays the one accuracy knob.  The default -e is 0.01 and the pair (0.01, 0.003) was
+chosen on data outside the defaults table: the paper's 1e-6 stops far closer to the
+optimum than LIBLINEAR -s 2 at its defaults, at several times its cost, and the pair
+stops about as close as -s 2 does (docs/benchmarks.md, "At the defaults", has the
+figures).
 
 Certified.  Both tests are scaled by what class and example weights inflate (||grad F(0)||,
-||z||), so with costs that vary neither alone bounds F - F* (heart_scale -w1 1000: 6.9%
-above the optimum).  F is 1-strongly convex, so F - F* <= 1/2 ||grad F||^2: with varying
+||z||), so with costs that vary neither alone bounds F - F* (docs/solvers.md,
+"Certified stopping", has an example).  F is 1-strongly convex, so F - F* <= 1/2 ||grad F||^2: with varying
 costs (`costs_vary`) the gradient test counts only once that bound is within GAP_GUARD
-(1%) of F too (gap_stop, csrc/_mfn.pyx), and the result is checked by the duality gap of
+(1%) of F too (gap_stop, csrc/mfn_losses.pxd's certified bound), and the result is checked by the duality gap of
 its dual point (`certificate`, which also covers a free bias); above 1% the solve
 continues from beta at -e / 10, and warns when it cannot get there.  With equal costs the
 stop is LIBLINEAR's test, as before; the gap is reported either way (docs/solvers.md,
@@ -52,17 +51,17 @@ stop is LIBLINEAR's test, as before; the gap is reported either way (docs/solver
 The compiled driver is shared by the whole family (csrc/newton_driver.pxd: one Newton
 loop over a piecewise quadratic loss given as (a, tm, hi, lo)); this module
 holds its Python side for binary terms, `run_newton` (with its `Newton` record) and
-`subset_seed`, which
-linsvm/solvers/mfn_family.py (ls, mfn-huber, mfn-l1, mfn-ord) uses too.  mfn
+`subset_seed`, which linsvm/solvers/mfn_family.py (ls, mfn-huber, mfn-l1, mfn-ord) uses
+too.  mfn
 is the loss L2_LOSS, and its iterates are the same, bit for bit, as before the
 family was added.
 
-Distributed (issue 18; distributed="rows" for the whole family): with problem.comm
+Distributed (distributed="rows" for the whole family): with problem.comm
 set, each rank holds a block of the rows and the compiled driver completes every sum
 over rows by an allreduce (csrc/newton_driver.pxd): one allreduce of
 n_weights + 3 doubles per CGLS iteration (csrc/cgls.pxd), a few small ones per Newton
 step (the start residual, f, counts, the exact line search's rounds, which find the
-serial root's piece over every rank's breakpoints: csrc/mfn_shared.pxd).  Every rank
+serial root's piece over every rank's breakpoints: csrc/line_search.pxd).  Every rank
 ends with the same weights, those of the serial solve on the union of the blocks up to
 rounding (the sums add in another order, so a solve stopped at a loose -e can stop a
 little elsewhere, as the serial one does on its rows in another order).  The subset of

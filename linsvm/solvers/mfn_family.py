@@ -1,10 +1,10 @@
 """The rest of the modified finite Newton family (Keerthi & DeCoste, JMLR 2005).
 
-Four solvers on the Newton driver of `mfn` (csrc/_mfn.pyx: CGLS on the terms in
-the least-squares zone, exact line search over the knees of a piecewise
-quadratic loss); each only chooses the loss, the scaling and the stopping rule.
-In linsvm's scaling (DESIGN.md; x includes the bias feature, value -B, whose
-weight is regularized; c_i = class weight x sample weight):
+Four solvers on the Newton driver of `mfn` (csrc/newton_driver.pxd: CGLS on the terms
+in the least-squares zone, exact line search over the knees of a piecewise quadratic
+loss); each only chooses the loss, the scaling and the stopping rule.  In linsvm's
+scaling (docs/design.md, "The fit contract"; x includes the bias feature, value -B,
+whose weight is regularized; c_i = class weight x sample weight):
 
 ls         F(w) = 1/2||w||^2 + C sum_i c_i (1 - y_i w.x_i)^2.  LS-SVM solved by CGLS
            with every example active: the paper's LS-SVM-CG (Section 4.3).  Paper
@@ -336,7 +336,7 @@ def fit_l1(problem, params, start, state, log):
       features reach 1e5), or at --max-stages.
 
     tau stays a power of two (--tau0 is rounded down to one), so that the
-    smoothed loss is exactly C^1 in floating point (csrc/mfn_shared.pxd, make_loss).
+    smoothed loss is exactly C^1 in floating point (csrc/mfn_terms.pxd, make_loss).
     The paper's schedule tau_j = 2^-j is the case of factor 1/2 from tau0 = 1;
     linsvm starts at --tau0 (default 1/4) and lets the certificate choose the
     factor (1/2, 1/4 or 1/8).  A warm start first evaluates the certificate at

@@ -1,8 +1,8 @@
 """Linear support vector regression: LIBLINEAR's -s 11, -s 12 and -s 13 problems.
 
-In linsvm's scaling (DESIGN.md; x includes the bias feature of value -B, c_i the
-relative cost of example i, y_i its real target, p = `epsilon` the tube's half-width,
-LIBLINEAR's -p, default 0.1):
+In linsvm's scaling (docs/design.md, "The fit contract"; x includes the bias feature of
+value -B, c_i the relative cost of example i, y_i its real target, p = `epsilon` the
+tube's half-width, LIBLINEAR's -p, default 0.1):
 
     svr (-s 11)           F(w) = 1/2 ||w||_R^2 + C sum_i c_i max(0, |y_i - w.x_i| - p)^2
     svr-dual --loss l2    the same F (LIBLINEAR -s 12), by its dual
@@ -12,10 +12,10 @@ svr: the modified finite Newton method of Keerthi & DeCoste (JMLR 2005, Sections
 on the squared eps-insensitive loss (csrc/_svr.pyx): the active set is the examples
 outside the tube, each a least-squares term with target y_i + p (above the tube) or
 y_i - p (below); CGLS (csrc/cgls.pxd) on the active rows, the exact line search of
-Sec. 4.4 with two knots per example (csrc/mfn_shared.pxd), heuristics 1-2 and the
+Sec. 4.4 with two knots per example (csrc/line_search.pxd), heuristics 1-2 and the
 options of mfn.  Paper scaling lam = 1/(2C), F = f / lam (as mfn).
 
-The free intercept (issue 27).  ||w||_R is ||w||^2 over every weight, or, with
+The free intercept.  ||w||_R is ||w||^2 over every weight, or, with
 `regularize_bias` False (svr's default; LIBLINEAR's -R), over every weight but the bias
 feature's: the intercept is then free, as in least squares.  With the bias regularized
 like the other weights (LIBLINEAR's default -B 1 without -R) a target far from zero has
