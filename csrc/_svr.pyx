@@ -23,13 +23,13 @@
 #     tt_k = y_k + p above the tube, y_k - p below it,
 #
 # solved by CGLS (cgls.pxd) over the active rows, seeded at beta (residual
-# z_k = tt_k - x_k.beta).  Then, as in csrc/_mfn.pyx: the step d = beta_bar - beta and
-# X d (accumulated by CGLS on the active rows, one mat-vec over the others); stop when
-# CGLS met eq. 13 at eps and the zones are consistent at beta_bar (the examples whose
+# z_k = tt_k - x_k.beta).  Then, by mfn's driver (csrc/newton_driver.pxd, with this loss
+# as csrc/svr_loss.pxd): the step d = beta_bar - beta and X d (accumulated by CGLS on the
+# active rows, one mat-vec over the others); stop when CGLS met eq. 13 at eps and the zones are consistent at beta_bar (the examples whose
 # zone changed add at most eps ||z||_C to the gradient, measured as
 # sum c_k |l'(e_k) - l'_model(e_k)| ||x_k||); else the exact line search of Sec. 4.4 on
 # beta + delta d.  phi'(delta) is piecewise linear with two knots per example (where
-# e_k + delta dy_k crosses +p and -p); each example is handed to mfn_shared.pxd's
+# e_k + delta dy_k crosses +p and -p); each example is handed to line_search.pxd's
 # exact line search as two L2-SVM terms with one knee each,
 #
 #     below: t = +1, v = x.beta - (y_k - p) + 1    (o = t v < 1 iff e_k < -p)
@@ -41,10 +41,10 @@
 # a cold start) and 2 (converge at eps = 1e-2 first) as in mfn, and so is the guard on
 # the inexact-Newton forcing term (a step's CGLS ends at ||r|| <= eta ||r_0|| only once
 # Galli & Lin's quadratic-model rule at the guard holds too: cgls.pxd, qguard; without
-# it, a step whose gradient is mostly one direction ends after one iterate).  LIBLINEAR's gradient
-# test, ||grad f(beta)|| <= gstop ||grad f(0)||, is read off the residual each CGLS starts
+# it, a step whose gradient is mostly one direction ends after one iterate).  LIBLINEAR's
+# gradient test, ||grad f(beta)|| <= gstop ||grad f(0)||, is read off the residual each CGLS starts
 # from (it is -grad f(beta)); on a warm start ||grad f(0)|| takes one pass.
-# Distributed over row blocks exactly as _mfn.pyx (every sum over examples reduced).
+# Distributed over row blocks exactly as mfn (every sum over examples reduced).
 #
 # ---------------------------------------------------------------- dual CD (l1, l2)
 # Ho & Lin (2012), eq. (13)-(15) and Algorithm 4: with beta_k = alpha+_k - alpha-_k and
@@ -77,486 +77,181 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (vdot, CSR, make_csr, check_rows, matvec, rmatvec, dot, dot_row,
-                 axpy_row, sq_norm_row, scratch_doubles, entry_threads, dot_row_span,
-                 axpy_row_span, LINSVM_PREFETCH)
-from cgls cimport Operator, csr_operator, cgls, residual
-from mfn_shared cimport Breakpoint, Loss, Terms, make_loss, exact_line_search
+from csr cimport (vdot, CSR, matvec, rmatvec, dot, dot_row, axpy_row, sq_norm_row,
+                 dot_row_span, axpy_row_span, row_start, row_stop, prefetch_span,
+                 LINSVM_PREFETCH)
+from linsvm._data cimport DataView
+from entry_view cimport view_csr, view_rows
+from line_search cimport Breakpoint
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
 from wsplit cimport Split, split_from
+from newton_driver cimport (CONVERGED, MAX_ITER, NewtonSettings, NewtonWork, NewtonLoss,
+                           newton_drive, newton_settings, check_settings, take_setting)
+from svr_loss cimport SvrState, tube_slope, svr_value, grad0_sq, svr_loss
 from rng cimport shuffle
-
-cdef enum:
-    CONVERGED = 0
-    MAX_ITER = 1
-    NO_DESCENT = 2
-    GRADIENT = 3
-
-
-ctypedef struct Svr:
-    # the examples
-    int64_t m
-    const int64_t* rows
-    const double* yt               # targets
-    const double* c                # costs
-    double p                       # tube half-width
-    double lam                     # 1 / (2C)
-    double guard                   # the forcing term's guard (cgls.pxd, qguard; 0: none)
-    int64_t nw
-    int64_t nreg                   # regularized weights (the first nreg)
-    double* pred                   # x_k . beta
-    double* dy                     # x_k . d
-    double* ytry                   # margins at a trial point
-    # the active examples of the last step
-    int64_t* act_rows
-    int64_t* act_pos
-    int8_t* zone_of                # -1 below, +1 above, 0 inside, at the step's beta
-    int64_t* off_rows
-    int64_t* off_pos
-    int64_t n_act
-    double* cc
-    double* z
-    double* q
-    double* u
-    double* xd
-    # the line search's two terms per example
-    double* tv
-    double* tdv
-    double* tt
-    double* tc
-    Breakpoint* bp
-    # per weight
-    double* beta_bar
-    double* r
-    double* pv
-    double* sv
-    double* minv
-    double* h                      # nw + 3
-    double* dsum
-    double* diag
-    Stop* stop
-    const Comm* comm
-    const Split* split             # CGLS in the weight-split arrangement (cgls.pxd), or NULL
-
-
-cdef inline double _slope(double e, double p) noexcept nogil:
-    """l'(e) of l(e) = 1/2 max(0, |e| - p)^2."""
-    if e > p:
-        return e - p
-    if e < -p:
-        return e + p
-    return 0.0
-
-
-cdef double svr_primal(const Svr* S, const double* beta, const double* pred) noexcept nogil:
-    """f(beta) = lam/2 ||beta||_Lam^2 + 1/2 sum_k c_k max(0, |e_k| - p)^2 from the margins
-    pred (comm: the loss sum reduced)."""
-    cdef int64_t k
-    cdef double q2 = 0.0, e
-    for k in range(S.m):
-        e = _slope(pred[k] - S.yt[k], S.p)
-        q2 += S.c[k] * e * e
-    if comm_active(S.comm):
-        q2 = comm_sum1(S.comm, q2)
-    return 0.5 * S.lam * dot(beta, beta, S.nreg) + 0.5 * q2
-
-
-cdef double grad0_sq(const CSR* X, Svr* S, double b0) noexcept nogil:
-    """||grad f(beta_0)||^2 = ||sum_k c_k l'(b0 - y_k) x_k||^2 at the reference point
-    beta_0 whose every prediction is b0: 0 (beta = 0), or with a free bias the
-    intercept-only model, the weighted mean target (the bias weight is not regularized,
-    so lam beta_0 adds nothing).  Uses S.u and S.r as scratch."""
-    cdef int64_t k
-    for k in range(S.m):
-        S.u[k] = S.c[k] * _slope(b0 - S.yt[k], S.p)
-    rmatvec(X, S.rows, S.m, S.u, S.r)
-    comm_sum(S.comm, S.r, S.nw)
-    return dot(S.r, S.r, S.nw)
-
-
-cdef int svr_step(const CSR* X, Svr* S, const double* beta, double eps, double eta,
-                  int cg_cap, int precondition, double jw, int fused, int* optimal,
-                  double stop_rr, double* rr0) noexcept nogil:
-    """beta_bar = argmin of the Newton model at beta (the block comment) by CGLS over the
-    active rows; also dy = X d for d = beta_bar - beta (in S.pv).  Returns CGLS's
-    iterations (optimal: eq. 13 by the recurrence, or 2: the gradient test at entry)."""
-    cdef int64_t k, j, n_act = 0, n_off = 0
-    cdef double e, tgt
-    cdef int it
-    cdef Operator A
-    for k in range(S.m):
-        e = S.pred[k] - S.yt[k]
-        if S.c[k] > 0.0 and e > S.p:
-            S.zone_of[k] = 1
-            tgt = S.yt[k] + S.p
-        elif S.c[k] > 0.0 and e < -S.p:
-            S.zone_of[k] = -1
-            tgt = S.yt[k] - S.p
-        else:
-            S.zone_of[k] = 0
-            S.off_rows[n_off] = S.rows[k]
-            S.off_pos[n_off] = k
-            n_off += 1
-            continue
-        S.act_rows[n_act] = S.rows[k]
-        S.act_pos[n_act] = k
-        S.cc[n_act] = S.c[k]
-        S.z[n_act] = tgt - S.pred[k]
-        n_act += 1
-    S.n_act = n_act
-    memcpy(S.beta_bar, beta, S.nw * sizeof(double))
-    A = csr_operator(X, S.act_rows, n_act)
-    it = cgls(&A, S.cc, S.lam, S.beta_bar, S.z, S.q, S.u, S.r, S.pv, S.sv,
-              S.minv if precondition else NULL, eps, eta, cg_cap, optimal, S.stop, fused, S.h,
-              precondition, S.dsum, S.xd, 0, S.diag, jw, stop_rr, rr0, S.comm, S.nreg, S.guard,
-              S.guard > 0.0, S.split, S.guard > 0.0)
-    if optimal[0] == 2 or S.stop.stopped:
-        return it
-    # dy = X d: the active rows from CGLS's accumulation, one mat-vec over the others
-    memcpy(S.pv, S.dsum, S.nw * sizeof(double))
-    for j in range(n_act):
-        S.dy[S.act_pos[j]] = S.xd[j]
-    matvec(X, S.off_rows, n_off, S.pv, S.q)
-    for j in range(n_off):
-        S.dy[S.off_pos[j]] = S.q[j]
-    return it
-
-
-cdef double zone_mismatch(const CSR* X, const Svr* S) noexcept nogil:
-    """sum over the examples whose zone at beta_bar differs from the step's of
-    c_k |l'(e_k) - l'_model(e_k)| ||x_k|| (e_k at beta_bar)."""
-    cdef int64_t k
-    cdef double e, model, total = 0.0
-    for k in range(S.m):
-        if S.c[k] <= 0.0:
-            continue
-        e = S.pred[k] + S.dy[k] - S.yt[k]
-        if S.zone_of[k] > 0:
-            model = e - S.p
-        elif S.zone_of[k] < 0:
-            model = e + S.p
-        else:
-            model = 0.0
-        if _slope(e, S.p) != model:
-            total += S.c[k] * fabs(_slope(e, S.p) - model) * sqrt(sq_norm_row(X, S.rows[k]))
-    return total
-
-
-cdef double svr_line_search(Svr* S, const double* beta) noexcept nogil:
-    """The exact line search along S.pv from beta (block comment): two L2-SVM terms per
-    example for mfn_shared.pxd's exact_line_search."""
-    cdef int64_t k
-    cdef Terms T
-    cdef Loss L = make_loss(1.0, 1.0, 1.0, -INFINITY)
-    for k in range(S.m):
-        S.tt[2 * k] = 1.0
-        S.tv[2 * k] = S.pred[k] - (S.yt[k] - S.p) + 1.0
-        S.tt[2 * k + 1] = -1.0
-        S.tv[2 * k + 1] = S.pred[k] - (S.yt[k] + S.p) - 1.0
-        S.tdv[2 * k] = S.dy[k]
-        S.tdv[2 * k + 1] = S.dy[k]
-        S.tc[2 * k] = S.c[k]
-        S.tc[2 * k + 1] = S.c[k]
-    T.m = 2 * S.m
-    T.nb = 0
-    T.per = 1
-    T.t = S.tt
-    T.code = NULL
-    T.c = S.tc
-    T.y = S.tv
-    T.dy = S.tdv
-    T.b = NULL
-    T.db = NULL
-    return exact_line_search(&L, S.lam, beta, S.pv, S.nreg, &T, S.bp, max(2 * S.m, 1), S.comm)
-
-
-cdef int eq13_true(const CSR* X, Svr* S, double eps, double zcz) noexcept nogil:
-    """Eq. 13 on the true residual of the last step's CGLS (its own test used the fused
-    recurrence)."""
-    cdef Operator A = csr_operator(X, S.act_rows, S.n_act)
-    residual(&A, S.cc, S.z, S.lam, S.beta_bar, S.u, S.r, NULL, NULL, 1.0, S.comm, S.nreg)
-    return dot(S.r, S.r, S.nw) <= eps * eps * zcz
-
-
-cdef int svr_newton(const CSR* X, Svr* S, double* beta, double eps, double eta, int warm,
-                    int heuristic1, int heuristic2, int precondition, double jw, int fused,
-                    double gstop, double g0sq, int max_iter, int cg_max_iter, int* n_iter,
-                    int64_t* cg_total, double* trace, void* callback) noexcept nogil:
-    """The modified finite Newton method for the l2 SVR (block comment) from beta
-    (in/out; S.pred = X beta on entry and exit).  Returns a status code."""
-    cdef int64_t k, j, n_show
-    cdef int it = 0, cg_it, cg_cap, optimal, status = MAX_ITER, refreshed = 0
-    cdef int need_second = heuristic2 and eps < 1e-2
-    cdef int dist = comm_active(S.comm)
-    cdef double eps_cur = 1e-2 if need_second else eps
-    cdef double F = svr_primal(S, beta, S.pred), delta, mismatch, zcz, Fnew
-    cdef double red[2]
-    cdef double rr0 = -1.0, stop_rr = gstop * gstop * g0sq if g0sq >= 0.0 else -1.0
-    cg_total[0] = 0
-    while True:
-        if it >= max_iter:
-            status = MAX_ITER
-            break
-        if stop_poll(S.stop, S.m * S.stop.per_row):
-            break
-        it += 1
-        cg_cap = 10 if (heuristic1 and not warm and it == 1) else cg_max_iter
-        cg_it = svr_step(X, S, beta, eps_cur, eta, cg_cap, precondition, jw, fused, &optimal,
-                         stop_rr if stop_rr > 0.0 else 0.0, &rr0)
-        if S.stop.stopped:
-            break
-        if optimal == 2:                      # ||grad f(beta)|| <= gstop ||grad f(0)||
-            it -= 1
-            status = GRADIENT
-            break
-        if stop_rr < 0.0 and gstop > 0.0:     # a cold start: rr0 = ||grad f(0)||^2
-            stop_rr = gstop * gstop * rr0
-        cg_total[0] += cg_it
-        n_show = S.n_act if not dist else <int64_t>comm_sum1(S.comm, <double>S.n_act)
-        if optimal:
-            mismatch = zone_mismatch(X, S)
-            zcz = 0.0
-            for j in range(S.n_act):
-                zcz += S.cc[j] * S.z[j] * S.z[j]
-            if dist:
-                red[0] = mismatch
-                red[1] = zcz
-                comm_sum(S.comm, red, 2)
-                mismatch = red[0]
-                zcz = red[1]
-            if mismatch * mismatch <= eps_cur * eps_cur * zcz and (
-                    (not fused and not dist) or eq13_true(X, S, eps_cur, zcz)):
-                memcpy(beta, S.beta_bar, S.nw * sizeof(double))
-                for k in range(S.m):
-                    S.pred[k] += S.dy[k]
-                F = svr_primal(S, beta, S.pred)
-                trace[it - 1] = F
-                if callback != NULL:
-                    with gil:
-                        try:
-                            (<object>callback)(it, F, n_show, cg_it)
-                        except BaseException as e:
-                            stop_keep(S.stop, e)
-                    if S.stop.stopped:
-                        break
-                if need_second:
-                    need_second = 0
-                    eps_cur = eps
-                    continue
-                status = CONVERGED
-                break
-        delta = svr_line_search(S, beta)
-        Fnew = F
-        if delta > 0.0:
-            for j in range(S.nw):
-                S.beta_bar[j] = beta[j] + delta * S.pv[j]
-            for k in range(S.m):
-                S.ytry[k] = S.pred[k] + delta * S.dy[k]
-            Fnew = svr_primal(S, S.beta_bar, S.ytry)
-        if delta <= 0.0 or Fnew > F + 1e-12 * fabs(F):
-            if not refreshed:                 # margins drift: recompute once, retry
-                matvec(X, S.rows, S.m, beta, S.pred)
-                F = svr_primal(S, beta, S.pred)
-                trace[it - 1] = F
-                refreshed = 1
-                continue
-            trace[it - 1] = F
-            status = NO_DESCENT
-            break
-        refreshed = 0
-        memcpy(beta, S.beta_bar, S.nw * sizeof(double))
-        memcpy(S.pred, S.ytry, S.m * sizeof(double))
-        F = Fnew
-        trace[it - 1] = F
-        if callback != NULL:
-            with gil:
-                try:
-                    (<object>callback)(it, F, n_show, cg_it)
-                except BaseException as e:
-                    stop_keep(S.stop, e)
-    n_iter[0] = it
-    return status
-
 
 def request_stop():
     """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.interrupt.stop_running_solves)."""
+    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
     stop_request()
 
 
-cdef int _check_common(const int64_t[::1] indptr, const int64_t[::1] rows,
-                       const double[::1] y, const double[::1] c, double p, int64_t n_want,
-                       int64_t n_got) except -1:
-    """Raise ValueError unless the rows are valid row numbers, the targets and costs
-    match them in length and are finite (costs >= 0), p >= 0 and the solution vector has
-    n_want entries (n_got)."""
-    cdef int64_t k, m = rows.shape[0]
+cdef int _check_common(DataView data, const double[::1] y, const double[::1] c, double p,
+                       int64_t n_want, int64_t n_got) except -1:
+    """Raise ValueError unless the targets and costs match the view's rows in length and
+    are finite (costs >= 0), p >= 0 and the solution vector has n_want entries (n_got)."""
+    cdef int64_t k, m = data.n
     if y.shape[0] != m or c.shape[0] != m:
         raise ValueError("targets/costs and rows differ in length")
     if n_got != n_want:
         raise ValueError(f"the start vector has {n_got} entries, expected {n_want}")
     if not (p >= 0.0 and isfinite(p)):
         raise ValueError("the tube width p must be >= 0 and finite")
-    check_rows(rows, indptr.shape[0] - 1)
     for k in range(m):
         if not (isfinite(y[k]) and isfinite(c[k]) and c[k] >= 0.0):
             raise ValueError("targets must be finite and costs finite and >= 0")
     return 0
 
 
-def svr_newton_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                     const double[::1] data, int64_t n_features, double bias,
-                     const int64_t[::1] rows, const double[::1] y, const double[::1] c,
-                     double C, double p, double[::1] beta, bint regularize_bias, double eps,
-                     bint warm, bint heuristic1, bint heuristic2, bint precondition,
-                     double jacobi_weight, bint fused, double eta, double gstop, int max_iter,
-                     int cg_max_iter, int n_threads, object callback, object comm=None,
-                     double ref_prediction=0.0, object split=None, double forcing_guard=0.0):
-    """Minimize F(w) = 1/2 ||w||_R^2 + C sum_k c_k max(0, |w.x_k - y_k| - p)^2 by the
-    modified finite Newton method (block comment; Keerthi & DeCoste 2005, Sections 3-4),
-    updating beta in place.  ||.||_R: every weight, or (regularize_bias False, bias > 0)
-    all but the bias weight.  eps: eq. 13's tolerance; gstop >= 0: also stop at the
-    first iterate with ||grad F|| <= gstop ||grad F(beta_0)|| (LIBLINEAR's test; 0: off),
-    beta_0 the model predicting ref_prediction everywhere (0: beta = 0; a free bias's
-    solve passes the mean target, the reference of a cold start).  comm: None, or the Collective of a distributed solve (rows, y, c this rank's block).
-    split: None, or this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in
-    the weight-split arrangement (cgls.pxd).  forcing_guard > 0: the forcing term eta
-    ends a step's CGLS only once Galli & Lin's quadratic-model rule at
-    min(forcing_guard, ||r_0||_{M^-1}^(1/2)) holds too (cgls.pxd, qguard); 0: the
-    forcing term alone.
-    Returns a dict: status (0 converged, 1 iteration cap, 2 no descent, 3 gradient test),
-    n_iter, cg_iter, objective F, n_active (examples outside the tube, over every rank),
-    trace (F per Newton iteration), pred = X[rows] beta."""
-    cdef int64_t m = rows.shape[0], k
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef int T_threads = entry_threads(n_threads)
-    cdef int status, n_iter = 0
-    cdef int64_t cg_total = 0, n_act = 0
-    cdef double lam = 0.5 / C, g0sq = -1.0, F
-    _check_common(indptr, rows, y, c, p, nw, beta.shape[0])
-    if not (C > 0 and isfinite(C)):
-        raise ValueError("C must be > 0")
-    if not (gstop >= 0.0 and isfinite(gstop)):       # >= 1: w = 0 passes (a huge -e)
-        raise ValueError(f"gstop must be finite and >= 0, got {gstop!r}")
-    if not 0.0 < jacobi_weight <= 1.0:
-        raise ValueError(f"jacobi_weight must be in (0, 1], got {jacobi_weight!r}")
-    if not 0.0 <= forcing_guard < 1.0:
-        raise ValueError(f"forcing_guard must be in [0, 1), got {forcing_guard!r}")
+cdef object _carve(int64_t m, int64_t nw, int max_iter, NewtonWork* W, SvrState* S):
+    """The work arrays of a Newton solve, carved into W and S; returns the arrays (the
+    caller keeps them) and the trace's offset in the first."""
     cdef int64_t me = max(m, 1), mw = max(nw, 1)
     fbuf = np.zeros(16 * me + 9 * mw + 3 + max(max_iter, 1), dtype=np.float64)
     ibuf = np.zeros(4 * me, dtype=np.int64)
     zbuf = np.zeros(me, dtype=np.int8)
+    bpbuf = np.zeros(4 * me, dtype=np.float64)      # 2 breakpoints per example
     cdef double* F0 = <double*>cnp.PyArray_DATA(fbuf)
     cdef int64_t* I0 = <int64_t*>cnp.PyArray_DATA(ibuf)
-    cdef double* trace = F0 + 16 * me + 9 * mw + 3
-    scratch = np.empty(max(scratch_doubles(indptr, n_features, bias), 1), dtype=np.float64)
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
-                          <double*>cnp.PyArray_DATA(scratch))
-    cdef Svr S
+    W.y, W.dy, W.ytry = F0, F0 + me, F0 + 2 * me
+    W.cc, W.z, W.q, W.u, W.xd = F0 + 3 * me, F0 + 4 * me, F0 + 5 * me, F0 + 6 * me, F0 + 7 * me
+    S.tv, S.tdv, S.tt, S.tc = F0 + 8 * me, F0 + 10 * me, F0 + 12 * me, F0 + 14 * me   # 2 m each
+    W.beta_bar = F0 + 16 * me
+    W.r, W.p, W.sv = W.beta_bar + mw, W.beta_bar + 2 * mw, W.beta_bar + 3 * mw
+    W.minv, W.dsum, W.diag = W.beta_bar + 4 * mw, W.beta_bar + 5 * mw, W.beta_bar + 6 * mw
+    W.h = W.beta_bar + 7 * mw                   # nw + 3
+    S.act_rows, S.act_pos, S.off_rows, S.off_pos = I0, I0 + me, I0 + 2 * me, I0 + 3 * me
+    S.zone_of = <int8_t*>cnp.PyArray_DATA(zbuf)
+    S.bp = <Breakpoint*>cnp.PyArray_DATA(bpbuf)
+    return (fbuf, ibuf, zbuf, bpbuf), 16 * me + 9 * mw + 3
+
+
+def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c, double C,
+                     double[::1] beta, object callback=None, object comm=None,
+                     object split=None, double ref_prediction=0.0, **settings):
+    """Minimize F(w) = 1/2 ||w||_R^2 + C sum_k c_k max(0, |w.x_k - y_k| - p)^2 by the
+    modified finite Newton method (block comment; Keerthi & DeCoste 2005, Sections 3-4),
+    updating beta in place.  settings, every one required (the catalog's option names):
+    epsilon (p, the tube's half-width), regularize_bias (off: ||.||_R leaves out the bias
+    weight, when bias > 0), tol (eq. 13's tolerance), warm, heuristic1, heuristic2,
+    precondition, jacobi_weight, fused_cg, forcing, forcing_guard, max_iter, cg_max_iter,
+    n_threads (as for csrc/_mfn.pyx's newton_solve), and gstop >= 0: also stop at the
+    first iterate with ||grad F|| <= gstop ||grad F(beta_0)|| (LIBLINEAR's test; 0: off),
+    beta_0 the model predicting ref_prediction everywhere (0: beta = 0; a free bias's
+    solve passes the mean target, the reference of a cold start).  comm: None, or the
+    Collective of a distributed solve (rows, y, c this rank's block).  split: None, or
+    this rank's linsvm.runtime.wsplit.WeightSplit (with comm): CGLS in the weight-split
+    arrangement (cgls.pxd), the Newton loop replicated.  callback(it, f, n_active, cg_it)
+    after each outer iteration that moved beta (f in the paper's scaling; a true return
+    value after a line-search step ends the solve, status 4).
+    Returns a dict: status (0 converged, 1 iteration cap, 2 no descent, 3 gradient test),
+    n_iter, cg_iter, objective F, n_active (examples outside the tube, over every rank),
+    trace (F per Newton iteration), pred = X[rows] beta."""
+    cdef int64_t m = data.n, k, nw = data.n_weights
+    cdef int status, n_iter = 0
+    cdef int64_t cg_total = 0, n_act = 0, o_trace
+    cdef double lam = 0.5 / C, F = 0.0
+    cdef double p = take_setting(settings, "epsilon")
+    cdef bint regularize_bias = take_setting(settings, "regularize_bias")
+    cdef int n_threads = take_setting(settings, "n_threads")
+    cdef NewtonSettings P = newton_settings(settings, SVR_FIXED)
+    _check_common(data, y, c, p, nw, beta.shape[0])
+    if not (C > 0 and isfinite(C)):
+        raise ValueError("C must be > 0")
+    check_settings(&P)
+    cdef NewtonWork W
+    cdef SvrState S
+    arrays, o_trace = _carve(m, nw, P.max_iter, &W, &S)
+    cdef double* trace = <double*>cnp.PyArray_DATA(arrays[0]) + o_trace
+    cdef CSR X
+    scratch = view_csr(data, n_threads, 0, &X)
     cdef Stop ST
     cdef Comm CM = comm_from(comm)
+    cdef Split SP
     cdef void* cb = <void*>callback if callback is not None else NULL
-    stop_init(&ST, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
-    S.m = m
-    S.rows = &rows[0] if m > 0 else NULL
+    stop_init(&ST, data.nnz, data.n_rows)
+    W.X, W.rows, W.m, W.nbeta, W.lam = &X, view_rows(data), m, nw, lam
+    W.nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
+    W.stop, W.comm, W.split, W.cg_split = &ST, &CM, NULL, NULL
     S.yt = &y[0] if m > 0 else NULL
     S.c = &c[0] if m > 0 else NULL
     S.p = p
-    S.lam = lam
-    S.guard = forcing_guard
-    S.nw = nw
-    S.nreg = nw - 1 if (not regularize_bias and bias > 0) else nw
-    S.pred = F0
-    S.dy = F0 + me
-    S.ytry = F0 + 2 * me
-    S.cc = F0 + 3 * me
-    S.z = F0 + 4 * me
-    S.q = F0 + 5 * me
-    S.u = F0 + 6 * me
-    S.xd = F0 + 7 * me
-    S.tv = F0 + 8 * me                # 2 per example from here on
-    S.tdv = F0 + 10 * me
-    S.tt = F0 + 12 * me
-    S.tc = F0 + 14 * me
-    S.beta_bar = F0 + 16 * me
-    S.r = S.beta_bar + mw
-    S.pv = S.r + mw
-    S.sv = S.pv + mw
-    S.minv = S.sv + mw
-    S.dsum = S.minv + mw
-    S.diag = S.dsum + mw
-    S.h = S.diag + mw                 # nw + 3
-    S.act_rows = I0
-    S.act_pos = I0 + me
-    S.off_rows = I0 + 2 * me
-    S.off_pos = I0 + 3 * me
-    S.zone_of = <int8_t*>cnp.PyArray_DATA(zbuf)
-    S.stop = &ST
-    S.comm = &CM
-    cdef Split SP
-    S.split = NULL
     if split is not None and comm_active(&CM):
         if split.n_weights != nw:
             raise ValueError("the weight split is for another number of weights")
-        SP = split_from(split, &CM)
-        S.split = &SP
-    bpbuf = np.zeros(4 * me, dtype=np.float64)      # 2 breakpoints per example
-    S.bp = <Breakpoint*>cnp.PyArray_DATA(bpbuf)
-    cdef int dist = comm_active(&CM)
+        SP = split_from(split, &CM)           # CGLS alone: the Newton loop replicated
+        W.cg_split = &SP
+    cdef NewtonLoss NL = svr_loss(&S)
     with nogil:
-        matvec(&X, S.rows, m, &beta[0], S.pred)
-        if gstop > 0.0 and warm:
-            g0sq = grad0_sq(&X, &S, ref_prediction)
-        status = svr_newton(&X, &S, &beta[0], eps, eta, warm, heuristic1, heuristic2,
-                            precondition, jacobi_weight, fused, gstop, g0sq, max_iter,
-                            cg_max_iter, &n_iter, &cg_total, trace, cb)
+        matvec(&X, W.rows, m, &beta[0], W.y)
+        if P.gstop > 0.0 and P.warm:
+            P.g0sq = grad0_sq(&S, &W, ref_prediction)
+        status = newton_drive(&NL, &W, &beta[0], &P, &n_iter, &cg_total, trace, cb)
         if not ST.stopped:
-            F = svr_primal(&S, &beta[0], S.pred)
+            F = svr_value(&NL, &W, &beta[0], W.y)
             for k in range(m):
-                if S.c[k] > 0.0 and fabs(S.pred[k] - S.yt[k]) > p:
+                if S.c[k] > 0.0 and fabs(W.y[k] - S.yt[k]) > p:
                     n_act += 1
-            if dist:
+            if comm_active(&CM):
                 n_act = <int64_t>comm_sum1(&CM, <double>n_act)
     stop_raise(&ST)
     return dict(status=status, n_iter=n_iter, cg_iter=int(cg_total), objective=F / lam,
-                n_active=int(n_act), trace=fbuf[16 * me + 9 * mw + 3:
-                                                 16 * me + 9 * mw + 3 + n_iter] / lam,
-                pred=fbuf[:m].copy())
+                n_active=int(n_act), trace=arrays[0][o_trace:o_trace + n_iter] / lam,
+                pred=arrays[0][:m].copy())
 
 
-def svr_primal_value(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                     const double[::1] data, int64_t n_features, double bias,
-                     const int64_t[::1] rows, const double[::1] y, const double[::1] c,
-                     double C, double p, const double[::1] w, int loss,
+# svr_newton_solve's fixed settings: the Jacobi diagonal summed afresh at each step, the
+# gradient test uncertified (the caller checks the duality gap)
+SVR_FIXED = dict(diag_update=False, gap_stop=0.0)
+
+
+def svr_primal_value(DataView data, *, const double[::1] y, const double[::1] c, double C,
+                     double epsilon, const double[::1] w, str loss,
                      bint regularize_bias=True, object comm=None):
-    """(F(w), grad F(w), pred) for the SVR objective (loss 1: l1, F's subgradient with
-    sign(0) = 0; loss 2: l2).  comm: sums over every rank's examples."""
-    cdef int64_t m = rows.shape[0], k, j
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef int64_t nreg = nw - 1 if (not regularize_bias and bias > 0) else nw
+    """(F(w), grad F(w), pred) for the SVR objective with tube half-width epsilon (loss
+    "l1": F's subgradient with sign(0) = 0; "l2": its square).  comm: sums over every
+    rank's examples."""
+    if loss not in ("l1", "l2"):
+        raise ValueError(f"loss must be 'l1' or 'l2', got {loss!r}")
+    cdef int l1 = loss == "l1"
+    cdef double p = epsilon
+    cdef int64_t m = data.n, k, j
+    cdef int64_t nw = data.n_weights
+    cdef int64_t nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
     cdef double e, a, lsum = 0.0
     cdef Comm CM = comm_from(comm)
-    _check_common(indptr, rows, y, c, p, nw, w.shape[0])
+    _check_common(data, y, c, p, nw, w.shape[0])
+    cdef const int64_t* rows = view_rows(data)
     g_arr = np.zeros(nw + 1, dtype=np.float64)
     pred_arr = np.zeros(m, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)
     cdef double[::1] g = g_arr, pred = pred_arr, u = u_arr
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
+    cdef CSR X = data.csr(1, NULL)
     with nogil:
         if m > 0:
-            matvec(&X, &rows[0], m, &w[0], &pred[0])
+            matvec(&X, rows, m, &w[0], &pred[0])
             for k in range(m):
                 e = pred[k] - y[k]
                 a = fabs(e) - p
                 if a > 0.0:
-                    if loss == 1:
+                    if l1:
                         lsum += c[k] * a
                         u[k] = C * c[k] * (1.0 if e > 0 else -1.0)
                     else:
                         lsum += c[k] * a * a
                         u[k] = 2.0 * C * c[k] * (a if e > 0 else -a)
-            rmatvec(&X, &rows[0], m, &u[0], &g[0])
+            rmatvec(&X, rows, m, &u[0], &g[0])
         if comm_active(&CM):
             g[nw] = lsum
             comm_sum(&CM, &g[0], nw + 1)
@@ -603,19 +298,33 @@ cdef enum:
     AHEAD = 8                      # prefetch distance of svr_dcd, in steps of its loop
 
 
-cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_total, double p,
-                 double eps, double ref, int shrinking, uint64_t* rng, int max_iter,
-                 int* n_iter, double* viol_out, double* trace, void* callback,
-                 Stop* stop) noexcept nogil:
+ctypedef struct DualCd:
+    # Ho & Lin's Algorithm 4 as svr_dcd runs it: its settings, generator and outputs.
+    double epsilon                 # p, the tube's half-width
+    double tol                     # stop: summed violation <= tol x the reference
+    double ref                     # the reference summed violation (<= 0: the first loop's)
+    int warm                       # the reference is the violation at b = 0 (_dual_start)
+    int shrinking
+    int max_iter
+    uint64_t rng                   # the permutations' generator (csrc/rng.pxd)
+    int n_iter                     # out: loops
+    double violation               # out: the last loop's summed violation, relative
+    double* trace                  # out: (loop, summed violation, active) per loop
+    void* callback                 # callback(loop, relative violation, active), or NULL
+    Stop* stop
+
+
+cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_total,
+                 DualCd* D) noexcept nogil:
     """Ho & Lin's Algorithm 4 with shrinking (block comment) from the ex[k].b (w = sum b x
-    on entry).  ref > 0: the reference summed violation (else the first loop's).  Returns
-    CONVERGED or MAX_ITER; trace: one (loop, summed violation, active) row per loop."""
+    on entry).  Returns CONVERGED or MAX_ITER."""
     cdef int64_t n_active = n_total, s, tmp
     cdef double M = INFINITY, Mnew, Snew, G, H, Gp, Gn, d, b_old, vio
-    cdef int it = 0, status = MAX_ITER
+    cdef double p = D.epsilon, ref = D.ref
+    cdef int it = 0, status = MAX_ITER, shrinking = D.shrinking
     cdef Ex* e
-    while it < max_iter:
-        shuffle(rng, index, n_active)
+    while it < D.max_iter:
+        shuffle(&D.rng, index, n_active)
         Mnew = 0.0
         Snew = 0.0
         s = 0
@@ -624,10 +333,7 @@ cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_tota
             if s + AHEAD < n_active:
                 LINSVM_PREFETCH(&ex[index[s + AHEAD]])
             if s + AHEAD // 2 < n_active:
-                e = &ex[index[s + AHEAD // 2]]
-                LINSVM_PREFETCH(&X.indices[e.start])
-                if not X.unit:
-                    LINSVM_PREFETCH(&X.data[e.start])
+                prefetch_span(X, ex[index[s + AHEAD // 2]].start)
             e = &ex[index[s]]
             G = dot_row_span(X, e.start, e.end, w) - e.y + e.Dg * e.b
             Gp = G + p
@@ -664,19 +370,19 @@ cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_tota
         it += 1
         if ref <= 0.0:
             ref = Snew if Snew > 0.0 else 1e-300
-        trace[3 * (it - 1)] = it
-        trace[3 * (it - 1) + 1] = Snew
-        trace[3 * (it - 1) + 2] = n_active
-        viol_out[0] = Snew / ref
-        if callback != NULL:
+        D.trace[3 * (it - 1)] = it
+        D.trace[3 * (it - 1) + 1] = Snew
+        D.trace[3 * (it - 1) + 2] = n_active
+        D.violation = Snew / ref
+        if D.callback != NULL:
             with gil:
                 try:
-                    (<object>callback)(it, Snew / ref, n_active)
+                    (<object>D.callback)(it, Snew / ref, n_active)
                 except BaseException as exc:
-                    stop_keep(stop, exc)
-        if stop_poll(stop, n_active * stop.per_row):
+                    stop_keep(D.stop, exc)
+        if stop_poll(D.stop, n_active * D.stop.per_row):
             break
-        if Snew <= eps * ref:
+        if Snew <= D.tol * ref:
             if n_active == n_total:
                 status = CONVERGED
                 break
@@ -684,132 +390,167 @@ cdef int svr_dcd(const CSR* X, Ex* ex, double* w, int64_t* index, int64_t n_tota
             M = INFINITY
             continue
         M = Mnew if Mnew > 0.0 else INFINITY
-    n_iter[0] = it
+    D.n_iter = it
     return status
 
 
-def svr_dual_solve(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                   const double[::1] data, int64_t n_features, double bias,
-                   const int64_t[::1] rows, const double[::1] y, const double[::1] c, double C,
-                   double p, int loss, double[::1] b, double eps, bint shrinking,
-                   uint64_t seed, int max_iter, bint warm, object callback):
+cdef int _dual_start(const CSR* X, const int64_t* rows, int64_t m, const double* y,
+                     const double* c, double C, int l1, double* b, double* box,
+                     int64_t* index, double* w, DualCd* D) noexcept nogil:
+    """The box, the diagonal and the start: box (3 m) holds U_k, lam_k (Dg) and
+    QD_k = ||x_k||^2 + lam_k; b clipped to the box (0 where c_k = 0), w = sum b_k x_k,
+    index the examples that can move; with D.warm, D.ref the reference violation at
+    b = 0, sum_k max(0, |y_k| - p).  Returns how many examples can move."""
+    cdef int64_t k, n_total = 0
+    cdef double* U = box
+    cdef double* Dg = box + m
+    cdef double* QD = box + 2 * m
+    cdef double a, p = D.epsilon, ref = 0.0
+    for k in range(m):
+        if c[k] <= 0.0:
+            U[k] = 0.0
+            Dg[k] = 0.0
+            b[k] = 0.0
+        elif l1:
+            U[k] = C * c[k]
+            Dg[k] = 0.0
+        else:
+            U[k] = INFINITY
+            Dg[k] = 0.5 / (C * c[k])
+        if b[k] > U[k]:
+            b[k] = U[k]
+        elif b[k] < -U[k]:
+            b[k] = -U[k]
+        QD[k] = sq_norm_row(X, rows[k]) + Dg[k]
+        if c[k] > 0.0:
+            if QD[k] > 0.0:
+                index[n_total] = k
+                n_total += 1
+            elif l1:
+                # x_k = 0: the best b_k is U_k sign(y_k) when |y_k| > p, whatever w is
+                b[k] = U[k] if y[k] > p else (-U[k] if y[k] < -p else 0.0)
+        if b[k] != 0.0:
+            axpy_row(X, rows[k], b[k], w)
+        if D.warm:
+            a = fabs(y[k]) - p
+            if c[k] > 0.0 and a > 0.0:
+                ref += a
+    if D.warm and ref <= 0.0:
+        ref = 1e-300
+    D.ref = ref
+    return n_total
+
+
+def svr_dual_solve(DataView data, *, const double[::1] y, const double[::1] c, double C,
+                   double[::1] b, object callback=None, **settings):
     """Solve the SVR dual by coordinate descent (Ho & Lin 2012, Algorithm 4; block
     comment), starting from b (updated in place, clipped to the box; examples with
-    c = 0 are held at 0).  loss 1: l1 (-s 13), 2: l2 (-s 12).  warm: measure the stop
-    against the violation at b = 0 instead of the first loop's.  Returns a dict: w,
-    status (0 converged, 1 loop cap), n_iter, primal F(w), dual (the maximization dual
-    -g(b)), violation (the last loop's, relative), n_sv (b != 0), n_bound (|b| = U),
-    trace (loop, summed violation, active)."""
-    cdef int64_t m = rows.shape[0], k, n_total = 0, n_sv = 0, n_bound = 0
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef int status = CONVERGED, n_iter = 0
-    cdef double ref = 0.0, vio = 0.0, e, a, primal = 0.0, dual = 0.0, ww
-    cdef uint64_t rng = seed
-    if loss not in (1, 2):
-        raise ValueError("loss must be 1 (l1) or 2 (l2)")
+    c = 0 are held at 0).  settings, every one required (the catalog's option names):
+    loss ("l1": -s 13, "l2": -s 12), epsilon (p), tol, shrinking, max_iter, seed (of the
+    permutations), warm (measure the stop against the violation at b = 0 instead of the
+    first loop's).  Returns a dict: w, status (0 converged, 1 loop cap), n_iter, primal
+    F(w), dual (the maximization dual -g(b)), violation (the last loop's, relative), n_sv
+    (b != 0), n_bound (|b| = U), trace (loop, summed violation, active)."""
+    cdef int64_t m = data.n, k, n_total
+    cdef int status = CONVERGED
+    cdef DualCd D
+    loss = take_setting(settings, "loss")
+    D.epsilon, D.tol = take_setting(settings, "epsilon"), take_setting(settings, "tol")
+    D.shrinking = take_setting(settings, "shrinking")
+    D.max_iter, D.rng = take_setting(settings, "max_iter"), take_setting(settings, "seed")
+    D.warm = take_setting(settings, "warm")
+    D.n_iter, D.violation = 0, 0.0
+    if settings:
+        raise TypeError(f"unexpected setting {next(iter(settings))!r}")
+    if loss not in ("l1", "l2"):
+        raise ValueError(f"loss must be 'l1' or 'l2', got {loss!r}")
     if not (C > 0 and isfinite(C)):
         raise ValueError("C must be > 0")
-    _check_common(indptr, rows, y, c, p, m, b.shape[0])
-    w_arr = np.zeros(nw, dtype=np.float64)
-    U_arr = np.empty(m, dtype=np.float64)
-    Dg_arr = np.empty(m, dtype=np.float64)
-    QD_arr = np.empty(m, dtype=np.float64)
-    idx_arr = np.empty(m, dtype=np.int64)
+    _check_common(data, y, c, D.epsilon, m, b.shape[0])
+    cdef const int64_t* rows = view_rows(data)
+    cdef int l1 = loss == "l1"
+    w_arr = np.zeros(data.n_weights, dtype=np.float64)
+    box_arr = np.empty(3 * max(m, 1), dtype=np.float64)       # U, lam_k, QD per example
+    idx_arr = np.empty(max(m, 1), dtype=np.int64)
     ex_arr = np.empty(7 * max(m, 1), dtype=np.float64)         # m Ex records (56 bytes)
-    trace_arr = np.zeros(3 * max(max_iter, 1), dtype=np.float64)
-    cdef double[::1] w = w_arr, U = U_arr, Dg = Dg_arr, QD = QD_arr, tr = trace_arr
-    cdef int64_t[::1] index = idx_arr
+    trace_arr = np.zeros(3 * max(D.max_iter, 1), dtype=np.float64)
+    cdef double* box = <double*>cnp.PyArray_DATA(box_arr)
+    cdef double* w = <double*>cnp.PyArray_DATA(w_arr)
+    cdef int64_t* index = <int64_t*>cnp.PyArray_DATA(idx_arr)
     cdef Ex* ex = <Ex*>cnp.PyArray_DATA(ex_arr)
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, 1, NULL)
+    cdef CSR X = data.csr(1, NULL)
     cdef Stop ST
-    cdef void* cb = <void*>callback if callback is not None else NULL
-    stop_init(&ST, indptr[indptr.shape[0] - 1], indptr.shape[0] - 1)
+    D.trace = <double*>cnp.PyArray_DATA(trace_arr)
+    D.callback = <void*>callback if callback is not None else NULL
+    D.stop = &ST
+    stop_init(&ST, data.nnz, data.n_rows)
     with nogil:
-        for k in range(m):
-            if c[k] <= 0.0:
-                U[k] = 0.0
-                Dg[k] = 0.0
-                b[k] = 0.0
-            elif loss == 1:
-                U[k] = C * c[k]
-                Dg[k] = 0.0
-            else:
-                U[k] = INFINITY
-                Dg[k] = 0.5 / (C * c[k])
-            if b[k] > U[k]:
-                b[k] = U[k]
-            elif b[k] < -U[k]:
-                b[k] = -U[k]
-            QD[k] = sq_norm_row(&X, rows[k]) + Dg[k]
-            if c[k] > 0.0:
-                if QD[k] > 0.0:
-                    index[n_total] = k
-                    n_total += 1
-                elif loss == 1:
-                    # x_k = 0: the best b_k is U_k sign(y_k) when |y_k| > p, whatever w is
-                    b[k] = U[k] if y[k] > p else (-U[k] if y[k] < -p else 0.0)
-            if b[k] != 0.0:
-                axpy_row(&X, rows[k], b[k], &w[0])
-            if warm:
-                a = fabs(y[k]) - p
-                if c[k] > 0.0 and a > 0.0:
-                    ref += a
-        if warm and ref <= 0.0:
-            ref = 1e-300
-        if max_iter > 0 and n_total > 0:
+        n_total = _dual_start(&X, rows, m, &y[0] if m > 0 else NULL,
+                              &c[0] if m > 0 else NULL, C, l1, &b[0] if m > 0 else NULL, box,
+                              index, w, &D)
+        if D.max_iter > 0 and n_total > 0:
             for k in range(m):
-                ex[k].start = X.indptr[rows[k]]
-                ex[k].end = X.indptr[rows[k] + 1]
+                ex[k].start = row_start(&X, rows[k])
+                ex[k].end = row_stop(&X, rows[k])
                 ex[k].y = y[k]
                 ex[k].b = b[k]
-                ex[k].QD = QD[k]
-                ex[k].U = U[k]
-                ex[k].Dg = Dg[k]
-            status = svr_dcd(&X, ex, &w[0], &index[0], n_total, p, eps, ref, shrinking, &rng,
-                             max_iter, &n_iter, &vio, &tr[0], cb, &ST)
+                ex[k].QD = box[2 * m + k]
+                ex[k].U = box[k]
+                ex[k].Dg = box[m + k]
+            status = svr_dcd(&X, ex, w, index, n_total, &D)
             for k in range(m):
                 b[k] = ex[k].b
     stop_raise(&ST)
-    # the certificate: F(w) and the dual value -g(b) at the returned point
-    ww = vdot(w_arr, w_arr)
+    ww, lsum, dsum, n_sv, n_bound = _dual_values(&X, rows, y, c, b, box, D.epsilon, l1, w_arr)
+    return dict(w=w_arr, status=status, n_iter=D.n_iter, primal=0.5 * ww + C * lsum,
+                dual=-(0.5 * ww + dsum),
+                violation=D.violation, n_sv=n_sv, n_bound=n_bound,
+                trace=trace_arr[:3 * D.n_iter].reshape(-1, 3).copy())
+
+
+cdef tuple _dual_values(const CSR* X, const int64_t* rows, const double[::1] y,
+                        const double[::1] c, const double[::1] b, const double* box, double p,
+                        int l1, w_arr):
+    """The certificate's sums at the returned point: ||w||^2, the loss sum of F(w) =
+    1/2 ||w||^2 + C loss, the separable part of g(b) = 1/2 ||w||^2 + that part, and the
+    counts n_sv, n_bound."""
+    cdef int64_t k, m = b.shape[0], n_sv = 0, n_bound = 0
+    cdef const double[::1] w = w_arr
+    cdef double e, a, primal = 0.0, dual = 0.0, ww = vdot(w_arr, w_arr)
     for k in range(m):
-        e = dot_row(&X, rows[k], &w[0]) - y[k]
+        e = dot_row(X, rows[k], &w[0]) - y[k]
         a = fabs(e) - p
         if a > 0.0:
-            primal += c[k] * (a if loss == 1 else a * a)
-        dual += Dg[k] * 0.5 * b[k] * b[k] - y[k] * b[k] + p * fabs(b[k])
+            primal += c[k] * (a if l1 else a * a)
+        dual += box[m + k] * 0.5 * b[k] * b[k] - y[k] * b[k] + p * fabs(b[k])
         if b[k] != 0.0:
             n_sv += 1
-            if fabs(b[k]) >= U[k]:
+            if fabs(b[k]) >= box[k]:
                 n_bound += 1
-    return dict(w=w_arr, status=status, n_iter=n_iter, primal=0.5 * ww + C * primal,
-                dual=-(0.5 * ww + dual), violation=vio, n_sv=int(n_sv), n_bound=int(n_bound),
-                trace=trace_arr[:3 * n_iter].reshape(-1, 3).copy())
+    return ww, primal, dual, int(n_sv), int(n_bound)
 
 
-def svr_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
-                    const double[::1] data, int64_t n_features, double bias,
-                    const int64_t[::1] rows, const double[::1] y, const double[::1] c,
-                    double C, double p, const double[::1] w, bint regularize_bias,
+def svr_certificate(DataView data, *, const double[::1] y, const double[::1] c, double C,
+                    double epsilon, const double[::1] w, bint regularize_bias,
                     int n_threads=1, object comm=None):
     """Duality-gap certificate of w for the l2 SVR (F of svr_newton_solve): the dual point
     b_k = -2 C c_k l'(e_k) of the primal optimality condition w = sum_k b_k x_k (Ho & Lin
     2012, eq. 13 with lam_k = 1/(2 C c_k)); with a free bias its dual has the constraint
     sum_k b_k = 0 (the bias column is constant), met by subtracting the mean of b over the
     examples with c_k > 0.  Returns (F(w), D(b)) with D(b) = -(1/2 ||w(b)||_R^2 +
-    sum_k (b_k^2 / (4 C c_k) - y_k b_k + p |b_k|)) <= F* <= F(w).  comm: every sum over
+    sum_k (b_k^2 / (4 C c_k) - y_k b_k + p |b_k|)) <= F* <= F(w), p = epsilon.  comm: every sum over
     every rank's examples."""
-    cdef int64_t m = rows.shape[0], k
-    cdef int64_t nw = n_features + (1 if bias > 0 else 0)
-    cdef int64_t nreg = nw - 1 if (not regularize_bias and bias > 0) else nw
-    cdef int T_threads = entry_threads(n_threads)
+    cdef double p = epsilon
+    cdef int64_t m = data.n, k
+    cdef int64_t nw = data.n_weights
+    cdef int64_t nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
     cdef double e, a, shift = 0.0
     cdef double sums[4]
     cdef Comm CM = comm_from(comm)
-    _check_common(indptr, rows, y, c, p, nw, w.shape[0])
-    scratch = np.empty(max(scratch_doubles(indptr, n_features, bias), 1), dtype=np.float64)
-    cdef CSR X = make_csr(indptr, indices, data, n_features, bias, T_threads,
-                          <double*>cnp.PyArray_DATA(scratch))
+    _check_common(data, y, c, p, nw, w.shape[0])
+    cdef CSR X
+    scratch = view_csr(data, n_threads, 0, &X)
+    cdef const int64_t* rows = view_rows(data)
     pred_arr = np.zeros(m, dtype=np.float64)
     b_arr = np.zeros(m, dtype=np.float64)
     wb_arr = np.zeros(nw, dtype=np.float64)
@@ -820,10 +561,10 @@ def svr_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
     sums[3] = 0.0      # dual's separable part
     with nogil:
         if m > 0:
-            matvec(&X, &rows[0], m, &w[0], &pred[0])
+            matvec(&X, rows, m, &w[0], &pred[0])
         for k in range(m):
             e = pred[k] - y[k]
-            a = _slope(e, p)
+            a = tube_slope(e, p)
             sums[0] += c[k] * a * a
             if c[k] > 0.0:
                 b[k] = -2.0 * C * c[k] * a
@@ -837,7 +578,7 @@ def svr_certificate(*, const int64_t[::1] indptr, const int32_t[::1] indices,
                 b[k] -= shift
                 sums[3] += b[k] * b[k] / (4.0 * C * c[k]) - y[k] * b[k] + p * fabs(b[k])
         if m > 0:
-            rmatvec(&X, &rows[0], m, &b[0], &wb[0])
+            rmatvec(&X, rows, m, &b[0], &wb[0])
         comm_sum(&CM, &wb[0], nw)
         sums[3] = comm_sum1(&CM, sums[3])
     F = 0.5 * vdot(w[:nreg], w[:nreg]) + C * sums[0]

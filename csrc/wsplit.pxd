@@ -1,4 +1,4 @@
-# The weight split of a distributed CGLS (csrc/wsplit.pxd; issue 29; the plan is built
+# The weight split of a distributed CGLS (csrc/wsplit.pxd; the plan is built
 # by linsvm/runtime/wsplit.py, whose notes give the ownership rule).
 #
 # Rows are split over the ranks as in the allreduce arrangement (csrc/cgls.pxd), but

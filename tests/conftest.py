@@ -142,37 +142,45 @@ else:
 # solvers' option registry is the only place a default lives).  Tests that call them
 # directly were written against the settings below, the entries' former defaults; these
 # adapters pass them by name, with the test's own arguments on top.
-NEWTON_SETTINGS = dict(eps=1e-6, warm=False, heuristic1=True, heuristic2=True, precondition=True,
-                       eta=0.0, max_iter=50, cg_max_iter=5000, n_threads=0, callback=None)
+NEWTON_SETTINGS = dict(tol=1e-6, warm=False, heuristic1=True, heuristic2=True, precondition=True,
+                       forcing=0.0, forcing_guard=0.0, max_iter=50, cg_max_iter=5000,
+                       n_threads=0, jacobi_weight=1.0, callback=None)
+
+
+def data_view(indptr, indices, data, n_features, bias, rows):
+    """linsvm._data.DataView over raw CSR buffers (checked as CSRBuffers.trusted checks
+    them), the bias feature and the row numbers: what the compiled entries take."""
+    from linsvm._data import DataView
+    from linsvm.problem.csr import CSRBuffers
+    X = CSRBuffers.trusted(indptr, indices, data, n_features, n_features)
+    return DataView(X, bias, np.asarray(rows, dtype=np.int64))
 
 
 def newton_solve(indptr, indices, data, n_features, bias, rows, t, c, lam, beta, loss, **kw):
     """linsvm._mfn.newton_solve with positional data arguments and the former defaults."""
     from linsvm import _mfn
-    settings = dict(NEWTON_SETTINGS, fused=False, pattern=True, kkt=False, diag_update=True,
-                    jacobi_weight=1.0, gstop=0.0)
-    return _mfn.newton_solve(indptr=indptr, indices=indices, data=data, n_features=n_features,
-                             bias=bias, rows=rows, t=t, c=c, lam=lam, beta=beta, loss=loss,
-                             **{**settings, **kw})
+    settings = dict(NEWTON_SETTINGS, fused_cg=False, pattern=True, kkt=False, diag_update=True,
+                    gstop=0.0, gap_stop=0.0, regularize_bias=True)
+    return _mfn.newton_solve(data_view(indptr, indices, data, n_features, bias, rows), t=t, c=c,
+                             lam=lam, beta=beta, loss=loss, **{**settings, **kw})
 
 
 def ordinal_solve(indptr, indices, data, n_features, bias, rows, codes, n_thresholds, c, lam,
                   beta, **kw):
     """linsvm._mfn.ordinal_solve with positional data arguments and the former defaults."""
     from linsvm import _mfn
-    settings = dict(NEWTON_SETTINGS, jacobi_weight=1.0)
-    return _mfn.ordinal_solve(indptr=indptr, indices=indices, data=data, n_features=n_features,
-                              bias=bias, rows=rows, codes=codes, n_thresholds=n_thresholds, c=c,
-                              lam=lam, beta=beta, **{**settings, **kw})
+    settings = NEWTON_SETTINGS
+    return _mfn.ordinal_solve(data_view(indptr, indices, data, n_features, bias, rows),
+                              codes=codes, n_thresholds=n_thresholds, c=c, lam=lam, beta=beta,
+                              **{**settings, **kw})
 
 
 def binary_gradient(indptr, indices, data, n_features, bias, rows, t, c, lam, beta, loss,
                     n_threads=0):
     """linsvm._mfn.gradient with positional arguments (n_threads formerly defaulted to 0)."""
     from linsvm import _mfn
-    return _mfn.gradient(indptr=indptr, indices=indices, data=data, n_features=n_features,
-                         bias=bias, rows=rows, t=t, c=c, lam=lam, beta=beta, loss=loss,
-                         n_threads=n_threads)
+    return _mfn.gradient(data_view(indptr, indices, data, n_features, bias, rows), t=t, c=c,
+                         lam=lam, beta=beta, loss=loss, n_threads=n_threads)
 
 
 def assert_one_line_error(result, *needles, code=1):

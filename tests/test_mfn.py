@@ -250,7 +250,7 @@ def test_fused_cgls_reaches_the_two_pass_solution_and_eq13_on_the_true_residual(
     for fused in (False, True):
         beta = np.zeros(61)
         st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta,
-                               L2_LOSS, eps=1e-10, fused=fused)
+                               L2_LOSS, tol=1e-10, fused_cg=fused)
         assert st["status"] == 0
         f, g, _, _ = binary_gradient(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta, L2_LOSS)
         f0, g0, _, _ = binary_gradient(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam,
@@ -274,7 +274,7 @@ def test_stop_certifies_the_gradient_bound_of_the_block_comment(eps, fused):
     c = np.random.default_rng(4).uniform(0.5, 2.0, Xb.n_rows)
     beta = np.zeros(41)
     st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 40, 1.0, rows, t, c, lam, beta,
-                           L2_LOSS, eps=eps, fused=fused, eta=0.0, heuristic2=False)
+                           L2_LOSS, tol=eps, fused_cg=fused, forcing=0.0, heuristic2=False)
     assert st["status"] == 0
     _, g, _, _ = binary_gradient(Xb.indptr, Xb.indices, Xb.data, 40, 1.0, rows, t, c, lam, beta, L2_LOSS)
     o = t * (X @ beta[:40] + beta[40])
@@ -292,7 +292,7 @@ def test_callback_stop_ends_at_that_iterate_with_beta_and_margins_of_it():
     Xb, t, rows, c, lam = _solve_args(X, y, C=4.0)
     args = (Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam)
     full = np.zeros(61)
-    st_full = newton_solve(*args, full, L2_LOSS, eps=1e-10, heuristic2=False)
+    st_full = newton_solve(*args, full, L2_LOSS, tol=1e-10, heuristic2=False)
     assert st_full["status"] == 0 and st_full["n_iter"] >= 4
     seen = []
 
@@ -301,16 +301,16 @@ def test_callback_stop_ends_at_that_iterate_with_beta_and_margins_of_it():
         return it == 3
 
     beta = np.zeros(61)
-    st = newton_solve(*args, beta, L2_LOSS, eps=1e-10, heuristic2=False, callback=stop_at_3)
+    st = newton_solve(*args, beta, L2_LOSS, tol=1e-10, heuristic2=False, callback=stop_at_3)
     capped = np.zeros(61)
-    st_cap = newton_solve(*args, capped, L2_LOSS, eps=1e-10, heuristic2=False, max_iter=3)
+    st_cap = newton_solve(*args, capped, L2_LOSS, tol=1e-10, heuristic2=False, max_iter=3)
     assert st["status"] == 4 and st["n_iter"] == 3 and [i for i, _ in seen] == [1, 2, 3]
     assert st_cap["status"] == 1
     assert beta.tobytes() == capped.tobytes()
     assert seen[-1][1] == st["trace"][-1] == st_cap["trace"][-1]
     np.testing.assert_allclose(st["y"], X @ beta[:-1] + beta[-1], rtol=1e-12, atol=1e-12)
     again = np.zeros(61)
-    st_no = newton_solve(*args, again, L2_LOSS, eps=1e-10, heuristic2=False,
+    st_no = newton_solve(*args, again, L2_LOSS, tol=1e-10, heuristic2=False,
                          callback=lambda *a: False)
     assert st_no["status"] == 0 and again.tobytes() == full.tobytes()
 
@@ -326,7 +326,7 @@ def test_index_only_solve_is_bit_identical_on_binary_features():
     for pattern in (False, True):
         beta = np.zeros(81)
         st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 80, 1.0, rows, t, c, lam, beta,
-                               L2_LOSS, eps=1e-8, fused=True, pattern=pattern)
+                               L2_LOSS, tol=1e-8, fused_cg=True, pattern=pattern)
         runs.append((beta.tobytes(), st["n_iter"], st["cg_iter"]))
     assert runs[0] == runs[1]
 
@@ -338,7 +338,7 @@ def test_kkt_from_the_solve_equals_the_separate_computation():
     c = np.random.default_rng(1).uniform(0.0, 2.0, Xb.n_rows)
     beta = np.zeros(31)
     st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 30, 1.0, rows, t, c, lam, beta,
-                           L2_LOSS, eps=1e-3, kkt=True)
+                           L2_LOSS, tol=1e-3, kkt=True)
     sep = _testing.mfn_dual_kkt(DataView(Xb, 1.0, rows), t, c, lam, st["y"])
     assert st["kkt"] == pytest.approx(sep, rel=1e-12, abs=1e-15) and sep > 0
 
@@ -367,7 +367,7 @@ def test_jacobi_diagonal_kept_across_steps_matches_a_fresh_one(unit, jw):
     for update in (False, True):
         beta = np.zeros(61)
         st = newton_solve(Xb.indptr, Xb.indices, Xb.data, 60, 1.0, rows, t, c, lam, beta,
-                               L2_LOSS, eps=1e-9, fused=True, diag_update=update,
+                               L2_LOSS, tol=1e-9, fused_cg=True, diag_update=update,
                                jacobi_weight=jw)
         assert st["status"] == 0
         runs.append((beta, st["n_iter"], st["cg_iter"]))
@@ -428,7 +428,7 @@ def test_kept_jacobi_diagonal_carries_the_weight():
     for jw, update in ((1.0, False), (0.3, False), (0.3, True)):
         beta = np.zeros(k + 1)
         st = newton_solve(Xb.indptr, Xb.indices, Xb.data, k, 1.0, rows, t, c, lam, beta,
-                               L2_LOSS, eps=1e-9, fused=True, diag_update=update,
+                               L2_LOSS, tol=1e-9, fused_cg=True, diag_update=update,
                                jacobi_weight=jw)
         assert st["status"] == 0
         cg[jw, update] = st["cg_iter"]
@@ -623,6 +623,7 @@ def test_binary_certificate_is_a_lower_bound_exact_at_the_optimum(loss, free):
     if free and loss[3] > -np.inf:
         pytest.skip("a free bias needs a loss without a linear zone")
     from linsvm import _mfn
+    from linsvm._data import DataView
     X, y = random_problem(n_samples=60, n_features=6, seed=2)
     t = np.where(y > 0, 1.0, -1.0)
     cost = np.where(t > 0, 30.0, 1.0)
@@ -646,9 +647,8 @@ def test_binary_certificate_is_a_lower_bound_exact_at_the_optimum(loss, free):
     rng = np.random.default_rng(0)
     for w in [np.zeros(7), opt + 0.05 * rng.standard_normal(7), opt]:
         F, gap = _mfn.binary_certificate(
-            indptr=Xb.indptr, indices=Xb.indices, data=Xb.data, n_features=6, bias=1.0,
-            rows=np.arange(60, dtype=np.int64), t=t, c=cost, lam=lam, beta=w, loss=loss,
-            n_threads=1, regularize_bias=not free)
+            DataView(Xb, 1.0, np.arange(60, dtype=np.int64)), t=t, c=cost, lam=lam, beta=w,
+            loss=loss, n_threads=1, regularize_bias=not free)
         Fw, g = f(w)
         assert F == pytest.approx(Fw, rel=1e-12)
         assert F - gap <= f(opt)[0] * (1 + 1e-9)

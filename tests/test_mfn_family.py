@@ -287,7 +287,7 @@ def test_l1_predictor_extrapolates_the_stage_optima_toward_the_next_one():
     for tau in (2.0 ** -4, 2.0 ** -5, 2.0 ** -6):
         w = np.zeros(X.shape[1] + 1)
         st = newton_solve(Xb.indptr, Xb.indices, Xb.data, X.shape[1], 1.0, problem.rows, t,
-                          problem.cost, 1.0 / C, w, smoothed_hinge(tau), eps=1e-12, max_iter=200)
+                          problem.cost, 1.0 / C, w, smoothed_hinge(tau), tol=1e-12, max_iter=200)
         assert st["status"] in (0, 2)
         optima[tau] = w
     (tau1, w1), (tau2, w2), (tau3, w3) = optima.items()

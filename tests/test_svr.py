@@ -73,14 +73,10 @@ def test_svr_gradient_and_gap_at_tight_tol():
     prob = _problem(X, y, c)
     for reg_bias in (True, False):
         res = _fit("svr", prob, C=3.0, tol=1e-12, gtol=0.0, regularize_bias=reg_bias)
-        f, g, _ = _svr.svr_primal_value(indptr=prob.X.indptr, indices=prob.X.indices,
-                                        data=prob.X.data, n_features=prob.X.n_features, bias=1.0,
-                                        rows=prob.rows, y=prob.t, c=c, C=3.0, p=0.1,
-                                        w=res.weights, loss=2, regularize_bias=reg_bias)
-        g0 = _svr.svr_primal_value(indptr=prob.X.indptr, indices=prob.X.indices,
-                                   data=prob.X.data, n_features=prob.X.n_features, bias=1.0,
-                                   rows=prob.rows, y=prob.t, c=c, C=3.0, p=0.1,
-                                   w=np.zeros(prob.n_weights), loss=2)[1]
+        f, g, _ = _svr.svr_primal_value(prob.view, y=prob.t, c=c, C=3.0, epsilon=0.1,
+                                        w=res.weights, loss="l2", regularize_bias=reg_bias)
+        g0 = _svr.svr_primal_value(prob.view, y=prob.t, c=c, C=3.0, epsilon=0.1,
+                                   w=np.zeros(prob.n_weights), loss="l2")[1]
         assert np.linalg.norm(g) <= 1e-9 * np.linalg.norm(g0)
         # weak duality, up to the rounding of two sums over 200 examples at the optimum
         assert res.stats["dual_objective"] <= res.stats["objective"] * (1 + 1e-14)
@@ -91,9 +87,7 @@ def test_svr_default_tol_meets_liblinear_gradient_test():
     X, y, c = _data(n=300, d=40, seed=7, density=0.3)
     prob = _problem(X, y)
     res = _fit("svr", prob, regularize_bias=True)
-    args = dict(indptr=prob.X.indptr, indices=prob.X.indices, data=prob.X.data,
-                n_features=prob.X.n_features, bias=1.0, rows=prob.rows, y=prob.t, c=prob.cost,
-                C=1.0, p=0.1, loss=2)
+    args = dict(data=prob.view, y=prob.t, c=prob.cost, C=1.0, epsilon=0.1, loss="l2")
     g = _svr.svr_primal_value(**args, w=res.weights)[1]
     g0 = _svr.svr_primal_value(**args, w=np.zeros(prob.n_weights))[1]
     assert np.linalg.norm(g) <= 1e-4 * np.linalg.norm(g0)
@@ -159,13 +153,11 @@ def test_svr_refuses_a_forcing_guard_out_of_range(guard):
         linsvm.train(X, y, solver="svr", forcing_guard=guard)
     prob = _problem(X, y)
     with pytest.raises(ValueError, match="forcing_guard"):
-        _svr.svr_newton_solve(indptr=prob.X.indptr, indices=prob.X.indices, data=prob.X.data,
-                              n_features=prob.X.n_features, bias=1.0, rows=prob.rows, y=prob.t,
-                              c=prob.cost, C=1.0, p=0.1, beta=np.zeros(prob.n_weights),
-                              regularize_bias=True, eps=1e-3, warm=False, heuristic1=True,
-                              heuristic2=True, precondition=True, jacobi_weight=0.3, fused=True,
-                              eta=0.1, gstop=1e-3, max_iter=5, cg_max_iter=10, n_threads=1,
-                              callback=None, forcing_guard=guard)
+        _svr.svr_newton_solve(prob.view, y=prob.t, c=prob.cost, C=1.0, beta=np.zeros(prob.n_weights),
+                              epsilon=0.1, regularize_bias=True, tol=1e-3, warm=False,
+                              heuristic1=True, heuristic2=True, precondition=True,
+                              jacobi_weight=0.3, fused_cg=True, forcing=0.1, gstop=1e-3,
+                              max_iter=5, cg_max_iter=10, n_threads=1, forcing_guard=guard)
 
 
 # ------------------------------------------------------------------ svr-dual (-s 12, -s 13)
@@ -309,10 +301,8 @@ def test_against_liblinear_on_debian():
         w_ll = _liblinear(y, X, "-s 11 -c 1 -e 1e-7 -B 1" + ("" if reg else " -R"))
         res = _fit("svr", _problem(X, y), C=1.0, tol=1e-9, regularize_bias=reg)
         prob = _problem(X, y)
-        f_ll = _svr.svr_primal_value(indptr=prob.X.indptr, indices=prob.X.indices,
-                                     data=prob.X.data, n_features=prob.X.n_features, bias=1.0,
-                                     rows=prob.rows, y=prob.t, c=prob.cost, C=1.0, p=0.1,
-                                     w=w_ll, loss=2, regularize_bias=reg)[0]
+        f_ll = _svr.svr_primal_value(prob.view, y=prob.t, c=prob.cost, C=1.0, epsilon=0.1,
+                                     w=w_ll, loss="l2", regularize_bias=reg)[0]
         assert res.stats["objective"] <= f_ll * (1 + 1e-7)
         assert abs(res.stats["objective"] - f_ll) <= 1e-6 * f_ll
 

@@ -8,7 +8,7 @@ x_i including the bias feature when bias > 0 and c_i the relative cost of
 example i (class weight x sample weight).  The paper writes the problem as
 eq. 2, f(beta) = lam/2 ||beta||^2 + 1/2 sum_{i in I} c_i d_i^2 with
 lam = 1/C_paper and C_paper = 2C, so F = f / lam; the compiled core
-(csrc/_mfn.pyx) works in the paper's scaling so that its relative CGLS
+(csrc/_mfn.pyx, csrc/newton_driver.pxd) works in the paper's scaling so that its relative CGLS
 stopping rule (eq. 13, tolerance -e) means what the paper says.
 
 Section 4 heuristics: 1 (at most 10 CGLS iterations on the first Newton step
@@ -16,52 +16,52 @@ of a cold start) and 2 (converge first at eps = 1e-2, then at -e) are on by
 default; 3 (first solve on a random subset of the examples, then seed the full
 solve with it) is the `subset` option.  A warm start (beta-seeding, Section
 4.1) skips heuristic 1 but, unlike Appendix A's ini = 1 branch, keeps
-heuristic 2: along a 13-value C path on w8a that cut the CGLS iterations from
-5991 to 3776 at the same answer.  The
-maximum dual KKT violation of Section 4.7 is always reported; with `kkt_tol`
-the solve continues with eps / 10 until it holds.  CGLS is preconditioned by
-1 / (lam + w diag(X_1' C X_1)), w = `jacobi_weight` (0.3; 1 is plain Jacobi), the
-damped Jacobi of Hsia, Chiang & Lin (ACML 2018); README.md gives the measurements.
-A step's CGLS ends at eq. 13, or at the inexact-Newton forcing term ||r|| <= `forcing`
-||r_0|| once Galli & Lin's quadratic-model rule at `forcing_guard` holds too (never at
-the first iteration; csrc/cgls.pxd): unguarded, the forcing term ended every other step
-after one iteration on data with 1-2% positives (docs/threads.md, "Imbalance").
+heuristic 2 (along a path of C it takes fewer CGLS iterations to the same answer:
+docs/solvers.md, "mfn").  The maximum dual KKT violation of Section 4.7 is always
+reported; with `kkt_tol` the solve continues with eps / 10 until it holds.  CGLS is
+preconditioned by 1 / (lam + w diag(X_1' C X_1)), w = `jacobi_weight` (0.3; 1 is plain
+Jacobi), the damped Jacobi of Hsia, Chiang & Lin (ACML 2018); docs/solvers.md gives
+the measurements.  A step's CGLS ends at eq. 13, or at the inexact-Newton forcing term
+||r|| <= `forcing` ||r_0|| once Galli & Lin's quadratic-model rule at `forcing_guard`
+holds too (never at the first iteration; csrc/cgls.pxd): unguarded, the forcing term can
+end a step after one iteration on data with few positives (docs/threads.md, "Imbalance").
 
-Stopping (so that the defaults beat LIBLINEAR at its own defaults): the paper's
+Stopping (defaults that beat LIBLINEAR at its own defaults): the paper's
 rule (the zones settled and eq. 13 at -e) and LIBLINEAR's gradient test, whichever
 comes first: the solve also ends at the first Newton iterate with ||grad F(w)|| <=
 gtol min(n+, n-)/n ||grad F(0)||, read off the residual each CGLS starts from
 (csrc/cgls.pxd), so it costs no pass over the data on a cold start and one on a warm
 start.  gtol is GTOL_PER_TOL x -e unless given (0: the paper's rule alone), so that -e
-stays the one accuracy knob.  The default -e is 0.01 (the paper's 1e-6 stops about
-1e-13 above the optimum, where LIBLINEAR -s 2 at its defaults stops 1e-5..1e-3 above it
-in 1/1.3-1/4.9 of the time).  The pair (0.01, 0.003) was chosen on data outside the
-defaults table (docs/benchmarks.md "At the defaults"): it stops 1e-6..2e-4 above the
-optimum on the shared binary sets, below LIBLINEAR's gap on 23 of 24 rows.
+stays the one accuracy knob.  The default -e is 0.01 and the pair (0.01, 0.003) was
+chosen on data outside the defaults table: the paper's 1e-6 stops far closer to the
+optimum than LIBLINEAR -s 2 at its defaults, at several times its cost, and the pair
+stops about as close as -s 2 does (docs/benchmarks.md, "At the defaults", has the
+figures).
 
 Certified.  Both tests are scaled by what class and example weights inflate (||grad F(0)||,
-||z||), so with costs that vary neither alone bounds F - F* (heart_scale -w1 1000: 6.9%
-above the optimum).  F is 1-strongly convex, so F - F* <= 1/2 ||grad F||^2: with varying
+||z||), so with costs that vary neither alone bounds F - F* (docs/solvers.md,
+"Certified stopping", has an example).  F is 1-strongly convex, so F - F* <= 1/2 ||grad F||^2: with varying
 costs (`costs_vary`) the gradient test counts only once that bound is within GAP_GUARD
-(1%) of F too (gap_stop, csrc/_mfn.pyx), and the result is checked by the duality gap of
+(1%) of F too (gap_stop, csrc/mfn_losses.pxd's certified bound), and the result is checked by the duality gap of
 its dual point (`certificate`, which also covers a free bias); above 1% the solve
 continues from beta at -e / 10, and warns when it cannot get there.  With equal costs the
 stop is LIBLINEAR's test, as before; the gap is reported either way (docs/solvers.md,
 "Certified stopping").
 
-The compiled driver is shared by the whole family (csrc/_mfn.pyx: one Newton
+The compiled driver is shared by the whole family (csrc/newton_driver.pxd: one Newton
 loop over a piecewise quadratic loss given as (a, tm, hi, lo)); this module
-holds its Python side for binary terms, `run_newton` and `subset_seed`, which
-linsvm/solvers/mfn_family.py (ls, mfn-huber, mfn-l1, mfn-ord) uses too.  mfn
+holds its Python side for binary terms, `run_newton` (with its `Newton` record) and
+`subset_seed`, which linsvm/solvers/mfn_family.py (ls, mfn-huber, mfn-l1, mfn-ord) uses
+too.  mfn
 is the loss L2_LOSS, and its iterates are the same, bit for bit, as before the
 family was added.
 
 Distributed (distributed="rows" for the whole family): with problem.comm
 set, each rank holds a block of the rows and the compiled driver completes every sum
-over rows by an allreduce (csrc/_mfn.pyx, newton_core): one allreduce of
+over rows by an allreduce (csrc/newton_driver.pxd): one allreduce of
 n_weights + 3 doubles per CGLS iteration (csrc/cgls.pxd), a few small ones per Newton
 step (the start residual, f, counts, the exact line search's rounds, which find the
-serial root's piece over every rank's breakpoints: csrc/mfn_shared.pxd).  Every rank
+serial root's piece over every rank's breakpoints: csrc/line_search.pxd).  Every rank
 ends with the same weights, those of the serial solve on the union of the blocks up to
 rounding (the sums add in another order, so a solve stopped at a loose -e can stop a
 little elsewhere, as the serial one does on its rows in another order).  The subset of
@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -88,39 +89,51 @@ STATUS = {0: "converged", 1: "iteration cap", 2: "converged (no further descent 
 L2_LOSS = (1.0, 1.0, 1.0, -math.inf)
 
 
-def run_newton(problem, lam, beta, eps, warm, opts, log, loss=L2_LOSS, name="mfn", kkt=False,
-               gstop=0.0, until=None, gap_stop=0.0):
+# The driver's settings that are mfn's options by the same names (MFN_OPTIONS in the
+# catalog), passed to the compiled entries as they are.
+DRIVER_OPTIONS = ("heuristic1", "heuristic2", "precondition", "forcing", "forcing_guard",
+                  "max_iter", "cg_max_iter", "fused_cg", "jacobi_weight")
+
+
+class Newton(NamedTuple):
+    """What one run_newton solves for and how it stops: the loss (a, tm, hi, lo), the
+    name its progress lines carry, kkt (also return the Section 4.7 dual KKT violation,
+    L2 loss), gstop (also stop at the first iterate with ||grad|| <= gstop ||grad at 0||;
+    0: off), gap_stop (> 0: that test counts only once it certifies a relative duality
+    gap of gap_stop too; csrc/_mfn.pyx, newton_solve) and until(it, objective, cg_it), a
+    test after each step that moved beta (objective = f / lam; beta in place is the
+    iterate): True ends the solve there (status 4; distributed, it must answer alike on
+    every rank)."""
+    loss: tuple = L2_LOSS
+    name: str = "mfn"
+    kkt: bool = False
+    gstop: float = 0.0
+    gap_stop: float = 0.0
+    until: Callable | None = None
+
+
+def run_newton(problem, lam, beta, eps, warm, opts, log, how=Newton()):
     """One call of the compiled finite Newton driver for the binary terms of `problem`
-    with `loss`, updating beta in place, with progress lines ("NAME iter ...", objective
-    in linsvm's scaling f / lam) sent to `log`.  opts: every MFN_OPTIONS value the driver
-    takes (heuristic1, heuristic2, precondition, forcing, forcing_guard, max_iter, cg_max_iter,
-    n_threads as resolve_threads takes it, fused_cg, jacobi_weight): a solver without one
-    of these options states the value it runs with.  kkt: also return the Section 4.7
-    dual KKT violation (L2 loss) as "kkt".  gstop: also stop at the first iterate with
-    ||grad|| <= gstop ||grad at 0|| (0: off); gap_stop > 0: that test counts only once it
-    certifies a relative duality gap of gap_stop too (csrc/_mfn.pyx, newton_solve).
-    until(it, objective, cg_it): a test after each step that moved beta (objective = f /
-    lam; beta in place is the iterate); True ends the solve there (status 4; distributed,
-    it must answer alike on every rank)."""
+    as `how` says, at eq. 13's tolerance eps, updating beta in place, with progress lines
+    ("NAME iter ...", objective in linsvm's scaling f / lam) sent to `log`.  opts: every
+    option of DRIVER_OPTIONS and n_threads (as resolve_threads takes it), and optionally
+    regularize_bias and weight_split: a solver without one of these options states the
+    value it runs with."""
     callback = None
-    if log is not None or until is not None:
+    if log is not None or how.until is not None:
         def callback(it, f, n_active, cg_it):
             if log is not None:
-                log(f"{name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  cg {cg_it}")
-            return until is not None and until(it, f / lam, cg_it)
-    X = problem.X
+                log(f"{how.name} iter {it:3d}  objective {f / lam:.10g}  active {n_active}  "
+                    f"cg {cg_it}")
+            return how.until is not None and how.until(it, f / lam, cg_it)
     split = weight_split(problem, opts.get("weight_split", "off"))
     st = _mfn.newton_solve(
-        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-        bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, lam=lam, beta=beta,
-        loss=loss, eps=eps, warm=warm, heuristic1=opts["heuristic1"],
-        heuristic2=opts["heuristic2"], precondition=opts["precondition"], eta=opts["forcing"],
-        forcing_guard=opts["forcing_guard"], max_iter=opts["max_iter"], cg_max_iter=opts["cg_max_iter"],
-        n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]), callback=callback,
-        fused=opts["fused_cg"], pattern=True, kkt=kkt, diag_update=True,
-        jacobi_weight=opts["jacobi_weight"], gstop=gstop, comm=problem.comm,
-        regularize_bias=opts.get("regularize_bias", True), split=split, gap_stop=gap_stop,
-    )
+        problem.view, t=problem.t, c=problem.cost, lam=lam, beta=beta, loss=how.loss,
+        callback=callback, comm=problem.comm, split=split, tol=eps, warm=warm,
+        n_threads=resolve_threads(opts["n_threads"], problem.X.nnz),
+        regularize_bias=opts.get("regularize_bias", True), pattern=True, kkt=how.kkt,
+        diag_update=True, gstop=how.gstop, gap_stop=how.gap_stop,
+        **{name: opts[name] for name in DRIVER_OPTIONS})
     st["weight_exchange"] = "split" if split is not None else "allreduce"
     return st
 
@@ -185,7 +198,7 @@ def subset_seed(problem, lam, beta, eps, warm, opts, log, seed, loss=L2_LOSS, na
     pick = np.sort(rng.choice(n, size=size, replace=False))
     if problem.comm is not None:
         pick = pick[(pick >= first) & (pick < first + problem.n_rows)] - first
-    st = run_newton(problem.subset(pick), lam, beta, eps, warm, opts, log, loss, name)
+    st = run_newton(problem.subset(pick), lam, beta, eps, warm, opts, log, Newton(loss, name))
     return True, st["n_iter"], st["cg_iter"]
 
 
@@ -221,11 +234,9 @@ def certificate(problem, lam, beta, loss, opts):
     strong-convexity bound on F - F*; with a free bias the point balanced over the two
     signs).  gap bounds (F - F*) / F whatever the costs c_i; inf or nan when the sums
     overflowed (then nothing is certified)."""
-    X = problem.X
     F, diff = _mfn.binary_certificate(
-        indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-        bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, lam=lam, beta=beta,
-        loss=loss, n_threads=resolve_threads(opts["n_threads"], X.data.shape[0]),
+        problem.view, t=problem.t, c=problem.cost, lam=lam, beta=beta,
+        loss=loss, n_threads=resolve_threads(opts["n_threads"], problem.X.nnz),
         comm=problem.comm, regularize_bias=opts.get("regularize_bias", True))
     return F, relative_gap(F, F - diff) if math.isfinite(diff) and math.isfinite(F) else math.nan
 
@@ -270,8 +281,8 @@ def fit_mfn(problem, params, start, state, log):
     while True:
         gtol = GTOL_PER_TOL * eps if opts["gtol"] is None else opts["gtol"]   # follows eps
         gstop = gradient_stop(problem.t, gtol, problem.comm)
-        st = run_newton(problem, lam, beta, eps, warm, opts, log, kkt=True, gstop=gstop,
-                        gap_stop=GAP_GUARD if must_certify else 0.0)
+        how = Newton(kkt=True, gstop=gstop, gap_stop=GAP_GUARD if must_certify else 0.0)
+        st = run_newton(problem, lam, beta, eps, warm, opts, log, how)
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
         traces.append(st["trace"] / lam)

@@ -1,10 +1,10 @@
 """The rest of the modified finite Newton family (Keerthi & DeCoste, JMLR 2005).
 
-Four solvers on the Newton driver of `mfn` (csrc/_mfn.pyx: CGLS on the terms in
-the least-squares zone, exact line search over the knees of a piecewise
-quadratic loss); each only chooses the loss, the scaling and the stopping rule.
-In linsvm's scaling (DESIGN.md; x includes the bias feature, value -B, whose
-weight is regularized; c_i = class weight x sample weight):
+Four solvers on the Newton driver of `mfn` (csrc/newton_driver.pxd: CGLS on the terms
+in the least-squares zone, exact line search over the knees of a piecewise quadratic
+loss); each only chooses the loss, the scaling and the stopping rule.  In linsvm's
+scaling (docs/design.md, "The fit contract"; x includes the bias feature, value -B,
+whose weight is regularized; c_i = class weight x sample weight):
 
 ls         F(w) = 1/2||w||^2 + C sum_i c_i (1 - y_i w.x_i)^2.  LS-SVM solved by CGLS
            with every example active: the paper's LS-SVM-CG (Section 4.3).  Paper
@@ -50,6 +50,7 @@ mfn-ord    F(w, b) = 1/2(||w||^2 + ||b||^2) + C sum_{s=1}^{p-1} sum_i c_i max(0,
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -60,8 +61,8 @@ from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS
 from .gaps import costs_vary, progressed
-from .mfn import (STATUS, certificate, certified, exchange_stats, run_newton, start_vector,
-                  subset_seed, uncertified_warning, weight_split)
+from .mfn import (DRIVER_OPTIONS, STATUS, Newton, certificate, certified, exchange_stats,
+                  run_newton, start_vector, subset_seed, uncertified_warning, weight_split)
 
 LS_LOSS = (1.0, 1.0, math.inf, -math.inf)          # (a, tm, hi, lo): zone 1 everywhere
 HUBER_LOSS = (1.0, 1.0, 1.0, -1.0)                 # eq. 21 in the margin o = 1 - xi
@@ -86,58 +87,67 @@ def _cap_warning(name, opts, measure=""):
             f"active set settled{measure}; the model may be inaccurate: raise --max-iter or loosen -e")
 
 
-def _certified_newton(problem, lam, beta, tol, warm, opts, log, loss, name):
+class Certified(NamedTuple):
+    """The end of _certified_newton's runs: st of the last run, the Newton and CGLS
+    iterations of all, the trace in linsvm's scaling, the relative duality gap at the
+    result and the last eps."""
+    st: dict
+    n_iter: int
+    cg_iter: int
+    trace: list
+    gap: float
+    eps: float
+
+
+def _certified_newton(problem, lam, beta, tol, warm, opts, log, how):
     """run_newton at -e tol, then, when the costs vary (gaps.costs_vary), again from beta at
     -e / 10 while the result's relative duality gap (mfn.certificate) exceeds GAP_GUARD,
-    up to the iteration cap or GAP_GUARD_MIN_EPS.  Returns (st of the last run, n_iter,
-    cg_iter, trace in linsvm's scaling, gap, the last eps)."""
+    up to the iteration cap or GAP_GUARD_MIN_EPS.  Returns a Certified."""
     eps, n_iter, cg_iter, trace, last = tol, 0, 0, [], math.inf
     must_certify = costs_vary(problem)
     while True:
-        st = run_newton(problem, lam, beta, eps, warm, opts, log, loss, name)
+        st = run_newton(problem, lam, beta, eps, warm, opts, log, how)
         n_iter, cg_iter = n_iter + st["n_iter"], cg_iter + st["cg_iter"]
         trace.extend((st["trace"] / lam).tolist())
-        F, gap = certificate(problem, lam, beta, loss, opts)
+        F, gap = certificate(problem, lam, beta, how.loss, opts)
         if not must_certify or certified(gap) or st["status"] == 1 or eps <= GAP_GUARD_MIN_EPS \
                 or not math.isfinite(gap) or not progressed(last, F):
-            return st, n_iter, cg_iter, trace, gap, eps
+            return Certified(st, n_iter, cg_iter, trace, gap, eps)
         last = F
         if log is not None:
-            log(f"{name} relative duality gap {gap:.3g} > {GAP_GUARD:g}: continuing with eps "
-                f"{eps / 10:g}")
+            log(f"{how.name} relative duality gap {gap:.3g} > {GAP_GUARD:g}: continuing with "
+                f"eps {eps / 10:g}")
         eps, warm = eps / 10.0, True
 
 
-def _binary_result(name, problem, lam, beta, loss, st, n_iter, cg_iter, trace, opts, tol,
-                   gap, eps):
-    """FitResult with statistics in linsvm's scaling (F = f / lam), with the gradient norm
-    and the relative duality gap (gap, reached at -e eps) at the result, and the warning
-    of the iteration cap or, when the costs vary, of a gap above GAP_GUARD."""
-    X = problem.X
-    f, g, _, _ = _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
-                               n_features=X.n_features, bias=problem.bias, rows=problem.rows,
-                               t=problem.t, c=problem.cost, lam=lam, beta=beta, loss=loss,
-                               n_threads=opts["n_threads"], comm=problem.comm,
+def _binary_result(problem, lam, beta, how, run, opts, tol):
+    """FitResult of the solver how.name (Certified run at -e tol) with statistics in
+    linsvm's scaling (F = f / lam), with the gradient norm and the relative duality gap
+    (run.gap, reached at -e run.eps) at the result, and the warning of the iteration cap
+    or, when the costs vary, of a gap above GAP_GUARD."""
+    name, st, gap = how.name, run.st, run.gap
+    f, g, _, _ = _mfn.gradient(problem.view, t=problem.t, c=problem.cost, lam=lam, beta=beta,
+                               loss=how.loss, n_threads=opts["n_threads"], comm=problem.comm,
                                regularize_bias=opts.get("regularize_bias", True))
     stats = {
         "objective": f / lam,
-        "n_iter": n_iter,
-        "cg_iter": cg_iter,
+        "n_iter": run.n_iter,
+        "cg_iter": run.cg_iter,
         "n_active": st["n_active"],
         "grad_norm": float(np.sqrt(vdot(g, g))) / lam,
         "gap": gap,
         "status": STATUS[st["status"]],
-        "trace": trace,
+        "trace": run.trace,
         **exchange_stats(problem, st),
     }
     warning = None
     if not math.isfinite(gap):
-        warning = uncertified_warning(name, gap, tol, eps)
+        warning = uncertified_warning(name, gap, tol, run.eps)
     elif st["status"] == 1:
         warning = _cap_warning(name, opts, f" (gradient norm {stats['grad_norm']:.3g}, relative "
                                            f"duality gap {gap:.3g}, -e {tol:g})")
     elif not certified(gap) and costs_vary(problem):
-        warning = uncertified_warning(name, gap, tol, eps)
+        warning = uncertified_warning(name, gap, tol, run.eps)
     return FitResult(beta, stats, warning=warning, converged=warning is None)
 
 
@@ -161,10 +171,9 @@ def fit_ls(problem, params, start, state, log):
     opts = dict(params.options, n_threads=resolve_threads(params["n_threads"], problem.X.nnz),
                 **_LS_FIXED)
     beta, warm = start_vector(problem, start)
-    st, n_iter, cg_iter, trace, gap, eps = _certified_newton(problem, lam, beta, tol, warm, opts,
-                                                             log, LS_LOSS, "ls")
-    return _binary_result("ls", problem, lam, beta, LS_LOSS, st, n_iter, cg_iter, trace, opts,
-                          tol, gap, eps)
+    how = Newton(LS_LOSS, "ls")
+    run = _certified_newton(problem, lam, beta, tol, warm, opts, log, how)
+    return _binary_result(problem, lam, beta, how, run, opts, tol)
 
 
 # ---------------------------------------------------------------------------- mfn-huber
@@ -183,11 +192,11 @@ def fit_huber(problem, params, start, state, log):
     beta, warm = start_vector(problem, start)
     warm, n_iter, cg_iter = subset_seed(problem, lam, beta, tol, warm, opts, log, params.seed,
                                         HUBER_LOSS, "mfn-huber")
-    st, n2, cg2, trace, gap, eps = _certified_newton(problem, lam, beta, tol, warm, opts, log,
-                                                     HUBER_LOSS, "mfn-huber")
-    res = _binary_result("mfn-huber", problem, lam, beta, HUBER_LOSS, st, n_iter + n2,
-                         cg_iter + cg2, trace, opts, tol, gap, eps)
-    res.stats["n_linear"] = st["n_zone2"]
+    how = Newton(HUBER_LOSS, "mfn-huber")
+    run = _certified_newton(problem, lam, beta, tol, warm, opts, log, how)
+    run = run._replace(n_iter=n_iter + run.n_iter, cg_iter=cg_iter + run.cg_iter)
+    res = _binary_result(problem, lam, beta, how, run, opts, tol)
+    res.stats["n_linear"] = run.st["n_zone2"]
     return res
 
 
@@ -201,10 +210,7 @@ def hinge_certificate(problem, C, beta, tau, n_threads=1):
     (1/2||beta - w_alpha||^2), gap_smooth (sum C c_i max(0, xi_i) - alpha_i xi_i),
     gap = gap_grad + gap_smooth (= F - D), n_quad (|xi_i| < tau), y = X beta.
     """
-    X = problem.X
-    F, D, gg, gs, nq, y = _mfn.hinge_certificate(indptr=X.indptr, indices=X.indices, data=X.data,
-                                                 n_features=X.n_features, bias=problem.bias,
-                                                 rows=problem.rows, t=problem.t, c=problem.cost,
+    F, D, gg, gs, nq, y = _mfn.hinge_certificate(problem.view, t=problem.t, c=problem.cost,
                                                  C=C, beta=beta, tau=tau, n_threads=n_threads,
                                                  comm=problem.comm)
     return {"F": F, "D": D, "gap_grad": gg, "gap_smooth": gs, "gap": gg + gs, "n_quad": nq, "y": y}
@@ -293,10 +299,8 @@ class _Predictor:
         self.last = tau if solved else None
 
     def _smoothed(self, w, loss):
-        X, pr = self.problem.X, self.problem
-        return _mfn.gradient(indptr=X.indptr, indices=X.indices, data=X.data,
-                             n_features=X.n_features, bias=pr.bias, rows=pr.rows, t=pr.t,
-                             c=pr.cost, lam=self.lam, beta=w, loss=loss,
+        pr = self.problem
+        return _mfn.gradient(pr.view, t=pr.t, c=pr.cost, lam=self.lam, beta=w, loss=loss,
                              n_threads=self.n_threads, comm=pr.comm)[0] / self.lam
 
 
@@ -332,7 +336,7 @@ def fit_l1(problem, params, start, state, log):
       features reach 1e5), or at --max-stages.
 
     tau stays a power of two (--tau0 is rounded down to one), so that the
-    smoothed loss is exactly C^1 in floating point (csrc/_mfn.pyx, make_loss).
+    smoothed loss is exactly C^1 in floating point (csrc/mfn_terms.pxd, make_loss).
     The paper's schedule tau_j = 2^-j is the case of factor 1/2 from tau0 = 1;
     linsvm starts at --tau0 (default 1/4) and lets the certificate choose the
     factor (1/2, 1/4 or 1/8).  A warm start first evaluates the certificate at
@@ -367,8 +371,8 @@ def fit_l1(problem, params, start, state, log):
         stages += 1
         loss = smoothed_hinge(tau)
         predictor.start(beta, tau, loss)
-        st = run_newton(problem, lam, beta, cg_eps, warm, opts, log, loss, f"mfn-l1 tau={tau:.3g}",
-                        until=_certified_by_bound(best, tol))
+        st = run_newton(problem, lam, beta, cg_eps, warm, opts, log,
+                        Newton(loss, f"mfn-l1 tau={tau:.3g}", until=_certified_by_bound(best, tol)))
         warm = True
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
@@ -449,10 +453,10 @@ def fit_ord(problem, params, start, state, log):
     and threshold_inversion (max b_s - b_{s+1} before sorting; 0 when ordered).
     qid is not used (eq. 25 has no queries).
     """
-    X, bias, rows, codes, cost = problem.X, problem.bias, problem.rows, problem.codes, problem.cost
+    codes, cost = problem.codes, problem.cost
     tol = params.tol
     lam = 1.0 / (2.0 * params.C)
-    opts = dict(params.options, n_threads=resolve_threads(params["n_threads"], X.nnz))
+    opts = dict(params.options, n_threads=resolve_threads(params["n_threads"], problem.X.nnz))
     nb = problem.n_classes - 1
     nw = problem.n_weights
     if start is None:
@@ -469,23 +473,17 @@ def fit_ord(problem, params, start, state, log):
     if log is not None:
         def callback(it, f, n_active, cg_it):
             log(f"mfn-ord iter {it:3d}  objective {f / lam:.10g}  active pairs {n_active}  cg {cg_it}")
-    st = _mfn.ordinal_solve(indptr=X.indptr, indices=X.indices, data=X.data,
-                            n_features=X.n_features, bias=bias, rows=rows, codes=codes,
-                            n_thresholds=nb, c=cost, lam=lam, beta=beta, eps=tol, warm=warm, heuristic1=opts["heuristic1"],
-                            heuristic2=opts["heuristic2"], precondition=opts["precondition"],
-                            eta=opts["forcing"], forcing_guard=opts["forcing_guard"],
-                            max_iter=opts["max_iter"],
-                            cg_max_iter=opts["cg_max_iter"], n_threads=opts["n_threads"],
-                            callback=callback, jacobi_weight=opts["jacobi_weight"],
-                            comm=problem.comm, split=split)
+    st = _mfn.ordinal_solve(problem.view, codes=codes, n_thresholds=nb, c=cost, lam=lam,
+                            beta=beta, callback=callback, comm=problem.comm, split=split,
+                            tol=tol, warm=warm, n_threads=opts["n_threads"],
+                            **{name: opts[name] for name in DRIVER_OPTIONS if name != "fused_cg"})
     thresholds = beta[nw:].copy()
     inversion = float(max(0.0, np.max(thresholds[:-1] - thresholds[1:]))) if nb > 1 else 0.0
     if inversion > 0:
         beta[nw:] = np.sort(thresholds)        # never increases F (swap argument)
-    f, g, _ = _mfn.ordinal_gradient(indptr=X.indptr, indices=X.indices, data=X.data,
-                                    n_features=X.n_features, bias=bias, rows=rows, codes=codes,
-                                    n_thresholds=nb, c=cost, lam=lam, beta=beta,
-                                    n_threads=opts["n_threads"], comm=problem.comm)
+    f, g, _ = _mfn.ordinal_gradient(problem.view, codes=codes, n_thresholds=nb, c=cost,
+                                    lam=lam, beta=beta, n_threads=opts["n_threads"],
+                                    comm=problem.comm)
     stats = {
         "objective": f / lam,
         "n_iter": st["n_iter"],

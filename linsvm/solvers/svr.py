@@ -1,8 +1,8 @@
 """Linear support vector regression: LIBLINEAR's -s 11, -s 12 and -s 13 problems.
 
-In linsvm's scaling (DESIGN.md; x includes the bias feature of value -B, c_i the
-relative cost of example i, y_i its real target, p = `epsilon` the tube's half-width,
-LIBLINEAR's -p, default 0.1):
+In linsvm's scaling (docs/design.md, "The fit contract"; x includes the bias feature of
+value -B, c_i the relative cost of example i, y_i its real target, p = `epsilon` the
+tube's half-width, LIBLINEAR's -p, default 0.1):
 
     svr (-s 11)           F(w) = 1/2 ||w||_R^2 + C sum_i c_i max(0, |y_i - w.x_i| - p)^2
     svr-dual --loss l2    the same F (LIBLINEAR -s 12), by its dual
@@ -12,7 +12,7 @@ svr: the modified finite Newton method of Keerthi & DeCoste (JMLR 2005, Sections
 on the squared eps-insensitive loss (csrc/_svr.pyx): the active set is the examples
 outside the tube, each a least-squares term with target y_i + p (above the tube) or
 y_i - p (below); CGLS (csrc/cgls.pxd) on the active rows, the exact line search of
-Sec. 4.4 with two knots per example (csrc/mfn_shared.pxd), heuristics 1-2 and the
+Sec. 4.4 with two knots per example (csrc/line_search.pxd), heuristics 1-2 and the
 options of mfn.  Paper scaling lam = 1/(2C), F = f / lam (as mfn).
 
 The free intercept.  ||w||_R is ||w||^2 over every weight, or, with
@@ -71,9 +71,14 @@ def _targets(problem):
 
 
 def _args(problem, y):
-    X = problem.X
-    return dict(indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-                bias=problem.bias, rows=problem.rows, y=y, c=problem.cost)
+    return dict(data=problem.view, y=y, c=problem.cost)
+
+
+# svr's options that are the Newton driver's settings by the same names (csrc/_svr.pyx,
+# svr_newton_solve)
+NEWTON_OPTIONS = ("epsilon", "regularize_bias", "heuristic1", "heuristic2", "precondition",
+                  "jacobi_weight", "fused_cg", "forcing", "forcing_guard", "max_iter",
+                  "cg_max_iter")
 
 
 def fit_svr(problem, params, start, state, log):
@@ -116,16 +121,12 @@ def fit_svr(problem, params, start, state, log):
     split = weight_split(problem, opts["weight_split"])
     while True:
         st = _svr.svr_newton_solve(
-            **args, C=C, p=opts["epsilon"], beta=beta, regularize_bias=opts["regularize_bias"],
-            eps=eps, warm=warm, heuristic1=opts["heuristic1"], heuristic2=opts["heuristic2"],
-            precondition=opts["precondition"], jacobi_weight=opts["jacobi_weight"],
-            fused=opts["fused_cg"], eta=opts["forcing"], gstop=gtol, max_iter=opts["max_iter"],
-            cg_max_iter=opts["cg_max_iter"], n_threads=threads, callback=callback,
-            comm=problem.comm, ref_prediction=ref, split=split,
-            forcing_guard=opts["forcing_guard"])
+            **args, C=C, beta=beta, callback=callback, comm=problem.comm, split=split,
+            ref_prediction=ref, tol=eps, warm=warm, gstop=gtol, n_threads=threads,
+            **{name: opts[name] for name in NEWTON_OPTIONS})
         n_iter, cg_iter = n_iter + st["n_iter"], cg_iter + st["cg_iter"]
         trace.extend(np.asarray(st["trace"]).tolist())
-        F, D = _svr.svr_certificate(**args, C=C, p=opts["epsilon"], w=beta,
+        F, D = _svr.svr_certificate(**args, C=C, epsilon=opts["epsilon"], w=beta,
                                     regularize_bias=opts["regularize_bias"], n_threads=threads,
                                     comm=problem.comm)
         gap = relative_gap(F, D)
@@ -179,9 +180,6 @@ def trap_note(y, cost, name, why, fix):
 TRAP_RATIO = 3.0
 
 
-_LOSSES = {"l1": 1, "l2": 2}
-
-
 def _offset(problem, y, center):
     """The cost-weighted mean of the targets (0 when not centering)."""
     if not center:
@@ -230,11 +228,10 @@ def fit_svr_dual(problem, params, start, state, log):
     args = _args(problem, y)
     eps, loops, traces = tol, 0, []
     while True:
-        st = _svr.svr_dual_solve(**args, C=C, p=opts["epsilon"], loss=_LOSSES[loss], b=b, eps=eps,
-                                 shrinking=opts["shrinking"],
+        st = _svr.svr_dual_solve(**args, C=C, b=b, callback=callback, epsilon=opts["epsilon"],
+                                 loss=loss, tol=eps, shrinking=opts["shrinking"],
                                  seed=(params.seed + loops) & 0xFFFFFFFFFFFFFFFF,
-                                 max_iter=max_iter - loops, warm=warm or loops > 0,
-                                 callback=callback)
+                                 max_iter=max_iter - loops, warm=warm or loops > 0)
         loops += int(st["n_iter"])
         traces.append(st["trace"])
         gap = relative_gap(st["primal"], st["dual"])

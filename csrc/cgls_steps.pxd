@@ -1,0 +1,340 @@
+# The pieces of one iteration of csrc/cgls.pxd's CGLS (cgls_solve, whose block comment
+# has the mathematics): its state, the start, the step length, the move, the
+# true-residual check, the stopping tests and the next direction, each in the
+# serial, allreduce and weight-split arrangements.  Inline: cimported, not compiled
+# on its own.
+
+from libc.stdint cimport int64_t
+from libc.string cimport memset
+from libc.math cimport fmax, fmin, sqrt
+from csr cimport dot
+from comm cimport comm_sum
+from wsplit cimport Split, split_reduce, split_scatter, split_gather, split_dot
+from cgls_operator cimport Operator, CglsSettings, CglsWork, residual, residual_split
+
+
+cdef enum:
+    CG_SERIAL = 0                  # the arrangement of cgls_solve (block comment)
+    CG_ALLREDUCE = 1
+    CG_SPLIT = 2
+
+
+ctypedef struct CgState:
+    # The state of one cgls_solve.
+    int mode
+    int fused                      # products in one pass (A.normal)
+    int recur                      # r by the recurrence (not recomputed from z)
+    int qguard
+    int64_t nr                     # regularized weights
+    int64_t n_upd                  # weights a rank updates (stop polling's measure)
+    double* s                      # minv r, or r itself without a preconditioner
+    double rho                     # r's
+    double rr                      # r'r
+    double zcz                     # z'Cz after the step
+    double zl                      # this rank's z'Cz (distributed)
+    double rs                      # the split's r's after the owners' step
+    double forcing                 # the forcing term's threshold on r'r
+    double cgtol                   # the quadratic-model rule's tolerance
+    double qsum                    # -2 Q_it (cg_stops)
+
+
+# ------------------------------------------------------------------ the tests
+
+cdef inline int cg_entry_tests(double rr, double rho, double* rr0, const CglsSettings* S,
+                             CgState* G, int* optimal) noexcept nogil:
+    """The tests on a CGLS's entry residual (block comment): rr0 <- rr = ||r_0||^2; the
+    caller's threshold (rr <= stop_rr: optimal = 2, return 1, no iteration); else the
+    forcing threshold eta^2 rr, optimal = 1 for a zero residual, the adaptive
+    quadratic-model tolerance min(qtol, ||r_0||_{M^-1}^(1/2)) (rho = r_0'M^-1 r_0), and
+    the certifying step's threshold."""
+    G.rr = rr
+    G.rho = rho
+    G.qsum = 0.0
+    G.cgtol = S.forcing_guard
+    G.qguard = S.qguard
+    if rr0 != NULL:
+        rr0[0] = rr
+    if S.stop_rr > 0.0 and rr <= S.stop_rr:
+        optimal[0] = 2
+        return 1
+    G.forcing = S.forcing * S.forcing * rr
+    optimal[0] = 1 if rr == 0.0 else 0
+    if S.qadapt and G.cgtol > 0.0:
+        G.cgtol = fmin(G.cgtol, sqrt(sqrt(rho)))
+    if S.grad_rr > 0.0 and rr <= S.grad_rr:     # the certifying step
+        G.forcing = S.cert_rr
+        G.cgtol = 0.0
+        G.qguard = 0
+    return 0
+
+
+cdef inline int cg_stops(CgState* G, double eps, double gamma, int it,
+                         int* optimal) noexcept nogil:
+    """CGLS's stopping tests after an iteration (block comment): eq. 13
+    (rr <= eps^2 z'Cz: optimal), the forcing term, and the quadratic-model rule on the
+    running sum qsum (-2 Q_it, updated here) -- with qguard, as the forcing term's guard
+    only.  1: stop."""
+    cdef int quad
+    if G.rr <= eps * eps * G.zcz:
+        optimal[0] = 1
+        return 1
+    G.qsum += gamma * G.rho
+    quad = G.cgtol > 0.0 and it * gamma * G.rho <= G.cgtol * G.qsum
+    if G.rr <= G.forcing:
+        return 1 if (quad or not G.qguard) else 0
+    return 1 if (quad and not G.qguard) else 0
+
+
+# ------------------------------------------------------------------ the iteration's pieces
+
+cdef inline int cg_start(const Operator* A, const double* c, double lam, const double* beta,
+                       const CglsSettings* S, CglsWork* W, CgState* G, int* optimal,
+                       double* rr0) noexcept nogil:
+    """The start residual r_0 = A'Cz - Lam beta (and the Jacobi minv), s = minv r_0,
+    p = s, and the entry tests (1: no iteration)."""
+    cdef int64_t i, j, nw = A.nw
+    cdef double* minv = W.minv if S.jacobi else NULL
+    cdef double red[2]
+    G.s = W.s if W.minv != NULL else W.r
+    if G.mode == CG_SPLIT:
+        residual_split(A, c, W.z, lam, beta, W.u, W.r, minv, W.diag, S.jacobi_weight,
+                       S.split, G.nr)
+        for i in range(S.split.n_mine):
+            W.h[S.split.mine[i]] = 0.0
+        for i in range(S.split.n_own):
+            j = S.split.own[i]
+            if W.minv != NULL:
+                G.s[j] = W.minv[j] * W.r[j]
+            W.p[j] = G.s[j]
+            W.dsum[j] = 0.0
+        red[0] = split_dot(S.split, W.r, W.r, nw)
+        red[1] = split_dot(S.split, W.r, G.s, nw)
+        comm_sum(S.comm, red, 2)
+        return cg_entry_tests(red[0], red[1], rr0, S, G, optimal)
+    residual(A, c, W.z, lam, beta, W.u, W.r, minv, W.diag, S.jacobi_weight, S.comm, G.nr)
+    if W.minv != NULL:
+        for j in range(nw):
+            G.s[j] = W.minv[j] * W.r[j]
+    for j in range(nw):
+        W.p[j] = G.s[j]
+    return cg_entry_tests(dot(W.r, W.r, nw), dot(W.r, G.s, nw), rr0, S, G, optimal)
+
+
+cdef inline void cg_prepare(const Operator* A, const double* c, const CglsSettings* S,
+                          CglsWork* W, CgState* G) noexcept nogil:
+    """Before the first iteration: z'Cz on this rank (distributed), the step's
+    accumulators cleared, p on T_r (split)."""
+    cdef int64_t j
+    G.zl = 0.0
+    if G.mode != CG_SERIAL:
+        for j in range(A.n):
+            G.zl += c[j] * W.z[j] * W.z[j]
+    if W.xd != NULL:
+        memset(W.xd, 0, A.n * sizeof(double))
+        if G.mode != CG_SPLIT:
+            memset(W.dsum, 0, A.nw * sizeof(double))
+    if G.mode == CG_SPLIT:
+        split_scatter(S.split, W.p)
+
+
+cdef inline double cg_products(const Operator* A, const double* c, CglsWork* W, int fused,
+                             double* qcz) noexcept nogil:
+    """One iteration's products: q = A p and h = A'C q (fused: in one pass, A.normal;
+    else apply, then apply_t of u = C q); returns q'Cq and sets qcz = q'Cz."""
+    cdef int64_t j
+    cdef double qcq = 0.0, s = 0.0
+    if fused:
+        qcq = A.normal(A, W.p, c, W.q, W.u, W.h)
+    else:
+        A.apply(A, W.p, W.q)
+        for j in range(A.n):
+            W.u[j] = c[j] * W.q[j]
+            qcq += W.u[j] * W.q[j]
+        A.apply_t(A, W.u, W.h)
+    for j in range(A.n):
+        s += c[j] * W.q[j] * W.z[j]
+    qcz[0] = s
+    return qcq
+
+
+cdef inline double cg_gamma(const Operator* A, const double* c, double lam,
+                          const CglsSettings* S, CglsWork* W, CgState* G) noexcept nogil:
+    """The step length gamma = rho / (q'Cq + p'Lam p) after the products, on reduced
+    numbers when distributed, which also give z'Cz after the step (block comment)."""
+    cdef int64_t j, nw = A.nw
+    cdef double qcq, qcz, gamma
+    cdef double red[4]
+    if G.mode == CG_SERIAL:
+        if G.fused:
+            qcq = A.normal(A, W.p, c, W.q, W.u, W.h)    # q = A p, h = A'C q
+        else:
+            A.apply(A, W.p, W.q)
+            qcq = 0.0
+            for j in range(A.n):
+                qcq += c[j] * W.q[j] * W.q[j]
+        return G.rho / (qcq + lam * dot(W.p, W.p, G.nr))
+    qcq = cg_products(A, c, W, G.fused, &qcz)
+    if G.mode == CG_SPLIT:                          # h on T_r, summed at the owners
+        split_reduce(S.split, W.h)
+        red[0] = qcq
+        red[1] = qcz
+        red[2] = G.zl
+        red[3] = split_dot(S.split, W.p, W.p, G.nr)
+        comm_sum(S.comm, red, 4)
+        gamma = G.rho / (red[0] + lam * red[3])
+        G.zcz = fmax(red[2] - 2.0 * gamma * red[1] + gamma * gamma * red[0], 0.0)
+        return gamma
+    W.h[nw] = qcq
+    W.h[nw + 1] = qcz
+    W.h[nw + 2] = G.zl
+    comm_sum(S.comm, W.h, nw + 3)
+    qcq = W.h[nw]
+    qcz = W.h[nw + 1]
+    gamma = G.rho / (qcq + lam * dot(W.p, W.p, G.nr))
+    # z'Cz after the step, from the reduced numbers (block comment)
+    G.zcz = fmax(W.h[nw + 2] - 2.0 * gamma * qcz + gamma * gamma * qcq, 0.0)
+    return gamma
+
+
+cdef inline void cg_move_split(const Operator* A, const double* c, double lam, double gamma,
+                             const CglsSettings* S, CglsWork* W, CgState* G) noexcept nogil:
+    """The split's step (block comment): z, xd; the owners' dsum += gamma p,
+    r -= gamma (h + Lam p), s = minv r; r'r and r's reduced."""
+    cdef int64_t i, j
+    cdef const Split* P = S.split
+    cdef double red[2]
+    cdef double rr = 0.0, rs = 0.0
+    G.zl = 0.0
+    for j in range(A.n):
+        W.z[j] -= gamma * W.q[j]
+        G.zl += c[j] * W.z[j] * W.z[j]
+        W.xd[j] += gamma * W.q[j]
+    for i in range(P.n_own):
+        j = P.own[i]
+        W.dsum[j] += gamma * W.p[j]
+        W.r[j] -= gamma * (W.h[j] + lam * W.p[j]) if j < G.nr else gamma * W.h[j]
+        if W.minv != NULL:
+            G.s[j] = W.minv[j] * W.r[j]
+        rr += W.r[j] * W.r[j]
+        rs += W.r[j] * G.s[j]
+    for i in range(P.n_mine):
+        W.h[P.mine[i]] = 0.0
+    red[0] = rr
+    red[1] = rs
+    comm_sum(S.comm, red, 2)
+    G.rr = red[0]
+    G.rs = red[1]
+
+
+cdef inline void cg_move(const Operator* A, const double* c, double lam, double* beta,
+                       double gamma, const CglsSettings* S, CglsWork* W, CgState* G) noexcept nogil:
+    """beta += gamma p, z -= gamma q (the step and its image accumulated in dsum, xd),
+    and the residual r after the step: by the recurrence r -= gamma (h + Lam p), or
+    recomputed from z (serial, two passes); G.rr = r'r."""
+    cdef int64_t j, nw = A.nw
+    cdef double zcz = 0.0
+    if G.mode == CG_SPLIT:
+        cg_move_split(A, c, lam, gamma, S, W, G)
+        return
+    for j in range(nw):
+        beta[j] += gamma * W.p[j]
+        if W.xd != NULL:                    # the step, as it is taken
+            W.dsum[j] += gamma * W.p[j]
+    for j in range(A.n):
+        W.z[j] -= gamma * W.q[j]
+        zcz += c[j] * W.z[j] * W.z[j]
+        if W.xd != NULL:                    # and its image on these rows
+            W.xd[j] += gamma * W.q[j]
+    if G.mode == CG_SERIAL:
+        G.zcz = zcz
+    else:
+        G.zl = zcz
+    if G.recur:
+        for j in range(G.nr):               # r = A'Cz - lam beta, by recurrence
+            W.r[j] -= gamma * (W.h[j] + lam * W.p[j])
+        for j in range(G.nr, nw):
+            W.r[j] -= gamma * W.h[j]
+    else:
+        residual(A, c, W.z, lam, beta, W.u, W.r, NULL, NULL, 1.0, NULL, G.nr)
+    G.rr = dot(W.r, W.r, nw)
+
+
+cdef inline void cg_verify(const Operator* A, const double* c, double lam, const double* beta,
+                         const CglsSettings* S, CglsWork* W, CgState* G) noexcept nogil:
+    """Eq. 13 decides on the true residual A'Cz - Lam beta, not the recurrence's: r, r'r
+    (and distributed z'Cz exactly, and the split's r's) recomputed from z."""
+    cdef int64_t i, j, nw = A.nw
+    cdef const Split* P = S.split
+    cdef double red[3]
+    if G.mode == CG_SERIAL:
+        residual(A, c, W.z, lam, beta, W.u, W.r, NULL, NULL, 1.0, NULL, G.nr)
+        G.rr = dot(W.r, W.r, nw)
+        return
+    for j in range(A.n):
+        W.u[j] = c[j] * W.z[j]
+    A.apply_t(A, W.u, W.h)
+    if G.mode == CG_ALLREDUCE:
+        W.h[nw] = G.zl
+        comm_sum(S.comm, W.h, nw + 1)
+        for j in range(nw):
+            W.r[j] = W.h[j] - (lam * beta[j] if j < G.nr else 0.0)
+        G.zcz = W.h[nw]
+        G.rr = dot(W.r, W.r, nw)
+        return
+    split_reduce(P, W.h)                    # the split: A'Cz - Lam (beta + dsum)
+    for i in range(P.n_own):
+        j = P.own[i]
+        W.r[j] = W.h[j] - (lam * (beta[j] + W.dsum[j]) if j < G.nr else 0.0)
+        if W.minv != NULL:
+            G.s[j] = W.minv[j] * W.r[j]
+    for i in range(P.n_mine):
+        W.h[P.mine[i]] = 0.0
+    red[0] = split_dot(P, W.r, W.r, nw)
+    red[1] = split_dot(P, W.r, G.s, nw)
+    red[2] = G.zl
+    comm_sum(S.comm, red, 3)
+    G.rr = red[0]
+    G.rs = red[1]
+    G.zcz = red[2]
+
+
+cdef inline void cg_direction(const CglsSettings* S, CglsWork* W, CgState* G,
+                            int64_t nw) noexcept nogil:
+    """The next search direction of (preconditioned) CG: s = minv * r (s is r itself
+    without a preconditioner; the split's owners have it already), p = s + (r's / rho) p,
+    rho = r's (split: p then on T_r from the owners)."""
+    cdef int64_t i, j
+    cdef double rho_new, omega
+    if G.mode == CG_SPLIT:
+        omega = G.rs / G.rho
+        G.rho = G.rs
+        for i in range(S.split.n_own):
+            j = S.split.own[i]
+            W.p[j] = G.s[j] + omega * W.p[j]
+        split_scatter(S.split, W.p)
+        return
+    if W.minv != NULL:
+        for j in range(nw):
+            G.s[j] = W.minv[j] * W.r[j]
+    rho_new = dot(W.r, G.s, nw)
+    omega = rho_new / G.rho
+    for j in range(nw):
+        W.p[j] = G.s[j] + omega * W.p[j]
+    G.rho = rho_new
+
+
+cdef inline void cg_finish_split(double* beta, const CglsSettings* S, CglsWork* W,
+                               int64_t nw) noexcept nogil:
+    """The split's step into beta (block comment): gathered on every rank, or with
+    split.outer scattered to T_r and added there."""
+    cdef int64_t i, j
+    cdef const Split* P = S.split
+    if P.outer:                             # the step where this rank's rows need it
+        split_scatter(P, W.dsum)
+        for i in range(P.n_mine):
+            j = P.mine[i]
+            beta[j] += W.dsum[j]
+        return
+    split_gather(P, W.dsum)
+    for j in range(nw):
+        beta[j] += W.dsum[j]
