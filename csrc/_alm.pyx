@@ -106,7 +106,7 @@ from libc.math cimport fabs, sqrt, fmax, INFINITY
 import numpy as np
 from csr cimport CSR, entry_threads, matvec, rmatvec, col_sq_sums, dot
 from linsvm._data cimport DataView
-from cgls cimport Operator, csr_operator, cgls
+from cgls cimport Operator, CglsSettings, CglsWork, csr_operator, cgls_settings, cgls_solve
 from alm_steps cimport loss_kind
 from alm_state cimport (Examples, Settings, Work, Iterate, Result, CONVERGED, MAX_ITER,
                         HANDED_OVER, STOP_OBJECTIVE, STOP_GRADIENT)
@@ -240,10 +240,22 @@ cdef int w_step(const Examples* E, const Operator* A, const Settings* S, Work* W
     # distributed: cgls over the row blocks (csrc/cgls.pxd: one allreduce of nw + 3
     # doubles per CGLS iteration, in W.pk); it polls no stop record there (a rank must
     # not leave alone): the stop flag travels with step 2a's allreduce
-    cg_it = cgls(A, W.ones, inv_mu, beta, W.r, W.q, W.u, W.wa, W.grad, W.cgs,
-                 W.dinv if S.precondition else NULL, S.cg_tol, 0.0, S.cg_max_iter,
-                 &optimal, NULL if dist else W.stop, 0, W.pk if dist else NULL,
-                 0, NULL, NULL, 1, NULL, 1.0, 0.0, NULL, E.cm)
+    # eq. 13 at cg_tol alone (no forcing term), not fused, no Jacobi fill: CS's defaults
+    cdef CglsSettings CS = cgls_settings(S.cg_tol, 0.0, 0.0, S.cg_max_iter,
+                                         NULL if dist else W.stop, E.cm)
+    cdef CglsWork CW
+    CW.z = W.r
+    CW.q = W.q
+    CW.u = W.u
+    CW.r = W.wa
+    CW.p = W.grad
+    CW.s = W.cgs
+    CW.minv = W.dinv if S.precondition else NULL
+    CW.h = W.pk if dist else NULL
+    CW.dsum = NULL
+    CW.xd = NULL
+    CW.diag = NULL
+    cg_it = cgls_solve(A, W.ones, inv_mu, beta, &CS, &CW, &optimal, NULL)
     if W.stop.stopped and not dist:
         return 1
     R.cg_iter += cg_it

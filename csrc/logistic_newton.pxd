@@ -68,7 +68,7 @@ from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from libc.math cimport log, log1p, fabs, fmax, fmin, sqrt, INFINITY, NAN
 from csr cimport rmatvec, dot
-from cgls cimport Operator, cgls
+from cgls cimport Operator, CglsSettings, CglsWork, cgls_settings, cgls_solve
 from interrupt cimport Stop, stop_poll, stop_keep
 from comm cimport comm_sum, comm_sum1
 from logistic_loss cimport (Model, BINARY, CONVERGED, MAX_ITER, NO_DESCENT, _sig_minus, _logloss,
@@ -282,10 +282,33 @@ cdef inline int newton_cgls(Model* M, Work* W, const Params* P, int max_iter, do
     ||g||^2; grad_rr, cert_rr: the certifying step (cgls.pxd; 0: none).  W.dsum gets the
     step and M.xi its image; returns the iterations."""
     cdef Operator A = model_operator(M)
-    return cgls(&A, M.cc, 1.0, W.beta_bar, M.z, W.q, W.u, W.r, W.p, W.sv,
-                W.minv if P.precondition else NULL, 0.0, P.forcing, max_iter, optimal, W.stop,
-                1, W.h, P.precondition, W.dsum, M.xi, 0, W.diag, P.jacobi_weight, stop_rr, rr0,
-                M.comm, M.nreg, P.cg_tol, 1, M.split, 0, grad_rr, cert_rr)
+    # no eq. 13 (eps 0): the forcing term with the quadratic-model rule at cg_tol, adaptive
+    # and stopping by itself (not a guard only); fused products, the true residual unchecked
+    cdef CglsSettings S = cgls_settings(0.0, P.forcing, P.cg_tol, max_iter, W.stop, M.comm)
+    cdef CglsWork G
+    S.qadapt = 1
+    S.qguard = 0
+    S.fused_cg = 1
+    S.jacobi = P.precondition
+    S.jacobi_weight = P.jacobi_weight
+    S.verify = 0
+    S.stop_rr = stop_rr
+    S.grad_rr = grad_rr
+    S.cert_rr = cert_rr
+    S.nreg = M.nreg
+    S.split = M.split
+    G.z = M.z
+    G.q = W.q
+    G.u = W.u
+    G.r = W.r
+    G.p = W.p
+    G.s = W.sv
+    G.minv = W.minv if P.precondition else NULL
+    G.h = W.h
+    G.dsum = W.dsum
+    G.xd = M.xi
+    G.diag = W.diag
+    return cgls_solve(&A, M.cc, 1.0, W.beta_bar, &S, &G, optimal, rr0)
 
 
 cdef inline int newton_step(Model* M, double* beta, Work* W, const Params* P, Drive* S,
