@@ -531,21 +531,18 @@ def test_local_passes_with_sigma_one_are_the_serial_kernels():
                                  rng=np.array([7], dtype=np.uint64), local_epochs=4)
         assert lp["n_iter"] == st["n_iter"] == 4 and np.count_nonzero(a_serial) > 10
         assert np.array_equal(a_local, a_serial) and np.array_equal(v, st["w"])
-    Xb = CSRBuffers(X)
-    common = dict(indptr=Xb.indptr, indices=Xb.indices, data=Xb.data, n_features=9, bias=1.0,
-                  rows=np.arange(120, dtype=np.int64))
     codes = (y - 1).astype(np.int32)
     U = 0.7 * c
     for ww in (False, True):
-        empty = dict(a_ptr=np.zeros(121, dtype=np.int64), a_cls=np.zeros(0, dtype=np.int32),
-                     a_val=np.zeros(0))
-        args = dict(common, y=codes, n_classes=3, U=U, weston_watkins=ww, shrinking=True,
-                    effort_cap=5.0, full_subproblem=True, dense_ratio=4, eps=0.01, **empty)
-        st = _sdm.sdm_solve(**args, alpha_y=np.zeros(120), cooling=False, max_iter=3, seed=5,
-                            callback=None)
+        empty = (np.zeros(121, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0))
+        args = dict(y=codes, n_classes=3, U=U, weston_watkins=ww, shrinking=True,
+                    effort_cap=5.0, subproblem="all", tol=0.01)
+        st = _sdm.sdm_solve(view, **args, alphas=(np.zeros(120), *empty), cooling=False,
+                            max_iter=3, seed=5)
         V = np.empty((10, 3))
-        lp = _sdm.sdm_local_pass(**args, alpha_y=np.zeros(120), W=np.zeros((10, 3)), V=V,
-                                 sigma=1.0, max_iter=3, rng=np.array([5], dtype=np.uint64))
+        lp = _sdm.sdm_local_pass(view, **args, alphas=(np.zeros(120), *empty),
+                                 W=np.zeros((10, 3)), V=V, sigma=1.0, local_epochs=3,
+                                 rng=np.array([5], dtype=np.uint64))
         assert lp["n_full"] == st["n_full"] == 3 and st["a_val"].size > 10
         assert np.array_equal(V, st["W"])
         for key in ("alpha_y", "a_ptr", "a_cls", "a_val"):

@@ -146,7 +146,7 @@ def _seed_from_state(state, kind, codes, n_classes, U):
 
 def _fit(kind, problem, params, W0, state, log):
     name = "sdm-" + kind
-    X, rows, codes, cost, bias = problem.X, problem.rows, problem.codes, problem.cost, problem.bias
+    codes, cost = problem.codes, problem.cost
     C, tol, seed, opts = params.C, params.tol, params.seed, params.options
     k = problem.n_classes
     U = C * cost
@@ -181,14 +181,12 @@ def _fit(kind, problem, params, W0, state, log):
     # certifies 1% (GAP_GUARD); else the solve continues from its alphas at a smaller eps
     eps, loops, trace = tol, 0, []
     while True:
-        st = _sdm.sdm_solve(indptr=X.indptr, indices=X.indices, data=X.data,
-                            n_features=X.n_features, bias=bias, rows=rows, y=codes, n_classes=k,
-                            U=U, weston_watkins=kind == "ww", alpha_y=ay, a_ptr=ptr, a_cls=cls,
-                            a_val=val, eps=eps, shrinking=opts["shrinking"],
+        st = _sdm.sdm_solve(problem.view, y=codes, n_classes=k, U=U,
+                            weston_watkins=kind == "ww", alphas=(ay, ptr, cls, val),
+                            callback=callback, tol=eps, shrinking=opts["shrinking"],
                             cooling=opts["cooling"], effort_cap=opts["effort_cap"],
                             max_iter=opts["max_iter"] - loops, seed=seed & 0xFFFFFFFFFFFFFFFF,
-                            full_subproblem=opts["subproblem"] == "all", dense_ratio=4,
-                            callback=callback)
+                            subproblem=opts["subproblem"])
         loops += int(st["n_full"])
         trace.extend(st["trace"])
         rel_gap = relative_gap(st["primal"], st["dual"])
@@ -269,14 +267,12 @@ class _SdmBlock:
     """This rank's SDM local passes (linsvm.solvers.cocoa): its alphas and work arrays."""
 
     def __init__(self, kind, problem, params, alphas, sigma):
-        X, opts = problem.X, params.options
-        self.sigma, self.epochs = float(sigma), opts["local_epochs"]
-        self.args = dict(indptr=X.indptr, indices=X.indices, data=X.data,
-                         n_features=X.n_features, bias=problem.bias, rows=problem.rows,
-                         y=problem.codes, n_classes=problem.n_classes,
+        opts = params.options
+        self.view, self.sigma, self.epochs = problem.view, float(sigma), opts["local_epochs"]
+        self.args = dict(y=problem.codes, n_classes=problem.n_classes,
                          U=params.C * problem.cost, weston_watkins=kind == "ww",
                          shrinking=opts["shrinking"], effort_cap=opts["effort_cap"],
-                         full_subproblem=opts["subproblem"] == "all", dense_ratio=4)
+                         subproblem=opts["subproblem"])
         self.rng = np.array([rank_seed(params.seed, problem.comm.rank)], dtype=np.uint64)
         self.V = np.zeros((problem.n_weights, problem.n_classes))
         self.alphas = alphas
@@ -286,9 +282,9 @@ class _SdmBlock:
 
     def _pass(self, W, eps, loops):
         ay, ptr, cls, val = self.alphas
-        st = _sdm.sdm_local_pass(**self.args, alpha_y=ay.copy(), a_ptr=ptr, a_cls=cls, a_val=val,
-                                 W=W, V=self.V, sigma=self.sigma, eps=eps, max_iter=loops,
-                                 rng=self.rng)
+        st = _sdm.sdm_local_pass(self.view, **self.args, alphas=(ay.copy(), ptr, cls, val), W=W,
+                                 V=self.V, sigma=self.sigma, rng=self.rng, tol=eps,
+                                 local_epochs=loops)
         self.alphas = (st["alpha_y"], st["a_ptr"], st["a_cls"], st["a_val"])
         return st
 
