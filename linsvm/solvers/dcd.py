@@ -15,16 +15,10 @@ a fresh random permutation, with shrinking ([9] Algorithm 3); -e is [9]'s
 stopping rule, max PG - min PG <= eps over a loop of all examples (default 0.1,
 as in [9] and LIBLINEAR), guarded (a departure): a stop counts only once the
 duality gap certifies the objective within 1% (P - D <= 0.01 P); otherwise
-the solve continues from its alphas at a smaller eps (gap_guard_shrink; one loop cap).  The
-unguarded rule stopped 1.4% above the optimum on one example per class (3
-classes one-vs-rest, C = 1); on the shared binary sets at the defaults the
-gap was already below 1% (w1a l1: 0.9%), so the guard costs them nothing.  On
-SECTOR one-vs-rest (105 columns, l1, C = 1) the unguarded rule left columns up
-to 20% above their optimum (the sum 1.5% above); guarded, the sum is 0.1%
-above, for 1.5x the CPU time (median of 3 interleaved runs, 1.47 -> 2.2 s; with
-eps / 10 steps instead of gap_guard_shrink, 64 of the 105 columns continued, 1.37x of a
-noisier single run).  LIBLINEAR -s 3 at its defaults stops 1.2% above the
-guarded sum (examples/bench_ovr.py).
+the solve continues from its alphas at a smaller eps (gap_guard_shrink; one loop cap).
+The unguarded rule can stop well above the optimum, in single columns of a
+one-vs-rest run above all; what the guard gains and costs is measured in
+docs/benchmarks.md, "The duality-gap guard".
 The compiled core is csrc/_dcd.pyx.
 
 Both losses finish in the primal when dual coordinate descent cannot (option
@@ -35,8 +29,8 @@ primal solver of the same objective -- mfn-l1 (l1, Huber continuation with a cer
 gap) or mfn (l2) -- whose dual point (alpha_k = C c_k H_tau'(1 - t_k w.x_k), resp.
 2 C c_k max(0, 1 - t_k w.x_k)) gives the state and, with mfn-l1's own dual bound, the
 certificate.  LIBLINEAR -s 1 does the same for l2 (after 300 loops it switches to -s 2).
-On unscaled data (australian, C = 1) 1000 loops ended 56x (l2) and 2.1x (l1) above the
-optimum; the hand-over reaches it after 20 loops.
+Unscaled data are where the loops alone stay far from the optimum (docs/benchmarks.md,
+"The dual methods' departures").
 
 With more than two classes linsvm.train runs it one-vs-rest (one column per
 class, LIBLINEAR's rule for class weights).
@@ -51,11 +45,10 @@ for tight l2 solves).  The state holds this rank's alphas.
 
 Warm start (alpha-seeding): the alphas of a previous solve come back as
 `state`; they are scaled by C / C_previous and clipped to the new box
-[0, U_i] (l1; l2 has no upper bound), and w is recomputed from them.  Along
-C paths of 11 values (2^-6..2^4, tol 1e-3) scaling took 2665 loops on a1a
-with l2 against 7394 when only clipping and 9582 cold (w1a l1: 4553 / 4942 /
-6419).  Weights alone (no state) cannot seed a dual method and are ignored
-with a warning.
+[0, U_i] (l1; l2 has no upper bound), and w is recomputed from them (along a
+path of growing C, scaling saves loops over clipping alone: docs/benchmarks.md,
+"The dual methods' departures").  Weights alone (no state) cannot seed a dual
+method and are ignored with a warning.
 """
 from __future__ import annotations
 

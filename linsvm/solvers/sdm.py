@@ -13,30 +13,27 @@ cost (class weight x sample weight).  The paper writes the same problems, (1)
 and (14), with one C for all examples: linsvm's C is the paper's C, and the
 per-example bound of the dual is U_i = C c_i (LIBLINEAR's weighted C).  No
 rescaling is needed, so -e means exactly the paper's epsilon: the stopping rule
-(guarded, a departure: a stop counts once the duality gap also certifies 1% of
-the objective, else the solve continues from its alphas at a smaller eps; unguarded
-it stopped 2-3% above the optimum on one example per class, and sdm-cs 1.6%
-above on SECTOR at C = 1, where the guard costs 1.9x; see
-linsvm.solvers.gap_guard_shrink)
 v_i < eps for all i, with v_i of eq. 6 (CS) or max_m v_i^m of eq. 18 (WW),
-default 0.1 as the paper recommends.
+default 0.1 as the paper recommends, guarded (a departure: a stop counts once the
+duality gap also certifies 1% of the objective, else the solve continues from its
+alphas at a smaller eps, linsvm.solvers.gaps.gap_guard_shrink; what the guard gains
+and costs is measured in docs/benchmarks.md, "The duality-gap guard").
 
 The compiled core (csrc/_sdm.pyx, whose block comment has the algorithm) runs
 random permutations, the active-set sub-problem solver, shrinking (both of the
 Section 2.1 modifications) with the footnote's 5-effective-loop cap on shrunk
-work, and cooling of epsilon from 1 by factors of 10.  Departures, each
-measured on SECTOR (6412 x 55197, 105 classes, C = 1):
+work, and cooling of epsilon from 1 by factors of 10.  Departures (measured in
+docs/benchmarks.md, "The dual methods' departures"):
 
 * Sub-problem (`--subproblem`, default `all`): in full loops (10) / (21) is
   solved over all classes, by the same active-set method started from the
   paper's restricted set (M_i and the alphas off their bound) with every
   other class held at its bound, so it only goes on when a held class has a
   negative multiplier.  The paper restricts the sub-problem to that set,
-  assuming few alphas per example are non-zero; SECTOR has 13.5 per kept
-  example at the optimum, and the restricted set admits one new class per
-  visit: reaching a 1e-3 primal gap took 5.1 s with `restricted` against
-  2.9 s with `all` (LIBLINEAR -s 4: 3.0 s).  Shrunk loops are the paper's
-  either way (non-zero alphas only).
+  assuming few alphas per example are non-zero; where examples keep many at
+  the optimum, the restricted set, which admits one new class per visit, is
+  slow to collect them.  Shrunk loops are the paper's either way (non-zero
+  alphas only).
 * Certification: the paper's loop measures v_i before moving alpha_i, so the
   loop that meets eq. 9 / 20 has moved alpha after measuring it.  At the
   target epsilon the next full loop is "lazy": it only measures until it
@@ -52,10 +49,9 @@ with alpha_i^{y_i} > U_i has all its alphas scaled by U_i / alpha_i^{y_i}
 (keeping sum_m alpha_i^m = 0); for WW each alpha is clipped to [0, U_i].  The
 kernel then moves the seed along the ray r alpha, r >= 1, to the best dual
 value that stays feasible (only when C grew: an alpha at its bound pins
-r = 1), and recomputes W from alpha.  Along C = 2^-4..2^2 on the first 1000
-SECTOR examples (tol 0.01) this took 149 effective loops for CS against 353
-cold (WW 152 against 223).  A weight matrix alone (no state) cannot seed a
-dual method: it is ignored with a warning.
+r = 1), and recomputes W from alpha (what seeding saves along a path of C:
+docs/benchmarks.md, "The dual methods' departures").  A weight matrix alone (no
+state) cannot seed a dual method: it is ignored with a warning.
 
 On several MPI ranks (problem.comm set) the solve is CoCoA+ (linsvm.solvers.cocoa):
 rounds of `local_epochs` full loops of sdm_run (with its shrunk loops, without
@@ -245,7 +241,7 @@ def _local_W(kind, problem, alphas):
     W = np.zeros((problem.n_weights, k))
     if n == 0 or (not np.any(val) and not np.any(ay)):
         return W
-    # scipy only for a seeded start: its import cost each of 3 MPI ranks on 2 cores 0.8 s
+    # scipy only for a seeded start: the ranks of a cold start do not pay for its import
     import scipy.sparse as sp
 
     row_of = np.repeat(np.arange(n), np.diff(ptr))
