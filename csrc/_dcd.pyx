@@ -55,7 +55,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
 from csr cimport CSR, dot_row, sq_norm_row, dot, axpy_row
 from linsvm._data cimport DataView
-from dcd_loop cimport (Example, EXAMPLE_DOUBLES, DcdSettings, DcdWork, LoopState,
+from dcd_loop cimport (EXAMPLE_DOUBLES, DcdSettings, DcdWork, LoopState,
                       aligned_examples, pack_examples, unpack_examples, dcd_loop)
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
 

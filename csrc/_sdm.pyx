@@ -88,10 +88,11 @@
 # settings (SdmSettings) from their keywords, the solver catalog's option names
 # (linsvm/problem/catalog.py).  The rows come from a data view (linsvm._data.DataView).
 #
-# The pieces: csrc/sdm_sub.pxd (the sub-problems), csrc/sdm_pool.pxd (the alpha pool),
-# csrc/sdm_state.pxd (the settings, the SDM record, the scatters over one row),
-# csrc/sdm_steps.pxd (the visits of one example), csrc/sdm_loops.pxd (the loops);
-# this file: the entries, the start point and the objectives.
+# The pieces: csrc/sdm_subproblems.pxi (the sub-problems), csrc/sdm_pool.pxi (the
+# alpha pool), csrc/sdm_state.pxi (the settings, the SDM record, the scatters over one
+# row, the store of one example's alphas), csrc/sdm_steps.pxi (the visits of one
+# example), csrc/sdm_loops.pxi (the loops); this file: the entries, the start point
+# and the objectives.
 
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
@@ -101,10 +102,14 @@ from csr cimport sq_norm_row
 from linsvm._data cimport DataView
 from interrupt cimport Stop, stop_init, stop_raise, stop_request
 from sdm_sub cimport sub_iter_cap
-from sdm_pool cimport pool_init, pool_free, pool_reserve
-from sdm_state cimport (SDM, SdmSettings, CONVERGED, MAX_ITER, NO_MEMORY, SUBPROBLEM_ALL,
-                       SUBPROBLEM_RESTRICTED, DENSE_RATIO, scores_all, update_w)
-from sdm_loops cimport SdmOut, TRACE_COLS, sdm_run
+
+# The core's cdef functions, in the order they build on each other (textual includes:
+# one module, so that the compiler inlines exactly what it did when they were one file).
+include "sdm_subproblems.pxi"
+include "sdm_pool.pxi"
+include "sdm_state.pxi"
+include "sdm_steps.pxi"
+include "sdm_loops.pxi"
 
 # The settings keywords of each entry (the solver catalog's option names, and C's tol
 # and seed).

@@ -16,7 +16,8 @@ from csr cimport (CSR, make_csr, read_pattern, check_rows, matvec, rmatvec, norm
 from mfn_shared cimport (Breakpoint, Loss, Terms, make_loss, loss_value, loss_slope,
                          mismatch_term, exact_line_search, check_codes, _loss_from, dual_kkt,
                          entry_csr)
-from sdm_sub cimport sub_iter_cap, cs_subproblem, ww_subproblem
+from sdm_sub cimport sub_iter_cap
+from linsvm._sdm cimport cs_subproblem, ww_subproblem
 from alm_steps cimport e_update, loss_kind
 from linsvm._alm cimport grad_G, step_along, set_precond
 from comm cimport Comm, comm_from, comm_sum, comm_max, comm_sum1, comm_allgather
@@ -252,7 +253,7 @@ def line_search(double lam, const double[::1] beta, const double[::1] beta_bar,
     return loss_line_search(lam, beta, d, y, dy, t, c, (1.0, 1.0, 1.0, -INFINITY))
 
 
-# ------------------------------------------------------------------ sdm sub-problems (csrc/sdm_sub.pxd)
+# ------------------------------------------------------------------ sdm sub-problems (csrc/_sdm.pyx)
 
 def cs_subproblem_solve(double A, const double[::1] g, const double[::1] b, start=None,
                         int max_it=0):

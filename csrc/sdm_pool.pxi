@@ -3,6 +3,7 @@
 # one pool that grows by doubling a block when it fills (moving it to the end of the
 # pool), compacted when half of the pool is abandoned blocks, and trimmed after a full
 # loop when the blocks hold more than twice the entries.  Memory is O(l + non-zeros).
+# Included in csrc/_sdm.pyx.
 
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
@@ -21,7 +22,7 @@ ctypedef struct Pool:
     int32_t max_cap     # k - 1
 
 
-cdef inline int pool_init(Pool* P, int64_t n, int32_t max_cap, int64_t size) noexcept nogil:
+cdef int pool_init(Pool* P, int64_t n, int32_t max_cap, int64_t size) noexcept nogil:
     """Empty blocks for n examples and room for `size` entries; -1 when out of memory."""
     if size < 16:
         size = 16
@@ -43,7 +44,7 @@ cdef inline int pool_init(Pool* P, int64_t n, int32_t max_cap, int64_t size) noe
     return 0
 
 
-cdef inline void pool_free(Pool* P) noexcept nogil:
+cdef void pool_free(Pool* P) noexcept nogil:
     free(P.cls)
     free(P.val)
     free(P.off)
@@ -56,7 +57,7 @@ cdef inline void pool_free(Pool* P) noexcept nogil:
     P.cap = NULL
 
 
-cdef inline int pool_compact(Pool* P, int64_t extra) noexcept nogil:
+cdef int pool_compact(Pool* P, int64_t extra) noexcept nogil:
     """Copy every block, in example order, into fresh arrays with room for `extra` more."""
     cdef int64_t size = 2 * (P.live + extra) + 16, i, pos = 0
     cdef int32_t* cls = <int32_t*>malloc(size * sizeof(int32_t))
@@ -80,7 +81,7 @@ cdef inline int pool_compact(Pool* P, int64_t extra) noexcept nogil:
     return 0
 
 
-cdef inline void pool_trim(Pool* P) noexcept nogil:
+cdef void pool_trim(Pool* P) noexcept nogil:
     """Shrink every block to its entries plus one spare when the blocks hold more than
     twice the entries (e.g. after the first Weston-Watkins loops), so that memory
     follows the non-zeros; a failed allocation leaves the pool as it was."""
@@ -114,7 +115,7 @@ cdef inline void pool_trim(Pool* P) noexcept nogil:
     P.live = pos
 
 
-cdef inline int pool_reserve(Pool* P, int64_t i, int32_t need) noexcept nogil:
+cdef int pool_reserve(Pool* P, int64_t i, int32_t need) noexcept nogil:
     """Make example i's block hold at least `need` (<= max_cap) entries, keeping its
     contents; the block moves to the end of the pool when it grows.  -1: no memory."""
     cdef int32_t newcap

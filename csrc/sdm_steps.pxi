@@ -2,17 +2,15 @@
 # comment has the algorithm): for Crammer-Singer and for Weston-Watkins, a full visit
 # (every class: g_i, v_i, then the sub-problem) and a shrunk visit (the classes the
 # removal rule keeps), each moving alpha_i, W and f; and each method's removal rule.
+# Included in csrc/_sdm.pyx, after sdm_subproblems.pxi and sdm_state.pxi.
 
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, INFINITY
-from sdm_sub cimport FREE, AT_LO, AT_HI, cs_subproblem, ww_subproblem
-from sdm_pool cimport Pool
-from sdm_state cimport (SDM, NO_MEMORY, SUBPROBLEM_ALL, scores_all, scores_some, update_w,
-                       store_alphas)
+from sdm_sub cimport FREE, AT_LO, AT_HI
 
 # ------------------------------------------------------------------ Crammer-Singer steps
 
-cdef inline int cs_apply(SDM* s, int64_t i, int64_t row, int32_t yi, int64_t n) noexcept nogil:
+cdef int cs_apply(SDM* s, int64_t i, int64_t row, int32_t yi, int64_t n) noexcept nogil:
     """Move alpha_i by the sub-problem's solution over S[0:n], update W and f, store.
 
     The bounds the sub-problem holds are set exactly (alpha = 0 or U_i), and a
@@ -64,7 +62,7 @@ cdef inline int cs_apply(SDM* s, int64_t i, int64_t row, int32_t yi, int64_t n) 
     return store_alphas(s, i, n, yi)
 
 
-cdef inline double cs_full_step(SDM* s, int64_t i, double thresh, int* err) noexcept nogil:
+cdef double cs_full_step(SDM* s, int64_t i, double thresh, int* err) noexcept nogil:
     """Step (a)-(b) of Algorithm 2.1 for example i over all classes, step (b) only if
     v_i > 0 and v_i >= thresh; returns v_i (6)."""
     cdef Pool* P = &s.P
@@ -137,7 +135,7 @@ cdef inline double cs_full_step(SDM* s, int64_t i, double thresh, int* err) noex
     return v
 
 
-cdef inline double cs_shrunk_step(SDM* s, int64_t i, int* err) noexcept nogil:
+cdef double cs_shrunk_step(SDM* s, int64_t i, int* err) noexcept nogil:
     """A shrunk visit of example i: only y_i and the classes with non-zero alpha;
     returns v_i restricted to them."""
     cdef Pool* P = &s.P
@@ -201,7 +199,7 @@ cdef inline bint cs_kept(SDM* s, int64_t i) noexcept nogil:
 
 # ------------------------------------------------------------------ Weston-Watkins steps
 
-cdef inline int ww_apply(SDM* s, int64_t i, int64_t row, int32_t yi, int64_t n) noexcept nogil:
+cdef int ww_apply(SDM* s, int64_t i, int64_t row, int32_t yi, int64_t n) noexcept nogil:
     """Move alpha_i by the sub-problem's solution over S[0:n], update W and f, store."""
     cdef int64_t t, nchg = 0
     cdef int32_t m
@@ -246,7 +244,7 @@ cdef inline double ww_measure(double gm, double am, double Ui) noexcept nogil:
     return fabs(gm)
 
 
-cdef inline double ww_full_step(SDM* s, int64_t i, double thresh, int* err) noexcept nogil:
+cdef double ww_full_step(SDM* s, int64_t i, double thresh, int* err) noexcept nogil:
     """Algorithm 3.1 for example i over all classes, the update only if
     max_m v_i^m >= thresh; returns max_m v_i^m (18)."""
     cdef Pool* P = &s.P
@@ -303,7 +301,7 @@ cdef inline double ww_full_step(SDM* s, int64_t i, double thresh, int* err) noex
     return vi
 
 
-cdef inline double ww_shrunk_step(SDM* s, int64_t i, int* err) noexcept nogil:
+cdef double ww_shrunk_step(SDM* s, int64_t i, int* err) noexcept nogil:
     """A shrunk visit of example i: only the alphas with 0 < alpha < U_i; returns
     the largest v_i^m among them."""
     cdef Pool* P = &s.P

@@ -2,16 +2,12 @@
 # algorithm): Algorithm 2.1 / 3.1 with the Section 2.1 heuristics -- full loops over a
 # fresh permutation of the examples, cooling of eps_cur, the lazy loop that certifies,
 # and the runs of shrunk loops between full loops -- with the trace, the progress
-# callback and the polls for Ctrl-C.
+# callback and the polls for Ctrl-C.  Included in csrc/_sdm.pyx, after sdm_steps.pxi.
 
 from libc.stdint cimport int64_t, uint64_t
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from rng cimport shuffle
 from interrupt cimport stop_poll, stop_keep
-from sdm_pool cimport pool_trim
-from sdm_state cimport SDM, CONVERGED, MAX_ITER, NO_MEMORY
-from sdm_steps cimport (cs_full_step, cs_shrunk_step, cs_kept, ww_full_step, ww_shrunk_step,
-                       ww_kept)
 
 # trace columns: kind (0 full loop, 1 shrunk phase, 2 measuring pass), eps_cur, max v, dual f,
 # seconds, effective loops so far, loops so far
@@ -69,7 +65,7 @@ cdef inline int sdm_report(SDM* s, SdmOut* out, int kind, double eps_cur, double
     return s.stop.stopped
 
 
-cdef inline double full_loop(SDM* s, int64_t* idx, int64_t n_idx, double lazy_eps,
+cdef double full_loop(SDM* s, int64_t* idx, int64_t n_idx, double lazy_eps,
                              uint64_t* rng, int* err) noexcept nogil:
     """One loop over all examples in a fresh random order; returns max v_i (eq. 6 / 18).
 
@@ -146,7 +142,7 @@ cdef inline int shrunk_loops(SDM* s, const int64_t* idx, int64_t n_idx, int64_t*
     return 0
 
 
-cdef inline int sdm_run(SDM* s, int64_t* idx, int64_t n_idx, int64_t* shr, uint64_t* rng,
+cdef int sdm_run(SDM* s, int64_t* idx, int64_t n_idx, int64_t* shr, uint64_t* rng,
                         SdmOut* out, void* callback) noexcept nogil:
     """Algorithm 2.1 (CS) or 3.1 (WW, s.opt.weston_watkins) with shrinking and cooling
     (Section 2.1), by s.opt.

@@ -1,12 +1,13 @@
 # The state of one SDM solve (csrc/_sdm.pyx, whose block comment has the algorithm and
 # the paper's notation): its settings, the SDM record the steps share, and the per-class
 # scatters over one example's row -- its scores x_i.w_m against the row-major W and the
-# update of W's changed columns -- which read the row through csr.pxd's row entries.
+# update of W's changed columns -- which read the row through csr.pxd's row entries --
+# and the store of one example's alphas.  Included in csrc/_sdm.pyx, after
+# sdm_pool.pxi.
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from csr cimport CSR, row_start, row_stop, entry_index, entry_value
 from interrupt cimport Stop
-from sdm_pool cimport Pool, pool_reserve
 
 cdef enum:
     CONVERGED = 0
@@ -65,9 +66,17 @@ ctypedef struct SDM:
     int64_t polled      # evals at the last poll
 
 
-cdef inline void scores_all(SDM* s, int64_t row, double* h) noexcept nogil:
-    """h[m] = x_row . w_m for every class m."""
-    cdef const CSR* X = &s.X
+# The scatters read the row's values through csr.pxd's entry_value, which tests the
+# layout of the values (as stored, a 0/1 pattern, one value per row) per entry.  Each
+# public function below calls its body under a test of the layout: the compiler then
+# knows in the values-as-stored copy (every CSR of this core: DataView.csr) that
+# entry_value reads the stored value, and the loop tests nothing per entry.
+
+cdef inline bint _values_as_stored(const CSR* X) noexcept nogil:
+    return X.unit == 0 and X.row_scale == NULL
+
+
+cdef inline void _scores_all(SDM* s, const CSR* X, int64_t row, double* h) noexcept nogil:
     cdef int64_t p, m, k = s.k, end = row_stop(X, row)
     cdef double xv
     cdef double* wr
@@ -85,10 +94,16 @@ cdef inline void scores_all(SDM* s, int64_t row, double* h) noexcept nogil:
             h[m] += xv * wr[m]
 
 
-cdef inline void scores_some(SDM* s, int64_t row, const int32_t* cls, int64_t n,
-                             double* h) noexcept nogil:
-    """h[t] += x_row . w_{cls[t]} for t < n (h holds the starting values)."""
-    cdef const CSR* X = &s.X
+cdef inline void scores_all(SDM* s, int64_t row, double* h) noexcept nogil:
+    """h[m] = x_row . w_m for every class m."""
+    if _values_as_stored(&s.X):
+        _scores_all(s, &s.X, row, h)
+    else:
+        _scores_all(s, &s.X, row, h)
+
+
+cdef inline void _scores_some(SDM* s, const CSR* X, int64_t row, const int32_t* cls,
+                              int64_t n, double* h) noexcept nogil:
     cdef int64_t p, t, k = s.k, end = row_stop(X, row)
     cdef double xv
     cdef double* wr
@@ -104,18 +119,19 @@ cdef inline void scores_some(SDM* s, int64_t row, const int32_t* cls, int64_t n,
             h[t] += xv * wr[cls[t]]
 
 
-cdef inline void update_w(SDM* s, int64_t row, int64_t nchg) noexcept nogil:
-    """w_{cm[c]} += cd[c] x_row for c < nchg (sigma cd[c] x_row when s.opt.sigma != 1: a
-    CoCoA+ local pass, sdm_local_pass; cd is scaled in place)."""
-    cdef const CSR* X = &s.X
+cdef inline void scores_some(SDM* s, int64_t row, const int32_t* cls, int64_t n,
+                             double* h) noexcept nogil:
+    """h[t] += x_row . w_{cls[t]} for t < n (h holds the starting values)."""
+    if _values_as_stored(&s.X):
+        _scores_some(s, &s.X, row, cls, n, h)
+    else:
+        _scores_some(s, &s.X, row, cls, n, h)
+
+
+cdef inline void _update_w(SDM* s, const CSR* X, int64_t row, int64_t nchg) noexcept nogil:
     cdef int64_t p, c, k = s.k, end = row_stop(X, row)
     cdef double xv
     cdef double* wr
-    if nchg == 0:
-        return
-    if s.opt.sigma != 1.0:
-        for c in range(nchg):
-            s.cd[c] = s.cd[c] * s.opt.sigma
     for p in range(row_start(X, row), end):
         xv = entry_value(X, row, p)
         wr = s.W + <int64_t>entry_index(X, p) * k
@@ -128,7 +144,22 @@ cdef inline void update_w(SDM* s, int64_t row, int64_t nchg) noexcept nogil:
             wr[s.cm[c]] += s.cd[c] * xv
 
 
-cdef inline int store_alphas(SDM* s, int64_t i, int64_t n, int32_t yi) noexcept nogil:
+cdef inline void update_w(SDM* s, int64_t row, int64_t nchg) noexcept nogil:
+    """w_{cm[c]} += cd[c] x_row for c < nchg (sigma cd[c] x_row when s.opt.sigma != 1: a
+    CoCoA+ local pass, sdm_local_pass; cd is scaled in place)."""
+    cdef int64_t c
+    if nchg == 0:
+        return
+    if s.opt.sigma != 1.0:
+        for c in range(nchg):
+            s.cd[c] = s.cd[c] * s.opt.sigma
+    if _values_as_stored(&s.X):
+        _update_w(s, &s.X, row, nchg)
+    else:
+        _update_w(s, &s.X, row, nchg)
+
+
+cdef int store_alphas(SDM* s, int64_t i, int64_t n, int32_t yi) noexcept nogil:
     """Rewrite example i's sparse block: its entries outside S[0:n] unchanged, then the
     members of S (other than y_i) whose new value s.a[m] is non-zero.  Clears s.mark
     and s.a for S.  -1 when the pool cannot grow."""
