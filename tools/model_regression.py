@@ -83,7 +83,7 @@ def runs():
         for name, args in BINARY_RUNS:
             for c in ("1", "16"):
                 out.append((f"{train}-{name}-c{c}", "binary/" + train, "binary/" + test, args + ["-c", c]))
-            if k < 2:
+            if k < 2 and "-R" not in args:       # -R needs a bias feature
                 out.append((f"{train}-{name}-nobias", "binary/" + train, "binary/" + test, args + ["-B", "-1"]))
         out.append((f"{train}-mfn-weighted", "binary/" + train, "binary/" + test,
                     ["-s", "mfn", "-w", "-1:0.5", "-w", "1:2"]))
