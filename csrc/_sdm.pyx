@@ -111,8 +111,8 @@ include "sdm_state.pxi"
 include "sdm_steps.pxi"
 include "sdm_loops.pxi"
 
-# The settings keywords of each entry (the solver catalog's option names, and C's tol
-# and seed).
+# The settings keywords of each entry: the solver catalog's option names, with the
+# solve's tol (-e) and seed.
 _SOLVE_SETTINGS = ("tol", "shrinking", "cooling", "effort_cap", "max_iter", "seed",
                    "subproblem")
 _PASS_SETTINGS = ("tol", "shrinking", "effort_cap", "local_epochs", "subproblem")
