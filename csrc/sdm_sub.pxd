@@ -1,8 +1,8 @@
 # The sub-problems of the sequential dual method (csrc/_sdm.pyx, whose block comment
 # has the algorithm): Crammer-Singer's (10) and Weston-Watkins' (21) for one example,
-# solved by a primal active-set method.  Shared by the solver and the test entries
-# (csrc/_testing.pyx); the two solvers are compiled in _sdm.pyx and exported through
-# linsvm/_sdm.pxd.
+# solved by a primal active-set method (csrc/sdm_subproblems.pxi).  What the solver and
+# the test entries (csrc/_testing.pyx) share; the two solvers are compiled in _sdm.pyx
+# and exported through linsvm/_sdm.pxd.
 
 from libc.stdint cimport int64_t
 from libc.math cimport fabs

@@ -513,42 +513,36 @@ def test_local_passes_with_sigma_one_are_the_serial_kernels():
     """With sigma' = 1 (one rank) a local pass from alpha = 0, w = 0 is the serial solve:
     the same alphas and the same w, bit for bit (dcd with shrinking; SDM without cooling)."""
     from linsvm import _dcd, _sdm
+    from linsvm._data import DataView
     from linsvm.problem import CSRBuffers
 
     X, y = _synthetic(120, 9, 3, seed=13)
-    Xb = CSRBuffers(X)
-    rows = np.arange(120, dtype=np.int64)
-    common = dict(indptr=Xb.indptr, indices=Xb.indices, data=Xb.data, n_features=9, bias=1.0,
-                  rows=rows)
+    view = DataView(CSRBuffers(X), 1.0, np.arange(120, dtype=np.int64))
     t = np.where(y == 1, 1.0, -1.0)
     c = np.linspace(0.5, 1.5, 120)
-    for loss in (1, 2):
+    for loss in ("l1", "l2"):
         a_serial = np.zeros(120)
-        st = _dcd.dcd_solve(**common, t=t, c=c, C=0.7, loss=loss, alpha=a_serial, eps=1e-9,
+        st = _dcd.dcd_solve(view, t=t, c=c, C=0.7, loss=loss, alpha=a_serial, tol=1e-9,
                             shrinking=True, seed=7, max_iter=4, callback=None)
         a_local = np.zeros(120)
-        U, Dg, QD, index = np.empty(120), np.empty(120), np.empty(120), np.empty(120, np.int64)
-        n_total = _dcd.dcd_local_setup(**common, c=c, C=0.7, loss=loss, sigma=1.0, alpha=a_local,
-                                       U=U, Dg=Dg, QD=QD, index=index)
+        block = _dcd.dcd_local_setup(view, t=t, c=c, C=0.7, loss=loss, sigma=1.0, alpha=a_local)
         v = np.empty(10)
-        lp = _dcd.dcd_local_pass(**common, t=t, c=c, C=0.7, loss=loss, U=U, Dg=Dg, QD=QD,
-                                 index=index, n_total=n_total, alpha=a_local, w=np.zeros(10),
-                                 v=v, sigma=1.0, eps=1e-9, shrinking=True,
-                                 rng=np.array([7], dtype=np.uint64), max_iter=4)
+        lp = _dcd.dcd_local_pass(block, w=np.zeros(10), v=v, tol=1e-9, shrinking=True,
+                                 rng=np.array([7], dtype=np.uint64), local_epochs=4)
         assert lp["n_iter"] == st["n_iter"] == 4 and np.count_nonzero(a_serial) > 10
         assert np.array_equal(a_local, a_serial) and np.array_equal(v, st["w"])
     codes = (y - 1).astype(np.int32)
     U = 0.7 * c
     for ww in (False, True):
-        empty = dict(a_ptr=np.zeros(121, dtype=np.int64), a_cls=np.zeros(0, dtype=np.int32),
-                     a_val=np.zeros(0))
-        args = dict(common, y=codes, n_classes=3, U=U, weston_watkins=ww, shrinking=True,
-                    effort_cap=5.0, full_subproblem=True, dense_ratio=4, eps=0.01, **empty)
-        st = _sdm.sdm_solve(**args, alpha_y=np.zeros(120), cooling=False, max_iter=3, seed=5,
-                            callback=None)
+        empty = (np.zeros(121, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0))
+        args = dict(y=codes, n_classes=3, U=U, weston_watkins=ww, shrinking=True,
+                    effort_cap=5.0, subproblem="all", tol=0.01)
+        st = _sdm.sdm_solve(view, **args, alphas=(np.zeros(120), *empty), cooling=False,
+                            max_iter=3, seed=5)
         V = np.empty((10, 3))
-        lp = _sdm.sdm_local_pass(**args, alpha_y=np.zeros(120), W=np.zeros((10, 3)), V=V,
-                                 sigma=1.0, max_iter=3, rng=np.array([5], dtype=np.uint64))
+        lp = _sdm.sdm_local_pass(view, **args, alphas=(np.zeros(120), *empty),
+                                 W=np.zeros((10, 3)), V=V, sigma=1.0, local_epochs=3,
+                                 rng=np.array([5], dtype=np.uint64))
         assert lp["n_full"] == st["n_full"] == 3 and st["a_val"].size > 10
         assert np.array_equal(V, st["W"])
         for key in ("alpha_y", "a_ptr", "a_cls", "a_val"):

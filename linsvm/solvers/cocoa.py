@@ -42,21 +42,11 @@ column).  Each rank's pass costs `local_epochs` loops over its block plus one lo
 of dot products for the certificate.  At the end dcd adds one max and one sum
 allreduce (its PG spread and support-vector counts) and SDM one sum (its non-zeros).
 
-What it costs in rounds (threads as ranks, tests/fakempi.py; rows shuffled first,
-blocks of equal size; rounds to the default -e 0.1, i.e. a certified 1% gap, for
-local_epochs H = 1 / 2 / 4 / 8): a1a dcd l1, 2 ranks 139 / 117 / 115 / 110, 3 ranks
-239 / 204 / 186 / 180; w1a dcd l1, 2 ranks 136 / 159 / 189 / 178, 3 ranks 388 / 373
-/ 353 / 351; abalone's 5 ranks as classes, sdm-cs, 2 ranks 4 / 3 / 2 / 1, 3 ranks
-10 / 10 / 9 / 6, sdm-ww 2 ranks 7 / 5 / 4 / 3, 3 ranks 48 / 44 / 34 / 34; on 2000
-rows of SECTOR drawn at random (105 classes, 55197 features), sdm-cs on 2 ranks,
-H = 1: 575 rounds of 46 MB each (a dense W per round: CoCoA+ suits many classes
-poorly).
-Serial dcd needs 158 loops on a1a at -e 0.1 (and certifies 0.09%).
 The rounds are set by the conservative aggregation (sigma' = K) more than by the
-local accuracy, so H beyond 2 buys little; the default is 2.  The dual gains slowly
-near the end: a1a dcd l2 at -e 0.001 (a certified 0.1%) was not reached in 1000
-rounds on 2 ranks (gap 0.10%) for any H, where the primal was already within 1e-4
-(relative) of the optimum; mfn (exact over ranks) is the better choice for tight l2 solves.
+local accuracy, so local_epochs beyond 2 buys little; the default is 2.  The dual
+gains slowly near the end, so tight l2 solves are better left to mfn (exact over
+ranks).  The rounds a solve takes, by local_epochs and ranks, are measured in
+docs/mpi.md, "CoCoA+ rounds, measured".
 
 When the rounds stop paying (the hand-over rule of linsvm.solvers.handover, judged at
 rounds 10, 20, 40, ...) or reach the cap uncertified, dcd finishes with mfn-l1 / mfn
@@ -64,10 +54,9 @@ over the same row blocks (exact distributed Newton), and sdm-cs / sdm-ww finish 
 serial solver on the gathered rows (linsvm.solvers.gather) -- at once when one round's
 W outweighs the whole data set.
 
-Blocks that differ in their classes converge much more slowly: abalone (sorted by
-label) split into two contiguous halves was still at a 4.2% gap after 300 rounds of
-sdm-cs, against 3 rounds to 0.5% with the rows shuffled.  Byte-range splits of a
-sorted file give exactly such blocks; shuffle such a file once before training.
+Blocks that differ in their classes converge much more slowly (docs/mpi.md, "CoCoA+
+rounds, measured"): byte-range splits of a sorted file give exactly such blocks;
+shuffle such a file once before training.
 """
 from __future__ import annotations
 

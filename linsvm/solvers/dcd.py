@@ -16,10 +16,9 @@ stopping rule, max PG - min PG <= eps over a loop of all examples (default 0.1,
 as in [9] and LIBLINEAR), guarded (a departure): a stop counts only once the
 duality gap certifies the objective within 1% (P - D <= 0.01 P); otherwise
 the solve continues from its alphas at a smaller eps (gap_guard_shrink; one loop cap).
-Unguarded, the rule can stop several percent above the optimum, and a column of a
-one-vs-rest solve far more; where the gap is already within 1% at the first stop the
-guard changes nothing (docs/benchmarks.md, "The duality-gap guard", has the figures and
-its cost).
+The unguarded rule can stop well above the optimum, in single columns of a
+one-vs-rest run above all; what the guard gains and costs is measured in
+docs/benchmarks.md, "The duality-gap guard".
 The compiled core is csrc/_dcd.pyx.
 
 Both losses finish in the primal when dual coordinate descent cannot (option
@@ -30,8 +29,8 @@ primal solver of the same objective -- mfn-l1 (l1, Huber continuation with a cer
 gap) or mfn (l2) -- whose dual point (alpha_k = C c_k H_tau'(1 - t_k w.x_k), resp.
 2 C c_k max(0, 1 - t_k w.x_k)) gives the state and, with mfn-l1's own dual bound, the
 certificate.  LIBLINEAR -s 1 does the same for l2 (after 300 loops it switches to -s 2).
-On unscaled data the gap of the dual method barely moves within the loop cap, and the
-hand-over reaches the optimum instead (docs/audit.md, "dcd's hand-over").
+Unscaled data are where the loops alone stay far from the optimum (docs/benchmarks.md,
+"The dual methods' departures").
 
 With more than two classes linsvm.train runs it one-vs-rest (one column per
 class, LIBLINEAR's rule for class weights).
@@ -46,10 +45,10 @@ for tight l2 solves).  The state holds this rank's alphas.
 
 Warm start (alpha-seeding): the alphas of a previous solve come back as
 `state`; they are scaled by C / C_previous and clipped to the new box
-[0, U_i] (l1; l2 has no upper bound), and w is recomputed from them (the
-scaling saves loops along a C path over clipping alone: docs/solvers.md, "Warm
-starts").  Weights alone (no state) cannot seed a dual method and are ignored
-with a warning.
+[0, U_i] (l1; l2 has no upper bound), and w is recomputed from them (along a
+path of growing C, scaling saves loops over clipping alone: docs/benchmarks.md,
+"The dual methods' departures").  Weights alone (no state) cannot seed a dual
+method and are ignored with a warning.
 """
 from __future__ import annotations
 
@@ -64,7 +63,6 @@ from .gather import finish_on_root, fits
 from .handover import LoopMonitor, Payoff, block_w, finish_in_primal, hinge_dual, l2_dual
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "handed over"}
-_LOSSES = {"l1": 1, "l2": 2}
 # mfn-l1's -e when it finishes an l1 solve: its default (a certified 0.1%) at dcd's
 # default -e 0.1, tighter in proportion to a tighter -e.
 _L1_FINISH_TOL = 1e-3
@@ -160,11 +158,8 @@ def fit_dcd(problem, params, start, state, log):
 
 
 def _dcd_args(problem, params):
-    """The arguments of _dcd.dcd_solve that one solve keeps."""
-    X = problem.X
-    return dict(indptr=X.indptr, indices=X.indices, data=X.data, n_features=X.n_features,
-                bias=problem.bias, rows=problem.rows, t=problem.t, c=problem.cost, C=params.C,
-                loss=_LOSSES[params["loss"]])
+    """The arguments of _dcd.dcd_solve that one solve keeps (the catalog's names)."""
+    return dict(t=problem.t, c=problem.cost, C=params.C, loss=params["loss"])
 
 
 def _dual_loops(problem, params, alpha, monitor, log):
@@ -182,7 +177,7 @@ def _dual_loops(problem, params, alpha, monitor, log):
     while True:
         if monitor is not None:
             monitor.offset = loops
-        st = _dcd.dcd_solve(**_dcd_args(problem, params), alpha=alpha, eps=eps,
+        st = _dcd.dcd_solve(problem.view, **_dcd_args(problem, params), alpha=alpha, tol=eps,
                             shrinking=opts["shrinking"], seed=params.seed & 0xFFFFFFFFFFFFFFFF,
                             max_iter=max_iter - loops, callback=callback, monitor=monitor)
         loops += int(st["n_iter"])
@@ -200,8 +195,8 @@ def _dual_loops(problem, params, alpha, monitor, log):
 
 def _certificate(problem, params, alpha):
     """dcd_solve without a loop: w(alpha), the dual value, PG spread and counts at alpha."""
-    return _dcd.dcd_solve(**_dcd_args(problem, params), alpha=alpha, eps=params.tol,
-                          shrinking=False, seed=0, max_iter=0, callback=None)
+    return _dcd.dcd_solve(problem.view, **_dcd_args(problem, params), alpha=alpha,
+                          tol=params.tol, shrinking=False, seed=0, max_iter=0, callback=None)
 
 
 def _stats(st, warm, eps, finisher, loss, monitor):
@@ -236,17 +231,12 @@ class _DcdBlock:
     """This rank's dcd local passes (linsvm.solvers.cocoa): its alphas and work arrays."""
 
     def __init__(self, problem, params, alpha, sigma):
-        X = problem.X
-        self.p, self.params, self.sigma = problem, params, float(sigma)
-        self.args = dict(indptr=X.indptr, indices=X.indices, data=X.data,
-                         n_features=X.n_features, bias=problem.bias, rows=problem.rows,
-                         c=problem.cost, C=params.C, loss=_LOSSES[params["loss"]])
-        n = problem.n_rows
-        self.U, self.Dg, self.QD = np.empty(n), np.empty(n), np.empty(n)
-        self.index = np.empty(n, dtype=np.int64)
+        self.params = params
+        self.local = _dcd.dcd_local_setup(problem.view, t=problem.t, c=problem.cost, C=params.C,
+                                          loss=params["loss"], sigma=float(sigma), alpha=alpha)
         self.alpha = alpha
-        self.n_total = _dcd.dcd_local_setup(**self.args, sigma=self.sigma, alpha=alpha, U=self.U,
-                                            Dg=self.Dg, QD=self.QD, index=self.index)
+        self.U, self.Dg, self.index = self.local.U, self.local.Dg, self.local.index
+        self.n_total = self.local.n_total
         self.prev = alpha.copy()
         self.v = np.empty(problem.n_weights)
         self.rng = np.array([rank_seed(params.seed, problem.comm.rank)], dtype=np.uint64)
@@ -254,11 +244,9 @@ class _DcdBlock:
     def run(self, w, eps):
         """One local pass from (w, alpha): cocoa_rounds' contract."""
         self.prev[:] = self.alpha
-        st = _dcd.dcd_local_pass(**self.args, t=self.p.t, U=self.U, Dg=self.Dg, QD=self.QD,
-                                 index=self.index, n_total=self.n_total, alpha=self.alpha, w=w,
-                                 v=self.v, sigma=self.sigma, eps=eps,
+        st = _dcd.dcd_local_pass(self.local, w=w, v=self.v, tol=eps,
                                  shrinking=self.params["shrinking"], rng=self.rng,
-                                 max_iter=self.params["local_epochs"])
+                                 local_epochs=self.params["local_epochs"])
         return self.v, st["loss"], st["dual"], st["status"] == 0, st["stopped"], st["n_iter"]
 
     def revert(self):

@@ -13,28 +13,27 @@ cost (class weight x sample weight).  The paper writes the same problems, (1)
 and (14), with one C for all examples: linsvm's C is the paper's C, and the
 per-example bound of the dual is U_i = C c_i (LIBLINEAR's weighted C).  No
 rescaling is needed, so -e means exactly the paper's epsilon: the stopping rule
-(guarded, a departure: a stop counts once the duality gap also certifies 1% of
-the objective, else the solve continues from its alphas at a smaller eps, see
-linsvm.solvers.gap_guard_shrink; docs/benchmarks.md, "The duality-gap guard", has
-what the unguarded rule left and what the guard costs)
 v_i < eps for all i, with v_i of eq. 6 (CS) or max_m v_i^m of eq. 18 (WW),
-default 0.1 as the paper recommends.
+default 0.1 as the paper recommends, guarded (a departure: a stop counts once the
+duality gap also certifies 1% of the objective, else the solve continues from its
+alphas at a smaller eps, linsvm.solvers.gaps.gap_guard_shrink; what the guard gains
+and costs is measured in docs/benchmarks.md, "The duality-gap guard").
 
 The compiled core (csrc/_sdm.pyx, whose block comment has the algorithm) runs
 random permutations, the active-set sub-problem solver, shrinking (both of the
 Section 2.1 modifications) with the footnote's 5-effective-loop cap on shrunk
-work, and cooling of epsilon from 1 by factors of 10.  Departures (docs/benchmarks.md,
-"The SDM sub-problem", has the figures on SECTOR):
+work, and cooling of epsilon from 1 by factors of 10.  Departures (measured in
+docs/benchmarks.md, "The dual methods' departures"):
 
 * Sub-problem (`--subproblem`, default `all`): in full loops (10) / (21) is
   solved over all classes, by the same active-set method started from the
   paper's restricted set (M_i and the alphas off their bound) with every
   other class held at its bound, so it only goes on when a held class has a
   negative multiplier.  The paper restricts the sub-problem to that set,
-  assuming few alphas per example are non-zero; where an example keeps many
-  at the optimum (SECTOR: over ten per kept example) the restricted set, which
-  admits one new class per visit, needs many more loops to reach them.  Shrunk
-  loops are the paper's either way (non-zero alphas only).
+  assuming few alphas per example are non-zero; where examples keep many at
+  the optimum, the restricted set, which admits one new class per visit, is
+  slow to collect them.  Shrunk loops are the paper's either way (non-zero
+  alphas only).
 * Certification: the paper's loop measures v_i before moving alpha_i, so the
   loop that meets eq. 9 / 20 has moved alpha after measuring it.  At the
   target epsilon the next full loop is "lazy": it only measures until it
@@ -50,9 +49,9 @@ with alpha_i^{y_i} > U_i has all its alphas scaled by U_i / alpha_i^{y_i}
 (keeping sum_m alpha_i^m = 0); for WW each alpha is clipped to [0, U_i].  The
 kernel then moves the seed along the ray r alpha, r >= 1, to the best dual
 value that stays feasible (only when C grew: an alpha at its bound pins
-r = 1), and recomputes W from alpha (what it saves along a C path:
-docs/solvers.md, "Warm starts").  A weight matrix alone (no state) cannot seed a
-dual method: it is ignored with a warning.
+r = 1), and recomputes W from alpha (what seeding saves along a path of C:
+docs/benchmarks.md, "The dual methods' departures").  A weight matrix alone (no
+state) cannot seed a dual method: it is ignored with a warning.
 
 On several MPI ranks (problem.comm set) the solve is CoCoA+ (linsvm.solvers.cocoa):
 rounds of `local_epochs` full loops of sdm_run (with its shrunk loops, without
@@ -143,7 +142,7 @@ def _seed_from_state(state, kind, codes, n_classes, U):
 
 def _fit(kind, problem, params, W0, state, log):
     name = "sdm-" + kind
-    X, rows, codes, cost, bias = problem.X, problem.rows, problem.codes, problem.cost, problem.bias
+    codes, cost = problem.codes, problem.cost
     C, tol, seed, opts = params.C, params.tol, params.seed, params.options
     k = problem.n_classes
     U = C * cost
@@ -178,14 +177,12 @@ def _fit(kind, problem, params, W0, state, log):
     # certifies 1% (GAP_GUARD); else the solve continues from its alphas at a smaller eps
     eps, loops, trace = tol, 0, []
     while True:
-        st = _sdm.sdm_solve(indptr=X.indptr, indices=X.indices, data=X.data,
-                            n_features=X.n_features, bias=bias, rows=rows, y=codes, n_classes=k,
-                            U=U, weston_watkins=kind == "ww", alpha_y=ay, a_ptr=ptr, a_cls=cls,
-                            a_val=val, eps=eps, shrinking=opts["shrinking"],
+        st = _sdm.sdm_solve(problem.view, y=codes, n_classes=k, U=U,
+                            weston_watkins=kind == "ww", alphas=(ay, ptr, cls, val),
+                            callback=callback, tol=eps, shrinking=opts["shrinking"],
                             cooling=opts["cooling"], effort_cap=opts["effort_cap"],
                             max_iter=opts["max_iter"] - loops, seed=seed & 0xFFFFFFFFFFFFFFFF,
-                            full_subproblem=opts["subproblem"] == "all", dense_ratio=4,
-                            callback=callback)
+                            subproblem=opts["subproblem"])
         loops += int(st["n_full"])
         trace.extend(st["trace"])
         rel_gap = relative_gap(st["primal"], st["dual"])
@@ -244,8 +241,7 @@ def _local_W(kind, problem, alphas):
     W = np.zeros((problem.n_weights, k))
     if n == 0 or (not np.any(val) and not np.any(ay)):
         return W
-    # scipy only for a seeded start: a cold start's W(alpha) is zero and imports
-    # nothing (its import on every rank delays the first round: docs/mpi.md, "Measured")
+    # scipy only for a seeded start: the ranks of a cold start do not pay for its import
     import scipy.sparse as sp
 
     row_of = np.repeat(np.arange(n), np.diff(ptr))
@@ -267,14 +263,12 @@ class _SdmBlock:
     """This rank's SDM local passes (linsvm.solvers.cocoa): its alphas and work arrays."""
 
     def __init__(self, kind, problem, params, alphas, sigma):
-        X, opts = problem.X, params.options
-        self.sigma, self.epochs = float(sigma), opts["local_epochs"]
-        self.args = dict(indptr=X.indptr, indices=X.indices, data=X.data,
-                         n_features=X.n_features, bias=problem.bias, rows=problem.rows,
-                         y=problem.codes, n_classes=problem.n_classes,
+        opts = params.options
+        self.view, self.sigma, self.epochs = problem.view, float(sigma), opts["local_epochs"]
+        self.args = dict(y=problem.codes, n_classes=problem.n_classes,
                          U=params.C * problem.cost, weston_watkins=kind == "ww",
                          shrinking=opts["shrinking"], effort_cap=opts["effort_cap"],
-                         full_subproblem=opts["subproblem"] == "all", dense_ratio=4)
+                         subproblem=opts["subproblem"])
         self.rng = np.array([rank_seed(params.seed, problem.comm.rank)], dtype=np.uint64)
         self.V = np.zeros((problem.n_weights, problem.n_classes))
         self.alphas = alphas
@@ -284,9 +278,9 @@ class _SdmBlock:
 
     def _pass(self, W, eps, loops):
         ay, ptr, cls, val = self.alphas
-        st = _sdm.sdm_local_pass(**self.args, alpha_y=ay.copy(), a_ptr=ptr, a_cls=cls, a_val=val,
-                                 W=W, V=self.V, sigma=self.sigma, eps=eps, max_iter=loops,
-                                 rng=self.rng)
+        st = _sdm.sdm_local_pass(self.view, **self.args, alphas=(ay.copy(), ptr, cls, val), W=W,
+                                 V=self.V, sigma=self.sigma, rng=self.rng, tol=eps,
+                                 local_epochs=loops)
         self.alphas = (st["alpha_y"], st["a_ptr"], st["a_cls"], st["a_val"])
         return st
 
