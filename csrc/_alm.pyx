@@ -113,7 +113,7 @@ from alm_state cimport (Examples, Settings, Work, Iterate, Result, CONVERGED, MA
 from alm_certificate cimport nrm, primal, aug_lagrangian, scaled_dual, dual_value, primal_gradient
 from alm_iteration cimport e_step, dist_grad, multipliers, measure, next_mu
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
-from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
+from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise
 from clock cimport monotonic_seconds
 
 # mu0 <= 0 asks for MU0_SCALE / sum_k ||x_k||^2 (see linsvm/solvers/alm.py)
@@ -430,11 +430,6 @@ SETTINGS = frozenset(("C", "tol", "p", "exact", "free_intercept", "precondition"
                       "mu_max", "mu_rule", "mu_growth", "stop", "max_iter", "cg_tol",
                       "cg_max_iter", "refresh", "guard", "n_threads"))
 
-
-def request_stop():
-    """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
-    stop_request()
 
 
 cdef int fill_settings(Settings* S, dict settings) except -1:

@@ -18,6 +18,28 @@ from libc.stdint cimport int32_t, int64_t
 from csr cimport CSR, make_csr, scratch_doubles, read_pattern
 
 
+cdef extern from *:
+    """
+    /* the stop generation of every compiled core: bumped by request_stop() */
+    static volatile long linsvm_stop_generation = 0;
+    """
+    long linsvm_stop_generation
+
+
+cdef long stop_generation() noexcept nogil:
+    """The stop generation now: a solve that began at another one stops at its next check
+    (csrc/interrupt.pxd)."""
+    return linsvm_stop_generation
+
+
+def request_stop():
+    """Make every compiled solve running now, in any thread, stop and raise
+    KeyboardInterrupt at its next check (csrc/interrupt.pxd;
+    linsvm.runtime.interrupt.stop_running_solves)."""
+    global linsvm_stop_generation
+    linsvm_stop_generation += 1
+
+
 cdef class DataView:
     """DataView(buffers, bias=-1.0, rows=None): the examples of one solve.
 

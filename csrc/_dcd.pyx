@@ -51,13 +51,13 @@
 
 from libc.stdint cimport int64_t, uint64_t
 from libc.math cimport INFINITY
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from clock cimport monotonic_seconds
 import numpy as np
 from csr cimport CSR, dot_row, sq_norm_row, dot, axpy_row
 from linsvm._data cimport DataView
 from dcd_loop cimport (EXAMPLE_DOUBLES, DcdSettings, DcdWork, LoopState,
                       aligned_examples, pack_examples, unpack_examples, dcd_loop)
-from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
+from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise
 
 cdef enum:
     CONVERGED = 0
@@ -87,12 +87,6 @@ ctypedef struct Certificate:
 cdef object example_buffer(int64_t n):
     """Scratch for dcd_core's Examples of n positions (one more, for the alignment)."""
     return np.empty(EXAMPLE_DOUBLES * (n + 1), dtype=np.float64)
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
 cdef inline double _projected(double G, double alpha, double U) noexcept nogil:
@@ -214,7 +208,7 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const DcdSettings* opt, Dcd
     stop (csrc/interrupt.pxd): once it is stopped the solve returns, the caller raises.
     """
     cdef LoopState L
-    cdef double t0 = _now()
+    cdef double t0 = monotonic_seconds()
     cdef int it = 0, status = MAX_ITER, handed = 0
     L.n_active = A.n_total
     L.Mbar = INFINITY
@@ -228,7 +222,7 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const DcdSettings* opt, Dcd
             L.PGmax = 0.0
             L.PGmin = 0.0
         out.spread = L.PGmax - L.PGmin
-        _trace_row(A.trace + (it - 1) * TRACE_COLS, it, out.f, out.spread, _now() - t0,
+        _trace_row(A.trace + (it - 1) * TRACE_COLS, it, out.f, out.spread, monotonic_seconds() - t0,
                    L.n_active)
         if callback != NULL:
             handed = _call_back(callback, it, out.f, out.spread, L.n_active, stop)
@@ -252,11 +246,6 @@ cdef int dcd_core(const CSR* X, const int64_t* rows, const DcdSettings* opt, Dcd
     out.n_iter = it
     return status
 
-
-def request_stop():
-    """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
-    stop_request()
 
 
 def _with_monitor(callback, monitor, w):

@@ -131,7 +131,7 @@ from libc.math cimport exp, log
 import numpy as np
 from csr cimport CSR, entry_threads
 from linsvm._data cimport DataView
-from interrupt cimport Stop, stop_init, stop_raise, stop_request
+from interrupt cimport Stop, stop_init, stop_raise
 from l1_shared cimport L1Settings, CONVERGED, MAX_ITER, TRACE_COLS, NU, reg_abs, logistic_loss
 from l1_columns cimport CSC, COL_BLOCK, n_blocks, column_entries, build_csc, margins, residuals
 from l1_cdn cimport CdnWork, CdnOut, cdn_core
@@ -147,11 +147,6 @@ _SETTING_DEFAULTS = {"regularize_bias": True, "n_threads": 1}
 
 
 # ------------------------------------------------------------------ Python entries
-
-def request_stop():
-    """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
-    stop_request()
 
 
 def column_copy_nnz(DataView data):

@@ -28,7 +28,7 @@ from csr cimport (vdot, CSR, rmatvec, dot, dot_row, axpy_row, sq_norm_row, entry
                  row_start, row_stop)
 from linsvm._data cimport DataView
 from cgls cimport Operator
-from interrupt cimport Stop, stop_init, stop_raise, stop_request
+from interrupt cimport Stop, stop_init, stop_raise
 from comm cimport Comm, comm_from, comm_active, comm_sum1
 from wsplit cimport Split, split_from
 from logistic_softmax cimport mm_scratch_doubles
@@ -38,11 +38,6 @@ from logistic_loss cimport (Model, BINARY, MULTINOMIAL, CONVERGED, _sig_minus, _
 from logistic_newton cimport Params, Work, Result, newton_core, certificate
 from logistic_dual cimport DualVar, DualRun, DUAL_TRACE, lrdual_core
 
-
-def request_stop():
-    """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
-    stop_request()
 
 
 # ------------------------------------------------------------------ set-up of the entries

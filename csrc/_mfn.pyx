@@ -100,7 +100,7 @@ from entry_view cimport view_csr, view_rows
 from mfn_terms cimport Loss, Terms, make_loss, zone, loss_value, loss_slope, term_out
 from line_search cimport Breakpoint
 from mfn_shared cimport check_codes, _loss_from, dual_kkt
-from interrupt cimport Stop, stop_init, stop_raise, stop_request
+from interrupt cimport Stop, stop_init, stop_raise
 from comm cimport Comm, comm_from, comm_active, comm_sum
 from wsplit cimport Split, split_from, split_gather
 from newton_driver cimport (NewtonSettings, NewtonWork, NewtonLoss, newton_drive,
@@ -247,11 +247,6 @@ cdef object _solve(DataView data, const _Solve* I, NewtonSettings* P, const doub
                 trace=fbuf[o_trace:o_trace + n_iter].copy(), y=y_arr,
                 kkt=kkt_viol if kkt_viol >= 0.0 else None)
 
-
-def request_stop():
-    """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
-    stop_request()
 
 
 def newton_solve(DataView data, *, const double[::1] t, const double[::1] c, double lam,

@@ -45,7 +45,7 @@ cimport numpy as cnp
 cnp.import_array()
 from csr cimport vdot, CSR, dot_row, axpy_row, sq_norm_row
 from linsvm._data cimport DataView
-from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
+from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise
 
 cdef enum:
     CONVERGED = 0
@@ -274,11 +274,6 @@ cdef double _rho(const CSR* X, const int64_t* rows, int64_t n, Work* W) noexcept
         return 0.5 * (lb + ub)
     return lb if lb > -INFINITY else ub
 
-
-def request_stop():
-    """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
-    stop_request()
 
 
 def oneclass_solve(DataView data, *, double nu, double[::1] a, bint init, double eps,

@@ -59,7 +59,7 @@ from libc.stdint cimport int32_t, int64_t
 import numpy as np
 from csr cimport CSR, entry_threads
 from linsvm._data cimport DataView
-from interrupt cimport Stop, stop_init, stop_raise, stop_request
+from interrupt cimport Stop, stop_init, stop_raise
 from comm cimport Comm, comm_from
 from perf_oracle cimport BINARY, ORDINAL, Item, Oracle, RADIX_PASSES, RADIX_SIZE, oracle
 from perf_qp cimport QPWork, qp_active, qp_smo
@@ -74,11 +74,6 @@ _SETTINGS = ("Cp", "eps", "gap_guard", "max_constraints", "max_iter", "inactive_
 # --------------------------------------------------------------------------- #
 # Python entry points (inputs validated by linsvm/solvers/perf.py)
 # --------------------------------------------------------------------------- #
-
-def request_stop():
-    """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
-    stop_request()
 
 
 cdef class _OracleData:

@@ -100,7 +100,7 @@ from libc.math cimport INFINITY
 import numpy as np
 from csr cimport sq_norm_row
 from linsvm._data cimport DataView
-from interrupt cimport Stop, stop_init, stop_raise, stop_request
+from interrupt cimport Stop, stop_init, stop_raise
 from sdm_sub cimport sub_iter_cap
 
 # The core's cdef functions, in the order they build on each other (textual includes:
@@ -281,11 +281,6 @@ cdef int _load_pool(SDM* s, tuple alphas, double[::1] A, int64_t[::1] idx,
         raise MemoryError("SDM: cannot grow the alpha pool")
     return 0
 
-
-def request_stop():
-    """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
-    stop_request()
 
 
 cdef void _w_from_alpha(SDM* s, double* sq, double* sum_a) noexcept nogil:

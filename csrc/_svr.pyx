@@ -83,18 +83,13 @@ from csr cimport (vdot, CSR, matvec, rmatvec, dot, dot_row, axpy_row, sq_norm_ro
 from linsvm._data cimport DataView
 from entry_view cimport view_csr, view_rows
 from line_search cimport Breakpoint
-from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise, stop_request
+from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
 from wsplit cimport Split, split_from
 from newton_driver cimport (CONVERGED, MAX_ITER, NewtonSettings, NewtonWork, NewtonLoss,
                            newton_drive, newton_settings, check_settings, take_setting)
 from svr_loss cimport SvrState, tube_slope, svr_value, grad0_sq, svr_loss
 from rng cimport shuffle
-
-def request_stop():
-    """Make every solve of this module running now, in any thread, stop and raise
-    KeyboardInterrupt (csrc/interrupt.pxd; linsvm.runtime.interrupt.stop_running_solves)."""
-    stop_request()
 
 
 cdef int _check_common(DataView data, const double[::1] y, const double[::1] c, double p,

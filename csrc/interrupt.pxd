@@ -39,12 +39,7 @@
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from libc.stdint cimport int64_t
 
-cdef extern from *:
-    """
-    /* this module's stop generation: bumped by request_stop() (csrc/interrupt.pxd) */
-    static volatile long linsvm_stop_generation = 0;
-    """
-    long linsvm_stop_generation
+from linsvm._data cimport stop_generation
 
 cdef extern from *:
     """
@@ -83,7 +78,7 @@ cdef enum:
     STOP_WORK = 1 << 22
 
 cdef struct Stop:
-    long generation        # linsvm_stop_generation when the solve began
+    long generation        # stop_generation() when the solve began
     int64_t work           # work since the last check
     int64_t per_row        # the work of one row: 1 + the mean non-zeros per row
     int stopped            # 1: leave the loops
@@ -93,7 +88,7 @@ cdef struct Stop:
 cdef inline void stop_init(Stop* s, int64_t nnz=0, int64_t n_rows=0) noexcept nogil:
     """A fresh record for a solve beginning now, on rows of nnz / n_rows non-zeros on
     average (sets s.per_row, so that a pass over n rows polls n * s.per_row)."""
-    s.generation = linsvm_stop_generation
+    s.generation = stop_generation()
     s.work = 0
     s.per_row = 1 + (nnz // n_rows if n_rows > 0 else 0)
     s.stopped = 0
@@ -113,7 +108,7 @@ cdef inline int stop_check(Stop* s) noexcept nogil:
     s.work = 0
     if s.stopped:
         return 1
-    if linsvm_stop_generation != s.generation:
+    if stop_generation() != s.generation:
         s.stopped = 1
         return 1
     s.exc = linsvm_check_signals()          # s.exc was NULL: nothing had stopped the solve
@@ -142,8 +137,3 @@ cdef inline int stop_raise(Stop* s) except -1:
     s.exc = NULL
     raise e
 
-
-cdef inline void stop_request() noexcept nogil:
-    """Make every solve of this module that is running now stop (any thread)."""
-    global linsvm_stop_generation
-    linsvm_stop_generation += 1

@@ -8,8 +8,9 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.math cimport fabs, INFINITY, NAN
 from rng cimport shuffle
 from interrupt cimport Stop, stop_poll, stop_keep
+from clock cimport monotonic_seconds
 from l1_shared cimport (L1Settings, Sweep, CONVERGED, MAX_ITER, NU, SIGMA, TINY_STEP, RESET_FACTOR,
-                        now_seconds, subgrad, reg_abs, can_shrink, newton_step, trace_row)
+                        subgrad, reg_abs, can_shrink, newton_step, trace_row)
 from l1_columns cimport CSC, col_grad, col_trial, col_shift
 
 
@@ -137,7 +138,7 @@ cdef inline void cdn_report(const CSC* A, const CdnWork* W, int it, const Sweep*
                 obj += (ba[2 * k + 1] if S == 2 else W.a0) * ba[S * k] * ba[S * k]
         for j in range(A.n_cols):
             obj += reg_abs(W.w[j], j == W.free)
-    trace_row(W.trace, it, obj, sw.norm1, sw.n_active, now_seconds() - t0, sw.ls_failures)
+    trace_row(W.trace, it, obj, sw.norm1, sw.n_active, monotonic_seconds() - t0, sw.ls_failures)
     if callback != NULL:
         with gil:
             try:
@@ -157,7 +158,7 @@ cdef inline int cdn_core(const CSC* A, CdnWork* W, const L1Settings* s, double e
     early (returns MAX_ITER with stop.stopped set) once the Stop record says so.
     W.trace gets one row per outer iteration."""
     cdef Sweep sw
-    cdef double M_old = INFINITY, norm1, t0 = now_seconds()
+    cdef double M_old = INFINITY, norm1, t0 = monotonic_seconds()
     cdef double reset_norm = INFINITY
     cdef int it = 0, status = MAX_ITER
     sw.n_active = W.n_total

@@ -10,8 +10,9 @@ from libc.string cimport memset
 from cython.parallel cimport prange
 from rng cimport shuffle
 from interrupt cimport Stop, stop_poll, stop_keep
+from clock cimport monotonic_seconds
 from l1_shared cimport (L1Settings, Sweep, CONVERGED, MAX_ITER, STALLED, NU, SIGMA, STEP_BOUND,
-                        now_seconds, subgrad, reg_abs, can_shrink, newton_step, logistic_loss,
+                        subgrad, reg_abs, can_shrink, newton_step, logistic_loss,
                         trace_row)
 from l1_columns cimport (CSC, ROW_BLOCK, n_blocks, col_shift, grad_and_curvature,
                          col_model_grad)
@@ -334,7 +335,7 @@ cdef inline int glmnet_core(const CSC* A, GlmWork* W, const L1Settings* s, doubl
     stops early (MAX_ITER, stop.stopped set) once the Stop record says so.  W.trace gets
     one row per Newton iteration."""
     cdef int64_t n_active = W.n_total, inner_total = 0, ls_total = 0
-    cdef double M_old = INFINITY, norm1, inner_eps = 1.0, t0 = now_seconds()
+    cdef double M_old = INFINITY, norm1, inner_eps = 1.0, t0 = monotonic_seconds()
     cdef Sweep sw
     cdef int it = 0, status = MAX_ITER, it_in
     cdef GlmStep st
@@ -367,7 +368,7 @@ cdef inline int glmnet_core(const CSC* A, GlmWork* W, const L1Settings* s, doubl
         glm_step(A, W, n_active, &st)
         out.grad_at_w = 0
         it += 1
-        glm_report(W, it, norm1, n_active, now_seconds() - t0, it_in, st.lam, callback, stop)
+        glm_report(W, it, norm1, n_active, monotonic_seconds() - t0, it_in, st.lam, callback, stop)
         if stop.stopped:
             break
     out.n_iter = it

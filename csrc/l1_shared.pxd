@@ -6,7 +6,6 @@
 
 from libc.stdint cimport int64_t, uint64_t
 from libc.math cimport fabs, log1p
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 cdef enum:
     CONVERGED = 0
@@ -54,13 +53,6 @@ cdef struct Sweep:
     double grad_inf     # glmnet: ||g||_inf over every feature
     int64_t n_active    # the active features index[0:n_active] (cdn: in, before the sweep)
     int64_t ls_failures # cdn: coordinates whose line search found no step, all sweeps
-
-
-cdef inline double now_seconds() noexcept nogil:
-    """A monotonic clock, in seconds (the trace's time column)."""
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
 cdef inline double violation(double g, double wj) noexcept nogil:

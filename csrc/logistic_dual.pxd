@@ -42,7 +42,7 @@
 
 from libc.stdint cimport int64_t, uint64_t
 from libc.math cimport log, fabs, fmax, fmin, INFINITY
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from clock cimport monotonic_seconds
 from csr cimport CSR, dot_row_span, axpy_row_span, prefetch_span, LINSVM_PREFETCH
 from rng cimport shuffle
 from interrupt cimport Stop, stop_poll, stop_keep
@@ -85,12 +85,6 @@ ctypedef struct DualRun:
     int n_iter                     # out: loops
     int64_t n_newton               # out: inner Newton steps
     double gmax                    # out: the last loop's max |g'_i(0)|
-
-
-cdef inline double _seconds() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
 cdef inline double _visit(const CSR* X, DualVar* d, double* w, double delta,
@@ -141,7 +135,7 @@ cdef inline int lrdual_core(const CSR* X, DualVar* V, double* w, int64_t* index,
     cdef int it = 0, status = MAX_ITER
     cdef int64_t s, newton = 0
     cdef double Gmax, g, delta, prev = INFINITY
-    cdef double t0 = _seconds()
+    cdef double t0 = monotonic_seconds()
     while it < R.max_iter:
         delta = fmin(1e-2, 0.01 * fmax(R.eps, prev))
         shuffle(&R.rng, index, n)
@@ -159,7 +153,7 @@ cdef inline int lrdual_core(const CSR* X, DualVar* V, double* w, int64_t* index,
         prev = Gmax
         R.trace[(it - 1) * DUAL_TRACE + 0] = it
         R.trace[(it - 1) * DUAL_TRACE + 1] = Gmax
-        R.trace[(it - 1) * DUAL_TRACE + 2] = _seconds() - t0
+        R.trace[(it - 1) * DUAL_TRACE + 2] = monotonic_seconds() - t0
         R.trace[(it - 1) * DUAL_TRACE + 3] = <double>newton
         if R.callback != NULL:
             with gil:

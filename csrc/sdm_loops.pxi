@@ -5,7 +5,7 @@
 # callback and the polls for Ctrl-C.  Included in csrc/_sdm.pyx, after sdm_steps.pxi.
 
 from libc.stdint cimport int64_t, uint64_t
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from clock cimport monotonic_seconds
 from rng cimport shuffle
 from interrupt cimport stop_poll, stop_keep
 
@@ -27,12 +27,6 @@ ctypedef struct SdmOut:
     double vfinal       # the max violation of the last full loop
 
 
-cdef inline double sdm_now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
 cdef inline int sdm_poll(SDM* s) noexcept nogil:
     """Poll s.stop, the g evaluations since the last poll being the work; returns 1 if
     the solve must stop."""
@@ -51,7 +45,7 @@ cdef inline int sdm_report(SDM* s, SdmOut* out, int kind, double eps_cur, double
     row[1] = eps_cur
     row[2] = vmax
     row[3] = s.f
-    row[4] = sdm_now() - t0
+    row[4] = monotonic_seconds() - t0
     row[5] = s.evals / denom
     row[6] = out.n_loops
     out.n_trace += 1
@@ -158,7 +152,7 @@ cdef int sdm_run(SDM* s, int64_t* idx, int64_t n_idx, int64_t* shr, uint64_t* rn
     exception in the callback, a stop request) it returns MAX_ITER at once; the
     caller raises.
     """
-    cdef double eps = s.opt.tol, eps_cur = s.opt.tol, vmax, t0 = sdm_now(), denom
+    cdef double eps = s.opt.tol, eps_cur = s.opt.tol, vmax, t0 = monotonic_seconds(), denom
     cdef int err = 0, lazy = 0, kind
     if s.opt.cooling and eps < 1.0:
         eps_cur = 1.0

@@ -31,39 +31,7 @@ LATE_IMPORTS = {"numpy", "scipy", "sklearn", "mpi4py", "matplotlib", "isal", "in
                 "tempfile", "socket"}
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 100
-# Pending: what the tests of the comments (dotted names, issue numbers, timings) and of
-# the size and parameter limits find today in the files other work is rewriting (csrc/
-# for the cores' rewrite; linsvm's functions with many parameters).  Each list holds
-# exactly today's offenders: an entry that no longer offends fails its test until taken
-# off, and the integrator empties the lists once the rewrite is merged.
-# Files whose comments name a dotted linsvm name that does not resolve:
-CSRC_NAMES_PENDING = {"csrc/_dcd.pyx", "csrc/_mfn.pyx", "csrc/_sdm.pyx", "csrc/_svr.pyx"}
-# ... an issue's number:
-CSRC_ISSUES_PENDING = {"csrc/_mfn.pyx", "csrc/wsplit.pxd"}
-# ... a timing or measured figure:
-CSRC_TIMINGS_PENDING = set()
-# Files over MAX_MODULE_LINES, and file:function over MAX_FUNCTION_LINES lines or
-# MAX_PARAMETERS parameters, of the Cython sources:
-CSRC_PENDING = {"csrc/_dcd.pyx:dcd_core", "csrc/_dcd.pyx:dcd_local_pass",
-                "csrc/_dcd.pyx:dcd_local_setup", "csrc/_dcd.pyx:dcd_solve", "csrc/_mfn.pyx",
-                "csrc/_mfn.pyx:_solve", "csrc/_mfn.pyx:binary_certificate",
-                "csrc/_mfn.pyx:binary_step", "csrc/_mfn.pyx:gradient",
-                "csrc/_mfn.pyx:hinge_certificate", "csrc/_mfn.pyx:newton_core",
-                "csrc/_mfn.pyx:newton_solve", "csrc/_mfn.pyx:ordinal_gradient",
-                "csrc/_mfn.pyx:ordinal_solve", "csrc/_mfn.pyx:ordinal_step", "csrc/_sdm.pyx",
-                "csrc/_sdm.pyx:_init_sdm", "csrc/_sdm.pyx:sdm_local_pass",
-                "csrc/_sdm.pyx:sdm_run", "csrc/_sdm.pyx:sdm_solve", "csrc/_svr.pyx",
-                "csrc/_svr.pyx:svr_certificate", "csrc/_svr.pyx:svr_dcd",
-                "csrc/_svr.pyx:svr_dual_solve", "csrc/_svr.pyx:svr_newton",
-                "csrc/_svr.pyx:svr_newton_solve", "csrc/_svr.pyx:svr_primal_value",
-                "csrc/cgls.pxd", "csrc/cgls.pxd:_cgls_dist", "csrc/cgls.pxd:_cgls_split",
-                "csrc/cgls.pxd:cgls", "csrc/mfn_shared.pxd",
-                "csrc/mfn_shared.pxd:_line_search_dist",
-                "csrc/mfn_shared.pxd:exact_line_search"}
-# Functions of linsvm (module.qualified name) over MAX_PARAMETERS parameters, the
-# documented API aside:
-PARAMETERS_PENDING = {"linsvm.solvers.mfn.run_newton",
-                      "linsvm.solvers.mfn_family._binary_result"}
+
 
 
 def _modules():
@@ -335,10 +303,6 @@ def test_tests_are_named_after_behaviours_not_issues():
     assert found == []
 
 
-# Cores still reading the CSR buffers themselves (emptied as they move onto the data view)
-BUFFER_READERS_PENDING = {"_dcd.pyx", "_sdm.pyx", "_svr.pyx"}
-
-
 def test_only_csr_pxd_reads_the_csr_buffers():
     """docs/design.md, "The data view": the cores read rows through csr.pxd's accessors,
     so a new layout of the values changes csr.pxd alone."""
@@ -346,14 +310,12 @@ def test_only_csr_pxd_reads_the_csr_buffers():
     offenders = []
     for path in sorted((ROOT / "csrc").glob("*.p*")):
         if path.name in ("csr.pxd", "_data.pyx", "_kernels.pyx", "_scale.pyx", "_svmlight.pyx") \
-                or path.name.startswith("svmlight_") or path.suffix not in (".pyx", ".pxd"):
+                or path.name.startswith("svmlight_") or path.suffix not in (".pyx", ".pxd", ".pxi"):
             continue              # the accessors; the buffer checks; the text I/O kernels
         code = [ln.split("#")[0] for ln in path.read_text().splitlines()]
         hits = [k + 1 for k, ln in enumerate(code) if reads.search(ln)]
-        if hits and path.name not in BUFFER_READERS_PENDING:
+        if hits:
             offenders.append(f"csrc/{path.name}:{hits[0]}")
-        if not hits:
-            assert path.name not in BUFFER_READERS_PENDING, f"{path.name}: drop it from the list"
     assert not offenders, f"read the rows through csr.pxd's accessors: {offenders}"
 
 
@@ -361,6 +323,7 @@ def test_only_csr_pxd_reads_the_csr_buffers():
 # The Cython sources: the cores (csrc/*.pyx), their shared declarations and inline helpers
 # (csrc/*.pxd) and the declarations linsvm/ holds for the cores that cimport each other.
 CYTHON_SOURCES = sorted((ROOT / "csrc").glob("*.pyx")) + sorted((ROOT / "csrc").glob("*.pxd")) + \
+    sorted((ROOT / "csrc").glob("*.pxi")) + \
     sorted((ROOT / "linsvm").glob("*.pxd"))
 # Every source whose comments and docstrings the prose tests read.
 PROSE_SOURCES = sorted((ROOT / "linsvm").rglob("*.py")) + CYTHON_SOURCES
@@ -454,12 +417,9 @@ def _prose_hits(pattern, paths=PROSE_SOURCES):
     return out
 
 
-def _split_pending(hits, pending):
-    """The hits outside the pending files, and the pending files without a hit (fixed:
-    to be taken off the list)."""
-    new = [f"{f}:{line}: {m!r}" for f, found in sorted(hits.items()) if f not in pending
-           for line, m in found]
-    return new, sorted(set(pending) - set(hits))
+def _listed(hits):
+    """The hits as "file:line: match" lines."""
+    return [f"{f}:{line}: {m!r}" for f, found in sorted(hits.items()) for line, m in found]
 
 
 def test_lexer_finds_comments_and_docstrings_only():
@@ -498,16 +458,13 @@ def _resolves(dotted):
 @pytest.mark.slow
 def test_dotted_names_in_comments_and_docstrings_resolve():
     """Every `linsvm.x.y` a comment or docstring of linsvm/ or csrc/ names is a module or
-    an attribute of one, so that a reader can follow it; csrc's files on the pending list
-    are being rewritten and are judged once they are off it."""
+    an attribute of one, so that a reader can follow it."""
     hits = {}
     for f, found in _prose_hits(_DOTTED).items():
         bad = [(line, name) for line, name in found if not _resolves(name)]
         if bad:
             hits[f] = bad
-    new, fixed = _split_pending(hits, CSRC_NAMES_PENDING)
-    assert new == []
-    assert fixed == [], "off the pending list now"
+    assert _listed(hits) == []
 
 
 # An issue's number: the word issue (or issues, PR, pull request), an optional #, a
@@ -550,14 +507,9 @@ def test_timing_pattern():
 def test_no_issue_numbers_or_timings_in_comments_and_docstrings():
     """The code says what it does and why, in its own terms: no issue numbers (the issues
     are not in the repository) and no timings or measured figures, which belong in docs/
-    beside how they were measured (a comment names the page).  csrc's files on the
-    pending lists are being rewritten and are judged once they are off them."""
-    new, fixed = _split_pending(_prose_hits(_ISSUE), CSRC_ISSUES_PENDING)
-    assert new == []
-    assert fixed == [], "off the pending list now"
-    new, fixed = _split_pending(_prose_hits(_TIMING), CSRC_TIMINGS_PENDING)
-    assert new == []
-    assert fixed == [], "off the pending list now"
+    beside how they were measured (a comment names the page)."""
+    assert _listed(_prose_hits(_ISSUE)) == []
+    assert _listed(_prose_hits(_TIMING)) == []
 
 
 # A def, cdef or cpdef statement that opens a parameter list: the keyword, the return
@@ -652,10 +604,8 @@ def test_cython_sources_are_small_and_take_few_parameters():
     """The limits of linsvm's modules hold for the Cython sources too: files of at most
     MAX_MODULE_LINES lines, functions of at most MAX_FUNCTION_LINES lines, and no
     function with more than MAX_PARAMETERS parameters (pass a settings, work or output
-    struct by pointer instead).  Entries of CSRC_PENDING are judged once off the list."""
-    offenders = _cython_offenders()
-    assert {k: v for k, v in offenders.items() if k not in CSRC_PENDING} == {}
-    assert sorted(CSRC_PENDING - set(offenders)) == [], "off the pending list now"
+    struct by pointer instead)."""
+    assert _cython_offenders() == {}
 
 
 def _python_functions_with_many_parameters():
@@ -691,10 +641,8 @@ def _python_functions_with_many_parameters():
 def test_functions_take_few_parameters():
     """No function of linsvm takes more than MAX_PARAMETERS parameters but the documented
     API, whose keywords are the command line's options (a settings record or a Problem
-    carries the rest).  Entries of PARAMETERS_PENDING are judged once off the list."""
-    many = _python_functions_with_many_parameters()
-    assert {k: v for k, v in many.items() if k not in PARAMETERS_PENDING} == {}
-    assert sorted(PARAMETERS_PENDING - set(many)) == [], "off the pending list now"
+    carries the rest)."""
+    assert _python_functions_with_many_parameters() == {}
     for name in MANY_PARAMETERS_DOCUMENTED:                 # the exemptions name real functions
         module, attr = name.rsplit(".", 1)
         assert callable(getattr(importlib.import_module(module), attr)), name

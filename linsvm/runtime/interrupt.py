@@ -27,12 +27,12 @@ import threading
 def stop_running_solves():
     """Make every compiled solve running now, in any thread, stop and raise KeyboardInterrupt.
 
-    Every compiled core of linsvm (an extension module built from csrc/_NAME.pyx) that has a
-    `request_stop()` is asked, among those imported: a core that was never imported
-    runs no solve.  A new core needs no registration here."""
-    for name, module in list(sys.modules.items()):
-        if name.startswith("linsvm._") and callable(getattr(module, "request_stop", None)):
-            module.request_stop()
+    The compiled cores share one stop generation (csrc/interrupt.pxd), kept by the data
+    view's module, linsvm._data; its `request_stop()` bumps it.  If that module was never
+    imported, no solve runs."""
+    data = sys.modules.get("linsvm._data")
+    if data is not None:
+        data.request_stop()
 
 
 class Cancelled(Exception):
