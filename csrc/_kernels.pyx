@@ -5,7 +5,7 @@
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 import numpy as np
-from csr cimport (CSR, all_unit, matvec, linsvm_max_threads, vdot as csr_vdot, row_start,
+from csr cimport (CSR, read_pattern, matvec, linsvm_max_threads, vdot as csr_vdot, row_start,
                  row_stop, entry_index, stored_values)
 from linsvm._data cimport DataView
 
@@ -33,7 +33,7 @@ def csr_matvec(DataView data, const double[::1] w, int n_threads=1, bint pattern
         raise ValueError(f"w has {w.shape[0]} entries, the view {data.n_weights} weights")
     rows = data.rows_array if data.rows_array is not None else np.arange(data.n, dtype=np.int64)
     if pattern:
-        X.unit = all_unit(&X)
+        read_pattern(&X, NULL)          # a 0/1 pattern reads the indices only
     cdef int64_t n = rows.shape[0]
     out = np.empty(n, dtype=np.float64)
     cdef double[::1] o = out

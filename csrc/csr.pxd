@@ -103,6 +103,16 @@ cdef inline double entry_value(const CSR* X, int64_t i, int64_t p) noexcept nogi
     return X.data[p]
 
 
+cdef inline bint values_as_stored(const CSR* X) noexcept nogil:
+    """1 if entry_value(X, i, p) is the stored value itself (neither a pattern nor row
+    scales).  The idiom for a row loop that must not test the layout per entry: write its
+    body once over entry_value and call it as
+        if values_as_stored(X): body(X, ...)
+        else: body(X, ...)
+    -- in the first copy the compiler knows the layout and drops entry_value's tests."""
+    return X.unit == 0 and X.row_scale == NULL
+
+
 cdef inline const double* stored_values(const CSR* X) noexcept nogil:
     """The stored values, entry p's at [p], of a CSR that reads them as stored (neither a
     pattern nor row scales: DataView.csr's); NULL for one that does not (entry_value

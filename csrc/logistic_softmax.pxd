@@ -13,108 +13,76 @@ from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
 from cython.parallel cimport prange
 from csr cimport (CSR, SCATTER_MAX_BLOCKS, blocks_for, row_start, row_stop, entry_index,
-                 entry_value, total_nnz)
+                 entry_value, values_as_stored, total_nnz)
 from cgls cimport Operator
 
 # ------------------------------------------------------------------ multinomial products
 
-# Each row loop branches on the layout of the values as entry_value does, in its order: rows
-# of one value each (one value per row, a 0/1 pattern) take the value once, rows of values
-# as stored read each entry's, and the compiler then drops entry_value's tests of the layout
-# from the loop over the entries.
+# Each row kernel is one loop over the row's entries through csr.pxd's entry_value, called
+# under csr.pxd's values_as_stored test (the idiom of its "Row entries"): in the copy for
+# values as stored the compiler knows the layout, and the loop tests nothing per entry.
 
-cdef inline void _scores_span(const CSR* X, int64_t lo, int64_t hi, double v, const double* W,
-                              int64_t k, double* out) noexcept nogil:
-    """out[0:k] += v W'e_j over the features j of the entries [lo, hi) of a row whose values
-    are all v."""
-    cdef int64_t p, l
-    cdef const double* wr
-    for p in range(lo, hi):
-        wr = W + <int64_t>entry_index(X, p) * k
-        for l in range(k):
-            out[l] += v * wr[l]
-
-
-cdef inline void _row_scores(const CSR* X, int64_t i, const double* W, int64_t k,
-                             double* out) noexcept nogil:
-    """out[0:k] = W' x_i (W row-major n_weights x k; the bias feature included)."""
+cdef inline void _scores_body(const CSR* X, int64_t i, const double* W, int64_t k,
+                              double* out) noexcept nogil:
     cdef int64_t p, l, lo = row_start(X, i), hi = row_stop(X, i)
     cdef const double* wr
     cdef double v
     for l in range(k):
         out[l] = 0.0
-    if X.row_scale != NULL:                 # one value per row (csr.pxd's read_pattern)
-        _scores_span(X, lo, hi, entry_value(X, i, lo), W, k, out)
-    elif X.unit:
-        _scores_span(X, lo, hi, 1.0, W, k, out)
-    else:                                   # the values as stored
-        for p in range(lo, hi):
-            v = entry_value(X, i, p)
-            wr = W + <int64_t>entry_index(X, p) * k
-            for l in range(k):
-                out[l] += v * wr[l]
+    for p in range(lo, hi):
+        v = entry_value(X, i, p)
+        wr = W + <int64_t>entry_index(X, p) * k
+        for l in range(k):
+            out[l] += v * wr[l]
     if X.bias > 0:
         wr = W + X.n_features * k
         for l in range(k):
             out[l] += X.bias * wr[l]
 
 
-cdef inline void _scatter_span(const CSR* X, int64_t lo, int64_t hi, double v, const double* s,
-                               int64_t k, double* out) noexcept nogil:
-    """out[j, :] += v s[0:k] for the features j of the entries [lo, hi) of a row whose values
-    are all v."""
-    cdef int64_t p, l
+cdef inline void _row_scores(const CSR* X, int64_t i, const double* W, int64_t k,
+                             double* out) noexcept nogil:
+    """out[0:k] = W' x_i (W row-major n_weights x k; the bias feature included)."""
+    if values_as_stored(X):
+        _scores_body(X, i, W, k, out)
+    else:
+        _scores_body(X, i, W, k, out)
+
+
+cdef inline void _scatter_body(const CSR* X, int64_t i, const double* s, int64_t k,
+                               double* out, bint squared) noexcept nogil:
+    cdef int64_t p, l, lo = row_start(X, i), hi = row_stop(X, i)
     cdef double* orow
+    cdef double v, b = X.bias
     for p in range(lo, hi):
+        v = entry_value(X, i, p)
+        if squared:
+            v = v * v
         orow = out + <int64_t>entry_index(X, p) * k
         for l in range(k):
             orow[l] += v * s[l]
+    if b > 0:
+        orow = out + X.n_features * k
+        for l in range(k):
+            orow[l] += (b * b if squared else b) * s[l]
 
 
 cdef inline void _row_scatter(const CSR* X, int64_t i, const double* s, int64_t k,
                               double* out) noexcept nogil:
     """out[j, :] += x_ij s[0:k] for the features j of row i (the bias feature included)."""
-    cdef int64_t p, l, lo = row_start(X, i), hi = row_stop(X, i)
-    cdef double* orow
-    cdef double v
-    if X.row_scale != NULL:                 # one value per row (csr.pxd's read_pattern)
-        _scatter_span(X, lo, hi, entry_value(X, i, lo), s, k, out)
-    elif X.unit:
-        _scatter_span(X, lo, hi, 1.0, s, k, out)
-    else:                                   # the values as stored
-        for p in range(lo, hi):
-            v = entry_value(X, i, p)
-            orow = out + <int64_t>entry_index(X, p) * k
-            for l in range(k):
-                orow[l] += v * s[l]
-    if X.bias > 0:
-        orow = out + X.n_features * k
-        for l in range(k):
-            orow[l] += X.bias * s[l]
+    if values_as_stored(X):
+        _scatter_body(X, i, s, k, out, 0)
+    else:
+        _scatter_body(X, i, s, k, out, 0)
 
 
 cdef inline void _row_scatter_sq(const CSR* X, int64_t i, const double* s, int64_t k,
                                  double* out) noexcept nogil:
     """out[j, :] += x_ij^2 s[0:k] (the bias feature included)."""
-    cdef int64_t p, l, lo = row_start(X, i), hi = row_stop(X, i)
-    cdef double* orow
-    cdef double v
-    if X.row_scale != NULL:                 # one value per row (csr.pxd's read_pattern)
-        v = entry_value(X, i, lo)
-        _scatter_span(X, lo, hi, v * v, s, k, out)
-    elif X.unit:
-        _scatter_span(X, lo, hi, 1.0, s, k, out)
-    else:                                   # the values as stored
-        for p in range(lo, hi):
-            v = entry_value(X, i, p)
-            v = v * v
-            orow = out + <int64_t>entry_index(X, p) * k
-            for l in range(k):
-                orow[l] += v * s[l]
-    if X.bias > 0:
-        orow = out + X.n_features * k
-        for l in range(k):
-            orow[l] += X.bias * X.bias * s[l]
+    if values_as_stored(X):
+        _scatter_body(X, i, s, k, out, 1)
+    else:
+        _scatter_body(X, i, s, k, out, 1)
 
 
 cdef inline void mm_matvec(const CSR* X, const int64_t* rows, int64_t m, const double* W, int64_t k,

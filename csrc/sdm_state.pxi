@@ -6,7 +6,7 @@
 # sdm_pool.pxi.
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from csr cimport CSR, row_start, row_stop, entry_index, entry_value
+from csr cimport CSR, row_start, row_stop, entry_index, entry_value, values_as_stored
 from interrupt cimport Stop
 
 cdef enum:
@@ -67,13 +67,10 @@ ctypedef struct SDM:
 
 
 # The scatters read the row's values through csr.pxd's entry_value, which tests the
-# layout of the values (as stored, a 0/1 pattern, one value per row) per entry.  Each
-# public function below calls its body under a test of the layout: the compiler then
-# knows in the values-as-stored copy (every CSR of this core: DataView.csr) that
-# entry_value reads the stored value, and the loop tests nothing per entry.
-
-cdef inline bint _values_as_stored(const CSR* X) noexcept nogil:
-    return X.unit == 0 and X.row_scale == NULL
+# layout of the values per entry.  Each public function below calls its body under
+# csr.pxd's values_as_stored test: the compiler then knows in the values-as-stored copy
+# (every CSR of this core: DataView.csr) that entry_value reads the stored value, and the
+# loop tests nothing per entry.
 
 
 cdef inline void _scores_all(SDM* s, const CSR* X, int64_t row, double* h) noexcept nogil:
@@ -96,7 +93,7 @@ cdef inline void _scores_all(SDM* s, const CSR* X, int64_t row, double* h) noexc
 
 cdef inline void scores_all(SDM* s, int64_t row, double* h) noexcept nogil:
     """h[m] = x_row . w_m for every class m."""
-    if _values_as_stored(&s.X):
+    if values_as_stored(&s.X):
         _scores_all(s, &s.X, row, h)
     else:
         _scores_all(s, &s.X, row, h)
@@ -122,7 +119,7 @@ cdef inline void _scores_some(SDM* s, const CSR* X, int64_t row, const int32_t* 
 cdef inline void scores_some(SDM* s, int64_t row, const int32_t* cls, int64_t n,
                              double* h) noexcept nogil:
     """h[t] += x_row . w_{cls[t]} for t < n (h holds the starting values)."""
-    if _values_as_stored(&s.X):
+    if values_as_stored(&s.X):
         _scores_some(s, &s.X, row, cls, n, h)
     else:
         _scores_some(s, &s.X, row, cls, n, h)
@@ -153,7 +150,7 @@ cdef inline void update_w(SDM* s, int64_t row, int64_t nchg) noexcept nogil:
     if s.opt.sigma != 1.0:
         for c in range(nchg):
             s.cd[c] = s.cd[c] * s.opt.sigma
-    if _values_as_stored(&s.X):
+    if values_as_stored(&s.X):
         _update_w(s, &s.X, row, nchg)
     else:
         _update_w(s, &s.X, row, nchg)
