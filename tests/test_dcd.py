@@ -249,6 +249,7 @@ def test_cli_loss_option(tmp_path):
 def test_one_vs_rest_matches_liblinear_on_sector(loss, s, sector_head):
     liblinearutil = pytest.importorskip("liblinear.liblinearutil")
     X, y = sector_head
+    X, y = X[:500], y[:500]                   # 500 examples keep about 70 of the classes
     model = linsvm.train(X, y, solver="dcd", loss=loss, C=1.0, tol=1e-3)
     ref = liblinearutil.train(y, X, f"-s {s} -c 1 -B 1 -e 0.001 -q")
     labels = ref.get_labels()

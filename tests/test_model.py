@@ -724,7 +724,7 @@ def _real(rel):
     ("binary/a9a", "binary/a9a.t", 123, "-s 2 -c 1 -B 1 -q"),
     ("binary/a9a", "binary/a9a.t", 123, "-s 4 -c 1 -q"),
     # 105 classes: the first half of sector's test split trains, the second half is predicted
-    ("multiclass/sector.t.scale.bz2", None, None, "-s 2 -c 1 -e 0.1 -q"),
+    ("multiclass/sector.t.scale.bz2", None, None, "-s 1 -c 1 -e 0.1 -q"),
 ])
 def test_reading_liblinear_models_on_real_data(tmp_path, train, test, n_features, options):
     X, y = load_svmlight(_real(train), n_features=n_features)
