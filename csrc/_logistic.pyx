@@ -7,8 +7,9 @@
 #                              term by term, each Newton step's weighted least squares, the
 #                              line search's values along a step, the dual point of the scores
 #   csrc/logistic_softmax.pxd  the multinomial products and the operator of softmax's steps
-#   csrc/logistic_newton.pxd   the truncated Newton driver: each step's CGLS, the line search,
-#                              the stopping tests and the certificate (block comment)
+#   csrc/logistic_newton.pxd   truncated Newton as a loss of the one Newton driver
+#                              (csrc/newton_driver.pxd): each step's CGLS tests, the line
+#                              search, the stopping tests and the certificate (block comment)
 #   csrc/logistic_dual.pxd     lr-dual's coordinate descent (block comment)
 #
 # Every entry takes the examples as one linsvm._data.DataView, whose rows (any subset, in

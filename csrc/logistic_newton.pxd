@@ -1,7 +1,9 @@
-# The truncated Newton driver of csrc/_logistic.pyx (lr and softmax): each step's CGLS, the
-# line search along it, the stopping tests and the certificate, over the loss model of
-# csrc/logistic_loss.pxd (whose block comment has the problems and each step's weighted
-# least-squares problem).
+# lr's and softmax's truncated Newton (csrc/_logistic.pyx) as a smooth loss of the one Newton
+# driver (csrc/newton_driver.pxd; lr_loss, run by lr_drive): each step's CGLS tests, the line
+# search along it and the move, the stopping tests and the certificate, over the loss model
+# of csrc/logistic_loss.pxd (whose block comment has the problems and each step's weighted
+# least-squares problem).  The driver's loop takes each step and its tests; the hooks below
+# hold what is lr's.
 #
 # CGLS runs with eq. 13 off (eps 0: its ||z||_C scale means nothing here); it stops by its
 # forcing term (||r|| <= forcing ||g||), or by the quadratic-model rule of Galli & Lin in its

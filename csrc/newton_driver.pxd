@@ -1,7 +1,9 @@
 # The finite Newton driver of Keerthi & DeCoste (JMLR 2005, Sections 3-4 and Appendix A,
 # generalized as in Sections 6-7), written once over a loss interface: mfn's family
-# (csrc/mfn_losses.pxd: binary and ordinal terms of a piecewise quadratic loss) and svr's
-# squared eps-insensitive loss (csrc/svr_loss.pxd) are its implementations.
+# (csrc/mfn_losses.pxd: binary and ordinal terms of a piecewise quadratic loss), svr's
+# squared eps-insensitive loss (csrc/svr_loss.pxd) and, as a smooth loss, lr's and
+# softmax's logistic loss (csrc/logistic_newton.pxd's lr_loss: truncated Newton) are its
+# implementations.
 #
 # The objective is f(beta) = lam/2 ||beta||_Lam^2 + sum of piecewise quadratic terms of the
 # margins y = X w (||.||_Lam: the first nreg weights).  At beta every term lies in a zone
@@ -34,6 +36,13 @@
 # from, which is -grad f(beta) (on a warm start ||grad f(0)||^2 is the caller's, g0sq);
 # where the loss knows a gap certificate for the gradient (loss.certified_rr: f - f* <=
 # ||grad f||^2 / (2 lam) when every weight is regularized) the test waits for it too.
+#
+# A smooth loss (NewtonLoss.smooth: no zones) has no step 5 test: the loop ends by the
+# gradient test alone (the loss's gradient_test and accept hooks may set and extend it),
+# at the cap or once stalled -- there after one more CGLS, of no iteration, that takes the
+# tests at the final point and leaves -grad f in W.r.  Its line search need not be exact
+# and may move the margins itself (NewtonLoss.move, which also says whether an undone
+# step counts as an iteration and whether the solve has stalled).
 #
 # Distributed over row blocks (csrc/comm.pxd): the terms are this rank's, beta is the same
 # on every rank; every sum over terms is reduced before it is used (in the loss's hooks
