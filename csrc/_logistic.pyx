@@ -7,8 +7,9 @@
 #                              term by term, each Newton step's weighted least squares, the
 #                              line search's values along a step, the dual point of the scores
 #   csrc/logistic_softmax.pxd  the multinomial products and the operator of softmax's steps
-#   csrc/logistic_newton.pxd   the truncated Newton driver: each step's CGLS, the line search,
-#                              the stopping tests and the certificate (block comment)
+#   csrc/logistic_newton.pxd   truncated Newton as a loss of the one Newton driver
+#                              (csrc/newton_driver.pxd): each step's CGLS tests, the line
+#                              search, the stopping tests and the certificate (block comment)
 #   csrc/logistic_dual.pxd     lr-dual's coordinate descent (block comment)
 #
 # Every entry takes the examples as one linsvm._data.DataView, whose rows (any subset, in
@@ -35,7 +36,8 @@ from logistic_softmax cimport mm_scratch_doubles
 from logistic_loss cimport (Model, BINARY, MULTINOMIAL, CONVERGED, _sig_minus, _logloss,
                             model_eval, model_setup, model_scores, model_loss_grad,
                             model_dual_terms, model_operator)
-from logistic_newton cimport Params, Work, Result, newton_core, certificate
+from newton_driver cimport NewtonWork
+from logistic_newton cimport Params, LrState, Result, lr_drive, certificate
 from logistic_dual cimport DualVar, DualRun, DUAL_TRACE, lrdual_core
 
 
@@ -201,19 +203,33 @@ cdef object _soft_scratch(_Terms T, bint blocks):
 # ------------------------------------------------------------------ the Newton entries
 
 cdef dict _solve(_Terms T, double[::1] beta, const Params* P, object callback):
-    """Allocate the work arrays, run newton_core from beta (updated in place) and certify its
+    """Allocate the work arrays, run lr_drive from beta (updated in place) and certify its
     result (see lr_solve)."""
     cdef Model* M = &T.M
     cdef int64_t m = M.m, k = M.k, nb = M.nbeta, mk = max(m * k, 1), j
     cdef int cold = 1
-    cdef Work W
+    cdef double g0sq = -1.0
+    cdef NewtonWork W
+    cdef LrState L
     cdef Result R
     cdef Stop S
     wv = np.zeros(8 * max(nb, 1) + 3)
     tm = np.zeros(3 * mk)
     trace_arr = np.zeros(max(P.max_iter, 1))
+    cdef double* trace = <double*>cnp.PyArray_DATA(trace_arr)
     cdef double* WV = <double*>cnp.PyArray_DATA(wv)
     cdef double* TM = <double*>cnp.PyArray_DATA(tm)
+    W.X = M.X
+    W.rows = M.rows
+    W.m = m * k                              # the terms
+    W.nbeta = nb
+    W.nreg = M.nreg
+    W.lam = 1.0
+    W.y = M.o
+    W.dy = NULL
+    W.z = M.z
+    W.cc = M.cc
+    W.xd = M.xi
     W.beta_bar = WV
     W.r = WV + nb
     W.p = WV + 2 * nb
@@ -225,11 +241,14 @@ cdef dict _solve(_Terms T, double[::1] beta, const Params* P, object callback):
     W.q = TM
     W.u = TM + mk
     W.ytry = TM + 2 * mk
-    W.trace = <double*>cnp.PyArray_DATA(trace_arr)
-    W.callback = <void*>callback if callback is not None else NULL
-    W.g0sq = -1.0
     stop_init(&S, T.data.nnz, T.data.n_rows)
     W.stop = &S
+    W.comm = M.comm
+    W.split = NULL                           # the Newton loop replicated
+    W.cg_split = M.split
+    L.M = M
+    L.P = P
+    L.callback = <void*>callback if callback is not None else NULL
     R.status = CONVERGED
     R.n_iter = 0
     R.cg_iter = 0
@@ -237,7 +256,6 @@ cdef dict _solve(_Terms T, double[::1] beta, const Params* P, object callback):
     R.f = 0.0
     R.gsq = 0.0
     R.dual = 0.0
-    R.have_grad = 0
     for j in range(nb):
         if beta[j] != 0.0:
             cold = 0
@@ -252,11 +270,11 @@ cdef dict _solve(_Terms T, double[::1] beta, const Params* P, object callback):
                 memset(M.o, 0, m * k * sizeof(double))
                 model_eval(M)
                 model_loss_grad(M, W.u, W.r)
-                W.g0sq = dot(W.r, W.r, nb)
+                g0sq = dot(W.r, W.r, nb)
                 memcpy(M.o, W.ytry, m * k * sizeof(double))
-        newton_core(M, &beta[0], &W, P, &R)
+        lr_drive(&L, &W, &beta[0], g0sq, trace, &R)
         if not S.stopped:
-            certificate(M, &beta[0], &W, &R)
+            certificate(&L, &W, &beta[0], &R)
     stop_raise(&S)                            # Ctrl-C: the work arrays go as it unwinds
     return dict(status=R.status, n_iter=R.n_iter, cg_iter=int(R.cg_iter),
                 ls_trials=int(R.ls_trials), f=float(R.f), dual=float(R.dual),

@@ -1,4 +1,4 @@
-# The loss model of csrc/_logistic.pyx's truncated Newton driver (csrc/logistic_newton.pxd):
+# The loss model of csrc/_logistic.pyx's truncated Newton (csrc/logistic_newton.pxd's lr_loss):
 # the binary and the multinomial logistic loss term by term at the current scores, the
 # weights and residual of each Newton step's least-squares problem, the line search's
 # values along a step, and the dual point built from the scores.
@@ -28,7 +28,7 @@
 # A term whose s_i (multinomial: p_{i,y_i}) is below S_FLOOR = 1e-100 takes S_FLOOR in cc and
 # z: the products cc z, hence the gradient, stay exact and the Hessian weight changes by less
 # than 1e-100 U_i, while z stays finite (t_i / s_i would overflow past m_i ~ -709).
-# Each step's CGLS and the line search along it are the driver's (logistic_newton.pxd).
+# Each step's CGLS tests and the line search along it are lr_loss's (logistic_newton.pxd).
 
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport exp, log, log1p, fabs, fmax, INFINITY

@@ -1,7 +1,9 @@
-# The truncated Newton driver of csrc/_logistic.pyx (lr and softmax): each step's CGLS, the
-# line search along it, the stopping tests and the certificate, over the loss model of
-# csrc/logistic_loss.pxd (whose block comment has the problems and each step's weighted
-# least-squares problem).
+# lr's and softmax's truncated Newton (csrc/_logistic.pyx) as a smooth loss of the one Newton
+# driver (csrc/newton_driver.pxd; lr_loss, run by lr_drive): each step's CGLS tests, the line
+# search along it and the move, the stopping tests and the certificate, over the loss model
+# of csrc/logistic_loss.pxd (whose block comment has the problems and each step's weighted
+# least-squares problem).  The driver's loop takes each step and its tests; the hooks below
+# hold what is lr's.
 #
 # CGLS runs with eq. 13 off (eps 0: its ||z||_C scale means nothing here); it stops by its
 # forcing term (||r|| <= forcing ||g||), or by the quadratic-model rule of Galli & Lin in its
@@ -68,12 +70,14 @@ from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from libc.math cimport log, log1p, fabs, fmax, fmin, sqrt, INFINITY, NAN
 from csr cimport rmatvec, dot
-from cgls cimport Operator, CglsSettings, CglsWork, cgls_settings, cgls_solve
-from interrupt cimport Stop, stop_poll, stop_keep
+from cgls cimport CglsSettings, CglsWork
+from interrupt cimport stop_keep
 from comm cimport comm_sum, comm_sum1
-from logistic_loss cimport (Model, BINARY, CONVERGED, MAX_ITER, NO_DESCENT, _sig_minus, _logloss,
-                            model_eval, model_setup, model_slope0, model_trial, model_accept,
-                            model_scores, model_loss_grad, model_dual_terms, model_operator)
+from newton_driver cimport (GRADIENT, STEP_MOVED, STEP_UNDONE, NewtonSettings, NewtonWork,
+                           NewtonState, NewtonLoss, newton_drive)
+from logistic_loss cimport (Model, BINARY, CONVERGED, _sig_minus, _logloss, model_eval,
+                            model_setup, model_slope0, model_trial, model_accept,
+                            model_scores, model_dual_terms, model_operator)
 
 
 ctypedef struct Params:
@@ -93,27 +97,21 @@ ctypedef struct Params:
     int ls_max                     # line search: trials per Newton step
 
 
-ctypedef struct Work:
-    # per weight (nbeta; h: nbeta + 3)
-    double* beta_bar
-    double* r
-    double* p
-    double* sv
-    double* minv
-    double* diag
-    double* dsum
-    double* h
-    # per term (m k)
-    double* q
-    double* u
-    double* ytry                   # scores saved before a step, to undo it
-    Stop* stop
-    double* trace                  # f after each Newton step (max_iter doubles)
+ctypedef struct LrState:
+    # lr's record behind the driver's interface (lr_loss)
+    Model* M
+    const Params* P
     void* callback                 # callback(it, f, cg_it, step, ||g at the step's start||)
                                    # after each step, or NULL
-    double g0sq                    # ||g(0)||^2 if known at entry (warm start), else -1
+    double F                       # f(beta) at the last step's start (at the end: at beta)
     double dual_step               # the best D of a Newton step's dual point (-inf: none yet)
     int dual_at_beta               # free bias: dual_step holds the balanced D of the final beta
+    int by_step                    # the Newton step's dual point applies (binary, not split)
+    int certify                    # solve this Newton model's step again, to certify
+    double cert_rr                 # the residual this step's CGLS certifies at (0: none)
+    double tau                     # the last step's length
+    double ent                     # the entropy terms of the last step's dual point
+    int n_ls                       # line-search trials in all
 
 
 ctypedef struct Result:
@@ -124,24 +122,6 @@ ctypedef struct Result:
     double f                       # f(beta)
     double gsq                     # ||g(beta)||^2
     double dual                    # D of the certificate
-    int have_grad                  # W.r holds -g(beta)
-
-
-ctypedef struct Drive:
-    # the state of newton_core's iteration
-    int it                         # Newton steps taken
-    int cg_it                      # CGLS iterations of the last step
-    int n_ls                       # line-search trials
-    int refreshed                  # the scores were recomputed from beta after a failed step
-    int stalled                    # no descent left: only the tests remain
-    int certify                    # solve this Newton model's step again, to certify
-    int by_step                    # the Newton step's dual point applies (binary, not split)
-    double F                       # f(beta)
-    double rr0                     # ||g(beta)||^2, the last CGLS's entry residual
-    double stop_rr                 # the gradient test's threshold on ||g||^2 (-1: not known
-                                   # before the first CGLS of a cold start; +inf: no test)
-    double tau                     # the last step's length
-    double ent                     # the entropy terms of the last step's dual point
 
 
 cdef inline double line_search(Model* M, double wd, double dd, double phi0, double ls_tol,
@@ -215,7 +195,7 @@ cdef inline double step_dual_terms(const Model* M, double* au, int balance) noex
     return s
 
 
-cdef inline double step_dual(Model* M, const double* beta, Work* W, double F,
+cdef inline double step_dual(Model* M, const double* beta, NewtonWork* W, double F,
                              double gap_stop, double grad_rr, double* ent) noexcept nogil:
     """After a CGLS from beta: the estimate of D at the step's dual point (block comment),
     -1/2 ||w + d + r||^2 over the regularized weights + ent, ent its entropy terms over every
@@ -233,7 +213,7 @@ cdef inline double step_dual(Model* M, const double* beta, Work* W, double F,
     return -0.5 * vv + ent[0]
 
 
-cdef inline double step_dual_exact(Model* M, Work* W, double ent) noexcept nogil:
+cdef inline double step_dual_exact(Model* M, NewtonWork* W, double ent) noexcept nogil:
     """D at the dual point held in W.u (alpha t) with entropy terms ent: one pass for
     w_alpha = sum_i alpha_i t_i x_i, one allreduce; ||.||^2 over the regularized weights."""
     rmatvec(M.X, M.rows, M.m, W.u, W.sv)
@@ -241,7 +221,7 @@ cdef inline double step_dual_exact(Model* M, Work* W, double ent) noexcept nogil
     return -0.5 * dot(W.sv, W.sv, M.nreg) + ent
 
 
-cdef inline double free_bias_dual(Model* M, Work* W) noexcept nogil:
+cdef inline double free_bias_dual(Model* M, NewtonWork* W) noexcept nogil:
     """D at a feasible dual point of the binary problem with a free bias (block comment):
     its dual adds the constraint sum_i alpha_i t_i = 0 (the bias column is constant), which
     alpha_i = U_i sigma(-m_i) meets only at the optimum.  The side (t_i = +1 or -1) with the
@@ -273,64 +253,97 @@ cdef inline double free_bias_dual(Model* M, Work* W) noexcept nogil:
     return -0.5 * dot(W.sv, W.sv, M.nreg) + comm_sum1(M.comm, ent)
 
 
-cdef inline int newton_cgls(Model* M, Work* W, const Params* P, int max_iter, double stop_rr,
-                            double grad_rr, double cert_rr, double* rr0,
-                            int* optimal) noexcept nogil:
-    """The Newton model at the current point (model_setup's weights and residual) solved by
-    CGLS seeded at W.beta_bar = beta, over the regularized weights M.nreg: at most max_iter
-    iterations; the gradient test ||g||^2 <= stop_rr at entry (0: none), where rr0 gets
-    ||g||^2; grad_rr, cert_rr: the certifying step (cgls.pxd; 0: none).  W.dsum gets the
-    step and M.xi its image; returns the iterations."""
-    cdef Operator A = model_operator(M)
-    # no eq. 13 (eps 0): the forcing term with the quadratic-model rule at cg_tol, adaptive
-    # and stopping by itself (not a guard only); fused products, the true residual unchecked
-    cdef CglsSettings S = cgls_settings(0.0, P.forcing, P.cg_tol, max_iter, W.stop, M.comm)
-    cdef CglsWork G
+cdef inline double lr_stop_rr(const LrState* L, const NewtonState* G) noexcept nogil:
+    """The gradient test's threshold on ||g||^2: the driver's gstop^2 ||g(0)||^2 (-1: not
+    known before the first CGLS of a cold start), +inf without a gradient test (gstop 0:
+    the gap test alone)."""
+    return INFINITY if L.P.gstop <= 0.0 else G.stop_rr
+
+
+cdef inline double lr_value(NewtonLoss* NL, NewtonWork* W, const double* beta,
+                            const double* y) noexcept nogil:
+    """f(beta) from the scores M.o (= W.y, y): model_eval also keeps the per-term values
+    that model_setup reads."""
+    cdef LrState* L = <LrState*>NL.state
+    return 0.5 * dot(beta, beta, W.nreg) + comm_sum1(L.M.comm, model_eval(L.M))
+
+
+cdef inline void lr_active(NewtonLoss* NL, NewtonWork* W, const double* beta,
+                           CglsSettings* S, CglsWork* C) noexcept nogil:
+    """The Newton model at beta (logistic_loss.pxd: every term, weights cc and residual z),
+    CGLS seeded at beta."""
+    cdef LrState* L = <LrState*>NL.state
+    model_setup(L.M)
+    memcpy(W.beta_bar, beta, W.nbeta * sizeof(double))
+    W.A = model_operator(L.M)
+
+
+cdef inline void lr_tests(NewtonLoss* NL, NewtonWork* W, NewtonState* G,
+                          CglsSettings* S) noexcept nogil:
+    """The step's CGLS tests (block comment): no eq. 13 (the driver's tol 0), the forcing
+    term with the quadratic-model rule at cg_tol, adaptive and stopping by itself (not a
+    guard only); the gradient test with the gap folded in, and where the gradient test
+    holds but the gap does not, the step solved to the residual at which its dual point
+    certifies (with room for the second-order terms)."""
+    cdef LrState* L = <LrState*>NL.state
+    cdef double stop_rr = lr_stop_rr(L, G), gap = L.P.gap_stop, thr
+    L.F = G.F
+    # (1/2 ||g||^2 = P - D holds without a free bias only; with one the balanced dual
+    # point is checked once the gradient test holds; a Newton step's dual point that
+    # certifies leaves the gradient test alone)
+    if stop_rr < 0.0:
+        thr = 0.0
+    elif W.nreg < W.nbeta or G.F - L.dual_step <= gap * G.F:
+        thr = stop_rr
+    else:
+        thr = fmin(stop_rr, 2.0 * gap * G.F)
+    L.cert_rr = (gap * G.F if L.by_step and (thr < stop_rr < INFINITY or L.certify)
+                 else 0.0)
     S.qadapt = 1
     S.qguard = 0
-    S.fused_cg = 1
-    S.jacobi = P.precondition
-    S.jacobi_weight = P.jacobi_weight
-    S.verify = 0
-    S.stop_rr = stop_rr
-    S.grad_rr = grad_rr
-    S.cert_rr = cert_rr
-    S.nreg = M.nreg
-    S.split = M.split
-    G.z = M.z
-    G.q = W.q
-    G.u = W.u
-    G.r = W.r
-    G.p = W.p
-    G.s = W.sv
-    G.minv = W.minv if P.precondition else NULL
-    G.h = W.h
-    G.dsum = W.dsum
-    G.xd = M.xi
-    G.diag = W.diag
-    return cgls_solve(&A, M.cc, 1.0, W.beta_bar, &S, &G, optimal, rr0)
+    S.stop_rr = 0.0 if L.certify else thr
+    S.grad_rr = (INFINITY if L.certify else stop_rr) if L.cert_rr > 0.0 else 0.0
+    S.cert_rr = L.cert_rr
+    L.certify = 0
 
 
-cdef inline int newton_step(Model* M, double* beta, Work* W, const Params* P, Drive* S,
-                            double dest) noexcept nogil:
+cdef inline int lr_accept(NewtonLoss* NL, NewtonWork* W, NewtonState* G) noexcept nogil:
+    """The gradient test holds at beta: stop, unless a free bias's balanced dual point of
+    beta does not certify the gap; then this Newton model again, its step solved to
+    certify (0)."""
+    cdef LrState* L = <LrState*>NL.state
+    cdef double gap = L.P.gap_stop
+    if (G.optimal == 2 and L.by_step and W.nreg < W.nbeta and G.F - L.dual_step > gap * G.F
+            and not G.final):
+        L.dual_step = fmax(L.dual_step, free_bias_dual(L.M, W))
+        if G.F - L.dual_step > gap * G.F:
+            L.certify = 1
+            return 0
+        L.dual_at_beta = 1
+    return 1
+
+
+cdef inline int lr_step(LrState* L, NewtonWork* W, double* beta, NewtonState* G,
+                        double dest) noexcept nogil:
     """The line search along the step d = W.dsum, whose image CGLS accumulated in M.xi, and
-    the move to beta + tau d if f decreased: returns 1.  Else the step is undone, the scores
-    recomputed from beta (a second time in a row: the solve has stalled) and S.it taken back:
-    returns 0.  dest: the estimate of D at the step's dual point (-inf: none); when it
-    certifies at the new point, D is summed exactly there."""
-    cdef int64_t j, nb = M.nbeta, nr = M.nreg
-    cdef double wd, dd, phi0, Fnew, F = S.F
+    the move to beta + tau d if f decreased: STEP_MOVED.  Else the step is undone, the
+    scores recomputed from beta (a second time in a row: the solve has stalled) and the
+    iteration taken back: STEP_UNDONE.  dest: the estimate of D at the step's dual point
+    (-inf: none); when it certifies at the new point, D is summed exactly there."""
+    cdef Model* M = L.M
+    cdef int64_t j, nb = W.nbeta, nr = W.nreg
+    cdef double wd, dd, phi0, Fnew, F = G.F
     wd = dot(beta, W.dsum, nr)
     dd = dot(W.dsum, W.dsum, nr)
     phi0 = wd + comm_sum1(M.comm, model_slope0(M))
     Fnew = F
-    S.tau = 0.0
+    L.tau = 0.0
     if phi0 < 0.0:
         memcpy(W.ytry, M.o, M.m * M.k * sizeof(double))
-        S.tau = line_search(M, wd, dd, phi0, P.ls_tol, P.ls_max, &S.n_ls)
-        Fnew = comm_sum1(M.comm, model_accept(M, S.tau))
+        L.tau = line_search(M, wd, dd, phi0, L.P.ls_tol, L.P.ls_max, &L.n_ls)
+        Fnew = comm_sum1(M.comm, model_accept(M, L.tau))
         for j in range(nb):
-            W.beta_bar[j] = beta[j] + S.tau * W.dsum[j]
+            W.beta_bar[j] = beta[j] + L.tau * W.dsum[j]
         Fnew += 0.5 * dot(W.beta_bar, W.beta_bar, nr)
     if not (phi0 < 0.0 and Fnew <= F):
         if phi0 < 0.0:                      # undo the step
@@ -338,149 +351,121 @@ cdef inline int newton_step(Model* M, double* beta, Work* W, const Params* P, Dr
         # the scores drift from X beta as steps add up; recompute them once and retry,
         # else only the tests are left
         model_scores(M, beta)
-        S.F = 0.5 * dot(beta, beta, nr) + comm_sum1(M.comm, model_eval(M))
-        W.trace[S.it - 1] = S.F
-        if S.refreshed:
-            S.stalled = 1
-        S.refreshed = 1
-        S.it -= 1
-        return 0
-    S.refreshed = 0
+        G.F = 0.5 * dot(beta, beta, nr) + comm_sum1(M.comm, model_eval(M))
+        if G.refreshed:
+            G.stalled = 1
+        G.refreshed = 1
+        return STEP_UNDONE
+    G.refreshed = 0
     memcpy(beta, W.beta_bar, nb * sizeof(double))
     if F - Fnew <= 1e-14 * fabs(Fnew):      # no progress left at machine precision
-        S.stalled = 1
-    S.F = Fnew
-    if Fnew - dest <= P.gap_stop * Fnew:    # the estimate certifies: D exactly, one pass
-        W.dual_step = fmax(W.dual_step, step_dual_exact(M, W, S.ent))
-    W.trace[S.it - 1] = S.F
-    return 1
+        G.stalled = 1
+    G.F = Fnew
+    if Fnew - dest <= L.P.gap_stop * Fnew:  # the estimate certifies: D exactly, one pass
+        L.dual_step = fmax(L.dual_step, step_dual_exact(M, W, L.ent))
+    return STEP_MOVED
 
 
-cdef inline void _report(Work* W, const Drive* S) noexcept nogil:
-    """W.callback after a Newton step; an exception it raises stops the solve."""
-    if W.callback == NULL:
-        return
-    with gil:
-        try:
-            (<object>W.callback)(S.it, S.F, S.cg_it, S.tau, sqrt(S.rr0))
-        except BaseException as e:
-            stop_keep(W.stop, e)
+cdef inline int lr_move(NewtonLoss* NL, NewtonWork* W, double* beta,
+                        NewtonState* G) noexcept nogil:
+    """The step's dual point (its estimate, until one certifies), the line search and the
+    move (lr_step); L.callback after a step taken (an exception stops the solve)."""
+    cdef LrState* L = <LrState*>NL.state
+    cdef double stop_rr = lr_stop_rr(L, G), dest = -INFINITY
+    cdef int moved
+    if L.by_step and G.F - L.dual_step > L.P.gap_stop * G.F:
+        # (a certifying step: whatever the gradient test, its point is the one wanted)
+        dest = step_dual(L.M, beta, W, G.F, L.P.gap_stop,
+                         INFINITY if L.cert_rr > 0.0 or stop_rr < 0.0 else stop_rr, &L.ent)
+    moved = lr_step(L, W, beta, G, dest)
+    if moved == STEP_MOVED and L.callback != NULL:
+        with gil:
+            try:
+                (<object>L.callback)(G.it, G.F, G.cg_it, L.tau, sqrt(G.rr0))
+            except BaseException as e:
+                stop_keep(W.stop, e)
+    return moved
 
 
-cdef inline int newton_core(Model* M, double* beta, Work* W, const Params* P,
-                            Result* R) noexcept nogil:
-    """Truncated Newton from beta (in/out) with M.o = its scores; returns R.status.  On exit
-    R.f = f(beta), and with R.have_grad set, W.r = -g(beta) (the last CGLS's entry residual)
-    and R.gsq = ||g(beta)||^2.  W.trace[it] = f after iteration it.  Once W.stop is stopped
-    it returns at once (beta meaningless; the caller raises)."""
-    cdef int64_t nb = M.nbeta, nr = M.nreg
-    cdef int optimal
-    cdef double thr, cert_rr, dest
-    cdef Drive S
-    S.it = 0
-    S.cg_it = 0
-    S.n_ls = 0
-    S.refreshed = 0
-    S.stalled = 0
-    S.certify = 0
-    S.rr0 = 0.0
-    S.tau = 0.0
-    S.ent = 0.0
+cdef inline NewtonLoss lr_loss(LrState* L) noexcept nogil:
+    """The driver's interface to lr's loss: smooth, its own line search and tests."""
+    cdef NewtonLoss NL
+    NL.state = L
+    NL.smooth = 1
+    NL.value = lr_value
+    NL.active = lr_active
+    NL.after_cgls = NULL
+    NL.step_image = NULL
+    NL.mismatch = NULL
+    NL.cg_point = NULL
+    NL.line_search = NULL
+    NL.certified_rr = NULL
+    NL.gradient_test = lr_tests
+    NL.accept = lr_accept
+    NL.move = lr_move
+    return NL
+
+
+cdef inline int lr_drive(LrState* L, NewtonWork* W, double* beta, double g0sq,
+                         double* trace, Result* R) noexcept nogil:
+    """Truncated Newton from beta (in/out) with L.M.o = its scores (W.y), by the driver
+    over lr_loss; g0sq: ||g(0)||^2 if known at entry (a warm start), else -1.  Returns
+    R.status; R.f = f(beta), and W.r = -g(beta) (every exit follows a CGLS of no iteration
+    at beta).  trace[it] = f after iteration it.  Once W.stop is stopped it returns at
+    once (beta meaningless; the caller raises)."""
+    cdef const Params* P = L.P
+    cdef NewtonSettings S
+    cdef NewtonLoss NL = lr_loss(L)
+    cdef int status
+    S.tol = 0.0                    # no eq. 13: its ||z||_C scale means nothing here
+    S.forcing = P.forcing
+    S.forcing_guard = P.cg_tol
+    S.warm = 0
+    S.heuristic1 = 0
+    S.heuristic2 = 0
+    S.precondition = P.precondition
+    S.jacobi_weight = P.jacobi_weight
+    S.diag_update = 0
+    S.fused_cg = 1
+    S.gstop = P.gstop if P.gstop > 0.0 else 0.0
+    S.g0sq = g0sq
+    S.gap_stop = P.gap_stop
+    S.max_iter = P.max_iter
+    S.cg_max_iter = P.cg_max_iter
     # the Newton step's dual point (block comment): binary, not split
-    S.by_step = M.kind == BINARY and M.split == NULL and P.gap_stop > 0.0
-    W.dual_step = -INFINITY
-    W.dual_at_beta = 0
-    S.F = 0.5 * dot(beta, beta, nr) + comm_sum1(M.comm, model_eval(M))
-    if P.gstop <= 0.0:
-        S.stop_rr = INFINITY
-    else:
-        S.stop_rr = P.gstop * P.gstop * W.g0sq if W.g0sq >= 0.0 else -1.0
-    R.status = MAX_ITER
-    R.have_grad = 0
-    R.cg_iter = 0
-    while True:
-        if stop_poll(W.stop, M.m * M.k * W.stop.per_row):
-            break
-        # the Newton model at beta, solved by CGLS seeded at beta; its entry residual is -g
-        # and the tests are taken on it before any iteration (at the cap, or once f stalled:
-        # only the tests)
-        model_setup(M)
-        memcpy(W.beta_bar, beta, nb * sizeof(double))
-        # (1/2 ||g||^2 = P - D holds without a free bias only; with one the balanced dual
-        # point is checked once the gradient test holds; a Newton step's dual point that
-        # certifies leaves the gradient test alone)
-        if S.stop_rr < 0.0:
-            thr = 0.0
-        elif nr < nb or S.F - W.dual_step <= P.gap_stop * S.F:
-            thr = S.stop_rr
-        else:
-            thr = fmin(S.stop_rr, 2.0 * P.gap_stop * S.F)
-        # where the gradient test holds but the gap does not, CGLS solves the step to the
-        # residual at which its dual point certifies (with room for the second-order terms)
-        cert_rr = (P.gap_stop * S.F if S.by_step and (thr < S.stop_rr < INFINITY or S.certify)
-                   else 0.0)
-        S.cg_it = newton_cgls(M, W, P, P.cg_max_iter if S.it < P.max_iter and not S.stalled
-                              else 0, 0.0 if S.certify else thr,
-                              (INFINITY if S.certify else S.stop_rr) if cert_rr > 0.0 else 0.0,
-                              cert_rr, &S.rr0, &optimal)
-        S.certify = 0
-        if W.stop.stopped:
-            break
-        R.gsq = S.rr0
-        if (optimal == 2 and S.by_step and nr < nb and S.F - W.dual_step > P.gap_stop * S.F
-                and S.it < P.max_iter and not S.stalled):
-            # a free bias: the gradient test holds; the balanced dual point of beta, else
-            # this Newton model again, its step solved to certify
-            W.dual_step = fmax(W.dual_step, free_bias_dual(M, W))
-            if S.F - W.dual_step > P.gap_stop * S.F:
-                S.certify = 1
-                continue
-            W.dual_at_beta = 1
-        if optimal == 2 or S.rr0 == 0.0:    # the gradient and gap tests hold at beta
-            R.have_grad = 1
-            R.status = CONVERGED
-            break
-        if S.stop_rr < 0.0:                 # a cold start: this residual was -g(0)
-            S.stop_rr = P.gstop * P.gstop * S.rr0
-        if S.it >= P.max_iter or S.stalled:   # W.r = -g(beta): CGLS ran no iteration
-            R.have_grad = 1
-            R.status = MAX_ITER if not S.stalled else NO_DESCENT
-            break
-        S.it += 1
-        R.cg_iter += S.cg_it
-        dest = -INFINITY                    # this step's dual point, until one certifies
-        if S.by_step and S.F - W.dual_step > P.gap_stop * S.F:
-            # (a certifying step: whatever the gradient test, its point is the one wanted)
-            dest = step_dual(M, beta, W, S.F, P.gap_stop,
-                             INFINITY if cert_rr > 0.0 or S.stop_rr < 0.0 else S.stop_rr, &S.ent)
-        if newton_step(M, beta, W, P, &S, dest):
-            _report(W, &S)
-    R.n_iter = S.it
-    R.ls_trials = S.n_ls
-    R.f = S.F
+    L.by_step = L.M.kind == BINARY and L.M.split == NULL and P.gap_stop > 0.0
+    L.dual_step = -INFINITY
+    L.dual_at_beta = 0
+    L.certify = 0
+    L.cert_rr = 0.0
+    L.tau = 0.0
+    L.ent = 0.0
+    L.n_ls = 0
+    L.F = 0.0
+    status = newton_drive(&NL, W, beta, &S, &R.n_iter, &R.cg_iter, trace, NULL)
+    R.status = CONVERGED if status == GRADIENT else status
+    R.ls_trials = L.n_ls
+    R.f = L.F
     return R.status
 
 
-cdef inline void certificate(Model* M, const double* beta, Work* W, Result* R) noexcept nogil:
+cdef inline void certificate(const LrState* L, NewtonWork* W, const double* beta,
+                             Result* R) noexcept nogil:
     """R.dual = D at the dual point built from beta, or at the best Newton step's (block
-    comment), and R.gsq = ||g(beta)||^2; W.r holds -g(beta) when R.have_grad, else g is summed
-    here (one pass, one allreduce).  With a free bias (M.nreg < M.nbeta) the dual point is
-    balanced first (free_bias_dual)."""
+    comment), and R.gsq = ||g(beta)||^2, from W.r = -g(beta) (lr_drive's exit).  With a
+    free bias (M.nreg < M.nbeta) the dual point is balanced first (free_bias_dual)."""
+    cdef Model* M = L.M
     cdef int64_t j, nb = M.nbeta, nr = M.nreg
-    if not R.have_grad:
-        model_loss_grad(M, W.u, W.r)         # the loss part of g ...
-        for j in range(nb):
-            W.r[j] = -((beta[j] if j < nr else 0.0) + W.r[j])      # ... and r = -g
     R.gsq = dot(W.r, W.r, nb)
     if nr < nb:                              # multinomial: the caller's (NaN here)
         if M.kind != BINARY:
             R.dual = NAN
-        elif W.dual_at_beta:                 # the driver's check at beta has it already
-            R.dual = W.dual_step
+        elif L.dual_at_beta:                 # the driver's check at beta has it already
+            R.dual = L.dual_step
         else:
-            R.dual = fmax(free_bias_dual(M, W), W.dual_step)
+            R.dual = fmax(free_bias_dual(M, W), L.dual_step)
         return
     for j in range(nb):                      # w_alpha = w - g = w + r
         W.sv[j] = beta[j] + W.r[j]
     R.dual = -0.5 * dot(W.sv, W.sv, nb) + comm_sum1(M.comm, model_dual_terms(M))
-    R.dual = fmax(R.dual, W.dual_step)       # or a Newton step's dual point, if better
+    R.dual = fmax(R.dual, L.dual_step)       # or a Newton step's dual point, if better

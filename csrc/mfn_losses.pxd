@@ -365,6 +365,7 @@ cdef inline NewtonLoss binary_loss(MfnState* M) noexcept nogil:
     """The driver's interface to mfn's binary terms."""
     cdef NewtonLoss NL
     NL.state = M
+    NL.smooth = 0
     NL.value = mfn_value
     NL.active = binary_active
     NL.after_cgls = binary_unshift
@@ -373,6 +374,9 @@ cdef inline NewtonLoss binary_loss(MfnState* M) noexcept nogil:
     NL.cg_point = binary_cg_point
     NL.line_search = mfn_line_search
     NL.certified_rr = binary_certified_rr
+    NL.gradient_test = NULL
+    NL.accept = NULL
+    NL.move = NULL
     return NL
 
 
@@ -510,6 +514,7 @@ cdef inline NewtonLoss ordinal_loss(MfnState* M) noexcept nogil:
     """The driver's interface to mfn-ord's terms."""
     cdef NewtonLoss NL
     NL.state = M
+    NL.smooth = 0
     NL.value = mfn_value
     NL.active = ordinal_active
     NL.after_cgls = NULL
@@ -518,4 +523,7 @@ cdef inline NewtonLoss ordinal_loss(MfnState* M) noexcept nogil:
     NL.cg_point = NULL
     NL.line_search = mfn_line_search
     NL.certified_rr = NULL
+    NL.gradient_test = NULL
+    NL.accept = NULL
+    NL.move = NULL
     return NL

@@ -1,7 +1,9 @@
 # The finite Newton driver of Keerthi & DeCoste (JMLR 2005, Sections 3-4 and Appendix A,
 # generalized as in Sections 6-7), written once over a loss interface: mfn's family
-# (csrc/mfn_losses.pxd: binary and ordinal terms of a piecewise quadratic loss) and svr's
-# squared eps-insensitive loss (csrc/svr_loss.pxd) are its implementations.
+# (csrc/mfn_losses.pxd: binary and ordinal terms of a piecewise quadratic loss), svr's
+# squared eps-insensitive loss (csrc/svr_loss.pxd) and, as a smooth loss, lr's and
+# softmax's logistic loss (csrc/logistic_newton.pxd's lr_loss: truncated Newton) are its
+# implementations.
 #
 # The objective is f(beta) = lam/2 ||beta||_Lam^2 + sum of piecewise quadratic terms of the
 # margins y = X w (||.||_Lam: the first nreg weights).  At beta every term lies in a zone
@@ -34,6 +36,13 @@
 # from, which is -grad f(beta) (on a warm start ||grad f(0)||^2 is the caller's, g0sq);
 # where the loss knows a gap certificate for the gradient (loss.certified_rr: f - f* <=
 # ||grad f||^2 / (2 lam) when every weight is regularized) the test waits for it too.
+#
+# A smooth loss (NewtonLoss.smooth: no zones) has no step 5 test: the loop ends by the
+# gradient test alone (the loss's gradient_test and accept hooks may set and extend it),
+# at the cap or once stalled -- there after one more CGLS, of no iteration, that takes the
+# tests at the final point and leaves -grad f in W.r.  Its line search need not be exact
+# and may move the margins itself (NewtonLoss.move, which also says whether an undone
+# step counts as an iteration and whether the solve has stalled).
 #
 # Distributed over row blocks (csrc/comm.pxd): the terms are this rank's, beta is the same
 # on every rank; every sum over terms is reduced before it is used (in the loss's hooks
@@ -148,6 +157,32 @@ cdef inline object take_setting(dict kw, str name):
         raise TypeError(f"missing setting {name!r}") from None
 
 
+ctypedef struct NewtonState:
+    # The driver's loop state, which the hooks of a smooth loss read and write.
+    int it                         # outer iterations counted
+    int cg_it                      # CGLS iterations of the last step
+    int optimal                    # CGLS's answer: 1 eq. 13, 2 the gradient test at entry
+    int checked                    # the step's eq. 13 held on the true residual (CGLS
+                                   # checked it, or took no recurrence)
+    int refreshed                  # the margins were recomputed after a failed step
+    int stalled                    # no descent left (smooth: the final tests remain)
+    int final                      # this CGLS runs no iteration: the tests at the last point
+    double eps                     # the current eq. 13 tolerance (heuristic 2)
+    double F
+    double rr0                     # ||grad f(beta)||^2 read off the step's CGLS
+    double stop_rr                 # gstop^2 ||grad f(0)||^2 (< 0: not known yet)
+    int64_t n_show                 # active terms over every rank
+
+
+# What a loss's own move (NewtonLoss.move) reports.
+cdef enum:
+    STEP_NONE = -1                 # no descent left: the solve ends (NO_DESCENT)
+    STEP_RETRY = 0                 # not moved, the margins recomputed; the iteration counts
+    STEP_MOVED = 1
+    STEP_UNDONE = 2                # not moved, the margins recomputed; the iteration is
+                                   # taken back (the loop counts the steps taken)
+
+
 cdef struct NewtonLoss
 
 ctypedef double (*nl_value)(NewtonLoss* L, NewtonWork* W, const double* beta,
@@ -159,11 +194,22 @@ ctypedef double (*nl_measure)(NewtonLoss* L, NewtonWork* W) noexcept nogil
 ctypedef const double* (*nl_point)(NewtonLoss* L, NewtonWork* W) noexcept nogil
 ctypedef double (*nl_search)(NewtonLoss* L, NewtonWork* W, const double* beta) noexcept nogil
 ctypedef double (*nl_bound)(NewtonLoss* L, NewtonWork* W, double f) noexcept nogil
+ctypedef void (*nl_tests)(NewtonLoss* L, NewtonWork* W, NewtonState* G,
+                          CglsSettings* S) noexcept nogil
+ctypedef int (*nl_verdict)(NewtonLoss* L, NewtonWork* W, NewtonState* G) noexcept nogil
+ctypedef int (*nl_move)(NewtonLoss* L, NewtonWork* W, double* beta,
+                        NewtonState* G) noexcept nogil
 
 cdef struct NewtonLoss:
-    # A piecewise quadratic loss as the driver sees it; `state` is the implementation's
-    # record.  Every hook reduces its own sums over terms when distributed.
+    # A loss as the driver sees it; `state` is the implementation's record.  Every hook
+    # reduces its own sums over terms when distributed.  A piecewise quadratic loss gives
+    # the first eight hooks and leaves the last three NULL; a smooth one (smooth: no zones)
+    # gives value, active and move, and may give gradient_test and accept.
     void* state
+    int smooth                     # no zones: no settled test nor its full step, no
+                                   # step_image / mismatch; at the cap or once stalled one
+                                   # more CGLS, of no iteration, takes the tests at the
+                                   # final point (W.r then holds -grad f there)
     nl_value value                 # f at (beta, margins y)
     nl_active active               # classify at beta: W.A, W.cc, W.z, W.beta_bar's seed;
                                    # may adjust CGLS's settings and arrays for its operator
@@ -173,6 +219,14 @@ cdef struct NewtonLoss:
     nl_point cg_point              # the point CGLS solved for (NULL: W.beta_bar)
     nl_search line_search          # delta* of the exact line search along W.p
     nl_bound certified_rr          # ||grad f||^2 below which f is certified (NULL: none)
+    nl_tests gradient_test         # sets the step's CGLS tests (stop_rr, grad_rr, cert_rr,
+                                   # the quadratic-model rule) from the loop's state (NULL:
+                                   # the gradient test at stop_rr, with certified_rr)
+    nl_verdict accept              # the gradient test held: 1 stop (GRADIENT), 0 solve the
+                                   # same model again (NULL: stop)
+    nl_move move                   # the line search and the move, which may set the margins
+                                   # itself: a STEP_ code (NULL: line_search, then the
+                                   # driver's evaluated trial)
 
 
 # ------------------------------------------------------------------ shared pieces
@@ -233,22 +287,8 @@ cdef inline int report(void* callback, int it, double F, int64_t n_show, int cg_
 
 # ------------------------------------------------------------------ the driver
 
-ctypedef struct _Loop:
-    # The driver's state between its pieces.
-    int it
-    int cg_it
-    int optimal
-    int checked                    # the step's eq. 13 held on the true residual (CGLS
-                                   # checked it, or took no recurrence)
-    double eps                     # the current eq. 13 tolerance (heuristic 2)
-    double F
-    double rr0                     # ||grad f(beta)||^2 read off the step's CGLS
-    double stop_rr                 # gstop^2 ||grad f(0)||^2 (< 0: not known yet)
-    int64_t n_show                 # active terms over every rank
-
-
 cdef inline void _newton_step(NewtonLoss* L, NewtonWork* W, const double* beta,
-                              const NewtonSettings* P, _Loop* G) noexcept nogil:
+                              const NewtonSettings* P, NewtonState* G) noexcept nogil:
     """Step 3: the Newton point W.beta_bar of the model that keeps the zones of beta, by
     CGLS over the loss's active terms; the gradient test on its entry residual."""
     cdef CglsSettings S
@@ -256,7 +296,9 @@ cdef inline void _newton_step(NewtonLoss* L, NewtonWork* W, const double* beta,
     cdef int cap = 10 if (P.heuristic1 and not P.warm and G.it == 1) else P.cg_max_iter
     # the gradient test, certified where the loss bounds the gap by the gradient
     cdef double grad_rr = G.stop_rr if G.stop_rr > 0.0 else 0.0
-    if grad_rr > 0.0 and L.certified_rr != NULL:
+    if G.final:
+        cap = 0
+    if grad_rr > 0.0 and L.certified_rr != NULL and L.gradient_test == NULL:
         grad_rr = fmin(grad_rr, L.certified_rr(L, W, G.F))
     S = cgls_settings(G.eps, P.forcing, P.forcing_guard, cap, W.stop, W.comm)
     S.fused_cg = P.fused_cg
@@ -278,13 +320,15 @@ cdef inline void _newton_step(NewtonLoss* L, NewtonWork* W, const double* beta,
     C.xd = W.xd
     C.diag = W.diag
     L.active(L, W, beta, &S, &C)
+    if L.gradient_test != NULL:
+        L.gradient_test(L, W, G, &S)
     G.checked = S.verify or not (S.fused_cg or comm_active(W.comm))
     G.cg_it = cgls_solve(&W.A, W.cc, W.lam, W.beta_bar, &S, &C, &G.optimal, &G.rr0)
     if L.after_cgls != NULL:
         L.after_cgls(L, W, beta)
 
 
-cdef inline int _settled(NewtonLoss* L, NewtonWork* W, _Loop* G) noexcept nogil:
+cdef inline int _settled(NewtonLoss* L, NewtonWork* W, NewtonState* G) noexcept nogil:
     """Step 5's test at beta_bar: the zones consistent (the mismatch within eps ||z||_C)
     and eq. 13 on the true residual."""
     cdef int64_t j
@@ -302,10 +346,10 @@ cdef inline int _settled(NewtonLoss* L, NewtonWork* W, _Loop* G) noexcept nogil:
         G.checked or true_eq13(L, W, G.eps, zcz))
 
 
-cdef inline int _line_step(NewtonLoss* L, NewtonWork* W, double* beta, _Loop* G,
-                           int* refreshed) noexcept nogil:
-    """Steps 6-7: the exact line search, then the move (1), a retry after recomputing the
-    margins (0), or no descent left (-1).  The step is evaluated before it is taken
+cdef inline int _line_step(NewtonLoss* L, NewtonWork* W, double* beta,
+                           NewtonState* G) noexcept nogil:
+    """Steps 6-7: the exact line search, then the move (STEP_MOVED), a retry after
+    recomputing the margins (STEP_RETRY), or no descent left (STEP_NONE).  The step is evaluated before it is taken
     (Appendix A stops if F grows): with a direction at rounding level the slope's pieces
     are rounding noise and the "exact" step can be absurd."""
     cdef int64_t j, k
@@ -326,17 +370,17 @@ cdef inline int _line_step(NewtonLoss* L, NewtonWork* W, double* beta, _Loop* G,
         # y is updated incrementally (step 7); at a tight eps its drift from X w can
         # exceed the slope of a short step.  Recompute it once and retry before
         # declaring that no descent is left.
-        if not refreshed[0]:
+        if not G.refreshed:
             matvec(W.X, W.rows, W.m, beta, W.y)
             G.F = L.value(L, W, beta, W.y)
-            refreshed[0] = 1
-            return 0
-        return -1
-    refreshed[0] = 0
+            G.refreshed = 1
+            return STEP_RETRY
+        return STEP_NONE
+    G.refreshed = 0
     copy_weights(beta, W.beta_bar, W.nbeta, W.split)
     memcpy(W.y, W.ytry, W.m * sizeof(double))
     G.F = Fnew
-    return 1
+    return STEP_MOVED
 
 
 cdef inline int newton_drive(NewtonLoss* L, NewtonWork* W, double* beta,
@@ -348,56 +392,70 @@ cdef inline int newton_drive(NewtonLoss* L, NewtonWork* W, double* beta,
     line-search step ends the solve: CALLER).  Once W.stop is stopped it returns at
     once, beta and W.y then being meaningless."""
     cdef int64_t k
-    cdef int status = MAX_ITER, refreshed = 0, moved
+    cdef int status = MAX_ITER, moved
     cdef int need_second = P.heuristic2 and P.tol < 1e-2
-    cdef _Loop G
+    cdef NewtonState G
     G.it = 0
     G.eps = 1e-2 if need_second else P.tol
     G.F = L.value(L, W, beta, W.y)
     G.rr0 = -1.0
     G.stop_rr = P.gstop * P.gstop * P.g0sq if P.g0sq >= 0.0 else -1.0
+    G.refreshed = 0
+    G.stalled = 0
+    G.n_show = 0
     cg_total[0] = 0
     while True:
-        if G.it >= P.max_iter:
+        G.final = G.stalled or G.it >= P.max_iter
+        if G.final and not L.smooth:
             status = MAX_ITER
             break
         if stop_poll(W.stop, W.m * W.stop.per_row):
             break
         G.it += 1
         _newton_step(L, W, beta, P, &G)
-        if G.optimal == 2:                # ||grad f(beta)|| <= gstop ||grad f(0)||
+        if G.optimal == 2 or (L.smooth and G.rr0 == 0.0):
+            G.it -= 1                     # ||grad f(beta)|| <= gstop ||grad f(0)||
+            if L.accept == NULL or L.accept(L, W, &G):
+                status = GRADIENT
+                break
+            continue
+        if G.final:                       # smooth: the final point's tests did not hold
             G.it -= 1
-            status = GRADIENT
+            status = NO_DESCENT if G.stalled else MAX_ITER
             break
         if G.stop_rr < 0.0 and P.gstop > 0.0:     # a cold start: rr0 = ||grad f(0)||^2
             G.stop_rr = P.gstop * P.gstop * G.rr0
         cg_total[0] += G.cg_it
         if W.stop.stopped:
             break
-        G.n_show = W.A.n
-        if comm_active(W.comm):
-            G.n_show = <int64_t>comm_sum1(W.comm, <double>W.A.n)
-        L.step_image(L, W, beta)        # step 5: d = beta_bar - beta, dy = X d
-        if G.optimal and _settled(L, W, &G):
-            copy_weights(beta, W.beta_bar, W.nbeta, W.split)
-            for k in range(W.m):
-                W.y[k] += W.dy[k]
-            G.F = L.value(L, W, beta, W.y)
-            trace[G.it - 1] = G.F
-            report(callback, G.it, G.F, G.n_show, G.cg_it, W.stop)
-            if W.stop.stopped:
+        if not L.smooth:
+            G.n_show = W.A.n
+            if comm_active(W.comm):
+                G.n_show = <int64_t>comm_sum1(W.comm, <double>W.A.n)
+            L.step_image(L, W, beta)      # step 5: d = beta_bar - beta, dy = X d
+            if G.optimal and _settled(L, W, &G):
+                copy_weights(beta, W.beta_bar, W.nbeta, W.split)
+                for k in range(W.m):
+                    W.y[k] += W.dy[k]
+                G.F = L.value(L, W, beta, W.y)
+                trace[G.it - 1] = G.F
+                report(callback, G.it, G.F, G.n_show, G.cg_it, W.stop)
+                if W.stop.stopped:
+                    break
+                if need_second:           # step 8: second round at the final eps
+                    need_second = 0
+                    G.eps = P.tol
+                    continue
+                status = CONVERGED
                 break
-            if need_second:               # step 8: second round at the final eps
-                need_second = 0
-                G.eps = P.tol
-                continue
-            status = CONVERGED
-            break
-        moved = _line_step(L, W, beta, &G, &refreshed)
+        moved = L.move(L, W, beta, &G) if L.move != NULL else _line_step(L, W, beta, &G)
         trace[G.it - 1] = G.F
-        if moved == 0:
+        if moved == STEP_UNDONE:
+            G.it -= 1
             continue
-        if moved < 0:
+        if moved == STEP_RETRY:
+            continue
+        if moved == STEP_NONE:
             status = NO_DESCENT
             break
         if report(callback, G.it, G.F, G.n_show, G.cg_it, W.stop):

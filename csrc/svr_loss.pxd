@@ -169,6 +169,7 @@ cdef inline NewtonLoss svr_loss(SvrState* S) noexcept nogil:
     """The driver's interface to svr's loss."""
     cdef NewtonLoss NL
     NL.state = S
+    NL.smooth = 0
     NL.value = svr_value
     NL.active = svr_active
     NL.after_cgls = NULL
@@ -177,4 +178,7 @@ cdef inline NewtonLoss svr_loss(SvrState* S) noexcept nogil:
     NL.cg_point = NULL
     NL.line_search = svr_line_search
     NL.certified_rr = NULL
+    NL.gradient_test = NULL
+    NL.accept = NULL
+    NL.move = NULL
     return NL
