@@ -523,10 +523,10 @@ def alm_solve(DataView data, const double[::1] y, const double[::1] c, double[::
     cap = max(S.max_iter, 1)
     traces = np.full((3, cap), np.nan)
     al = np.full((cap, 4), np.nan) if record_al else np.zeros((1, 4))
-    scratch_arr = np.empty(max(data.scratch_doubles(), 1), dtype=np.float64)
     cdef double[:, ::1] VN = vec_n, VW = vec_w, TR = traces, AL = al
-    cdef double[::1] sv = scratch_arr, PK = pack
-    cdef CSR X = data.csr(entry_threads(settings["n_threads"]), &sv[0])
+    cdef double[::1] PK = pack
+    cdef CSR X
+    scratch_arr = data.kernel_csr(entry_threads(settings["n_threads"]), 0, &X)
     cdef void* cb = <void*>callback if callback is not None else NULL
     W.m = &VN[0, 0]; W.e = &VN[1, 0]; W.r = &VN[2, 0]; W.q = &VN[3, 0]; W.u = &VN[4, 0]
     W.v = &VN[5, 0]; W.alpha = &VN[6, 0]; W.ay = &VN[7, 0]; W.ones = &VN[8, 0]
@@ -538,7 +538,7 @@ def alm_solve(DataView data, const double[::1] y, const double[::1] c, double[::
     R.f_trace = &TR[0, 0]; R.mu_trace = &TR[1, 0]; R.gap_trace = &TR[2, 0]
     R.al_trace = &AL[0, 0] if record_al else NULL
     E.X = &X
-    E.rows = data.row_list() if n > 0 else NULL
+    E.rows = data.row_list()
     E.n = n
     E.y = &y[0] if n > 0 else W.ones
     E.c = &c[0] if n > 0 else W.ones

@@ -15,7 +15,7 @@ column indices in [0, n_features); finite values).
 import numpy as np
 
 from libc.stdint cimport int32_t, int64_t
-from csr cimport CSR, make_csr, scratch_doubles, read_pattern
+from csr cimport CSR, make_csr, check_rows, scratch_doubles, read_pattern
 
 
 cdef extern from *:
@@ -55,7 +55,7 @@ cdef class DataView:
         cdef const int32_t[::1] indices = buffers.indices
         cdef const double[::1] data = buffers.data
         cdef const int64_t[::1] rv
-        cdef int64_t k, n_rows = indptr.shape[0] - 1
+        cdef int64_t n_rows = indptr.shape[0] - 1
         self.buffers = buffers
         self.bias = bias
         self.n_features = buffers.n_features
@@ -72,9 +72,7 @@ cdef class DataView:
             if rows.ndim != 1:
                 raise ValueError("row numbers must be a 1-D array")
             rv = rows
-            for k in range(rv.shape[0]):
-                if rv[k] < 0 or rv[k] >= n_rows:
-                    raise ValueError(f"row numbers must lie in [0, {n_rows})")
+            check_rows(rv, n_rows)
             self.rows_array = rows
             self.n = rv.shape[0]
             self.rows = &rv[0] if rv.shape[0] > 0 else NULL
@@ -117,11 +115,20 @@ cdef class DataView:
         cdef const int64_t[::1] indptr = self.buffers.indptr
         return scratch_doubles(indptr, self.n_features, self.bias)
 
-    cdef const int64_t* row_list(self) except NULL:
-        """The row numbers, for a core that addresses rows (ValueError for a view built
-        without them, or with none)."""
-        if self.rows == NULL:
-            raise ValueError("this core needs a data view with at least one row number")
+    cdef object kernel_csr(self, int n_threads, bint pattern, CSR* X):
+        """Set X for a core's kernels with n_threads threads (<= 0: one) and the scatter
+        scratch any subset of the rows needs (pattern: as pattern_csr, else as csr).
+        Returns the scratch array, which the caller keeps while it uses X."""
+        scratch = np.empty(max(self.scratch_doubles(), 1), dtype=np.float64)
+        cdef double[::1] sv = scratch
+        X[0] = self.pattern_csr(n_threads, &sv[0]) if pattern else self.csr(n_threads, &sv[0])
+        return scratch
+
+    cdef const int64_t* row_list(self) except? NULL:
+        """The row numbers, for a core that addresses rows: NULL when there are none (an
+        empty block of a distributed solve); ValueError for a view built without them."""
+        if self.rows_array is None:
+            raise ValueError("this core needs a data view with row numbers")
         return self.rows
 
     @property

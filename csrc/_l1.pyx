@@ -153,7 +153,7 @@ def column_copy_nnz(DataView data):
     """Entries of the column copy of the view's rows (their non-zeros, + one per row with
     a bias feature)."""
     cdef CSR X = data.csr(1, NULL)
-    cdef const int64_t* rows = data.row_list() if data.n > 0 else NULL
+    cdef const int64_t* rows = data.row_list()
     return column_entries(&X, rows, data.n)
 
 
@@ -206,7 +206,7 @@ cdef dict _setup(DataView data, const double[::1] t, const double[::1] c, double
     if w0 is not None and w0.shape[0] != nw:
         raise ValueError(f"a start of {w0.shape[0]} weights for {nw}")
     cdef CSR X = data.csr(1, NULL)
-    cdef const int64_t* rows = data.row_list() if m > 0 else NULL
+    cdef const int64_t* rows = data.row_list()
     nnz = column_entries(&X, rows, m)
     colptr = np.empty(nw + 1, dtype=np.int64)
     row = np.empty(max(nnz, 1), dtype=np.int32)

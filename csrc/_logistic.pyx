@@ -78,11 +78,6 @@ cdef int _read_params(Params* P, dict settings) except -1:
     return 0
 
 
-cdef const int64_t* _rows(DataView data) except? NULL:
-    """The view's row numbers (NULL for none)."""
-    return data.row_list() if data.n > 0 else NULL
-
-
 cdef class _Terms:
     """One entry call's model, kept alive together: the CSR view of the data with its
     scatter scratch, the loss model M over it with its arrays, the collective and the
@@ -143,7 +138,6 @@ cdef _Terms _terms(DataView data, t, codes, int64_t n_classes, const double[::1]
     cdef const int32_t[::1] yv
     cdef const double* tp = NULL
     cdef const int32_t* yp = NULL
-    cdef cnp.npy_intp dim = max(data.scratch_doubles(), 1)
     T.data = data
     T.keep = []
     if kind == BINARY:
@@ -173,12 +167,10 @@ cdef _Terms _terms(DataView data, t, codes, int64_t n_classes, const double[::1]
     elif m:
         yv = labels
         yp = &yv[0]
-    scratch = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_FLOAT64, 0)
-    T.keep.append(scratch)
-    T.X = data.csr(entry_threads(n_threads), <double*>cnp.PyArray_DATA(scratch))
+    T.keep.append(data.kernel_csr(entry_threads(n_threads), 0, &T.X))
     _model_arrays(T, kind, k, tp, yp, c, C)
     T.M.X = &T.X
-    T.M.rows = _rows(data)
+    T.M.rows = data.row_list()
     T.CM = comm_from(comm)
     T.M.comm = &T.CM
     T.M.split = NULL
@@ -424,7 +416,7 @@ def lrdual_solve(DataView data, *, const double[::1] t, const double[::1] c, dou
     for i in range(m):
         if c[i] > 0 and not (alpha[i] > 0 and alpha_c[i] > 0 and isfinite(alpha[i] + alpha_c[i])):
             raise ValueError("alpha and C c - alpha must be > 0 for every example with a cost")
-    cdef const int64_t* rows = _rows(data)
+    cdef const int64_t* rows = data.row_list()
     cdef CSR X = data.csr(1, NULL)
     U_arr = np.empty(max(m, 1))
     idx_arr = np.empty(max(m, 1), dtype=np.int64)

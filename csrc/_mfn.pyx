@@ -96,7 +96,6 @@ cimport numpy as cnp
 cnp.import_array()
 from csr cimport vdot, CSR, matvec, rmatvec, dot, entry_threads
 from linsvm._data cimport DataView
-from entry_view cimport view_csr, view_rows
 from mfn_terms cimport Loss, Terms, make_loss, zone, loss_value, loss_slope, term_out
 from line_search cimport Breakpoint
 from mfn_shared cimport check_codes, _loss_from, dual_kkt
@@ -204,7 +203,7 @@ cdef object _solve(DataView data, const _Solve* I, NewtonSettings* P, const doub
     cdef Stop S
     cdef Split SP
     stop_init(&S, data.nnz, data.n_rows)
-    W.X, W.rows, W.m, W.nbeta, W.lam = &X, view_rows(data), m, nbeta, I.lam
+    W.X, W.rows, W.m, W.nbeta, W.lam = &X, data.row_list(), m, nbeta, I.lam
     W.nreg = nbeta - 1 if (not I.regularize_bias and data.bias > 0) else nbeta
     W.y = <double*>cnp.PyArray_DATA(y_arr)
     W.stop, W.comm, W.split, W.cg_split = &S, &C, NULL, NULL
@@ -356,8 +355,8 @@ def gradient(DataView data, *, const double[::1] t, const double[::1] c, double 
     cdef CSR X
     if nw != data.n_weights or t.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
-    scratch = view_csr(data, n_threads, 0, &X)
-    cdef const int64_t* rows = view_rows(data)
+    scratch = data.kernel_csr(entry_threads(n_threads), 0, &X)
+    cdef const int64_t* rows = data.row_list()
     gl_arr = np.zeros(nw + 1, dtype=np.float64)      # the gradient's sum, then the loss sum
     g_arr = gl_arr[:nw]
     dl_arr = np.zeros(m, dtype=np.float64)
@@ -395,8 +394,8 @@ def ordinal_gradient(DataView data, *, const int32_t[::1] codes, int64_t n_thres
     cdef CSR X
     if nb < 1 or nbeta != nw + nb or codes.shape[0] != m or c.shape[0] != m:
         raise ValueError("inconsistent lengths")
-    scratch = view_csr(data, n_threads, 0, &X)
-    cdef const int64_t* rows = view_rows(data)
+    scratch = data.kernel_csr(entry_threads(n_threads), 0, &X)
+    cdef const int64_t* rows = data.row_list()
     check_codes(&codes[0] if m else NULL, m, nb)
     gl_arr = np.zeros(nbeta + 1, dtype=np.float64)   # the gradient's sums, then the loss sum
     g_arr = gl_arr[:nbeta]
@@ -448,8 +447,8 @@ def hinge_certificate(DataView data, *, const double[::1] t, const double[::1] c
         raise ValueError("inconsistent lengths")
     if not (tau > 0 and C > 0):
         raise ValueError("tau and C must be > 0")
-    scratch = view_csr(data, n_threads, 0, &X)
-    cdef const int64_t* rows = view_rows(data)
+    scratch = data.kernel_csr(entry_threads(n_threads), 0, &X)
+    cdef const int64_t* rows = data.row_list()
     y_arr = np.zeros(m, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)
     wl_arr = np.zeros(nw + 4, dtype=np.float64)      # w_alpha, then the four sums
@@ -512,8 +511,8 @@ def binary_certificate(DataView data, *, const double[::1] t, const double[::1] 
         raise ValueError("inconsistent lengths")
     if not lam > 0:
         raise ValueError("lam must be > 0")
-    scratch = view_csr(data, n_threads, 0, &X)
-    cdef const int64_t* rows = view_rows(data)
+    scratch = data.kernel_csr(entry_threads(n_threads), 0, &X)
+    cdef const int64_t* rows = data.row_list()
     gl_arr = np.zeros(nw + 2, dtype=np.float64)      # X'u, then the two sums
     y_arr = np.zeros(m, dtype=np.float64)
     s_arr = np.zeros(m, dtype=np.float64)

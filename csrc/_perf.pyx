@@ -217,10 +217,9 @@ def most_violated(DataView data, const double[::1] w, *, const double[::1] t,
     cdef int64_t nw = data.n_weights, n = data.n
     if w.shape[0] != nw:
         raise ValueError("w has the wrong length")
-    scratch = np.zeros(max(data.scratch_doubles(), 1))
-    cdef double[::1] scv = scratch
-    cdef CSR X = data.csr(entry_threads(n_threads), &scv[0])
-    cdef _OracleData od = _make_oracle(data.row_list() if n > 0 else NULL, n, t, q, scale,
+    cdef CSR X
+    scratch = data.kernel_csr(entry_threads(n_threads), 0, &X)
+    cdef _OracleData od = _make_oracle(data.row_list(), n, t, q, scale,
                                        queries)
     xc_arr = np.zeros(max(nw, 1))
     cdef double[::1] xcv = xc_arr
@@ -433,10 +432,9 @@ def perf_solve(DataView data, *, const double[::1] t, const double[::1] q, doubl
         raise ValueError("max_constraints must be >= 2")
     cdef int64_t nw = data.n_weights, n = data.n
     cdef int status
-    scratch = np.zeros(max(data.scratch_doubles(), 1))
-    cdef double[::1] scv = scratch
-    cdef CSR X = data.csr(entry_threads(s.n_threads), &scv[0])
-    cdef _OracleData od = _make_oracle(data.row_list() if n > 0 else NULL, n, t, q, scale,
+    cdef CSR X
+    scratch = data.kernel_csr(entry_threads(s.n_threads), 0, &X)
+    cdef _OracleData od = _make_oracle(data.row_list(), n, t, q, scale,
                                        queries, 0 if glob is None else max(np.max(glob[5]), 1))
     if comm is not None:
         _distribute(od, comm, nw, glob)

@@ -160,7 +160,7 @@ cdef int _init_sdm(SDM* s, Stop* S, DataView data, const int32_t[::1] y, const d
     cdef int32_t[:, ::1] I = work[4]
     cdef signed char[:, ::1] Cm = work[5]
     s.X = data.csr(1, NULL)
-    s.rows = data.row_list() if l > 0 else NULL
+    s.rows = data.row_list()
     s.y = &y[0] if l > 0 else NULL
     s.U = &U[0] if l > 0 else NULL
     s.A = &A[0]

@@ -79,9 +79,8 @@ cimport numpy as cnp
 cnp.import_array()
 from csr cimport (vdot, CSR, matvec, rmatvec, dot, dot_row, axpy_row, sq_norm_row,
                  dot_row_span, axpy_row_span, row_start, row_stop, prefetch_span,
-                 LINSVM_PREFETCH)
+                 LINSVM_PREFETCH, entry_threads)
 from linsvm._data cimport DataView
-from entry_view cimport view_csr, view_rows
 from line_search cimport Breakpoint
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise
 from comm cimport Comm, comm_from, comm_active, comm_sum, comm_sum1
@@ -170,13 +169,13 @@ def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c,
     arrays, o_trace = _carve(m, nw, P.max_iter, &W, &S)
     cdef double* trace = <double*>cnp.PyArray_DATA(arrays[0]) + o_trace
     cdef CSR X
-    scratch = view_csr(data, n_threads, 0, &X)
+    scratch = data.kernel_csr(entry_threads(n_threads), 0, &X)
     cdef Stop ST
     cdef Comm CM = comm_from(comm)
     cdef Split SP
     cdef void* cb = <void*>callback if callback is not None else NULL
     stop_init(&ST, data.nnz, data.n_rows)
-    W.X, W.rows, W.m, W.nbeta, W.lam = &X, view_rows(data), m, nw, lam
+    W.X, W.rows, W.m, W.nbeta, W.lam = &X, data.row_list(), m, nw, lam
     W.nreg = nw - 1 if (not regularize_bias and data.bias > 0) else nw
     W.stop, W.comm, W.split, W.cg_split = &ST, &CM, NULL, NULL
     S.yt = &y[0] if m > 0 else NULL
@@ -227,7 +226,7 @@ def svr_primal_value(DataView data, *, const double[::1] y, const double[::1] c,
     cdef double e, a, lsum = 0.0
     cdef Comm CM = comm_from(comm)
     _check_common(data, y, c, p, nw, w.shape[0])
-    cdef const int64_t* rows = view_rows(data)
+    cdef const int64_t* rows = data.row_list()
     g_arr = np.zeros(nw + 1, dtype=np.float64)
     pred_arr = np.zeros(m, dtype=np.float64)
     u_arr = np.zeros(m, dtype=np.float64)
@@ -462,7 +461,7 @@ def svr_dual_solve(DataView data, *, const double[::1] y, const double[::1] c, d
     if not (C > 0 and isfinite(C)):
         raise ValueError("C must be > 0")
     _check_common(data, y, c, D.epsilon, m, b.shape[0])
-    cdef const int64_t* rows = view_rows(data)
+    cdef const int64_t* rows = data.row_list()
     cdef int l1 = loss == "l1"
     w_arr = np.zeros(data.n_weights, dtype=np.float64)
     box_arr = np.empty(3 * max(m, 1), dtype=np.float64)       # U, lam_k, QD per example
@@ -544,8 +543,8 @@ def svr_certificate(DataView data, *, const double[::1] y, const double[::1] c, 
     cdef Comm CM = comm_from(comm)
     _check_common(data, y, c, p, nw, w.shape[0])
     cdef CSR X
-    scratch = view_csr(data, n_threads, 0, &X)
-    cdef const int64_t* rows = view_rows(data)
+    scratch = data.kernel_csr(entry_threads(n_threads), 0, &X)
+    cdef const int64_t* rows = data.row_list()
     pred_arr = np.zeros(m, dtype=np.float64)
     b_arr = np.zeros(m, dtype=np.float64)
     wb_arr = np.zeros(nw, dtype=np.float64)

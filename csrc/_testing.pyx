@@ -51,20 +51,11 @@ cdef object _positions(DataView data):
     return np.arange(data.n, dtype=np.int64)
 
 
-cdef CSR _entry_csr(DataView data, int n_threads, bint pattern, double[::1] scratch):
-    """The view's CSR with n_threads threads (<= 0: one) and the scatter scratch; pattern:
-    read only the column indices where the values allow it (DataView.pattern_csr)."""
-    cdef int T = n_threads if n_threads > 0 else 1
-    if pattern:
-        return data.pattern_csr(T, &scratch[0])
-    return data.csr(T, &scratch[0])
-
-
 cdef object _scatter_entry(DataView data, const double[::1] u, int n_threads, bint pattern,
                            bint squared):
     """X[rows].T @ u (squared: of X's entries squared), the bias coordinate last."""
-    scratch = np.empty(max(data.scratch_doubles(), 1), dtype=np.float64)
-    cdef CSR X = _entry_csr(data, n_threads, pattern, scratch)
+    cdef CSR X
+    scratch = data.kernel_csr(n_threads, pattern, &X)
     cdef const int64_t[::1] rows = _positions(data)
     if u.shape[0] != rows.shape[0]:
         raise ValueError("u must have one entry per position")
@@ -96,8 +87,8 @@ def csr_normal_matvec(DataView data, const double[::1] p, const double[::1] c, i
                       bint pattern=False):
     """Return (q, h, q'Cq) with q = X[rows] @ p and h = X[rows].T @ (c * q): the fused
     pass of the CGLS iterations (csr.pxd normal_matvec); lengths are the caller's."""
-    scratch = np.empty(max(data.scratch_doubles(), 1), dtype=np.float64)
-    cdef CSR X = _entry_csr(data, n_threads, pattern, scratch)
+    cdef CSR X
+    scratch = data.kernel_csr(n_threads, pattern, &X)
     cdef const int64_t[::1] rows = _positions(data)
     cdef int64_t n = rows.shape[0]
     q_arr = np.zeros(max(n, 1))
@@ -128,8 +119,8 @@ def mfn_dual_kkt(DataView data, const double[::1] t, const double[::1] c, double
         return 0.0
     if t.shape[0] != m or c.shape[0] != m or y.shape[0] != m:
         raise ValueError("inconsistent lengths")
-    scratch = np.empty(max(data.scratch_doubles(), 1), dtype=np.float64)
-    cdef CSR X = _entry_csr(data, entry_threads(n_threads), False, scratch)
+    cdef CSR X
+    scratch = data.kernel_csr(entry_threads(n_threads), False, &X)
     cdef const int64_t[::1] rows = _positions(data)
     alpha_t = np.zeros(m, dtype=np.float64)
     yhat_arr = np.empty(m, dtype=np.float64)

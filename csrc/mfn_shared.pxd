@@ -2,14 +2,12 @@
 # comment has the equations) that the driver and the test entries (csrc/_testing.pyx)
 # both use: the loss records and their zones, the terms seen through the margins
 # (csrc/mfn_terms.pxd), the exact line search (csrc/line_search.pxd), the dual KKT
-# measure of Section 4.7, and the checks and setup of the Python entries.  Everything
+# measure of Section 4.7, and the checks of the Python entries.  Everything
 # here is inline: this file is cimported, not compiled on its own.
 
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, isfinite, INFINITY
-cimport numpy as cnp
-from csr cimport (CSR, make_csr, check_rows, matvec, rmatvec, entry_threads,
-                  scratch_doubles)
+from csr cimport CSR, matvec, rmatvec
 from comm cimport Comm, comm_sum, comm_max
 from mfn_terms cimport (Loss, Terms, make_loss, zone, loss_value, loss_slope, mismatch_term,
                         term_at, term_out)
@@ -66,23 +64,3 @@ cdef inline double dual_kkt(const CSR* X, const int64_t* rows, int64_t m, const 
             viol = max(viol, -g)
     comm_max(comm, &viol, 1)
     return viol
-
-
-# ------------------------------------------------------------------ Python entries' setup
-
-cdef inline object entry_csr(const int64_t[::1] indptr, const int32_t[::1] indices,
-                             const double[::1] data, int64_t n_features, double bias,
-                             const int64_t[::1] rows, int n_threads, CSR* X):
-    """The check and scratch an entry taking raw CSR buffers needs before a kernel reads
-    the rows (the cores on a data view take csrc/entry_view.pxd's view_csr instead):
-    raise unless rows lie in [0, n_rows), then set X over the CSR buffers with n_threads
-    threads (0: all) and their per-thread scatter scratch.  Returns the scratch array,
-    which the caller keeps while it uses X.  (The module must have called
-    cnp.import_array().)"""
-    cdef int T = entry_threads(n_threads)
-    cdef cnp.npy_intp dim = max(scratch_doubles(indptr, n_features, bias), 1)
-    check_rows(rows, indptr.shape[0] - 1)
-    scratch = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_FLOAT64, 0)
-    X[0] = make_csr(indptr, indices, data, n_features, bias, T,
-                    <double*>cnp.PyArray_DATA(scratch))
-    return scratch

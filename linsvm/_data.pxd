@@ -18,7 +18,8 @@ cdef class DataView:
     cdef CSR csr(self, int n_threads, double* scratch) noexcept
     cdef CSR pattern_csr(self, int n_threads, double* scratch) except *
     cdef int64_t scratch_doubles(self) noexcept
-    cdef const int64_t* row_list(self) except NULL
+    cdef object kernel_csr(self, int n_threads, bint pattern, CSR* X)
+    cdef const int64_t* row_list(self) except? NULL
 
 
 # The one stop generation of every core (csrc/interrupt.pxd): request_stop() bumps it.
