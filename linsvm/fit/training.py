@@ -114,7 +114,8 @@ def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sam
     else:
         # rows and costs checked above, targets in range by construction: no second scan
         targets = kind.targets(y, classes)
-        cost = base * cw[targets["codes"]] if "codes" in targets else base
+        weighed = "codes" in targets and np.any(cw != 1.0)     # else base itself (x 1 is x)
+        cost = base * cw[targets["codes"]] if weighed else base
         problem = Problem(Xb, rows, cost, bias, qid=qid if info.kind == "ordinal" else None,
                           comm=coll, **targets)
         res = fit(problem, params, start_of(info.kind, init, classes, Xb.n_features, bias),
