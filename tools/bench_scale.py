@@ -797,7 +797,7 @@ def main(argv=None):
                "linsvm_home": str(args.linsvm_home), "rows": sorted(args.rows)}, "runs": []}
 
     def emit(title, lines, notes):
-        block = [f"### {title}", ""] + lines + [""] + [f"- {n}" for n in notes]
+        block = [f"### {title}", ""] + (lines + [""] if lines else []) + [f"- {n}" for n in notes]
         block += [""] if notes else []
         out.extend(block)
         if bench.dry_run:
