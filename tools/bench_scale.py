@@ -786,7 +786,7 @@ def main(argv=None):
         args.table = True
     stamp = time.strftime("%Y%m%d-%H%M%S")
     logs = args.root / "runs" / stamp
-    for sub in (logs, args.root / "tmp"):
+    for sub in ([] if args.dry_run else [logs]) + [args.root / "tmp"]:
         sub.mkdir(parents=True, exist_ok=True)
     bench = Bench(root=args.root, home=args.linsvm_home.resolve(), logs=logs, cold=args.cold,
                   liblinear_train=liblinear_path(args.liblinear), dry_run=args.dry_run)
