@@ -43,6 +43,7 @@ ctypedef struct Tables:
     int64_t V
     const Entry* tp                 # the classes' topic tables, m entries per class
     int64_t m
+    int64_t K                       # classes
     const double* idf               # per feature index, or NULL (no values)
 
 
@@ -239,6 +240,7 @@ cdef class TokenModel:
         self.T.V = V
         self.T.tp = <Entry*>&tv[0]
         self.T.m = m
+        self.T.K = K
         self.T.idf = NULL
         if idf is not None:
             iv = idf
@@ -267,7 +269,8 @@ cdef class TokenModel:
                 raise ValueError("fill: values need idf and one entry per index")
             vp = &vv[0] if vv.shape[0] else NULL
         for k in range(r):
-            if cls[k] < 0 or indptr[k + 1] < indptr[k] or indptr[k + 1] - indptr[k] > self.T.V:
+            if cls[k] < 0 or cls[k] >= self.T.K or indptr[k + 1] < indptr[k] \
+                    or indptr[k + 1] - indptr[k] > self.T.V:
                 raise ValueError(f"fill: row {k} has a bad class or length")
             if indptr[k + 1] - indptr[k] > longest:
                 longest = indptr[k + 1] - indptr[k]
