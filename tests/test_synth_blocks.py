@@ -261,12 +261,24 @@ def test_synth_binary_command_writes_through_the_writer(tmp_path, monkeypatch):
     (["--format", "binary", "-"], 2, "not standard output"),
     (["--format", "binary", "--regression", "x.bin"], 2, "--regression"),
     (["--format", "binary", "--mean-nnz", "5000", "x.bin"], 1, "mean_nnz must be in"),
-    (["--format", "binary", "x.bin"], 1, "cannot write binary data files"),
+    (["--format", "binary", "--seed", "-1", "x.bin"], 2, "--seed"),
+    (["--seed", "-1", "x.svm"], 2, "--seed"),
 ])
 def test_synth_binary_usage_and_errors_in_one_line(tmp_path, args, code, needle):
     status, _, err = run_here("synth", "--n-samples", "40", "--n-features", "2000", *args,
                               cwd=tmp_path)
     assert status == code and needle in err and len(err.strip().splitlines()) == 1, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_synth_binary_refuses_in_one_line_while_the_build_cannot_write_binary_files(tmp_path):
+    try:
+        import linsvm.io.binfile  # noqa: F401
+        pytest.skip("the binary data file is in the build")
+    except ImportError:
+        pass
+    status, _, err = run_here("synth", "--format", "binary", "x.bin", cwd=tmp_path)
+    assert status == 1 and "cannot write binary data files" in err, err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -49,7 +49,7 @@ synth_cmd = decorate(runner("run_tools", "synth"), [
     click.option("--test-fraction", default=0.25, show_default=True, type=click.FloatRange(0, 1, max_open=True),
                  help="Fraction of the documents written to TEST_FILE (the last ones); "
                       "ignored without TEST_FILE."),
-    click.option("--seed", default=0, show_default=True, type=int,
+    click.option("--seed", default=0, show_default=True, type=click.IntRange(0),
                  help="Seed of the generator: the same seed and options give the same files."),
     click.option("--regression", is_flag=True,
                  help="Real-valued targets instead of classes: a sparse linear model of the "
