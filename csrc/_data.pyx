@@ -64,6 +64,7 @@ cdef class DataView:
         self.n_weights = self.X.n_weights
         self._pattern = -1
         self._row_scale = None
+        self._offset_indptr = None
         self.rows = NULL
         self.rows_array = None
         self.n = n_rows
@@ -139,3 +140,25 @@ cdef class DataView:
     def __repr__(self):
         return (f"DataView({self.n} of {self.n_rows} rows, {self.n_features} features, "
                 f"bias {self.bias:g})")
+
+
+def offset_view(buffers, double bias=-1.0, rows=None, int64_t offset=(1 << 31) + 12345):
+    """DataView(buffers, bias, rows) whose every entry position lies `offset` further on:
+    the row pointers read indptr + offset, the index and value pointers point `offset`
+    entries before the arrays, so that position p + offset reads entry p.  The cores then
+    see a matrix whose entry offsets pass 2**31 (with the default) while it holds only
+    the small arrays; their answers must be those of the plain view bit for bit.  For
+    the tests of 64-bit offsets (tests/test_wide_offsets.py): no production code calls
+    it.  The view keeps its shifted row pointers alive."""
+    if offset < 0:
+        raise ValueError("offset_view: the offset must be >= 0")
+    cdef DataView view = DataView(buffers, bias, rows)
+    shifted = np.asarray(buffers.indptr, dtype=np.int64) + offset
+    cdef const int64_t[::1] ip = shifted
+    view._offset_indptr = shifted
+    view.X.indptr = &ip[0]
+    if view.X.indices != NULL:
+        view.X.indices = view.X.indices - offset
+    if view.X.data != NULL:
+        view.X.data = view.X.data - offset
+    return view

@@ -6,7 +6,7 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 import numpy as np
 from csr cimport (CSR, read_pattern, matvec, linsvm_max_threads, vdot as csr_vdot, row_start,
-                 row_stop, entry_index, stored_values)
+                 row_stop, entry_index, entry_value, stored_values)
 from linsvm._data cimport DataView
 
 
@@ -52,27 +52,49 @@ cdef inline int64_t first_non_finite(const double* v, int64_t n) noexcept nogil:
     return -1
 
 
-def check_csr(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-              int64_t n_features):
-    """One pass over canonical CSR buffers for what the kernels index unchecked.
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+
+def check_csr(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
+              int64_t n_features, int32_t[::1] narrow=None):
+    """One pass over CSR buffers for what the kernels index unchecked.
 
     Returns (code, where): (0, -1) when row pointers never decrease, every column
     index lies in [0, n_features) and every value is finite; otherwise the first
     failure, (1, row) for a decreasing row pointer, (2, k) for a column index
     out of range at stored entry k, (3, k) for a non-finite value at entry k.
     The caller has checked that indptr runs from 0 to len(data) and that
-    indices and data have one length.
+    indices and data have one length, and that n_features <= 2**31 - 1.
+
+    indices may be int32 or int64 (a scipy matrix past 2**31 non-zeros).  With int64
+    indices, `narrow` (int32, one entry per index) receives each index as int32 in the
+    same pass that checks it -- in range, so it fits -- which is all the conversion
+    to the cores' layout costs; on a failure at entry k, narrow[k:] is undefined.
     """
     cdef int64_t i, k, n_rows = indptr.shape[0] - 1, nnz = data.shape[0]
     cdef int code = 0
     cdef int64_t where = -1
+    cdef int64_t j
+    cdef bint wide = index_t is int64_t
+    if wide and (narrow is None or narrow.shape[0] != nnz):
+        raise ValueError("check_csr: int64 indices need an int32 `narrow` of their length")
     with nogil:
         for i in range(n_rows):
             if indptr[i + 1] < indptr[i]:
                 code = 1
                 where = i
                 break
-        if code == 0:
+        if code == 0 and wide:
+            for k in range(nnz):
+                j = indices[k]
+                if j < 0 or j >= n_features:
+                    code = 2
+                    where = k
+                    break
+                narrow[k] = <int32_t>j
+        elif code == 0:
             for k in range(nnz):
                 if indices[k] < 0 or indices[k] >= n_features:
                     code = 2
@@ -249,3 +271,31 @@ def max_row_sq_norm(DataView data):
                 if _fold(_sq_norm(&X, vals, rows[p], b2), p, &m, &bad):
                     break
     return m, bad
+
+
+cdef inline double _entry_sq_norm(const CSR* X, int64_t i, double b2) noexcept nogil:
+    """b2 + ||x_i||^2 over row i's entries in index order, through csr.pxd's entry_value
+    (so every value layout the view reads)."""
+    cdef int64_t p
+    cdef double s = b2, v
+    for p in range(row_start(X, i), row_stop(X, i)):
+        v = entry_value(X, i, p)
+        s += v * v
+    return s
+
+
+def row_sq_norms(DataView data):
+    """out[r] = ||x_i||^2 for each position r of the view, i = rows[r] (every row in
+    order when it has none), plus bias^2 when the view has the bias feature: one pass
+    over the rows' entries, summed in index order, nothing allocated but the output.
+    A square beyond the float range is inf, silently (the caller judges it)."""
+    cdef CSR X = data.csr(1, NULL)
+    cdef const int64_t* rows = data.rows
+    cdef int64_t r, n = data.n
+    cdef double b2 = data.bias * data.bias if data.bias > 0 else 0.0
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    with nogil:
+        for r in range(n):
+            o[r] = _entry_sq_norm(&X, r if rows == NULL else rows[r], b2)
+    return out

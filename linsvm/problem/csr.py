@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import check_csr
+from .._data import DataView
+from .._kernels import check_csr, row_sq_norms as _row_sq_norms
 from ..errors import DataError
 
 _INT32_MAX = np.iinfo(np.int32).max
@@ -40,7 +41,12 @@ class CSRBuffers:
     or anything np.asarray makes a 2-D float array of, converts the buffers
     to the canonical dtypes (copying only those that differ) and checks every
     row pointer, index and value; DataError names `what` and the first fault.
-    See `trusted` for buffers that need no conversion or check.
+    Past 2**31 non-zeros scipy keeps int64 column indices: the pass that checks
+    them writes their int32 copy, so the conversion costs that copy (4 bytes per
+    non-zero) and no temporary; float64 values and int64 row pointers are shared,
+    never copied.  (`linsvm.io.svmlight.load_svmlight_buffers` builds CSRBuffers
+    without any scipy matrix.)  See `trusted` for buffers that need no conversion
+    or check.
     """
 
     __slots__ = ("indptr", "indices", "data", "n_rows", "n_features")
@@ -99,13 +105,23 @@ class CSRBuffers:
         if n_features > _INT32_MAX:
             raise DataError(f"{what} has {n_features} columns, more than int32 indices allow")
         indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
-        indices = np.ascontiguousarray(X.indices, dtype=np.int32)
         data = np.ascontiguousarray(X.data, dtype=np.float64)
+        indices = X.indices
         if indptr.shape[0] != n_rows + 1 or indptr[0] != 0 or indptr[-1] != data.shape[0]:
             raise DataError(f"{what}: inconsistent CSR row pointers")
-        if indices.shape[0] != data.shape[0]:
+        if indices.ndim != 1 or indices.shape[0] != data.shape[0]:
             raise DataError(f"{what}: CSR indices and data differ in length")
-        code, where = check_csr(indptr, indices, data, n_features)
+        narrow = None
+        if indices.dtype != np.int32:
+            # int64 (scipy's past 2**31 non-zeros) or another integer type: the int32
+            # copy is filled by the pass that checks it -- no wider temporary
+            indices = np.ascontiguousarray(indices, dtype=np.int64)
+            narrow = np.empty(indices.shape[0], dtype=np.int32)
+        else:
+            indices = np.ascontiguousarray(indices)
+        code, where = check_csr(indptr, indices, data, n_features, narrow)
+        if narrow is not None:
+            indices = narrow
         if code == 1:
             raise DataError(f"{what}: CSR row pointers decrease")
         if code == 2:
@@ -142,17 +158,12 @@ def take_rows(X, rows):
     return to_scipy(X)[rows]
 
 
-def row_sq_norms(X):
-    """||x_i||^2 of every row of X (CSRBuffers or a scipy CSR matrix; the bias feature
-    is the caller's): one pass over the stored values.  A square beyond the float
-    range is inf, silently: what a solver makes of it is checked in its answer
-    (linsvm.fit.finite)."""
-    indptr, data = np.asarray(X.indptr), np.asarray(X.data)
-    n = indptr.shape[0] - 1
-    if data.size == 0 or n == 0:
-        return np.zeros(n)
-    # a trailing 0 keeps every row start a valid index (empty rows at the end)
-    with np.errstate(over="ignore"):
-        sq = np.add.reduceat(np.append(data * data, 0.0), indptr[:-1])
-    sq[np.diff(indptr) == 0] = 0.0            # reduceat gives an empty row its neighbour's value
-    return sq
+def row_sq_norms(X, rows=None):
+    """||x_i||^2 for the rows i of X (CSRBuffers or a scipy CSR matrix; the bias feature
+    is the caller's): every row in order, or rows[k] at k for an int64 array of row
+    numbers.  One compiled pass over the rows' entries, summed in index order
+    (linsvm._kernels.row_sq_norms over the data view); nothing is allocated but the
+    output.  A square beyond the float range is inf, silently: what a solver makes of
+    it is checked in its answer (linsvm.fit.finite)."""
+    B = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
+    return _row_sq_norms(DataView(B, -1.0, rows))

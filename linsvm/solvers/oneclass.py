@@ -103,4 +103,4 @@ def fit_oneclass(problem, params, start, state, log):
 
 def _max_sq_norm(problem):
     """max over the problem's rows of ||x_i||^2 (0 without rows)."""
-    return float(row_sq_norms(problem.X)[problem.rows].max()) if problem.n_rows else 0.0
+    return float(row_sq_norms(problem.X, problem.rows).max()) if problem.n_rows else 0.0
