@@ -374,3 +374,27 @@ def test_every_rank_raises_the_same_error_for_a_damaged_file(good, tmp_path):
     results = run_ranks(lambda comm: read_binary_share(str(p), comm), 3)
     assert all(isinstance(r, DataError) for r in results)
     assert len({str(r) for r in results}) == 1
+
+
+def test_a_pipe_is_read_as_the_stream_it_is(tmp_path, good):
+    """A named pipe (as `<(zcat data.gz)` gives) is never peeked at for the magic bytes,
+    which would take them from its reader: text through it reads whole, and a binary
+    file through it is refused in one line."""
+    import threading
+
+    fifo = str(tmp_path / "pipe")
+    for payload, check in ((b"1 1:2\n-1 3:4\n", "text"), (open(good, "rb").read(), "binary")):
+        os.mkfifo(fifo)
+        feeder = threading.Thread(target=lambda: open(fifo, "wb").write(payload))
+        feeder.start()
+        try:
+            if check == "text":
+                X, y = linsvm.load_svmlight(fifo)
+                assert X.toarray().tolist() == [[2, 0, 0], [0, 0, 4]] and y.tolist() == [1, -1]
+            else:
+                with pytest.raises(DataError, match="a linsvm binary data file, which is read "
+                                                    "by its path"):
+                    linsvm.load_svmlight(fifo)
+        finally:
+            feeder.join(timeout=10)
+            os.unlink(fifo)

@@ -56,10 +56,15 @@ def is_binary(source) -> bool:
 
 
 def is_binary_file(path) -> bool:
-    """is_binary for a path given as str, bytes or os.PathLike (``"-"``: False)."""
+    """is_binary for a path given as str, bytes or os.PathLike: False for ``"-"`` and for
+    anything but a regular file, which is not even opened (the first bytes of a pipe,
+    ``<(zcat data.gz)``, would be lost to its reader; linsvm.io.compressed.Input refuses
+    a binary file that arrives through one)."""
     if isinstance(path, str) and path == "-":
         return False
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as fh:
             return fh.read(len(MAGIC)) == MAGIC
     except (OSError, TypeError, ValueError):

@@ -137,7 +137,7 @@ def load_svmlight(path, n_features=None, with_qid=False, progress=None):
     n_features = _check_n_features(n_features)
     binary = _binary(path)
     if binary is not None:
-        X, y, qid = _binary_whole(binary, n_features)
+        X, y, qid = _binary_whole(binary, n_features, with_qid)
         X = _to_csr((X.indptr, X.indices, _float64_values(X), y, qid, X.n_features), None)[0]
     else:
         parts = _load(path, n_features, with_qid, progress)
@@ -156,14 +156,17 @@ def _binary(path):
     return None
 
 
-def _binary_whole(data, n_features):
+def _binary_whole(data, n_features, with_qid):
     """(X as CSRBuffers, y, qid) of a BinaryData, X n_features wide (default the file's
-    width), qid zeros when the file has none (as for text without qids)."""
+    width); with_qid: qid zeros when the file has none (as for text without qids), else
+    None."""
     if n_features is not None and n_features < data.max_index:
         raise DataError(f"{data.path}: feature index {data.max_index} > "
                         f"n_features={n_features}")
     X = data.matrix(n_features)
-    qid = data.qid if data.qid is not None else np.zeros(data.n_rows, dtype=np.int64)
+    qid = None
+    if with_qid:
+        qid = data.qid if data.qid is not None else np.zeros(data.n_rows, dtype=np.int64)
     return X, data.y, qid
 
 
@@ -188,7 +191,7 @@ def load_svmlight_buffers(path, n_features=None, with_qid=False, progress=None, 
         raise DataError(f"X has {n_features} columns, more than int32 indices allow")
     binary = _binary(path)
     if binary is not None:
-        X, y, qid = _binary_whole(binary, n_features)
+        X, y, qid = _binary_whole(binary, n_features, with_qid)
         if places is not None:
             places.add_examples(binary.path, binary.n_rows)
         return (X, y, qid) if with_qid else (X, y)
