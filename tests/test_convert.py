@@ -91,7 +91,7 @@ def test_binary_to_binary_changes_the_layout_and_keeps_the_rest(tmp_path, text):
     X, y = linsvm.load_svmlight(str(text))
     b = open_binary(tmp_path / "b.lsvm")
     assert b.layout == "float32"
-    assert np.array_equal(np.asarray(b.X.data, np.float64),
+    assert np.array_equal(np.asarray(b.X.data, np.float64),      # float32 or float64 alike
                           X.data.astype(np.float32).astype(np.float64))
     assert np.array_equal(b.X.indices, X.indices) and np.array_equal(b.y, y)
 
