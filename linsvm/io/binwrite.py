@@ -117,7 +117,9 @@ class BinaryWriter:
                 self._out = stack.enter_context(atomic_output(self.path))
             except OSError as e:
                 raise WriteError(f"{self.name}: cannot write: {e.strerror or e}") from None
-            directory = os.path.dirname(os.path.realpath(self.path))
+            # beside the output (one file system); /dev/null's: the temporary directory's
+            directory = None if is_special_file(self.path) else \
+                os.path.dirname(os.path.realpath(self.path))
             kinds = [INDPTR, LABELS] + ([QID] if self.with_qid else []) + \
                 ([WEIGHTS] if self.with_weights else []) + \
                 ([VALUES] if self.values in ("float64", "float32") else [])
