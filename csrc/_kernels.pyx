@@ -1,9 +1,11 @@
 # Python entry points to the shared CSR kernels of csr.pxd and the one-pass checks
 # production uses before a solve: thread count discovery, a serial dot product, X[rows] @ w,
-# the CSR buffer check, label scan, binary targets, finiteness.  (The wrappers that only
-# tests use to check the kernels against scipy are in csrc/_testing.pyx.)
+# the CSR buffer check, label scan, binary targets, finiteness, the chunk checks of a mapped
+# binary data file.  (The wrappers that only tests use to check the kernels against scipy
+# are in csrc/_testing.pyx.)
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
+from cython cimport floating
 import numpy as np
 from csr cimport (CSR, read_pattern, matvec, linsvm_max_threads, vdot as csr_vdot, row_start,
                  row_stop, entry_index, entry_value, stored_values)
@@ -299,3 +301,56 @@ def row_sq_norms(DataView data):
         for r in range(n):
             o[r] = _entry_sq_norm(&X, r if rows == NULL else rows[r], b2)
     return out
+
+
+# --------------------------------------------------------------------------- #
+# Chunk checks of a mapped binary data file (linsvm.io.binfile): the reader streams each
+# section once, in chunks that stay in the cache, through zlib.crc32 and these checks, so
+# that a file whose checksums hold but whose contents would send a core out of bounds is
+# refused before any core sees it.  Each returns the position of the first fault in the
+# chunk (or -1); the caller adds the chunk's offset and names the row.
+# --------------------------------------------------------------------------- #
+
+def first_bad_row_pointer(const int64_t[::1] p, int64_t prev, int64_t nnz):
+    """Position k of the first row pointer of the chunk p with p[k] < p[k - 1] (prev for
+    k = 0: the last pointer of the chunk before) or p[k] > nnz; -1 when none."""
+    cdef int64_t k, n = p.shape[0], last = prev, bad = -1
+    with nogil:
+        for k in range(n):
+            if p[k] < last or p[k] > nnz:
+                bad = k
+                break
+            last = p[k]
+    return bad
+
+
+def scan_column_indices(const int32_t[::1] ind, int64_t n_features):
+    """(bad, top) over a chunk of column indices: bad the position of the first index
+    outside [0, n_features) (-1 when none), top 1 + the largest index of the chunk (0
+    for none): the chunk's share of the file's largest 1-based feature index."""
+    cdef int64_t k, n = ind.shape[0], bad = -1
+    cdef int32_t j, lo = 0, hi = -1
+    with nogil:
+        # min and max without an exit, which the compiler vectorizes; the position of a
+        # fault only when there is one
+        for k in range(n):
+            j = ind[k]
+            lo = j if j < lo else lo
+            hi = j if j > hi else hi
+        if lo < 0 or hi >= n_features:
+            for k in range(n):
+                if ind[k] < 0 or ind[k] >= n_features:
+                    bad = k
+                    break
+    return bad, <int64_t>hi + 1
+
+
+def first_non_finite_value(const floating[::1] v):
+    """Position of the first NaN or infinity of the float64 or float32 chunk v, or -1."""
+    cdef int64_t k, n = v.shape[0], bad = -1
+    with nogil:
+        for k in range(n):
+            if not (v[k] - v[k] == 0.0):        # inf - inf and nan - nan are nan
+                bad = k
+                break
+    return bad

@@ -222,7 +222,7 @@ def test_modules_and_functions_are_small():
 @pytest.mark.parametrize("module", ["linsvm.cli", "linsvm.cli.commands", "linsvm.cli.command_train",
                                     "linsvm.cli.command_predict", "linsvm.cli.command_cv",
                                     "linsvm.cli.command_tools", "linsvm.cli.command_inspect",
-                                    "linsvm.problem.catalog"])
+                                    "linsvm.cli.command_convert", "linsvm.problem.catalog"])
 def test_the_command_line_declarations_import_no_numerics(module):
     """--help and --version read the declarations and the catalog alone (linsvm._lazy)."""
     import subprocess

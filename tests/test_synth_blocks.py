@@ -271,17 +271,6 @@ def test_synth_binary_usage_and_errors_in_one_line(tmp_path, args, code, needle)
     assert list(tmp_path.iterdir()) == []
 
 
-def test_synth_binary_refuses_in_one_line_while_the_build_cannot_write_binary_files(tmp_path):
-    try:
-        import linsvm.io.binfile  # noqa: F401
-        pytest.skip("the binary data file is in the build")
-    except ImportError:
-        pass
-    status, _, err = run_here("synth", "--format", "binary", "x.bin", cwd=tmp_path)
-    assert status == 1 and "cannot write binary data files" in err, err
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_synth_binary_file_reads_back_as_the_blocks(tmp_path):
     """Once the binary data file is in the build (its BinaryWriter behind
     run_tools.binary_writer): the written file maps back to the generator's rows."""

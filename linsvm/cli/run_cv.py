@@ -51,6 +51,7 @@ class CvArgs(NamedTuple):
     allow_many_classes: bool
     shards: bool
     plot_file: str | None
+    cache: bool | None              # --cache / --no-cache (None: LINSVM_CACHE decides)
     solver_options: dict            # the solver options given (parsed_options)
 
 
@@ -84,7 +85,8 @@ def _cv(a):
         _check_plot(job, a.plot_file, a.training_file, a.instance_weights, a.shards,
                     a.output_model)
     t0 = time.perf_counter()
-    data = load_training(a.training_file, solver, a.instance_weights, console, job, a.shards)
+    data = load_training(a.training_file, solver, a.instance_weights, console, job, a.shards,
+                         a.cache)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
     if log:
         log(read_line(data, X.n_features, time.perf_counter() - t0, job))

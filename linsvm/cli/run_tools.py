@@ -92,13 +92,12 @@ def _synth_binary(train_file, test_file, values, mean_nnz, n_samples, n_features
 
 
 def binary_writer(path, values, n_features):
-    """The writer of a binary data file: the binary format's BinaryWriter(path,
-    values=..., n_features=...), a context manager with append(indptr, indices, data,
-    labels) that makes the file appear only on a clean exit (module binfile of
-    linsvm/io, to be wired here when it joins the build; until then --format binary
-    stops here, before anything is written)."""
-    raise ParameterError(f"{path}: this build cannot write binary data files yet "
-                         "(linsvm.io.binfile)")
+    """The writer of a binary data file (linsvm.io.binwrite.BinaryWriter): a context
+    manager with append(indptr, indices, data, labels) whose file appears only on a
+    clean exit."""
+    from ..io.binwrite import BinaryWriter
+
+    return BinaryWriter(path, values=values, n_features=n_features)
 
 
 def _maybe_output(path):

@@ -54,6 +54,7 @@ class TrainArgs(NamedTuple):
     probability: int
     shards: bool
     find_C: bool
+    cache: bool | None              # --cache / --no-cache (None: LINSVM_CACHE decides)
     solver_options: dict            # the solver options given (parsed_options)
 
 
@@ -96,7 +97,8 @@ def _train(a):
                 a.shards, stdout_ok=True, init_model=a.init_model, root_only=True)
     init = job.run(load_model, a.init_model) if a.init_model else None
     t0 = time.perf_counter()
-    data = load_training(a.training_file, solver, a.instance_weights, console, job, a.shards)
+    data = load_training(a.training_file, solver, a.instance_weights, console, job, a.shards,
+                         a.cache)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
     if writes_model:
         check_model_format(a.model_format, solver=solver,

@@ -18,7 +18,7 @@ from .messages import SHORT_FLAGS, OneLineUsage, UsageLineError, flag
 __all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "one_thread_m",
            "one_thread_note", "m_as_jobs", "solver_help",
            "solver_option_decorators", "option_owners", "parse_class_weights", "data_options",
-           "decorate", "codes_text"]
+           "cache_option", "decorate", "codes_text"]
 
 
 def codes_text(info):
@@ -411,7 +411,20 @@ def data_options(single_cost):
                           "linsvm expands it, not the shell) or a comma-separated list of names "
                           "and patterns, plain or compressed, read in sorted name order as one "
                           "data set.  Under mpiexec each rank reads whole shards, spread by size."),
+        cache_option("TRAINING_FILE"),
     ]
+
+
+def cache_option(what):
+    """--cache/--no-cache of train, cv and predict (linsvm.io.cache)."""
+    return click.option(
+        "--cache/--no-cache", "cache", default=None,
+        help=f"Parse {what} (SVM-light text, plain or compressed) once: convert it on first "
+             "use into a binary copy in the cache directory ($LINSVM_CACHE, else "
+             "$XDG_CACHE_HOME/linsvm or ~/.cache/linsvm) and map that copy while the file's "
+             "size and modification time are unchanged; a stale or damaged copy is made "
+             "again.  Setting LINSVM_CACHE=DIR turns it on; --no-cache turns it off.  "
+             "Standard input and binary files are read as they are (docs/convert.md).")
 
 
 def decorate(func, options):

@@ -170,7 +170,9 @@ def _chunks(source):
         indptr = np.ascontiguousarray(X.indptr)
         if indptr.dtype not in (np.int32, np.int64):
             indptr = indptr.astype(np.int64)
-        yield (indptr, indices, np.ascontiguousarray(X.data, dtype=np.float64),
+        data = np.ones(indices.shape[0]) if X.data is None else \
+            np.ascontiguousarray(X.data, dtype=np.float64)       # a pattern's: all 1
+        yield (indptr, indices, data,
                np.ascontiguousarray(y, dtype=np.float64),
                np.ascontiguousarray(qid, dtype=np.int64), int(X.n_features))
 

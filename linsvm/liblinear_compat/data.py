@@ -158,9 +158,12 @@ def svm_read_problem(data_source, return_scipy=False):
     True: y a float64 array and x a scipy csr_matrix of the non-zeros, as wide as the
     largest index of a non-zero.  The file is read by linsvm's parser
     (linsvm.io.svmlight): compressed files, comments and qids are accepted, and a
-    malformed line raises DataError naming the file and line."""
+    malformed line raises DataError naming the file and line; a path may also name a
+    linsvm binary data file (linsvm.io.binfile, `linsvm convert`), which is mapped."""
     X, y = load_svmlight(_text_source(data_source))
     if return_scipy:
+        if not X.data.flags.writeable:          # a binary file's values: views of its map
+            X = X.copy()
         X.eliminate_zeros()
         n = int(X.indices.max()) + 1 if X.nnz else 0
         return y, _sparse().csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))

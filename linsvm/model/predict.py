@@ -93,13 +93,16 @@ class PredictionResult(NamedTuple):
 def _source_name(test_source) -> str:
     if isinstance(test_source, (str, bytes, os.PathLike)):
         return os.fsdecode(os.fspath(test_source))
-    return str(getattr(test_source, "name", "<input>"))
+    return str(getattr(test_source, "name", None) or getattr(test_source, "path", "<input>"))
 
 
 def predict_file(test_source, model, out, decision_values=False, chunk_rows=None, measures=True,
-                 progress=None, probability=False, model_name=None, keep=False) -> PredictionResult:
-    """Predict the SVM-light data `test_source` (a path, ``"-"`` for standard input)
-    with `model` (a Model, or the path of a model file) and write the predictions.
+                 progress=None, probability=False, model_name=None, keep=False,
+                 name=None) -> PredictionResult:
+    """Predict the SVM-light data `test_source` (a path, ``"-"`` for standard input; a
+    binary data file too, or an open linsvm.io.binfile.BinaryData) with `model` (a
+    Model, or the path of a model file) and write the predictions.  `name`: the test
+    data's name in the result and in messages (default: `test_source`'s).
 
     `out`: a path (``"-"`` is standard output), written atomically (`linsvm.io.atomic`:
     on any error nothing is left and an existing file is untouched); a binary file
@@ -143,7 +146,7 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
                              "(linsvm-train) or linsvm.fit.calibration.calibrate")
     if chunk_rows is None:
         chunk_rows = default_chunk_rows(model.weights.shape[1])
-    source = _source_name(test_source)
+    source = name if name is not None else _source_name(test_source)
     label_text = {float(c): format_label(c) for c in model.classes_}
     tally = _Tally(model, measures, keep)
 
