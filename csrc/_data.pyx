@@ -8,14 +8,17 @@ read rows only through csr.pxd's inline accessors (dot_row, axpy_row, the fused 
 mat-vec, the row entries), so a new layout of the values is a change to csr.pxd and to
 this file, not to every core (docs/design.md, "The data view").
 
-The row numbers are checked here, once: every entry in [0, n_rows).  The buffers are
-trusted as CSRBuffers guarantees them (row pointers from 0 to nnz, never decreasing;
-column indices in [0, n_features); finite values).
+The values may be in any of CSRBuffers' layouts: float64, float32 (the struct's data32),
+or none (a pattern: the struct is unit from the start, with no scan).  The row numbers
+are checked here, once: every entry in [0, n_rows).  The buffers are trusted as
+CSRBuffers guarantees them (row pointers from 0 to nnz, never decreasing; column
+indices in [0, n_features); finite values).
 """
 import numpy as np
 
 from libc.stdint cimport int32_t, int64_t
-from csr cimport CSR, make_csr, check_rows, scratch_doubles, read_pattern
+from csr cimport CSR, make_csr, check_rows, read_pattern
+from csr_passes cimport scratch_doubles
 
 
 cdef extern from *:
@@ -43,7 +46,8 @@ def request_stop():
 cdef class DataView:
     """DataView(buffers, bias=-1.0, rows=None): the examples of one solve.
 
-    buffers: a CSRBuffers (int64 indptr, int32 indices, float64 data, n_features);
+    buffers: a CSRBuffers (int64 indptr, int32 indices, data float64, float32 or None for
+    a pattern, n_features);
     bias: the constant feature's value (<= 0: none), appended as weight n_features;
     rows: int64 row numbers of the solve (any subset, any order; each in [0, n_rows)),
     or None for a view of every row in order (what prediction reads).  The view keeps
@@ -53,14 +57,25 @@ cdef class DataView:
     def __cinit__(self, buffers, double bias=-1.0, rows=None):
         cdef const int64_t[::1] indptr = buffers.indptr
         cdef const int32_t[::1] indices = buffers.indices
-        cdef const double[::1] data = buffers.data
+        cdef const double[::1] data
+        cdef const float[::1] data32
+        cdef const double* d64 = NULL
+        cdef const float* d32 = NULL
         cdef const int64_t[::1] rv
         cdef int64_t n_rows = indptr.shape[0] - 1
         self.buffers = buffers
         self.bias = bias
         self.n_features = buffers.n_features
         self.n_rows = n_rows
-        self.X = make_csr(indptr, indices, data, self.n_features, bias, 1, NULL)
+        values = buffers.data
+        if values is not None and values.shape[0] > 0:
+            if values.dtype == np.float32:
+                data32 = values
+                d32 = &data32[0]
+            else:
+                data = values
+                d64 = &data[0]
+        self.X = make_csr(indptr, indices, d64, d32, self.n_features, bias)
         self.n_weights = self.X.n_weights
         self._pattern = -1
         self._row_scale = None

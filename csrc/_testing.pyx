@@ -10,7 +10,8 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport CSR, entry_threads, matvec, rmatvec, normal_matvec, col_sq_sums
+from csr cimport CSR, entry_threads
+from csr_passes cimport matvec, rmatvec, normal_matvec, col_sq_sums
 from linsvm._data cimport DataView
 from mfn_shared cimport (Breakpoint, Loss, Terms, make_loss, loss_value, loss_slope,
                          mismatch_term, exact_line_search, check_codes, _loss_from, dual_kkt)
