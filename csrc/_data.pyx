@@ -4,9 +4,10 @@ A `DataView` is built once in Python, from a `linsvm.problem.csr.CSRBuffers`, th
 (LIBLINEAR's -B) and optionally the row numbers of one solve, and then passed to a core
 as one argument.  It holds csrc/csr.pxd's `CSR` struct over the buffers; the cores take
 that struct (`csr`, `pattern_csr`) with their own thread count and scatter scratch, and
-read rows only through csr.pxd's inline accessors (dot_row, axpy_row, the fused normal
-mat-vec, the row entries), so a new layout of the values is a change to csr.pxd and to
-this file, not to every core (docs/design.md, "The data view").
+read rows only through csr.pxd's inline accessors (dot_row, axpy_row, the row entries;
+csr_passes.pxd's mat-vecs and the fused normal mat-vec over them), so a new layout of the
+values is a change to csr.pxd and to this file, not to every core (docs/design.md, "The
+data view").
 
 The values may be in any of CSRBuffers' layouts: float64, float32 (the struct's data32),
 or none (a pattern: the struct is unit from the start, with no scan).  The row numbers
@@ -107,7 +108,8 @@ cdef class DataView:
     cdef CSR pattern_csr(self, int n_threads, double* scratch) except *:
         """As csr, and the kernels read only the column indices where the values allow
         it (csr.pxd's read_pattern: a 0/1 pattern, or one value per row); the values are
-        scanned once per view, on the first call."""
+        scanned once per view, on the first call (a pattern has none: it is unit from
+        the start, and csr gives it so too)."""
         cdef CSR X = self.csr(n_threads, scratch)
         cdef double[::1] scale
         if self._pattern < 0:
@@ -125,7 +127,7 @@ cdef class DataView:
         return X
 
     cdef int64_t scratch_doubles(self) noexcept:
-        """Doubles of scratch a scatter over any of the rows needs (csr.pxd's
+        """Doubles of scratch a scatter over any of the rows needs (csr_passes.pxd's
         scratch_doubles: independent of the thread count)."""
         cdef const int64_t[::1] indptr = self.buffers.indptr
         return scratch_doubles(indptr, self.n_features, self.bias)

@@ -3,8 +3,8 @@
 # the operator of the Newton step's least-squares problem that cgls.pxd runs on.
 #
 # W is an n_weights x k array, row-major (weight j of class l at W[j k + l]); a term is
-# an (example, class) pair, i-major.  The scatters follow csr.pxd's: K row blocks chosen
-# from the data's shape alone (mm_blocks: csr.pxd's rule for n_weights k accumulators),
+# an (example, class) pair, i-major.  The scatters follow csr_passes.pxd's: K row blocks
+# chosen from the data's shape alone (mm_blocks: its rule for n_weights k accumulators),
 # each accumulated in row order into its own buffer, the buffers summed in block order,
 # so the results never depend on the thread count.  Rows are read through csr.pxd's
 # row-entry accessors.
@@ -120,7 +120,7 @@ cdef inline void _mm_rows(const CSR* X, const int64_t* rows, int64_t lo, int64_t
 
 
 cdef inline int mm_blocks(const CSR* X, int64_t m, int64_t k) noexcept nogil:
-    """Row blocks of a multinomial scatter over m of X's rows: csr.pxd's rule (blocks_for)
+    """Row blocks of a multinomial scatter over m of X's rows: csr_passes.pxd's rule (blocks_for)
     for n_weights k accumulators, from the data's shape alone (never the thread count)."""
     if m <= 0 or X.n_rows <= 0:
         return 1
@@ -130,7 +130,7 @@ cdef inline int mm_blocks(const CSR* X, int64_t m, int64_t k) noexcept nogil:
 
 cdef inline void mm_rmatvec(const CSR* X, const int64_t* rows, int64_t m, const double* S, int64_t k,
                      double* out, double* scratch, int squared=0) noexcept nogil:
-    """out = sum_i x_{rows[i]} S[i, :]' (n_weights x k, overwritten; squared: x^2), as csr.pxd's
+    """out = sum_i x_{rows[i]} S[i, :]' (n_weights x k, overwritten; squared: x^2), as csr_passes'
     scatter: K = mm_blocks row blocks (scratch: (K - 1) n_weights k doubles, sized for all of
     X's rows by mm_scratch_doubles; NULL: one block), each accumulated in row order, the
     threads sharing out whole blocks, summed in block order -- the same bits for every

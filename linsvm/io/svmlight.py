@@ -54,7 +54,7 @@ import numpy as np
 
 from .. import _svmlight
 from ..errors import DataError, ParameterError
-from ..problem.csr import CSRBuffers
+from ..problem.csr import CSRBuffers, to_scipy
 from .atomic import atomic_output, write_atomically
 from . import compressed
 from .compressed import Input
@@ -253,9 +253,11 @@ def _iter_svmlight(path, chunk_rows, with_qid, make):
 
 def _as_csr(X):
     """X as a canonical float64 CSR matrix (sorted, no duplicates), never
-    modifying the caller's object."""
+    modifying the caller's object (a CSRBuffers of any layout: its matrix, to_scipy)."""
     import scipy.sparse as sp           # slow to import: only when writing
 
+    if isinstance(X, CSRBuffers):
+        X = to_scipy(X)
     if sp.issparse(X):
         X = X.tocsr()
         if X.dtype != np.float64:
