@@ -260,6 +260,11 @@ def test_to_scipy_and_take_rows_in_every_layout(layout):
     assert isinstance(T, CSRBuffers) and T.layout == layout
     assert np.array_equal(to_scipy(T).toarray(), A.toarray()[rows])
     assert take_rows(X, np.zeros(0, dtype=np.int64)).n_rows == 0
+    mask = np.zeros(A.shape[0], dtype=bool)
+    mask[[2, 7]] = True
+    assert np.array_equal(to_scipy(take_rows(X, mask)).toarray(), A.toarray()[mask])
+    with pytest.raises(IndexError):
+        take_rows(X, [A.shape[0]])
     assert np.array_equal(take_rows(A, rows).toarray(), A.toarray()[rows])   # scipy stays scipy
     assert max_abs_value(X) == np.abs(A.data).max()
 

@@ -270,13 +270,14 @@ def to_scipy(X):
 
 
 def take_rows(X, rows):
-    """Rows `rows` (an index array) of a scipy sparse matrix, a dense array or a
-    CSRBuffers, as a matrix of the same family: a CSRBuffers gives a CSRBuffers of
-    the same layout holding a copy of those rows' entries (no ones made for a
-    pattern), which linsvm's predictions take as they take any."""
+    """Rows `rows` (an index array, or a boolean mask) of a scipy sparse matrix, a dense
+    array or a CSRBuffers, as a matrix of the same family: a CSRBuffers gives a
+    CSRBuffers of the same layout holding a copy of those rows' entries (no ones made
+    for a pattern), which linsvm's predictions take as they take any."""
     if not isinstance(X, CSRBuffers):
         return X[rows]
-    rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+    rows = np.asarray(rows)
+    rows = np.flatnonzero(rows) if rows.dtype == np.bool_ else rows.astype(np.int64).reshape(-1)
     if rows.size and (rows.min() < 0 or rows.max() >= X.n_rows):
         raise IndexError(f"row numbers must lie in [0, {X.n_rows})")
     start = X.indptr[rows]
