@@ -7,8 +7,10 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 from cython cimport floating
 import numpy as np
-from csr cimport (CSR, read_pattern, matvec, linsvm_max_threads, vdot as csr_vdot, row_start,
-                 row_stop, entry_index, entry_value, stored_values)
+from csr cimport (CSR, VALUES_F64, VALUES_F32, read_pattern, linsvm_max_threads,
+                  vdot as csr_vdot, row_start, row_stop, entry_index, entry_value,
+                  entry_value_as, value_layout, value_t)
+from csr_passes cimport matvec
 from linsvm._data cimport DataView
 
 
@@ -45,7 +47,7 @@ def csr_matvec(DataView data, const double[::1] w, int n_threads=1, bint pattern
     return out
 
 
-cdef inline int64_t first_non_finite(const double* v, int64_t n) noexcept nogil:
+cdef inline int64_t first_non_finite(const value_t* v, int64_t n) noexcept nogil:
     """Index of the first NaN or infinity among v[0:n], or -1."""
     cdef int64_t k
     for k in range(n):
@@ -54,20 +56,42 @@ cdef inline int64_t first_non_finite(const double* v, int64_t n) noexcept nogil:
     return -1
 
 
+cdef int64_t _first_bad_value(data) except -2:
+    """first_non_finite over the values of a CSR: a float64 or float32 array, or None
+    (a pattern: no values, -1)."""
+    cdef const double[::1] v64
+    cdef const float[::1] v32
+    cdef int64_t n, where
+    if data is None:
+        return -1
+    if data.dtype == np.float32:
+        v32 = data
+        n = v32.shape[0]
+        with nogil:
+            where = first_non_finite(&v32[0] if n else <const float*>NULL, n)
+        return where
+    v64 = data
+    n = v64.shape[0]
+    with nogil:
+        where = first_non_finite(&v64[0] if n else <const double*>NULL, n)
+    return where
+
+
 ctypedef fused index_t:
     int32_t
     int64_t
 
 
-def check_csr(const int64_t[::1] indptr, const index_t[::1] indices, const double[::1] data,
+def check_csr(const int64_t[::1] indptr, const index_t[::1] indices, data,
               int64_t n_features, int32_t[::1] narrow=None):
     """One pass over CSR buffers for what the kernels index unchecked.
 
-    Returns (code, where): (0, -1) when row pointers never decrease, every column
-    index lies in [0, n_features) and every value is finite; otherwise the first
-    failure, (1, row) for a decreasing row pointer, (2, k) for a column index
-    out of range at stored entry k, (3, k) for a non-finite value at entry k.
-    The caller has checked that indptr runs from 0 to len(data) and that
+    data: the values, float64 or float32 (1-D, contiguous), or None for a pattern (no
+    values to check).  Returns (code, where): (0, -1) when row pointers never
+    decrease, every column index lies in [0, n_features) and every value is finite;
+    otherwise the first failure, (1, row) for a decreasing row pointer, (2, k) for a
+    column index out of range at stored entry k, (3, k) for a non-finite value at
+    entry k.  The caller has checked that indptr runs from 0 to len(indices), that
     indices and data have one length, and that n_features <= 2**31 - 1.
 
     indices may be int32 or int64 (a scipy matrix past 2**31 non-zeros).  With int64
@@ -75,7 +99,7 @@ def check_csr(const int64_t[::1] indptr, const index_t[::1] indices, const doubl
     same pass that checks it -- in range, so it fits -- which is all the conversion
     to the cores' layout costs; on a failure at entry k, narrow[k:] is undefined.
     """
-    cdef int64_t i, k, n_rows = indptr.shape[0] - 1, nnz = data.shape[0]
+    cdef int64_t i, k, n_rows = indptr.shape[0] - 1, nnz = indices.shape[0]
     cdef int code = 0
     cdef int64_t where = -1
     cdef int64_t j
@@ -102,10 +126,10 @@ def check_csr(const int64_t[::1] indptr, const index_t[::1] indices, const doubl
                     code = 2
                     where = k
                     break
-        if code == 0:
-            where = first_non_finite(&data[0] if nnz else NULL, nnz)
-            if where >= 0:
-                code = 3
+    if code == 0:
+        where = _first_bad_value(data)
+        if where >= 0:
+            code = 3
     return code, where
 
 
@@ -164,8 +188,24 @@ def all_finite(a):
     cdef const double[::1] v = a.reshape(-1)
     cdef int64_t n = v.shape[0], where
     with nogil:
-        where = first_non_finite(&v[0] if n else NULL, n)
+        where = first_non_finite(&v[0] if n else <const double*>NULL, n)
     return where < 0
+
+
+cdef inline void _scores_body(const CSR* X, int layout, const int64_t* rows, int64_t n,
+                              const double[:, ::1] W, int64_t width,
+                              double[:, ::1] o) noexcept nogil:
+    """o[r, :] += sum_j x_ij W[j, :] over row i = rows[r]'s entries with j < width."""
+    cdef int64_t r, i, p, c, j, k = W.shape[1]
+    cdef double v
+    for r in range(n):
+        i = r if rows == NULL else rows[r]
+        for p in range(row_start(X, i), row_stop(X, i)):
+            j = entry_index(X, p)
+            if j < width:
+                v = entry_value_as(X, layout, i, p)
+                for c in range(k):
+                    o[r, c] += v * W[j, c]
 
 
 def csr_scores(DataView data, const double[:, ::1] W):
@@ -174,33 +214,48 @@ def csr_scores(DataView data, const double[:, ::1] W):
     sum_j x_ij W[j, c] over row i's stored entries with column j < width, the model's
     width W.shape[0] - (bias > 0) (later columns are ignored), then + bias W[width, c]
     when the view's bias > 0 (W's bias row).  Each sum runs over the row's entries in
-    stored order, as scipy's CSR products do, so the values are theirs bit for bit."""
+    stored order, as scipy's CSR products do, so the values are theirs bit for bit (a
+    float32 view's those of its values widened, a pattern's those of its values 1.0)."""
     cdef CSR X = data.csr(1, NULL)
-    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
     cdef const int64_t* rows = data.rows
     cdef double bias = data.bias
     cdef int64_t width = W.shape[0] - (1 if bias > 0 else 0)
     cdef int64_t n = data.n, k = W.shape[1]
-    cdef int64_t r, i, p, c, j
-    cdef double v
+    cdef int64_t r, c
+    cdef int lay = value_layout(&X)
     if width < 0:
         raise ValueError("W has no bias row for the view's bias feature")
     out = np.zeros((n, k), dtype=np.float64)
     cdef double[:, ::1] o = out
     with nogil:
-        for r in range(n):
-            i = r if rows == NULL else rows[r]
-            for p in range(row_start(&X, i), row_stop(&X, i)):
-                j = entry_index(&X, p)
-                if j < width:
-                    v = vals[p]
-                    for c in range(k):
-                        o[r, c] += v * W[j, c]
+        if lay == VALUES_F64:
+            _scores_body(&X, VALUES_F64, rows, n, W, width, o)
+        elif lay == VALUES_F32:
+            _scores_body(&X, VALUES_F32, rows, n, W, width, o)
+        else:
+            _scores_body(&X, lay, rows, n, W, width, o)
         if bias > 0:
             for r in range(n):
                 for c in range(k):
                     o[r, c] = o[r, c] + W[width, c] * bias
     return out
+
+
+cdef inline void _transposed_body(const CSR* X, int layout, const int64_t* rows, int64_t n,
+                                  const double[:, ::1] M, double[:, ::1] o) noexcept nogil:
+    """o[j, :] += x_ij M[r, :] over row i = rows[r]'s entries, and the bias row."""
+    cdef int64_t r, i, p, c, j, k = M.shape[1]
+    cdef double v, bias = X.bias
+    for r in range(n):
+        i = r if rows == NULL else rows[r]
+        for p in range(row_start(X, i), row_stop(X, i)):
+            j = entry_index(X, p)
+            v = entry_value_as(X, layout, i, p)
+            for c in range(k):
+                o[j, c] += v * M[r, c]
+        if bias > 0:
+            for c in range(k):
+                o[X.n_features, c] += bias * M[r, c]
 
 
 def csr_transposed_scores(DataView data, const double[:, ::1] M):
@@ -209,37 +264,29 @@ def csr_transposed_scores(DataView data, const double[:, ::1] M):
     entries, and, when the view's bias > 0, one more row out[n_features, c] = bias
     sum_r M[r, c] (the bias feature's column)."""
     cdef CSR X = data.csr(1, NULL)
-    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
-    cdef const int64_t* rows = data.rows
-    cdef double bias = data.bias
-    cdef int64_t n_features = data.n_features
-    cdef int64_t n = data.n, k = M.shape[1], r, i, p, c, j
-    cdef double v
+    cdef int64_t n = data.n
+    cdef int lay = value_layout(&X)
     if M.shape[0] != n:
         raise ValueError(f"M has {M.shape[0]} rows for {n} positions")
-    out = np.zeros((data.n_weights, k), dtype=np.float64)
+    out = np.zeros((data.n_weights, M.shape[1]), dtype=np.float64)
     cdef double[:, ::1] o = out
     with nogil:
-        for r in range(n):
-            i = r if rows == NULL else rows[r]
-            for p in range(row_start(&X, i), row_stop(&X, i)):
-                j = entry_index(&X, p)
-                v = vals[p]
-                for c in range(k):
-                    o[j, c] += v * M[r, c]
-            if bias > 0:
-                for c in range(k):
-                    o[n_features, c] += bias * M[r, c]
+        if lay == VALUES_F64:
+            _transposed_body(&X, VALUES_F64, data.rows, n, M, o)
+        elif lay == VALUES_F32:
+            _transposed_body(&X, VALUES_F32, data.rows, n, M, o)
+        else:
+            _transposed_body(&X, lay, data.rows, n, M, o)
     return out
 
 
-cdef inline double _sq_norm(const CSR* X, const double* vals, int64_t r,
-                            double b2) noexcept nogil:
-    """b2 + ||x_r||^2 summed in index order (vals: X's stored values)."""
+cdef inline double _sq_norm(const CSR* X, int layout, int64_t r, double b2) noexcept nogil:
+    """b2 + ||x_r||^2 summed in index order."""
     cdef int64_t j
-    cdef double s = b2
+    cdef double v, s = b2
     for j in range(row_start(X, r), row_stop(X, r)):
-        s += vals[j] * vals[j]
+        v = entry_value_as(X, layout, r, j)
+        s += v * v
     return s
 
 
@@ -253,25 +300,32 @@ cdef inline bint _fold(double s, int64_t p, double* m, int64_t* bad) noexcept no
     return 0
 
 
+cdef inline int64_t _max_sq_body(const CSR* X, int layout, const int64_t* rows, int64_t n,
+                                 double b2, double* m) noexcept nogil:
+    """The max_row_sq_norm loop: m = the largest sum, returns the first bad position or -1."""
+    cdef int64_t p, bad = -1
+    for p in range(n):
+        if _fold(_sq_norm(X, layout, p if rows == NULL else rows[p], b2), p, m, &bad):
+            break
+    return bad
+
+
 def max_row_sq_norm(DataView data):
     """(m, k): m = the largest ||x_r||^2 over the view's rows r = rows[k] (every row when
     it has none; x including the bias feature's bias^2 when bias > 0), summed in index
     order; k = the first position whose sum is not finite (it overflowed), or -1."""
     cdef CSR X = data.csr(1, NULL)
-    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
-    cdef const int64_t* rows = data.rows
+    cdef int lay = value_layout(&X)
     cdef double bias = data.bias
-    cdef int64_t p, n = data.n, bad = -1
+    cdef int64_t bad
     cdef double m = 0.0, b2 = bias * bias if bias > 0 else 0.0
     with nogil:
-        if rows == NULL:
-            for p in range(n):
-                if _fold(_sq_norm(&X, vals, p, b2), p, &m, &bad):
-                    break
+        if lay == VALUES_F64:
+            bad = _max_sq_body(&X, VALUES_F64, data.rows, data.n, b2, &m)
+        elif lay == VALUES_F32:
+            bad = _max_sq_body(&X, VALUES_F32, data.rows, data.n, b2, &m)
         else:
-            for p in range(n):
-                if _fold(_sq_norm(&X, vals, rows[p], b2), p, &m, &bad):
-                    break
+            bad = _max_sq_body(&X, lay, data.rows, data.n, b2, &m)
     return m, bad
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import DataError, ParameterError
 from ..problem.catalog import get_solver
-from ..problem.csr import CSRBuffers, to_scipy
+from ..problem.csr import CSRBuffers, take_rows
 from ..problem.kinds import KINDS, METRICS, PERCENT_METRICS
 from ..problem.labels import class_order
 from ..runtime.collective import agreed, collective_of
@@ -207,14 +207,13 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     fold_of = make_folds(strata, n_folds, seed, qid if kind.uses_qid else None, comm=coll)
     jobs = 1 if coll is not None else resolve_jobs(n_jobs, n_folds)  # collectives in one order
     column_jobs = 1 if jobs > 1 else None       # parallel folds: one-vs-rest columns serial
-    Xcsr = to_scipy(Xb)
     total = n_folds * len(Cs) * len(ps_list)
     done = [0]
     lock = threading.Lock()
     cancelled = threading.Event()       # Ctrl-C, or an error in another fold: no further grid point
 
     def run_fold(f, train_rows, test_rows):
-        X_test, y_test = Xcsr[test_rows], y[test_rows]
+        X_test, y_test = take_rows(Xb, test_rows), y[test_rows]
         q_test = None if qid is None else np.asarray(qid)[test_rows]
         out = {}
         for p in ps_list:

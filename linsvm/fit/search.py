@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..problem.catalog import get_solver
-from ..problem.csr import CSRBuffers, row_sq_norms, to_scipy
+from ..problem.csr import CSRBuffers, max_abs_value, row_sq_norms, to_scipy
 from ..problem.kinds import KINDS
 from ..runtime.collective import collective_of
 from .cv import cross_validate
@@ -65,7 +65,7 @@ def start_C(X, bias, coll=None, squared=False):
         return 1.0
     exponent = -math.log2(2 if squared else 1) - math.log2(n) - math.log2(top)
     if not exponent >= MIN_C_EXPONENT:      # also top = inf: squares beyond the float range
-        largest = float(np.max(np.abs(np.asarray(Xs.data)))) if np.asarray(Xs.data).size else 0.0
+        largest = max_abs_value(Xs)
         raise ParameterError(f"-C: with feature values up to {largest:.3g} (squared row norms up "
                              f"to {top:.3g}) the search would start below the smallest normal C "
                              "(2^-1022); scale the features (linsvm scale)")

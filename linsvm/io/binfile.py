@@ -74,10 +74,8 @@ def is_binary_file(path) -> bool:
 def _as_buffers(indptr, indices, values, layout, n_features, index_bound):
     """The CSRBuffers of a file's (or a block's) arrays, values as the layout stores them
     (None for a pattern).  The reader has verified what CSRBuffers.trusted relies on."""
-    if layout == "pattern":              # until the layouts land
-        values = np.ones(indices.shape[0])
-    elif layout == "float32":            # until the layouts land
-        values = values.astype(np.float64)
+    if layout == "pattern":
+        values = None
     return CSRBuffers.trusted(indptr, indices, values, n_features, index_bound)
 
 

@@ -310,7 +310,8 @@ def scatter_svmlight(source, comm, n_features=None, with_qid=False, labels=True,
                 a, b = n * r // n_ranks, n * (r + 1) // n_ranks
                 lo, hi = int(X.indptr[a]), int(X.indptr[b])
                 pieces.append(dict(head, row_offset=a, indptr=X.indptr[a:b + 1] - lo,
-                                   indices=X.indices[lo:hi], data=X.data[lo:hi], y=y[a:b],
+                                   indices=X.indices[lo:hi],
+                                   data=None if X.data is None else X.data[lo:hi], y=y[a:b],
                                    qid=qid[a:b], places=places.slice(a, b)))
             del X, y, qid
     if comm is not None:

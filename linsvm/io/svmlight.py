@@ -59,7 +59,7 @@ import numpy as np
 
 from .. import _svmlight
 from ..errors import DataError, ParameterError
-from ..problem.csr import CSRBuffers
+from ..problem.csr import CSRBuffers, to_scipy
 from .atomic import atomic_output, write_atomically
 from .binfile import BinaryData, is_binary_file, open_binary
 from . import compressed
@@ -326,9 +326,11 @@ def _float64_values(X):
 
 def _as_csr(X):
     """X as a canonical float64 CSR matrix (sorted, no duplicates), never
-    modifying the caller's object."""
+    modifying the caller's object (a CSRBuffers of any layout: its matrix, to_scipy)."""
     import scipy.sparse as sp           # slow to import: only when writing
 
+    if isinstance(X, CSRBuffers):
+        X = to_scipy(X)
     if sp.issparse(X):
         X = X.tocsr()
         if X.dtype != np.float64:

@@ -61,7 +61,7 @@ class Option(NamedTuple):
 
 
 # The help of every solver's n_threads: the scatters sum fixed row blocks in block
-# order (csrc/csr.pxd), so the count changes only the time (linsvm/runtime/threads.py).
+# order (csrc/csr_passes.pxd), so the count changes only the time (linsvm/runtime/threads.py).
 N_THREADS_HELP = ("threads for the sparse kernels, -m (0 = auto: the free cores, CPUs less "
                   "the load average, from 4M non-zeros, else 1); the model is the same bit "
                   "for bit for every count")

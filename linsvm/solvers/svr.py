@@ -112,7 +112,7 @@ def fit_svr(problem, params, start, state, log):
     if log is not None:
         def callback(it, f, n_active, cg_it):
             log(f"svr iter {it:3d}  objective {f * 2.0 * C:.10g}  active {n_active}  cg {cg_it}")
-    nnz = problem.X.data.shape[0]
+    nnz = problem.X.nnz
     threads = resolve_threads(opts["n_threads"], nnz)
     args = _args(problem, y)
     n_iter = cg_iter = 0
