@@ -150,6 +150,25 @@ def test_cross_validation_is_the_same_in_every_layout():
         assert a.scores == b.scores
 
 
+def test_scores_of_rows_read_in_place_are_those_of_the_rows_taken(monkeypatch):
+    """decision_function(X, rows=...) scores the rows in place, in the order given, as
+    the copy take_rows(X, rows) is scored; cross-validation scores its test rows that way,
+    so a fold never copies its test rows out of the (possibly mapped) buffers."""
+    X = with_layout(CSRBuffers(_rounded(8)), "float32")
+    y = _labels("multiclass", to_scipy(X), 8)
+    model = _train(X, y, "sdm-cs", bias=1.0)
+    rows = np.array([7, 3, 3, 60, 0, 89], dtype=np.int64)
+    assert np.array_equal(model.decision_function(X, rows=rows),
+                          model.decision_function(take_rows(X, rows)))
+    assert np.array_equal(model.decision_function(to_scipy(X), rows=rows),
+                          model.decision_function(take_rows(X, rows)))
+    copied = []
+    monkeypatch.setattr(CSRBuffers, "trusted", classmethod(
+        lambda cls, *a, **k: copied.append(1) or pytest.fail("cv copied rows")))
+    cross_validate(X, y, solver="sdm-cs", Cs=[1.0], n_folds=3)
+    assert not copied
+
+
 # ------------------------------------------------------------------ the kernels
 
 def _views(X64, bias, rows):

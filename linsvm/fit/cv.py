@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import DataError, ParameterError
 from ..problem.catalog import get_solver
-from ..problem.csr import CSRBuffers, take_rows
+from ..problem.csr import CSRBuffers
 from ..problem.kinds import KINDS, METRICS, PERCENT_METRICS
 from ..problem.labels import class_order
 from ..runtime.collective import agreed, collective_of
@@ -96,12 +96,13 @@ class CVResult:
         return min(self.points, key=key)
 
 
-def _score(kind, model, X_test, y_test, metric, qid_test, coll=None):
-    """(the fold's metric on its test rows, this rank's predictions of them); distributed
+def _score(kind, model, X, test_rows, y_test, metric, qid_test, coll=None):
+    """(the fold's metric on its test rows of X, this rank's predictions of them); distributed
     (coll), those are this rank's test rows and the metric is that of all ranks' test
     rows: accuracy from the summed counts of correct predictions, the others on every
     rank's scores gathered in rank order (the serial order of the test rows)."""
-    scores = agreed(coll, model.decision_function, X_test)   # an overflow on one rank: all
+    # the test rows read in place (a mapped file's too); an overflow on one rank: all
+    scores = agreed(coll, model.decision_function, X, rows=test_rows)
     local = model.predict_from_scores(scores)
     if coll is not None:
         if metric == "accuracy":
@@ -213,7 +214,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     cancelled = threading.Event()       # Ctrl-C, or an error in another fold: no further grid point
 
     def run_fold(f, train_rows, test_rows):
-        X_test, y_test = take_rows(Xb, test_rows), y[test_rows]
+        y_test = y[test_rows]
         q_test = None if qid is None else np.asarray(qid)[test_rows]
         out = {}
         for p in ps_list:
@@ -231,7 +232,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
                                   comm=comm if coll is not None else None, **opts)
                 seconds = time.perf_counter() - t0
                 prev = model
-                value, pred = _score(kind, model, X_test, y_test, metric, q_test, coll)
+                value, pred = _score(kind, model, Xb, test_rows, y_test, metric, q_test, coll)
                 out[(C, p)] = (value, seconds, model.stats.get("n_iter", 0), records,
                                (test_rows, pred) if keep_predictions else None)
                 if progress is not None:
