@@ -31,6 +31,8 @@ __all__ = ["run"]
 calibrate = LazyFunction("linsvm.fit.calibration", "calibrate")
 search_C = LazyFunction("linsvm.fit.search", "search_C")
 best_line = LazyFunction("linsvm.fit.search", "best_line")
+max_C_reached = LazyFunction("linsvm.fit.search", "max_C_reached")
+MAX_C_WARNING = "WARNING: maximum C reached."       # LIBLINEAR's (linsvm.fit.search's)
 check_C_search = LazyFunction("linsvm.fit.search", "check_C_search")
 
 
@@ -225,4 +227,6 @@ def _search(console, job, X, y, C, n_folds, qid, sample_weight, quiet, options):
     print_warnings(console, [(f"{message} (and at {len(points) - 1} more grid points)"
                               if len(points) > 1 else message, convergence)
                              for (message, convergence), points in group_warnings([[r] for r in records])])
+    if not quiet and max_C_reached(res):
+        echo(MAX_C_WARNING)                         # LIBLINEAR's line, before its last
     echo(best_line(res))
