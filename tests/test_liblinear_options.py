@@ -340,3 +340,21 @@ def test_with_no_bias_feature_the_summary_does_not_offer_a_free_one(tmp_path):
     r = invoke(train_cmd, "-s", "11", "-B", "-1", data, str(tmp_path / "m"))
     assert r.exit_code == 0, r.output
     assert "LIBLINEAR's -s" not in r.stderr.strip().splitlines()[-1]
+
+
+def test_a_weight_for_a_label_the_data_lacks_is_warned_about_and_dropped_with_a_code(tmp_path):
+    """LIBLINEAR's train warns 'class label 5 specified in weight is not found' and trains
+    on; with -s CODE so does linsvm (the model is the one without that weight), while a
+    solver named, not numbered, refuses it."""
+    import linsvm
+    data = _data_for(tmp_path, 1)
+    both = invoke(train_cmd, "-s", "1", "-w5", "2", "-w1", "3", data, str(tmp_path / "both"))
+    one = invoke(train_cmd, "-s", "1", "-q", "-w1", "3", data, str(tmp_path / "one"))
+    assert both.exit_code == 0 and one.exit_code == 0, both.output
+    warnings = [ln for ln in both.stderr.splitlines() if ln.startswith("warning:")]
+    assert warnings == ["warning: class label 5 specified in weight is not found (-w ignores "
+                        "it, as LIBLINEAR does)"]
+    a, b = linsvm.load_model(str(tmp_path / "both")), linsvm.load_model(str(tmp_path / "one"))
+    assert a.weights.tobytes() == b.weights.tobytes() and a.params == b.params
+    named = invoke(train_cmd, "-q", "-s", "dcd", "-w5", "2", data, str(tmp_path / "m"))
+    assert named.exit_code == 1 and "label 5, which is not in the training data" in named.stderr

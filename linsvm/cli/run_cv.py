@@ -21,8 +21,8 @@ from .console import Console, print_warnings
 from .messages import UsageLineError
 from .plot import check_plot_file, plot_cv
 from .job import open_job
-from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
-                   note_imbalance, parsed_options, read_line)
+from .runs import (check_output, cross_validate_on_console, drop_absent_weights, labels_located,
+                   load_training, note_imbalance, parsed_options, read_line)
 from .solver_options import (drop_no_effect, no_effect_note, one_thread_m, one_thread_note,
                              parse_class_weights, resolve_solver)
 
@@ -93,6 +93,7 @@ def _cv(a):
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
     if log:
         log(read_line(data, X.n_features, time.perf_counter() - t0, job))
+    class_weight = drop_absent_weights(console, a.solver, class_weight, data)
     note_imbalance(console, y, solver, class_weight, job)
     options = dict(solver=solver, bias=a.bias, tol=a.tol, class_weight=class_weight,
                    seed=a.seed, sample_weight=sample_weight, qid=qid,

@@ -20,8 +20,8 @@ from ..problem.labels import distinct
 from .console import Console, fmt_stat, print_warnings
 from .job import open_job
 from .messages import UsageLineError
-from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
-                   note_imbalance, parsed_options, read_line)
+from .runs import (check_output, cross_validate_on_console, drop_absent_weights, labels_located,
+                   load_training, note_imbalance, parsed_options, read_line)
 from .solver_options import (drop_no_effect, liblinear_problem_note, m_as_jobs, no_effect_note,
                              one_thread_m, parse_class_weights, resolve_solver)
 
@@ -113,6 +113,7 @@ def _train(a):
                            classes=distinct(y) if data.labels is None else data.labels)
     if log:
         log(read_line(data, X.n_features, time.perf_counter() - t0, job))
+    class_weight = drop_absent_weights(console, a.solver, class_weight, data)
     note_imbalance(console, y, solver, class_weight, job)
     options = dict(solver=solver, bias=a.bias, tol=a.tol, class_weight=class_weight,
                    seed=a.seed, allow_many_classes=a.allow_many_classes, **solver_options)
