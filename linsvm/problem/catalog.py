@@ -100,10 +100,8 @@ def liblinear_no_effect(code: int) -> tuple:
     codes' tube width; -n: the one-class nu; -w: the classifiers' class weights; -c:
     every code but the one-class), and linsvm's solver for the code has an option or a
     kind that uses each exactly where LIBLINEAR's does, so the two lists are one."""
-    from .kinds import KINDS            # NumPy: only when a command runs
-
     info = get_solver(liblinear_code(code)[0])
-    kind = KINDS[info.kind]
+    kind = import_by_name("linsvm.problem.kinds").KINDS[info.kind]    # NumPy: when it runs
     uses = {"-c": kind.uses_C, "-p": "epsilon" in info.options or "p" in info.options,
             "-n": "nu" in info.options, "-w": kind.weighs_classes}
     return tuple(f for f in _CODE_FLAGS if not uses[f])
