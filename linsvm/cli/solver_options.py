@@ -24,12 +24,20 @@ __all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "on
 
 
 def codes_text(info):
-    """LIBLINEAR's -s codes of a solver, e.g. 'LIBLINEAR -s 1 (= --loss l2), -s 3 (= --loss l1)'."""
+    """LIBLINEAR's -s codes of a solver, e.g. 'LIBLINEAR -s 1 (= --loss l2), -s 3 (= --loss
+    l1)', with the defaults that make a code's problem LIBLINEAR's: '-s 11 (=
+    --regularize-bias)'."""
     parts = []
     for code, liblinear in sorted(info.liblinear_codes.items()):
-        extra = " ".join(f"{flag(k)} {v}" for k, v in liblinear.implied.items())
-        parts.append(f"-s {code}" + (f" (= {extra})" if extra else ""))
+        extra = [f"{flag(k)} {v}" for k, v in liblinear.implied.items()]
+        extra += [_bool_flag(k, v) for k, v in liblinear.defaults.items()]
+        parts.append(f"-s {code}" + (f" (= {' '.join(extra)})" if extra else ""))
     return "LIBLINEAR " + ", ".join(parts) if parts else ""
+
+
+def _bool_flag(name, value):
+    """--name or --no-name for a bool option's value."""
+    return flag(name) if value else f"--no-{name.replace('_', '-')}"
 
 
 def _codes_list():
@@ -160,8 +168,7 @@ def liblinear_problem_note(solver, solver_options, bias):
         own = info.options[key].default
         if own == value:
             continue
-        out.append("-R" if key == "regularize_bias" and own is False else
-                   (flag(key) if own else f"--no-{key.replace('_', '-')}"))
+        out.append("-R" if key == "regularize_bias" and own is False else _bool_flag(key, own))
     if not out:
         return ""
     return f" (LIBLINEAR's -s {solver.code} problem; {solver.name}'s default: {' '.join(out)})"
