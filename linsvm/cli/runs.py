@@ -21,12 +21,13 @@ from ..io.weights import read_instance_weights
 from ..problem.catalog import SOLVERS
 from ..problem.checks import OverflowingRowError
 from ..problem.kinds import KINDS
-from ..problem.labels import LabelError, distinct_counts, format_label
+from ..problem.labels import LabelError, distinct, distinct_counts, format_label
 from .console import print_warnings
 from .job import Job
 
-__all__ = ["parsed_options", "TrainingData", "load_training", "binary_input", "read_line", "check_output", "note_imbalance",
-           "cross_validate_on_console", "labels_located", "IMBALANCE_NOTE"]
+__all__ = ["parsed_options", "TrainingData", "load_training", "binary_input", "read_line",
+           "check_output", "note_imbalance", "cross_validate_on_console", "labels_located",
+           "IMBALANCE_NOTE", "drop_absent_weights"]
 
 # what only -v, --shards and MPI runs read or run, imported when they do (start-up:
 # linsvm._lazy)
@@ -198,6 +199,24 @@ def note_imbalance(console, y, solver, class_weight, job=None):
                      f"{n} training examples (always predicting it scores that "
                      f"accuracy); consider -w balanced, and judge by F1 or PRBEP "
                      f"(linsvm-cv --metric f1)")
+
+
+def drop_absent_weights(console, solver, class_weight, data):
+    """The class weights (-w) without those of labels the training data lacks, each
+    dropped with LIBLINEAR's warning, when -s gave a LIBLINEAR code (LIBLINEAR warns and
+    trains on); for a solver named, not numbered, class_weight as it is (train()
+    refuses such a label).  data: a TrainingData (its labels over all MPI ranks)."""
+    if solver.code is None or not isinstance(class_weight, dict) or not class_weight:
+        return class_weight
+    present = set(np.asarray(distinct(data.y) if data.labels is None else data.labels).tolist())
+    kept = {}
+    for label, weight in class_weight.items():
+        if float(label) in present:
+            kept[label] = weight
+        else:
+            console.warn(f"class label {format_label(float(label))} specified in weight is not "
+                         "found (-w ignores it, as LIBLINEAR does)")
+    return kept
 
 
 @contextlib.contextmanager

@@ -281,9 +281,10 @@ def report_lines(result: PredictionResult) -> list:
 
 def note_lines(result: PredictionResult) -> list:
     """Remarks on test data that does not match the model (``linsvm-predict`` prints
-    each as ``note: ...``): its features beyond the model's or fewer than the
-    model's, and labels the model does not know (they count as errors).  None
-    without examples."""
+    each as ``note: ...``): its features beyond the model's, and labels the model does
+    not know (they count as errors).  None without examples.  Test data whose indices
+    stop short of the model's width is not remarked on: held-out rows often lack the
+    training set's last features, which then count as 0 (docs/predict.md)."""
     if not result.n_total:
         return []
     notes = []
@@ -291,9 +292,6 @@ def note_lines(result: PredictionResult) -> list:
     if width > n:
         notes.append(f"the test data has feature indices up to {width}, the model only 1..{n}: "
                      f"features above {n} are ignored")
-    elif width < n:
-        notes.append(f"the model has {n} features, the test data indices only up to {width} "
-                     f"(the others count as 0)")
     if result.n_unknown:
         unknown = result.unknown
         shown = ", ".join(format_label(v) for v in unknown[:5]) + (", ..." if len(unknown) > 5 else "")

@@ -133,11 +133,16 @@ class WorkMemory(NamedTuple):
 class LiblinearCode(NamedTuple):
     """One of LIBLINEAR's `-s` codes a solver answers to (SolverInfo.liblinear_codes maps
     the code to it): the solver_type name LIBLINEAR's model files carry for the code
-    (linsvm.model.format_liblinear.SOLVER_TYPES is built from these), and the options
-    the code implies (dcd: -s 1 is loss l2, -s 3 loss l1)."""
+    (linsvm.model.format_liblinear.SOLVER_TYPES is built from these), the options the
+    code implies (dcd: -s 1 is loss l2, -s 3 loss l1; another value given with the code
+    is a contradiction), and `defaults`: the options whose default under the code is
+    LIBLINEAR's problem where the solver's own default is linsvm's improvement on it
+    (svr: -s 11 regularizes the bias weight, -s svr frees it); a value given with the
+    code overrides them."""
 
     solver_type: str
     implied: Mapping = _EMPTY
+    defaults: Mapping = _EMPTY
 
 
 class SolverInfo(NamedTuple):
