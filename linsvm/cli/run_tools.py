@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..io.atomic import atomic_output, check_output_path, check_outputs, same_target
+from ..io.binwrite import BinaryWriter
 from ..io.features import read_feature_map, renumber_features, write_feature_map
 from ..io.scale import check_options, scale_file
 from ..io.svmlight import dump_svmlight, load_svmlight
@@ -95,8 +96,6 @@ def binary_writer(path, values, n_features):
     """The writer of a binary data file (linsvm.io.binwrite.BinaryWriter): a context
     manager with append(indptr, indices, data, labels) whose file appears only on a
     clean exit."""
-    from ..io.binwrite import BinaryWriter
-
     return BinaryWriter(path, values=values, n_features=n_features)
 
 

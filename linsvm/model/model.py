@@ -362,10 +362,7 @@ class Model:
         of handing on ``inf``/``nan`` scores that would label the row anyway; NumPy
         warns of nothing.
 
-        `rows` (int64 row numbers of X, any order): score those rows only, in that
-        order, as ``X[rows]`` would be scored; for a CSRBuffers (a mapped file's
-        included) the kernel reads them in place, no row is copied -- what
-        cross-validation scores its test rows with.
+        `rows` (row numbers): the scores of ``X[rows]``, a CSRBuffers's read in place.
         """
         W = self._weights
         n = self._n_features
@@ -373,16 +370,14 @@ class Model:
         if rows is not None and not isinstance(X, CSRBuffers):
             return self.decision_function(X[np.asarray(rows)])
         if isinstance(X, CSRBuffers):
-            scores = _kernels.csr_scores(DataView(X, self._bias if self._bias > 0 else 0.0, rows),
-                                         W)
+            scores = _kernels.csr_scores(DataView(X, max(self._bias, 0.0), rows), W)
             scores = scores[:, 0] if one else scores
             if self._offset != 0:
                 with np.errstate(all="ignore"):     # an overflow is reported below, in one line
                     scores = scores + self._offset
             if not _kernels.all_finite(scores.reshape(-1)):
-                picked = X if rows is None else take_rows(X, rows)   # to name the row
-                raise overflow_error(scores, picked, W[:n], W[-1] if self._bias > 0 else None,
-                                     self._bias)
+                raise overflow_error(scores, X if rows is None else take_rows(X, rows), W[:n],
+                                     W[-1] if self._bias > 0 else None, self._bias)
             return scores
         sp = _scipy_sparse(X)
         if sp is not None:
