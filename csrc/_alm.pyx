@@ -104,7 +104,8 @@ from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from libc.math cimport fabs, sqrt, fmax, INFINITY
 import numpy as np
-from csr cimport CSR, entry_threads, matvec, rmatvec, col_sq_sums, dot
+from csr cimport CSR, entry_threads, dot
+from csr_passes cimport matvec, rmatvec, col_sq_sums
 from linsvm._data cimport DataView
 from cgls cimport Operator, CglsSettings, CglsWork, csr_operator, cgls_settings, cgls_solve
 from alm_steps cimport loss_kind

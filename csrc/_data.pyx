@@ -4,18 +4,22 @@ A `DataView` is built once in Python, from a `linsvm.problem.csr.CSRBuffers`, th
 (LIBLINEAR's -B) and optionally the row numbers of one solve, and then passed to a core
 as one argument.  It holds csrc/csr.pxd's `CSR` struct over the buffers; the cores take
 that struct (`csr`, `pattern_csr`) with their own thread count and scatter scratch, and
-read rows only through csr.pxd's inline accessors (dot_row, axpy_row, the fused normal
-mat-vec, the row entries), so a new layout of the values is a change to csr.pxd and to
-this file, not to every core (docs/design.md, "The data view").
+read rows only through csr.pxd's inline accessors (dot_row, axpy_row, the row entries;
+csr_passes.pxd's mat-vecs and the fused normal mat-vec over them), so a new layout of the
+values is a change to csr.pxd and to this file, not to every core (docs/design.md, "The
+data view").
 
-The row numbers are checked here, once: every entry in [0, n_rows).  The buffers are
-trusted as CSRBuffers guarantees them (row pointers from 0 to nnz, never decreasing;
-column indices in [0, n_features); finite values).
+The values may be in any of CSRBuffers' layouts: float64, float32 (the struct's data32),
+or none (a pattern: the struct is unit from the start, with no scan).  The row numbers
+are checked here, once: every entry in [0, n_rows).  The buffers are trusted as
+CSRBuffers guarantees them (row pointers from 0 to nnz, never decreasing; column
+indices in [0, n_features); finite values).
 """
 import numpy as np
 
 from libc.stdint cimport int32_t, int64_t
-from csr cimport CSR, make_csr, check_rows, scratch_doubles, read_pattern
+from csr cimport CSR, make_csr, check_rows, read_pattern
+from csr_passes cimport scratch_doubles
 
 
 cdef extern from *:
@@ -43,7 +47,8 @@ def request_stop():
 cdef class DataView:
     """DataView(buffers, bias=-1.0, rows=None): the examples of one solve.
 
-    buffers: a CSRBuffers (int64 indptr, int32 indices, float64 data, n_features);
+    buffers: a CSRBuffers (int64 indptr, int32 indices, data float64, float32 or None for
+    a pattern, n_features);
     bias: the constant feature's value (<= 0: none), appended as weight n_features;
     rows: int64 row numbers of the solve (any subset, any order; each in [0, n_rows)),
     or None for a view of every row in order (what prediction reads).  The view keeps
@@ -53,17 +58,29 @@ cdef class DataView:
     def __cinit__(self, buffers, double bias=-1.0, rows=None):
         cdef const int64_t[::1] indptr = buffers.indptr
         cdef const int32_t[::1] indices = buffers.indices
-        cdef const double[::1] data = buffers.data
+        cdef const double[::1] data
+        cdef const float[::1] data32
+        cdef const double* d64 = NULL
+        cdef const float* d32 = NULL
         cdef const int64_t[::1] rv
         cdef int64_t n_rows = indptr.shape[0] - 1
         self.buffers = buffers
         self.bias = bias
         self.n_features = buffers.n_features
         self.n_rows = n_rows
-        self.X = make_csr(indptr, indices, data, self.n_features, bias, 1, NULL)
+        values = buffers.data
+        if values is not None and values.shape[0] > 0:
+            if values.dtype == np.float32:
+                data32 = values
+                d32 = &data32[0]
+            else:
+                data = values
+                d64 = &data[0]
+        self.X = make_csr(indptr, indices, d64, d32, self.n_features, bias)
         self.n_weights = self.X.n_weights
         self._pattern = -1
         self._row_scale = None
+        self._offset_indptr = None
         self.rows = NULL
         self.rows_array = None
         self.n = n_rows
@@ -92,7 +109,8 @@ cdef class DataView:
     cdef CSR pattern_csr(self, int n_threads, double* scratch) except *:
         """As csr, and the kernels read only the column indices where the values allow
         it (csr.pxd's read_pattern: a 0/1 pattern, or one value per row); the values are
-        scanned once per view, on the first call."""
+        scanned once per view, on the first call (a pattern has none: it is unit from
+        the start, and csr gives it so too)."""
         cdef CSR X = self.csr(n_threads, scratch)
         cdef double[::1] scale
         if self._pattern < 0:
@@ -110,7 +128,7 @@ cdef class DataView:
         return X
 
     cdef int64_t scratch_doubles(self) noexcept:
-        """Doubles of scratch a scatter over any of the rows needs (csr.pxd's
+        """Doubles of scratch a scatter over any of the rows needs (csr_passes.pxd's
         scratch_doubles: independent of the thread count)."""
         cdef const int64_t[::1] indptr = self.buffers.indptr
         return scratch_doubles(indptr, self.n_features, self.bias)
@@ -139,3 +157,27 @@ cdef class DataView:
     def __repr__(self):
         return (f"DataView({self.n} of {self.n_rows} rows, {self.n_features} features, "
                 f"bias {self.bias:g})")
+
+
+def offset_view(buffers, double bias=-1.0, rows=None, int64_t offset=(1 << 31) + 12345):
+    """DataView(buffers, bias, rows) whose every entry position lies `offset` further on:
+    the row pointers read indptr + offset, the index and value pointers point `offset`
+    entries before the arrays, so that position p + offset reads entry p.  The cores then
+    see a matrix whose entry offsets pass 2**31 (with the default) while it holds only
+    the small arrays; their answers must be those of the plain view bit for bit.  For
+    the tests of 64-bit offsets (tests/test_wide_offsets.py): no production code calls
+    it.  The view keeps its shifted row pointers alive."""
+    if offset < 0:
+        raise ValueError("offset_view: the offset must be >= 0")
+    cdef DataView view = DataView(buffers, bias, rows)
+    shifted = np.asarray(buffers.indptr, dtype=np.int64) + offset
+    cdef const int64_t[::1] ip = shifted
+    view._offset_indptr = shifted
+    view.X.indptr = &ip[0]
+    if view.X.indices != NULL:
+        view.X.indices = view.X.indices - offset
+    if view.X.data != NULL:
+        view.X.data = view.X.data - offset
+    if view.X.data32 != NULL:
+        view.X.data32 = view.X.data32 - offset
+    return view

@@ -1,12 +1,16 @@
 # Python entry points to the shared CSR kernels of csr.pxd and the one-pass checks
 # production uses before a solve: thread count discovery, a serial dot product, X[rows] @ w,
-# the CSR buffer check, label scan, binary targets, finiteness.  (The wrappers that only
-# tests use to check the kernels against scipy are in csrc/_testing.pyx.)
+# the CSR buffer check, label scan, binary targets, finiteness, the chunk checks of a mapped
+# binary data file.  (The wrappers that only tests use to check the kernels against scipy
+# are in csrc/_testing.pyx.)
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
+from cython cimport floating
 import numpy as np
-from csr cimport (CSR, read_pattern, matvec, linsvm_max_threads, vdot as csr_vdot, row_start,
-                 row_stop, entry_index, stored_values)
+from csr cimport (CSR, VALUES_F64, VALUES_F32, read_pattern, linsvm_max_threads,
+                  vdot as csr_vdot, row_start, row_stop, entry_index, entry_value,
+                  entry_value_as, value_layout, value_t)
+from csr_passes cimport matvec
 from linsvm._data cimport DataView
 
 
@@ -43,7 +47,7 @@ def csr_matvec(DataView data, const double[::1] w, int n_threads=1, bint pattern
     return out
 
 
-cdef inline int64_t first_non_finite(const double* v, int64_t n) noexcept nogil:
+cdef inline int64_t first_non_finite(const value_t* v, int64_t n) noexcept nogil:
     """Index of the first NaN or infinity among v[0:n], or -1."""
     cdef int64_t k
     for k in range(n):
@@ -52,36 +56,80 @@ cdef inline int64_t first_non_finite(const double* v, int64_t n) noexcept nogil:
     return -1
 
 
-def check_csr(const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] data,
-              int64_t n_features):
-    """One pass over canonical CSR buffers for what the kernels index unchecked.
+cdef int64_t _first_bad_value(data) except -2:
+    """first_non_finite over the values of a CSR: a float64 or float32 array, or None
+    (a pattern: no values, -1)."""
+    cdef const double[::1] v64
+    cdef const float[::1] v32
+    cdef int64_t n, where
+    if data is None:
+        return -1
+    if data.dtype == np.float32:
+        v32 = data
+        n = v32.shape[0]
+        with nogil:
+            where = first_non_finite(&v32[0] if n else <const float*>NULL, n)
+        return where
+    v64 = data
+    n = v64.shape[0]
+    with nogil:
+        where = first_non_finite(&v64[0] if n else <const double*>NULL, n)
+    return where
 
-    Returns (code, where): (0, -1) when row pointers never decrease, every column
-    index lies in [0, n_features) and every value is finite; otherwise the first
-    failure, (1, row) for a decreasing row pointer, (2, k) for a column index
-    out of range at stored entry k, (3, k) for a non-finite value at entry k.
-    The caller has checked that indptr runs from 0 to len(data) and that
-    indices and data have one length.
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+
+def check_csr(const int64_t[::1] indptr, const index_t[::1] indices, data,
+              int64_t n_features, int32_t[::1] narrow=None):
+    """One pass over CSR buffers for what the kernels index unchecked.
+
+    data: the values, float64 or float32 (1-D, contiguous), or None for a pattern (no
+    values to check).  Returns (code, where): (0, -1) when row pointers never
+    decrease, every column index lies in [0, n_features) and every value is finite;
+    otherwise the first failure, (1, row) for a decreasing row pointer, (2, k) for a
+    column index out of range at stored entry k, (3, k) for a non-finite value at
+    entry k.  The caller has checked that indptr runs from 0 to len(indices), that
+    indices and data have one length, and that n_features <= 2**31 - 1.
+
+    indices may be int32 or int64 (a scipy matrix past 2**31 non-zeros).  With int64
+    indices, `narrow` (int32, one entry per index) receives each index as int32 in the
+    same pass that checks it -- in range, so it fits -- which is all the conversion
+    to the cores' layout costs; on a failure at entry k, narrow[k:] is undefined.
     """
-    cdef int64_t i, k, n_rows = indptr.shape[0] - 1, nnz = data.shape[0]
+    cdef int64_t i, k, n_rows = indptr.shape[0] - 1, nnz = indices.shape[0]
     cdef int code = 0
     cdef int64_t where = -1
+    cdef int64_t j
+    cdef bint wide = index_t is int64_t
+    if wide and (narrow is None or narrow.shape[0] != nnz):
+        raise ValueError("check_csr: int64 indices need an int32 `narrow` of their length")
     with nogil:
         for i in range(n_rows):
             if indptr[i + 1] < indptr[i]:
                 code = 1
                 where = i
                 break
-        if code == 0:
+        if code == 0 and wide:
+            for k in range(nnz):
+                j = indices[k]
+                if j < 0 or j >= n_features:
+                    code = 2
+                    where = k
+                    break
+                narrow[k] = <int32_t>j
+        elif code == 0:
             for k in range(nnz):
                 if indices[k] < 0 or indices[k] >= n_features:
                     code = 2
                     where = k
                     break
-        if code == 0:
-            where = first_non_finite(&data[0] if nnz else NULL, nnz)
-            if where >= 0:
-                code = 3
+    if code == 0:
+        where = _first_bad_value(data)
+        if where >= 0:
+            code = 3
     return code, where
 
 
@@ -140,8 +188,24 @@ def all_finite(a):
     cdef const double[::1] v = a.reshape(-1)
     cdef int64_t n = v.shape[0], where
     with nogil:
-        where = first_non_finite(&v[0] if n else NULL, n)
+        where = first_non_finite(&v[0] if n else <const double*>NULL, n)
     return where < 0
+
+
+cdef inline void _scores_body(const CSR* X, int layout, const int64_t* rows, int64_t n,
+                              const double[:, ::1] W, int64_t width,
+                              double[:, ::1] o) noexcept nogil:
+    """o[r, :] += sum_j x_ij W[j, :] over row i = rows[r]'s entries with j < width."""
+    cdef int64_t r, i, p, c, j, k = W.shape[1]
+    cdef double v
+    for r in range(n):
+        i = r if rows == NULL else rows[r]
+        for p in range(row_start(X, i), row_stop(X, i)):
+            j = entry_index(X, p)
+            if j < width:
+                v = entry_value_as(X, layout, i, p)
+                for c in range(k):
+                    o[r, c] += v * W[j, c]
 
 
 def csr_scores(DataView data, const double[:, ::1] W):
@@ -150,33 +214,48 @@ def csr_scores(DataView data, const double[:, ::1] W):
     sum_j x_ij W[j, c] over row i's stored entries with column j < width, the model's
     width W.shape[0] - (bias > 0) (later columns are ignored), then + bias W[width, c]
     when the view's bias > 0 (W's bias row).  Each sum runs over the row's entries in
-    stored order, as scipy's CSR products do, so the values are theirs bit for bit."""
+    stored order, as scipy's CSR products do, so the values are theirs bit for bit (a
+    float32 view's those of its values widened, a pattern's those of its values 1.0)."""
     cdef CSR X = data.csr(1, NULL)
-    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
     cdef const int64_t* rows = data.rows
     cdef double bias = data.bias
     cdef int64_t width = W.shape[0] - (1 if bias > 0 else 0)
     cdef int64_t n = data.n, k = W.shape[1]
-    cdef int64_t r, i, p, c, j
-    cdef double v
+    cdef int64_t r, c
+    cdef int lay = value_layout(&X)
     if width < 0:
         raise ValueError("W has no bias row for the view's bias feature")
     out = np.zeros((n, k), dtype=np.float64)
     cdef double[:, ::1] o = out
     with nogil:
-        for r in range(n):
-            i = r if rows == NULL else rows[r]
-            for p in range(row_start(&X, i), row_stop(&X, i)):
-                j = entry_index(&X, p)
-                if j < width:
-                    v = vals[p]
-                    for c in range(k):
-                        o[r, c] += v * W[j, c]
+        if lay == VALUES_F64:
+            _scores_body(&X, VALUES_F64, rows, n, W, width, o)
+        elif lay == VALUES_F32:
+            _scores_body(&X, VALUES_F32, rows, n, W, width, o)
+        else:
+            _scores_body(&X, lay, rows, n, W, width, o)
         if bias > 0:
             for r in range(n):
                 for c in range(k):
                     o[r, c] = o[r, c] + W[width, c] * bias
     return out
+
+
+cdef inline void _transposed_body(const CSR* X, int layout, const int64_t* rows, int64_t n,
+                                  const double[:, ::1] M, double[:, ::1] o) noexcept nogil:
+    """o[j, :] += x_ij M[r, :] over row i = rows[r]'s entries, and the bias row."""
+    cdef int64_t r, i, p, c, j, k = M.shape[1]
+    cdef double v, bias = X.bias
+    for r in range(n):
+        i = r if rows == NULL else rows[r]
+        for p in range(row_start(X, i), row_stop(X, i)):
+            j = entry_index(X, p)
+            v = entry_value_as(X, layout, i, p)
+            for c in range(k):
+                o[j, c] += v * M[r, c]
+        if bias > 0:
+            for c in range(k):
+                o[X.n_features, c] += bias * M[r, c]
 
 
 def csr_transposed_scores(DataView data, const double[:, ::1] M):
@@ -185,37 +264,29 @@ def csr_transposed_scores(DataView data, const double[:, ::1] M):
     entries, and, when the view's bias > 0, one more row out[n_features, c] = bias
     sum_r M[r, c] (the bias feature's column)."""
     cdef CSR X = data.csr(1, NULL)
-    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
-    cdef const int64_t* rows = data.rows
-    cdef double bias = data.bias
-    cdef int64_t n_features = data.n_features
-    cdef int64_t n = data.n, k = M.shape[1], r, i, p, c, j
-    cdef double v
+    cdef int64_t n = data.n
+    cdef int lay = value_layout(&X)
     if M.shape[0] != n:
         raise ValueError(f"M has {M.shape[0]} rows for {n} positions")
-    out = np.zeros((data.n_weights, k), dtype=np.float64)
+    out = np.zeros((data.n_weights, M.shape[1]), dtype=np.float64)
     cdef double[:, ::1] o = out
     with nogil:
-        for r in range(n):
-            i = r if rows == NULL else rows[r]
-            for p in range(row_start(&X, i), row_stop(&X, i)):
-                j = entry_index(&X, p)
-                v = vals[p]
-                for c in range(k):
-                    o[j, c] += v * M[r, c]
-            if bias > 0:
-                for c in range(k):
-                    o[n_features, c] += bias * M[r, c]
+        if lay == VALUES_F64:
+            _transposed_body(&X, VALUES_F64, data.rows, n, M, o)
+        elif lay == VALUES_F32:
+            _transposed_body(&X, VALUES_F32, data.rows, n, M, o)
+        else:
+            _transposed_body(&X, lay, data.rows, n, M, o)
     return out
 
 
-cdef inline double _sq_norm(const CSR* X, const double* vals, int64_t r,
-                            double b2) noexcept nogil:
-    """b2 + ||x_r||^2 summed in index order (vals: X's stored values)."""
+cdef inline double _sq_norm(const CSR* X, int layout, int64_t r, double b2) noexcept nogil:
+    """b2 + ||x_r||^2 summed in index order."""
     cdef int64_t j
-    cdef double s = b2
+    cdef double v, s = b2
     for j in range(row_start(X, r), row_stop(X, r)):
-        s += vals[j] * vals[j]
+        v = entry_value_as(X, layout, r, j)
+        s += v * v
     return s
 
 
@@ -229,23 +300,111 @@ cdef inline bint _fold(double s, int64_t p, double* m, int64_t* bad) noexcept no
     return 0
 
 
+cdef inline int64_t _max_sq_body(const CSR* X, int layout, const int64_t* rows, int64_t n,
+                                 double b2, double* m) noexcept nogil:
+    """The max_row_sq_norm loop: m = the largest sum, returns the first bad position or -1."""
+    cdef int64_t p, bad = -1
+    for p in range(n):
+        if _fold(_sq_norm(X, layout, p if rows == NULL else rows[p], b2), p, m, &bad):
+            break
+    return bad
+
+
 def max_row_sq_norm(DataView data):
     """(m, k): m = the largest ||x_r||^2 over the view's rows r = rows[k] (every row when
     it has none; x including the bias feature's bias^2 when bias > 0), summed in index
     order; k = the first position whose sum is not finite (it overflowed), or -1."""
     cdef CSR X = data.csr(1, NULL)
-    cdef const double* vals = stored_values(&X)     # DataView.csr: the values as stored
-    cdef const int64_t* rows = data.rows
+    cdef int lay = value_layout(&X)
     cdef double bias = data.bias
-    cdef int64_t p, n = data.n, bad = -1
+    cdef int64_t bad
     cdef double m = 0.0, b2 = bias * bias if bias > 0 else 0.0
     with nogil:
-        if rows == NULL:
-            for p in range(n):
-                if _fold(_sq_norm(&X, vals, p, b2), p, &m, &bad):
-                    break
+        if lay == VALUES_F64:
+            bad = _max_sq_body(&X, VALUES_F64, data.rows, data.n, b2, &m)
+        elif lay == VALUES_F32:
+            bad = _max_sq_body(&X, VALUES_F32, data.rows, data.n, b2, &m)
         else:
-            for p in range(n):
-                if _fold(_sq_norm(&X, vals, rows[p], b2), p, &m, &bad):
-                    break
+            bad = _max_sq_body(&X, lay, data.rows, data.n, b2, &m)
     return m, bad
+
+
+cdef inline double _entry_sq_norm(const CSR* X, int64_t i, double b2) noexcept nogil:
+    """b2 + ||x_i||^2 over row i's entries in index order, through csr.pxd's entry_value
+    (so every value layout the view reads)."""
+    cdef int64_t p
+    cdef double s = b2, v
+    for p in range(row_start(X, i), row_stop(X, i)):
+        v = entry_value(X, i, p)
+        s += v * v
+    return s
+
+
+def row_sq_norms(DataView data):
+    """out[r] = ||x_i||^2 for each position r of the view, i = rows[r] (every row in
+    order when it has none), plus bias^2 when the view has the bias feature: one pass
+    over the rows' entries, summed in index order, nothing allocated but the output.
+    A square beyond the float range is inf, silently (the caller judges it)."""
+    cdef CSR X = data.csr(1, NULL)
+    cdef const int64_t* rows = data.rows
+    cdef int64_t r, n = data.n
+    cdef double b2 = data.bias * data.bias if data.bias > 0 else 0.0
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    with nogil:
+        for r in range(n):
+            o[r] = _entry_sq_norm(&X, r if rows == NULL else rows[r], b2)
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# Chunk checks of a mapped binary data file (linsvm.io.binfile): the reader streams each
+# section once, in chunks that stay in the cache, through zlib.crc32 and these checks, so
+# that a file whose checksums hold but whose contents would send a core out of bounds is
+# refused before any core sees it.  Each returns the position of the first fault in the
+# chunk (or -1); the caller adds the chunk's offset and names the row.
+# --------------------------------------------------------------------------- #
+
+def first_bad_row_pointer(const int64_t[::1] p, int64_t prev, int64_t nnz):
+    """Position k of the first row pointer of the chunk p with p[k] < p[k - 1] (prev for
+    k = 0: the last pointer of the chunk before) or p[k] > nnz; -1 when none."""
+    cdef int64_t k, n = p.shape[0], last = prev, bad = -1
+    with nogil:
+        for k in range(n):
+            if p[k] < last or p[k] > nnz:
+                bad = k
+                break
+            last = p[k]
+    return bad
+
+
+def scan_column_indices(const int32_t[::1] ind, int64_t n_features):
+    """(bad, top) over a chunk of column indices: bad the position of the first index
+    outside [0, n_features) (-1 when none), top 1 + the largest index of the chunk (0
+    for none): the chunk's share of the file's largest 1-based feature index."""
+    cdef int64_t k, n = ind.shape[0], bad = -1
+    cdef int32_t j, lo = 0, hi = -1
+    with nogil:
+        # min and max without an exit, which the compiler vectorizes; the position of a
+        # fault only when there is one
+        for k in range(n):
+            j = ind[k]
+            lo = j if j < lo else lo
+            hi = j if j > hi else hi
+        if lo < 0 or hi >= n_features:
+            for k in range(n):
+                if ind[k] < 0 or ind[k] >= n_features:
+                    bad = k
+                    break
+    return bad, <int64_t>hi + 1
+
+
+def first_non_finite_value(const floating[::1] v):
+    """Position of the first NaN or infinity of the float64 or float32 chunk v, or -1."""
+    cdef int64_t k, n = v.shape[0], bad = -1
+    with nogil:
+        for k in range(n):
+            if not (v[k] - v[k] == 0.0):        # inf - inf and nan - nan are nan
+                bad = k
+                break
+    return bad

@@ -25,8 +25,9 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (vdot, CSR, rmatvec, dot, dot_row, axpy_row, sq_norm_row, entry_threads,
-                 row_start, row_stop)
+from csr cimport (vdot, CSR, dot, dot_row, axpy_row, sq_norm_row, entry_threads, row_start,
+                  row_stop)
+from csr_passes cimport rmatvec
 from linsvm._data cimport DataView
 from cgls cimport Operator
 from interrupt cimport Stop, stop_init, stop_raise

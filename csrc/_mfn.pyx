@@ -94,7 +94,8 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport vdot, CSR, matvec, rmatvec, dot, entry_threads
+from csr cimport vdot, CSR, dot, entry_threads
+from csr_passes cimport matvec, rmatvec
 from linsvm._data cimport DataView
 from mfn_terms cimport Loss, Terms, make_loss, zone, loss_value, loss_slope, term_out
 from line_search cimport Breakpoint

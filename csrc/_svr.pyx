@@ -77,9 +77,9 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport (vdot, CSR, matvec, rmatvec, dot, dot_row, axpy_row, sq_norm_row,
-                 dot_row_span, axpy_row_span, row_start, row_stop, prefetch_span,
-                 LINSVM_PREFETCH, entry_threads)
+from csr cimport (vdot, CSR, dot, dot_row, axpy_row, sq_norm_row, dot_row_span, axpy_row_span,
+                  row_start, row_stop, prefetch_span, LINSVM_PREFETCH, entry_threads)
+from csr_passes cimport matvec, rmatvec
 from linsvm._data cimport DataView
 from line_search cimport Breakpoint
 from interrupt cimport Stop, stop_init, stop_poll, stop_keep, stop_raise

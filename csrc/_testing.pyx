@@ -2,7 +2,7 @@
 # compiled cores, so that tests can check each piece against an independent reference
 # (scipy, brute force, the paper's formulas).  Production never imports this module.
 # The kernels themselves are not copied here: they are cimported from the .pxd files
-# the cores share (csr.pxd, mfn_shared.pxd, sdm_sub.pxd, alm_steps.pxd).
+# the cores share (csr.pxd, csr_passes.pxd, mfn_shared.pxd, sdm_sub.pxd, alm_steps.pxd).
 
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport INFINITY
@@ -10,7 +10,8 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport CSR, entry_threads, matvec, rmatvec, normal_matvec, col_sq_sums
+from csr cimport CSR, entry_threads
+from csr_passes cimport matvec, rmatvec, normal_matvec, col_sq_sums
 from linsvm._data cimport DataView
 from mfn_shared cimport (Breakpoint, Loss, Terms, make_loss, loss_value, loss_slope,
                          mismatch_term, exact_line_search, check_codes, _loss_from, dual_kkt)
@@ -42,7 +43,7 @@ def comm_roundtrip(coll, double[::1] values):
     return s_arr, m_arr, one, g_arr.reshape(C.size, n)
 
 
-# ------------------------------------------------------------------ CSR kernels (csr.pxd)
+# ------------------------------------------------------- CSR kernels (csr.pxd, csr_passes.pxd)
 
 cdef object _positions(DataView data):
     """The view's row numbers as int64 (every row in order when it has none)."""
@@ -78,7 +79,7 @@ def csr_rmatvec(DataView data, const double[::1] u, int n_threads=1, bint patter
 
 
 def csr_col_sq_sums(DataView data, const double[::1] u, int n_threads=1, bint pattern=False):
-    """Return out_j = sum_k u[k] X[rows[k], j]^2 (csr.pxd col_sq_sums: the Jacobi diagonal),
+    """Return out_j = sum_k u[k] X[rows[k], j]^2 (csr_passes.pxd col_sq_sums: the Jacobi diagonal),
     the bias coordinate last when the view has the bias feature."""
     return _scatter_entry(data, u, n_threads, pattern, 1)
 
@@ -86,7 +87,7 @@ def csr_col_sq_sums(DataView data, const double[::1] u, int n_threads=1, bint pa
 def csr_normal_matvec(DataView data, const double[::1] p, const double[::1] c, int n_threads=1,
                       bint pattern=False):
     """Return (q, h, q'Cq) with q = X[rows] @ p and h = X[rows].T @ (c * q): the fused
-    pass of the CGLS iterations (csr.pxd normal_matvec); lengths are the caller's."""
+    pass of the CGLS iterations (csr_passes.pxd normal_matvec); lengths are the caller's."""
     cdef CSR X
     scratch = data.kernel_csr(n_threads, pattern, &X)
     cdef const int64_t[::1] rows = _positions(data)

@@ -8,7 +8,8 @@
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from libc.math cimport sqrt, pow, fmin, INFINITY
-from csr cimport rmatvec, dot
+from csr cimport dot
+from csr_passes cimport rmatvec
 from comm cimport comm_active, comm_sum, comm_sum1, comm_max
 from alm_state cimport Examples, Settings, Work
 

@@ -8,7 +8,8 @@
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from libc.math cimport fabs, pow
-from csr cimport CSR, matvec, rmatvec, dot
+from csr cimport CSR, dot
+from csr_passes cimport matvec, rmatvec
 
 cdef inline int loss_kind(double p) noexcept nogil:
     """The e-step's kind of p: 1 for p = 1, 2 for p = 2, 0 for any other p > 1."""

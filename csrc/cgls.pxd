@@ -158,7 +158,8 @@
 # are reduced the same sparse way.
 
 from libc.stdint cimport int64_t
-from csr cimport CSR, scatter_blocks
+from csr cimport CSR
+from csr_passes cimport scatter_blocks
 from interrupt cimport Stop, stop_poll
 from comm cimport Comm, comm_active
 from wsplit cimport Split

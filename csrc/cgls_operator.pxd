@@ -16,7 +16,8 @@
 # poll_rows: rows a product reads (stop polling's measure of work).
 
 from libc.stdint cimport int64_t
-from csr cimport CSR, matvec, rmatvec, rmatvec_col_sq, normal_matvec
+from csr cimport CSR
+from csr_passes cimport matvec, rmatvec, rmatvec_col_sq, normal_matvec
 from interrupt cimport Stop
 from comm cimport Comm, comm_sum
 from wsplit cimport Split, split_reduce

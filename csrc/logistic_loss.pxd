@@ -32,7 +32,8 @@
 
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport exp, log, log1p, fabs, fmax, INFINITY
-from csr cimport CSR, matvec, rmatvec
+from csr cimport CSR
+from csr_passes cimport matvec, rmatvec
 from cgls cimport Operator, csr_operator
 from comm cimport Comm, comm_sum
 from wsplit cimport Split

@@ -69,7 +69,8 @@
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from libc.math cimport log, log1p, fabs, fmax, fmin, sqrt, INFINITY, NAN
-from csr cimport rmatvec, dot
+from csr cimport dot
+from csr_passes cimport rmatvec
 from cgls cimport CglsSettings, CglsWork
 from interrupt cimport stop_keep
 from comm cimport comm_sum, comm_sum1

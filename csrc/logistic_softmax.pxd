@@ -3,8 +3,8 @@
 # the operator of the Newton step's least-squares problem that cgls.pxd runs on.
 #
 # W is an n_weights x k array, row-major (weight j of class l at W[j k + l]); a term is
-# an (example, class) pair, i-major.  The scatters follow csr.pxd's: K row blocks chosen
-# from the data's shape alone (mm_blocks: csr.pxd's rule for n_weights k accumulators),
+# an (example, class) pair, i-major.  The scatters follow csr_passes.pxd's: K row blocks
+# chosen from the data's shape alone (mm_blocks: its rule for n_weights k accumulators),
 # each accumulated in row order into its own buffer, the buffers summed in block order,
 # so the results never depend on the thread count.  Rows are read through csr.pxd's
 # row-entry accessors.
@@ -12,17 +12,18 @@
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
 from cython.parallel cimport prange
-from csr cimport (CSR, SCATTER_MAX_BLOCKS, blocks_for, row_start, row_stop, entry_index,
-                 entry_value, values_as_stored, total_nnz)
+from csr cimport (CSR, VALUES_F64, VALUES_F32, row_start, row_stop, entry_index,
+                  entry_value_as, value_layout, total_nnz)
+from csr_passes cimport SCATTER_MAX_BLOCKS, blocks_for
 from cgls cimport Operator
 
 # ------------------------------------------------------------------ multinomial products
 
-# Each row kernel is one loop over the row's entries through csr.pxd's entry_value, called
-# under csr.pxd's values_as_stored test (the idiom of its "Row entries"): in the copy for
-# values as stored the compiler knows the layout, and the loop tests nothing per entry.
+# Each row kernel is one loop over the row's entries through csr.pxd's entry_value_as,
+# called with the layout as a constant in each branch (the idiom of csr.pxd's "Row
+# entries"): each copy knows its layout, and the loop tests nothing per entry.
 
-cdef inline void _scores_body(const CSR* X, int64_t i, const double* W, int64_t k,
+cdef inline void _scores_body(const CSR* X, int layout, int64_t i, const double* W, int64_t k,
                               double* out) noexcept nogil:
     cdef int64_t p, l, lo = row_start(X, i), hi = row_stop(X, i)
     cdef const double* wr
@@ -30,7 +31,7 @@ cdef inline void _scores_body(const CSR* X, int64_t i, const double* W, int64_t 
     for l in range(k):
         out[l] = 0.0
     for p in range(lo, hi):
-        v = entry_value(X, i, p)
+        v = entry_value_as(X, layout, i, p)
         wr = W + <int64_t>entry_index(X, p) * k
         for l in range(k):
             out[l] += v * wr[l]
@@ -43,19 +44,22 @@ cdef inline void _scores_body(const CSR* X, int64_t i, const double* W, int64_t 
 cdef inline void _row_scores(const CSR* X, int64_t i, const double* W, int64_t k,
                              double* out) noexcept nogil:
     """out[0:k] = W' x_i (W row-major n_weights x k; the bias feature included)."""
-    if values_as_stored(X):
-        _scores_body(X, i, W, k, out)
+    cdef int lay = value_layout(X)
+    if lay == VALUES_F64:
+        _scores_body(X, VALUES_F64, i, W, k, out)
+    elif lay == VALUES_F32:
+        _scores_body(X, VALUES_F32, i, W, k, out)
     else:
-        _scores_body(X, i, W, k, out)
+        _scores_body(X, lay, i, W, k, out)
 
 
-cdef inline void _scatter_body(const CSR* X, int64_t i, const double* s, int64_t k,
-                               double* out, bint squared) noexcept nogil:
+cdef inline void _scatter_body(const CSR* X, int layout, int64_t i, const double* s,
+                               int64_t k, double* out, bint squared) noexcept nogil:
     cdef int64_t p, l, lo = row_start(X, i), hi = row_stop(X, i)
     cdef double* orow
     cdef double v, b = X.bias
     for p in range(lo, hi):
-        v = entry_value(X, i, p)
+        v = entry_value_as(X, layout, i, p)
         if squared:
             v = v * v
         orow = out + <int64_t>entry_index(X, p) * k
@@ -70,19 +74,25 @@ cdef inline void _scatter_body(const CSR* X, int64_t i, const double* s, int64_t
 cdef inline void _row_scatter(const CSR* X, int64_t i, const double* s, int64_t k,
                               double* out) noexcept nogil:
     """out[j, :] += x_ij s[0:k] for the features j of row i (the bias feature included)."""
-    if values_as_stored(X):
-        _scatter_body(X, i, s, k, out, 0)
+    cdef int lay = value_layout(X)
+    if lay == VALUES_F64:
+        _scatter_body(X, VALUES_F64, i, s, k, out, 0)
+    elif lay == VALUES_F32:
+        _scatter_body(X, VALUES_F32, i, s, k, out, 0)
     else:
-        _scatter_body(X, i, s, k, out, 0)
+        _scatter_body(X, lay, i, s, k, out, 0)
 
 
 cdef inline void _row_scatter_sq(const CSR* X, int64_t i, const double* s, int64_t k,
                                  double* out) noexcept nogil:
     """out[j, :] += x_ij^2 s[0:k] (the bias feature included)."""
-    if values_as_stored(X):
-        _scatter_body(X, i, s, k, out, 1)
+    cdef int lay = value_layout(X)
+    if lay == VALUES_F64:
+        _scatter_body(X, VALUES_F64, i, s, k, out, 1)
+    elif lay == VALUES_F32:
+        _scatter_body(X, VALUES_F32, i, s, k, out, 1)
     else:
-        _scatter_body(X, i, s, k, out, 1)
+        _scatter_body(X, lay, i, s, k, out, 1)
 
 
 cdef inline void mm_matvec(const CSR* X, const int64_t* rows, int64_t m, const double* W, int64_t k,
@@ -110,7 +120,7 @@ cdef inline void _mm_rows(const CSR* X, const int64_t* rows, int64_t lo, int64_t
 
 
 cdef inline int mm_blocks(const CSR* X, int64_t m, int64_t k) noexcept nogil:
-    """Row blocks of a multinomial scatter over m of X's rows: csr.pxd's rule (blocks_for)
+    """Row blocks of a multinomial scatter over m of X's rows: csr_passes.pxd's rule (blocks_for)
     for n_weights k accumulators, from the data's shape alone (never the thread count)."""
     if m <= 0 or X.n_rows <= 0:
         return 1
@@ -120,7 +130,7 @@ cdef inline int mm_blocks(const CSR* X, int64_t m, int64_t k) noexcept nogil:
 
 cdef inline void mm_rmatvec(const CSR* X, const int64_t* rows, int64_t m, const double* S, int64_t k,
                      double* out, double* scratch, int squared=0) noexcept nogil:
-    """out = sum_i x_{rows[i]} S[i, :]' (n_weights x k, overwritten; squared: x^2), as csr.pxd's
+    """out = sum_i x_{rows[i]} S[i, :]' (n_weights x k, overwritten; squared: x^2), as csr_passes'
     scatter: K = mm_blocks row blocks (scratch: (K - 1) n_weights k doubles, sized for all of
     X's rows by mm_scratch_doubles; NULL: one block), each accumulated in row order, the
     threads sharing out whole blocks, summed in block order -- the same bits for every

@@ -17,7 +17,8 @@
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy, memset
 from libc.math cimport fmax, sqrt, INFINITY
-from csr cimport CSR, matvec, rmatvec, col_sq_sums, sq_norm_row, dot, axpy_row_sq
+from csr cimport CSR, sq_norm_row, dot, axpy_row_sq
+from csr_passes cimport matvec, rmatvec, col_sq_sums
 from cgls cimport Operator, CglsSettings, CglsWork, csr_operator
 from mfn_terms cimport Loss, Terms, zone, loss_slope, mismatch_term, term_at, term_out
 from line_search cimport Breakpoint, exact_line_search

@@ -7,7 +7,8 @@
 
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, isfinite, INFINITY
-from csr cimport CSR, matvec, rmatvec
+from csr cimport CSR
+from csr_passes cimport matvec, rmatvec
 from comm cimport Comm, comm_sum, comm_max
 from mfn_terms cimport (Loss, Terms, make_loss, zone, loss_value, loss_slope, mismatch_term,
                         term_at, term_out)

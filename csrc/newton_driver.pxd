@@ -55,7 +55,8 @@
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from libc.math cimport fabs, fmin, isfinite, INFINITY
-from csr cimport CSR, matvec, dot
+from csr cimport CSR, dot
+from csr_passes cimport matvec
 from cgls cimport (Operator, CglsSettings, CglsWork, cgls_solve, cgls_settings, residual,
                    residual_split)
 from interrupt cimport Stop, stop_poll, stop_keep

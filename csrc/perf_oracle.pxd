@@ -6,7 +6,8 @@
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memcpy, memset
-from csr cimport CSR, matvec, rmatvec, dot_row, axpy_row, scatter_blocks
+from csr cimport CSR, dot_row, axpy_row
+from csr_passes cimport matvec, rmatvec, scatter_blocks
 from comm cimport Comm, comm_active, comm_sum, comm_allgather
 
 # Oracle kinds.

@@ -6,7 +6,8 @@
 # sdm_pool.pxi.
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from csr cimport CSR, row_start, row_stop, entry_index, entry_value, values_as_stored
+from csr cimport (CSR, VALUES_F64, VALUES_F32, row_start, row_stop, entry_index, entry_value_as,
+                  value_layout)
 from interrupt cimport Stop
 
 cdef enum:
@@ -66,21 +67,21 @@ ctypedef struct SDM:
     int64_t polled      # evals at the last poll
 
 
-# The scatters read the row's values through csr.pxd's entry_value, which tests the
-# layout of the values per entry.  Each public function below calls its body under
-# csr.pxd's values_as_stored test: the compiler then knows in the values-as-stored copy
-# (every CSR of this core: DataView.csr) that entry_value reads the stored value, and the
-# loop tests nothing per entry.
+# The scatters read the row's values through csr.pxd's entry_value_as.  Each public
+# function below calls its body with the layout as a constant in each branch (the idiom
+# of csr.pxd's "Row entries"): each copy knows its layout, and the loop tests nothing
+# per entry.
 
 
-cdef inline void _scores_all(SDM* s, const CSR* X, int64_t row, double* h) noexcept nogil:
+cdef inline void _scores_all(SDM* s, const CSR* X, int layout, int64_t row,
+                             double* h) noexcept nogil:
     cdef int64_t p, m, k = s.k, end = row_stop(X, row)
     cdef double xv
     cdef double* wr
     for m in range(k):
         h[m] = 0.0
     for p in range(row_start(X, row), end):
-        xv = entry_value(X, row, p)
+        xv = entry_value_as(X, layout, row, p)
         wr = s.W + <int64_t>entry_index(X, p) * k
         for m in range(k):
             h[m] += xv * wr[m]
@@ -93,19 +94,22 @@ cdef inline void _scores_all(SDM* s, const CSR* X, int64_t row, double* h) noexc
 
 cdef inline void scores_all(SDM* s, int64_t row, double* h) noexcept nogil:
     """h[m] = x_row . w_m for every class m."""
-    if values_as_stored(&s.X):
-        _scores_all(s, &s.X, row, h)
+    cdef int lay = value_layout(&s.X)
+    if lay == VALUES_F64:
+        _scores_all(s, &s.X, VALUES_F64, row, h)
+    elif lay == VALUES_F32:
+        _scores_all(s, &s.X, VALUES_F32, row, h)
     else:
-        _scores_all(s, &s.X, row, h)
+        _scores_all(s, &s.X, lay, row, h)
 
 
-cdef inline void _scores_some(SDM* s, const CSR* X, int64_t row, const int32_t* cls,
-                              int64_t n, double* h) noexcept nogil:
+cdef inline void _scores_some(SDM* s, const CSR* X, int layout, int64_t row,
+                              const int32_t* cls, int64_t n, double* h) noexcept nogil:
     cdef int64_t p, t, k = s.k, end = row_stop(X, row)
     cdef double xv
     cdef double* wr
     for p in range(row_start(X, row), end):
-        xv = entry_value(X, row, p)
+        xv = entry_value_as(X, layout, row, p)
         wr = s.W + <int64_t>entry_index(X, p) * k
         for t in range(n):
             h[t] += xv * wr[cls[t]]
@@ -119,18 +123,22 @@ cdef inline void _scores_some(SDM* s, const CSR* X, int64_t row, const int32_t* 
 cdef inline void scores_some(SDM* s, int64_t row, const int32_t* cls, int64_t n,
                              double* h) noexcept nogil:
     """h[t] += x_row . w_{cls[t]} for t < n (h holds the starting values)."""
-    if values_as_stored(&s.X):
-        _scores_some(s, &s.X, row, cls, n, h)
+    cdef int lay = value_layout(&s.X)
+    if lay == VALUES_F64:
+        _scores_some(s, &s.X, VALUES_F64, row, cls, n, h)
+    elif lay == VALUES_F32:
+        _scores_some(s, &s.X, VALUES_F32, row, cls, n, h)
     else:
-        _scores_some(s, &s.X, row, cls, n, h)
+        _scores_some(s, &s.X, lay, row, cls, n, h)
 
 
-cdef inline void _update_w(SDM* s, const CSR* X, int64_t row, int64_t nchg) noexcept nogil:
+cdef inline void _update_w(SDM* s, const CSR* X, int layout, int64_t row,
+                           int64_t nchg) noexcept nogil:
     cdef int64_t p, c, k = s.k, end = row_stop(X, row)
     cdef double xv
     cdef double* wr
     for p in range(row_start(X, row), end):
-        xv = entry_value(X, row, p)
+        xv = entry_value_as(X, layout, row, p)
         wr = s.W + <int64_t>entry_index(X, p) * k
         for c in range(nchg):
             wr[s.cm[c]] += s.cd[c] * xv
@@ -150,10 +158,13 @@ cdef inline void update_w(SDM* s, int64_t row, int64_t nchg) noexcept nogil:
     if s.opt.sigma != 1.0:
         for c in range(nchg):
             s.cd[c] = s.cd[c] * s.opt.sigma
-    if values_as_stored(&s.X):
-        _update_w(s, &s.X, row, nchg)
+    cdef int lay = value_layout(&s.X)
+    if lay == VALUES_F64:
+        _update_w(s, &s.X, VALUES_F64, row, nchg)
+    elif lay == VALUES_F32:
+        _update_w(s, &s.X, VALUES_F32, row, nchg)
     else:
-        _update_w(s, &s.X, row, nchg)
+        _update_w(s, &s.X, lay, row, nchg)
 
 
 cdef int store_alphas(SDM* s, int64_t i, int64_t n, int32_t yi) noexcept nogil:

@@ -16,7 +16,8 @@
 from libc.stdint cimport int8_t, int64_t
 from libc.string cimport memcpy
 from libc.math cimport fabs, sqrt, INFINITY
-from csr cimport CSR, rmatvec, dot, sq_norm_row
+from csr cimport CSR, dot, sq_norm_row
+from csr_passes cimport rmatvec
 from cgls cimport CglsSettings, CglsWork, csr_operator
 from mfn_terms cimport Loss, Terms, make_loss
 from line_search cimport Breakpoint, exact_line_search

@@ -9,8 +9,9 @@
 Pairs: LIBLINEAR's `-s CODE` on both sides (linsvm reads the codes as LIBLINEAR does:
 0 lr, 1 dcd with the squared hinge, 2 mfn, 3 dcd with the hinge, 5 cdn, 6 glmnet, 11 svr),
 each at its defaults with `-c C`, LIBLINEAR with `-B 1` (linsvm's default bias feature, so
-that both solve one problem) and for -s 11 also `-R` (linsvm's svr leaves the bias weight
-out of the regularizer by default; both tubes are p = 0.1).  linsvm's dcd runs on one
+that both solve one problem) and for -s 11 `-R` on both sides (linsvm's svr by name leaves
+the bias weight out of the regularizer, -s 11 regularizes it as LIBLINEAR; both tubes are
+p = 0.1).  linsvm's dcd runs on one
 thread (docs/threads.md): its N = 2 rows run it as at N = 1, beside LIBLINEAR's `-m 2`.
 The classification codes run on the binary sets, -s 11 on the regression sets
 (debian-deps-size, and text-regression-500k: linsvm.io.synth's make_text_regression, 500,000
@@ -208,7 +209,8 @@ def bench_set(args, ds, tmp):
                 threads = ["-m", str(n)] if solver in THREADED else []
                 rec["linsvm_e2e"].append(run_timed(
                     [sys.executable, "-m", "linsvm", "train", "-q", "-s", str(code), *threads,
-                     "-c", f"{args.C:g}", str(path), str(m_lin)], env=H.child_env()))
+                     "-c", f"{args.C:g}", *free.split(), str(path), str(m_lin)],
+                    env=H.child_env()))
                 rec["llmc_e2e"].append(run_timed(
                     [str(pathlib.Path(args.llmc_dir) / "train"), "-q", "-s", str(code), "-m",
                      str(n), "-c", f"{args.C:g}", "-B", "1", *free.split(), str(path),

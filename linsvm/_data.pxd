@@ -14,6 +14,7 @@ cdef class DataView:
     cdef readonly object rows_array # int64 row numbers, or None
     cdef int _pattern           # -1 not yet read, 0 general values, 1 a 0/1 pattern
     cdef object _row_scale      # float64 per row when every row holds one value, or None
+    cdef object _offset_indptr  # offset_view's shifted row pointers (X reads them), or None
 
     cdef CSR csr(self, int n_threads, double* scratch) noexcept
     cdef CSR pattern_csr(self, int n_threads, double* scratch) except *

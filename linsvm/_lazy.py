@@ -8,7 +8,9 @@ instead of importing it:
   (``from linsvm.model import Model`` imports linsvm.model.model then, not before);
 * the solver catalog (linsvm.problem.catalog) reads each family's pure-Python spec
   module linsvm/solvers/FAMILY_spec.py with `import_by_name`, where each solver's fit
-  is a `LazyFunction` of linsvm.solvers, imported when a solve runs;
+  is a `LazyFunction` of linsvm.solvers, imported when a solve runs (and reads
+  linsvm.problem.kinds, which imports NumPy, by name when a command asks it which
+  LIBLINEAR options a code ignores);
 * the command line (linsvm.cli.commands) builds a command's declaration when the
   command is wanted, and gives each command's body as a `LazyFunction` of its runner
   module; a runner names the parts only some of its runs need (-b 1, -C, -v) the

@@ -286,8 +286,8 @@ def test_predict_notes_width_and_unknown_labels_once(tmp_path, binary):
     narrow = tmp / "narrow.svm"
     narrow.write_bytes(b"1 1:1\n-1 2:1\n")
     r = invoke(predict_cmd, narrow, tmp / "m", tmp / "p")
-    assert [ln for ln in r.stderr.splitlines() if ln.startswith("note:")] == [
-        "note: the model has 10 features, the test data indices only up to 2 (the others count as 0)"]
+    # held-out data whose indices stop short of the model's: normal, nothing to note
+    assert r.exit_code == 0 and not [ln for ln in r.stderr.splitlines() if ln.startswith("note:")]
     assert "note:" not in invoke(predict_cmd, "-q", wide, tmp / "m", tmp / "p").stderr
 
 

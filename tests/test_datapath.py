@@ -151,8 +151,9 @@ def _parts():
     (None, 3, -1),
     ("indptr_int32", 3, 3),         # the round trip this path exists to avoid
     ("indices_int64", 3, 3),
-    ("data_float32", 3, 3),
+    ("data_float16", 3, 3),         # float64, float32 and None (a pattern) are the layouts
     ("strided", 3, 3),
+    ("strided_float32", 3, 3),
     ("indptr_end", 3, 3),
     ("indptr_start", 3, 3),
     ("short_indices", 3, 3),
@@ -164,10 +165,12 @@ def test_trusted_checks_what_costs_o1(change, n_features, bound):
         indptr = indptr.astype(np.int32)
     elif change == "indices_int64":
         indices = indices.astype(np.int64)
-    elif change == "data_float32":
-        data = data.astype(np.float32)
+    elif change == "data_float16":
+        data = data.astype(np.float16)
     elif change == "strided":
         data = np.repeat(data, 2)[::2]
+    elif change == "strided_float32":
+        data = np.repeat(data.astype(np.float32), 2)[::2]
     elif change == "indptr_end":
         indptr = np.array([0, 2, 2], dtype=np.int64)
     elif change == "indptr_start":

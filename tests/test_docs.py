@@ -82,7 +82,7 @@ def test_the_docs_exist():
     names = {p.name for p in DOCS.glob("*.md")}
     for name in ("index.md", "train.md", "predict.md", "cv.md", "synth.md", "renumber.md",
                  "solvers.md", "mpi.md", "model-format.md", "benchmarks.md", "python.md",
-                 "design.md", "inspect.md"):
+                 "design.md", "inspect.md", "convert.md", "binary-format.md"):
         assert name in names, name
 
 
@@ -160,7 +160,8 @@ def _long_options(command):
 @pytest.mark.parametrize("command, page", [("train", "train.md"), ("predict", "predict.md"),
                                            ("cv", "cv.md"), ("synth", "synth.md"),
                                            ("renumber", "renumber.md"),
-                                           ("inspect", "inspect.md")])
+                                           ("inspect", "inspect.md"),
+                                           ("convert", "convert.md")])
 def test_command_pages_name_every_option(command, page):
     """Each command's page names every long option the command takes (for cv, the options
     it shares with train may be named on train's page, which cv.md links to)."""

@@ -199,7 +199,7 @@ def test_iteration_cap_without_a_certificate_is_one_warning_line(files, code, na
     (["-s", "6", "--max-iter", "0"], "--max-iter = 0 is out of range"),
     (["-s", "5", "-e", "0"], "tolerance must be > 0"),
     (["-s", "6", "-c", "-1"], "C must be > 0"),
-    (["-s", "5", "-p", "0.2"], "-p does not apply to solver 'cdn'"),
+    (["-s", "cdn", "-p", "0.2"], "-p does not apply to solver 'cdn'"),     # -s 5: ignored
 ])
 def test_bad_requests_stop_in_one_line(files, args, message):
     tmp, train, _ = files

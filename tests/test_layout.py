@@ -222,7 +222,7 @@ def test_modules_and_functions_are_small():
 @pytest.mark.parametrize("module", ["linsvm.cli", "linsvm.cli.commands", "linsvm.cli.command_train",
                                     "linsvm.cli.command_predict", "linsvm.cli.command_cv",
                                     "linsvm.cli.command_tools", "linsvm.cli.command_inspect",
-                                    "linsvm.problem.catalog"])
+                                    "linsvm.cli.command_convert", "linsvm.problem.catalog"])
 def test_the_command_line_declarations_import_no_numerics(module):
     """--help and --version read the declarations and the catalog alone (linsvm._lazy)."""
     import subprocess
@@ -305,9 +305,9 @@ def test_tests_are_named_after_behaviours_not_issues():
 
 def test_only_csr_pxd_reads_the_csr_buffers():
     """docs/design.md, "The data view": the cores read rows through csr.pxd's accessors
-    and never test the layout of the values themselves (values_as_stored does), so a new
-    layout of the values changes csr.pxd alone."""
-    reads = re.compile(r"\.(indptr|indices|data)\[|\.(unit|row_scale)\b")
+    and never test the layout of the values themselves (csr.pxd's value_layout does), so
+    a new layout of the values changes csr.pxd alone."""
+    reads = re.compile(r"\.(indptr|indices|data|data32)\[|\.(unit|row_scale)\b")
     offenders = []
     for path in sorted((ROOT / "csrc").glob("*.p*")):
         if path.name in ("csr.pxd", "_data.pyx", "_kernels.pyx", "_scale.pyx", "_svmlight.pyx") \

@@ -197,3 +197,164 @@ def test_m_in_cv_with_a_code_on_one_thread_is_noted_and_ignored(tmp_path):
     def accuracy(out):     # the table's row less its seconds and iterations
         return out.stdout.splitlines()[-1].split()[:3]
     assert accuracy(with_m) == accuracy(plain)
+
+
+# Which of LIBLINEAR 2.50's train options each -s code reads, from its train.c and
+# linear.cpp: -p only the SVR codes' loss, -n only the one-class solver, -wLABEL only the
+# classifiers' weighted_C (train() skips it for regression and one-class), -c every code
+# but the one-class solver (nu takes its place).  Every other pair is parsed and ignored.
+LIBLINEAR_READS = {"-p": {11, 12, 13}, "-n": {21}, "-w": CODES - {11, 12, 13, 21},
+                   "-c": CODES - {21}}
+NO_EFFECT = sorted((code, opt) for opt, used in LIBLINEAR_READS.items()
+                   for code in CODES - used)
+_OPTION_ARGS = {"-p": ["-p", "0.3"], "-n": ["-n", "0.2"], "-w": ["-w1", "2"], "-c": ["-c", "4"]}
+
+
+def test_the_catalog_knows_what_liblinear_ignores_for_each_code():
+    from linsvm.problem.catalog import liblinear_no_effect
+    for code in CODES:
+        expect = [opt for opt in ("-c", "-p", "-n", "-w") if (code, opt) in NO_EFFECT]
+        assert list(liblinear_no_effect(code)) == expect, code
+
+
+def _data_for(tmp_path, code):
+    import numpy as np
+    rng = np.random.default_rng(code)
+    if code in (11, 12, 13):
+        ys = np.round(rng.normal(size=60), 3)
+    elif code == 4:
+        ys = rng.choice([1, 2, 3], 60)
+    else:
+        ys = rng.choice([-1, 1], 60)
+    return _svm_file(tmp_path / "d.svm", ys, rng)
+
+
+@pytest.mark.parametrize("code, option", NO_EFFECT)
+def test_an_option_liblinear_ignores_for_the_code_is_noted_and_ignored(tmp_path, code, option):
+    """`train -s 3 -p 0.3` and the like run in LIBLINEAR (it parses every option for every
+    code): here too, with one note that the option has no effect, exit 0, and the model
+    trained without the option; -q silences the note."""
+    import numpy as np
+
+    import linsvm
+    data = _data_for(tmp_path, code)
+    plain = invoke(train_cmd, "-s", str(code), "-q", data, str(tmp_path / "plain"))
+    given = invoke(train_cmd, "-s", str(code), *_OPTION_ARGS[option], data,
+                   str(tmp_path / "given"))
+    quiet = invoke(train_cmd, "-s", str(code), "-q", *_OPTION_ARGS[option], data,
+                   str(tmp_path / "quiet"))
+    assert plain.exit_code == 0 and given.exit_code == 0 and quiet.exit_code == 0, given.output
+    notes = [ln for ln in given.stderr.splitlines() if ln.startswith("note:")]
+    assert notes == [f"note: {option} has no effect with -s {code} (LIBLINEAR ignores it too)"]
+    assert quiet.stderr == ""
+    a, b = linsvm.load_model(str(tmp_path / "plain")), linsvm.load_model(str(tmp_path / "given"))
+    assert a.weights.tobytes() == b.weights.tobytes() and a.offset_ == b.offset_
+    assert a.params == b.params and np.array_equal(a.classes_, b.classes_)
+
+
+def test_several_ignored_options_make_one_note(tmp_path):
+    data = _data_for(tmp_path, 11)
+    r = invoke(train_cmd, "-s", "11", "-n", "0.3", "-w1", "2", data, str(tmp_path / "m"))
+    assert r.exit_code == 0, r.output
+    assert [ln for ln in r.stderr.splitlines() if ln.startswith("note:")] == [
+        "note: -n, -w have no effect with -s 11 (LIBLINEAR ignores them too)"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-s", "dcd", "-p", "0.3"], "-p does not apply to solver 'dcd'"),
+    (["-s", "lr", "-n", "0.2"], "-n does not apply to solver 'lr'"),
+    (["-s", "svr", "-w1", "2"], "class weights (-w) are for classifiers"),
+    (["-s", "oneclass", "-w1", "2"], "class weights (-w) are for classifiers"),
+    (["-s", "3", "--epsilon", "0.3"], "-p (--epsilon) does not apply to solver 'dcd'"),
+])
+def test_a_solver_named_not_numbered_still_refuses_what_does_not_apply(tmp_path, args, message):
+    data = _data_for(tmp_path, 11 if "svr" in args else 1)
+    r = invoke(train_cmd, "-q", *args, data, str(tmp_path / "m"))
+    assert r.exit_code != 0 and message in r.stderr, r.stderr
+    assert not (tmp_path / "m").exists()
+
+
+def test_cv_notes_and_ignores_the_options_liblinear_ignores(tmp_path):
+    from linsvm.cli import cv_cmd
+    data = _data_for(tmp_path, 21)
+    plain = invoke(cv_cmd, "-s", "21", "-v", "3", data)
+    given = invoke(cv_cmd, "-s", "21", "-v", "3", "-w1", "2", data)
+    assert plain.exit_code == 0 and given.exit_code == 0, given.output
+    assert "note: -w has no effect with -s 21 (LIBLINEAR ignores it too)" in given.stderr
+    assert given.stdout.splitlines()[-1] == plain.stdout.splitlines()[-1]
+
+
+# Where linsvm's solver for a code has its own default problem, the code gives LIBLINEAR's:
+# -s 11 regularizes the bias weight (svr frees it), -s 12/13 leave the targets as they are
+# (svr-dual centres them).  Every other code's solver defaults to LIBLINEAR's problem.
+LIBLINEAR_PROBLEM = {11: {"regularize_bias": True}, 12: {"center_targets": False},
+                     13: {"center_targets": False}}
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_a_code_trains_liblinears_problem_by_default(tmp_path, code):
+    """The model's params say which problem was solved: LIBLINEAR's for the code, the
+    solver's own improvement one option away (and named in the summary line)."""
+    import linsvm
+    from linsvm.problem.catalog import SOLVERS, liblinear_code
+    data = _data_for(tmp_path, code)
+    r = invoke(train_cmd, "-s", str(code), data, str(tmp_path / "m"))
+    assert r.exit_code == 0, r.output
+    params = linsvm.load_model(str(tmp_path / "m")).params
+    name, _ = liblinear_code(code)
+    info = SOLVERS[name]
+    for key in ("regularize_bias", "center_targets"):
+        if key in info.options:
+            expect = LIBLINEAR_PROBLEM.get(code, {}).get(key, info.options[key].default)
+            assert params[key] == expect, (code, key)
+            if key == "regularize_bias" and code not in LIBLINEAR_PROBLEM:
+                assert expect is True       # LIBLINEAR regularizes the bias without -R
+    summary = r.stderr.strip().splitlines()[-1]
+    assert ("LIBLINEAR's -s" in summary) == (code in LIBLINEAR_PROBLEM), summary
+    if code == 11:
+        assert summary.endswith("(LIBLINEAR's -s 11 problem; svr's default: -R)")
+    elif code in (12, 13):
+        assert summary.endswith(f"(LIBLINEAR's -s {code} problem; svr-dual's default: "
+                                "--center-targets)")
+
+
+@pytest.mark.parametrize("args, key, value", [
+    (["-s", "11", "-R"], "regularize_bias", False),
+    (["-s", "11", "--no-regularize-bias"], "regularize_bias", False),
+    (["-s", "12", "--center-targets"], "center_targets", True),
+    (["-s", "13", "--center-targets"], "center_targets", True),
+    (["-s", "svr"], "regularize_bias", False),
+    (["-s", "svr-dual"], "center_targets", True),
+])
+def test_linsvms_improvement_stays_one_option_away(tmp_path, args, key, value):
+    import linsvm
+    data = _data_for(tmp_path, 11)
+    r = invoke(train_cmd, *args, data, str(tmp_path / "m"))
+    assert r.exit_code == 0, r.output
+    assert linsvm.load_model(str(tmp_path / "m")).params[key] is value
+    assert "LIBLINEAR's -s" not in r.stderr.strip().splitlines()[-1]
+
+
+def test_with_no_bias_feature_the_summary_does_not_offer_a_free_one(tmp_path):
+    data = _data_for(tmp_path, 11)
+    r = invoke(train_cmd, "-s", "11", "-B", "-1", data, str(tmp_path / "m"))
+    assert r.exit_code == 0, r.output
+    assert "LIBLINEAR's -s" not in r.stderr.strip().splitlines()[-1]
+
+
+def test_a_weight_for_a_label_the_data_lacks_is_warned_about_and_dropped_with_a_code(tmp_path):
+    """LIBLINEAR's train warns 'class label 5 specified in weight is not found' and trains
+    on; with -s CODE so does linsvm (the model is the one without that weight), while a
+    solver named, not numbered, refuses it."""
+    import linsvm
+    data = _data_for(tmp_path, 1)
+    both = invoke(train_cmd, "-s", "1", "-w5", "2", "-w1", "3", data, str(tmp_path / "both"))
+    one = invoke(train_cmd, "-s", "1", "-q", "-w1", "3", data, str(tmp_path / "one"))
+    assert both.exit_code == 0 and one.exit_code == 0, both.output
+    warnings = [ln for ln in both.stderr.splitlines() if ln.startswith("warning:")]
+    assert warnings == ["warning: class label 5 specified in weight is not found (-w ignores "
+                        "it, as LIBLINEAR does)"]
+    a, b = linsvm.load_model(str(tmp_path / "both")), linsvm.load_model(str(tmp_path / "one"))
+    assert a.weights.tobytes() == b.weights.tobytes() and a.params == b.params
+    named = invoke(train_cmd, "-q", "-s", "dcd", "-w5", "2", data, str(tmp_path / "m"))
+    assert named.exit_code == 1 and "label 5, which is not in the training data" in named.stderr

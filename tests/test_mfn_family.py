@@ -698,3 +698,40 @@ def test_ord_jacobi_weight_reaches_the_ordinal_preconditioner():
     assert not np.array_equal(runs[0].weights, runs[1].weights)
     np.testing.assert_allclose(runs[1].weights, runs[0].weights, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(runs[1].thresholds_, runs[0].thresholds_, rtol=1e-7, atol=1e-9)
+
+
+def _stalled_l1(X, y, C, **kw):
+    import warnings as _w
+    with _w.catch_warnings(record=True) as rec:
+        _w.simplefilter("always")
+        model = linsvm.train(X, y, solver="mfn-l1", C=C, **kw)
+    return model, [str(r.message) for r in rec if "mfn-l1" in str(r.message)]
+
+
+def test_a_stall_on_rows_of_unit_length_names_the_newton_cap_not_the_scale():
+    """Rows of unit length (tf-idf text) are scaled: a stall there does not hint at the
+    scale.  Here (separable, C = 1e5) every stage's Newton solve stops at --max-iter, which
+    the warning names -- and raising it does certify the model."""
+    from sklearn.preprocessing import normalize
+    rng = np.random.default_rng(0)
+    X = normalize(sp.random(300, 2000, density=0.01, format="csr", random_state=rng))
+    y = np.where(rng.random(300) < 0.5, 1.0, -1.0)
+    assert np.allclose(sp.linalg.norm(X, axis=1), 1.0)
+    _, msgs = _stalled_l1(X, y, 1e5)
+    assert len(msgs) == 1 and "(stalled)" in msgs[0], msgs
+    assert "scale" not in msgs[0] and "stopped at --max-iter 50: raise --max-iter" in msgs[0]
+    model, msgs = _stalled_l1(X, y, 1e5, max_iter=1000)
+    assert msgs == [] and model.stats["duality_gap"] <= model.params["tol"]
+
+
+@pytest.mark.data
+def test_a_stall_on_badly_scaled_rows_hints_at_the_scale():
+    """Australian's columns spread over 1e0 .. 1e5 more: rows of norm up to 1e10, where
+    double precision cannot certify 1e-6 and the hint to scale is the right one."""
+    from conftest import shared_file
+    from linsvm.io.svmlight import load_svmlight
+    X, y = load_svmlight(shared_file("binary/australian"))
+    X = X @ sp.diags(np.logspace(0, 5, X.shape[1]))
+    _, msgs = _stalled_l1(X, y, 100.0, tol=1e-6)
+    assert len(msgs) == 1 and "(stalled)" in msgs[0], msgs
+    assert "badly scaled features? scale them" in msgs[0] and "rows of norm up to" in msgs[0]

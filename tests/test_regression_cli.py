@@ -55,23 +55,52 @@ def test_predict_prints_liblinears_regression_lines_with_sklearns_values(files):
     assert np.array_equal(pred, model.predict(X))          # written in full precision
 
 
-def test_a_free_intercept_fits_targets_far_from_zero(files):
-    """The trap: with the bias regularized, targets around 1000 are out of reach (at C =
-    0.1 the bias weight costs more than the misfit); svr's default (a free intercept)
-    fits them, and the other setting says so in one line."""
+def _test_mse(tmp, name, test):
+    model = linsvm.load_model(tmp / name)
+    X, y = load_svmlight(test, n_features=model.n_features_)
+    return np.mean((model.predict(X) - y) ** 2)
+
+
+@pytest.mark.parametrize("args", [["-s", "svr", "--regularize-bias"], ["-s", "11"],
+                                  ["-s", "12"], ["-s", "13"], ["-s", "11", "-B", "-1"]])
+def test_a_model_held_back_by_its_bias_says_so_in_one_line(files, args):
+    """With the bias weight regularized (LIBLINEAR's -s 11/12/13) targets around 1000
+    are out of reach at C = 0.1 (180 examples: the bias weight costs more than the
+    misfit), and without a bias feature at any C: the model predicts worse than the
+    targets' mean, and one warning says so and what frees it; svr's default (a free
+    intercept) fits them."""
     tmp, train, test = files
     _, y = load_svmlight(test)
     base = np.mean((y - y.mean()) ** 2)
     assert invoke(train_cmd, "-q", "-s", "svr", "-c", "0.1", train, tmp / "free").exit_code == 0
-    trapped = invoke(train_cmd, "-q", "-s", "svr", "-c", "0.1", "--regularize-bias", train, tmp / "reg")
-    assert trapped.exit_code == 0 and "cannot shift its predictions" in trapped.stderr
-    assert trapped.stderr.count("\n") == 1
-    errors = {}
-    for name in ("free", "reg"):
-        model = linsvm.load_model(tmp / name)
-        X, yy = load_svmlight(test, n_features=model.n_features_)
-        errors[name] = np.mean((model.predict(X) - yy) ** 2)
-    assert errors["free"] < 0.2 * base < errors["reg"]
+    held = invoke(train_cmd, "-q", *args, "-c", "0.1", train, tmp / "held")
+    assert held.exit_code == 0 and "fits its training targets worse than their mean" in held.stderr
+    assert held.stderr.count("\n") == 1
+    fix = "give -B 1" if "-B" in args else (
+        "-R frees it" if args[1] in ("svr", "11") else "--center-targets")
+    assert fix in held.stderr
+    assert _test_mse(tmp, "free", test) < 0.2 * base < _test_mse(tmp, "held", test)
+
+
+def test_a_regularized_bias_of_the_size_needed_is_fine_at_the_optimum(files):
+    """LIBLINEAR's -s 11 problem with targets around 1000 and C large enough: the bias
+    weight is about 1000, the model as good as the free intercept's (both solved to a
+    tight -e), and nothing is said about the bias."""
+    tmp, train, test = files
+    r = invoke(train_cmd, "-q", "-s", "11", "-c", "1000", "-e", "1e-6", train, tmp / "reg")
+    assert r.exit_code == 0 and r.stderr == "", r.stderr
+    assert invoke(train_cmd, "-q", "-s", "svr", "-c", "1000", "-e", "1e-6", train,
+                  tmp / "free").exit_code == 0
+    assert linsvm.load_model(tmp / "reg").weights[-1, 0] == pytest.approx(1000, rel=0.01)
+    assert _test_mse(tmp, "reg", test) < 1.5 * _test_mse(tmp, "free", test)
+
+
+def test_a_shifted_fit_says_so(files):
+    """The other symptom: better than the mean, but every prediction too low by more than
+    the residuals' spread (a regularized bias at C = 10 on 180 examples near 1000)."""
+    tmp, train, test = files
+    r = invoke(train_cmd, "-q", "-s", "11", "-c", "10", train, tmp / "m")
+    assert r.exit_code == 0 and "too low on average, more than the residuals' spread" in r.stderr
 
 
 @pytest.mark.parametrize("solver", ["svr", "svr-dual"])
@@ -101,14 +130,16 @@ def _liblinearutil():
 
 
 @pytest.mark.parametrize("args", [["-s", "11"], ["-s", "12"], ["-s", "13"], ["-s", "13", "-B", "-1"],
+                                  ["-s", "svr-dual"], ["-s", "svr-dual", "-B", "-1"],
                                   ["-s", "21", "-n", "0.2"]])
 def test_liblinears_predict_reads_our_models(files, args):
     """Saved in LIBLINEAR's format, LIBLINEAR (liblinear-official) predicts what we do
-    (svr-dual's centering goes into the bias weight; without a bias the save refuses)."""
+    (svr-dual's centering, its default by name, not with -s 12/13, goes into the bias
+    weight; without a bias the save refuses)."""
     ll = _liblinearutil()
     tmp, train, test = files
     r = invoke(train_cmd, "-q", *args, "--model-format", "liblinear", train, tmp / "m")
-    if "-B" in args:
+    if args == ["-s", "svr-dual", "-B", "-1"]:
         assert r.exit_code == 1 and "no place for this model's offset" in r.stderr
         return
     assert r.exit_code == 0, r.output
@@ -138,13 +169,13 @@ def test_we_read_liblinears_models(files, code, extra):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["-s", "21", "-w1", "2"], "class weights (-w) are for classifiers"),
+    (["-s", "oneclass", "-w1", "2"], "class weights (-w) are for classifiers"),
     (["-s", "21", "-B", "1"], "no bias feature"),
     (["-s", "21", "-n", "0"], "-n = 0.0 is out of range"),
     (["-s", "21", "-n", "1.5"], "-n = 1.5 is out of range"),
     (["-s", "11", "-p", "-0.5"], "-p (--epsilon) = -0.5 is out of range"),
     (["-s", "11", "-b", "1"], "no class probabilities"),
-    (["-s", "11", "-w1", "2"], "class weights (-w) are for classifiers"),
+    (["-s", "svr", "-w1", "2"], "class weights (-w) are for classifiers"),
     (["-s", "3", "-R"], "-R: dcd has no free intercept"),
     (["-s", "2"], "use a regression solver (-s svr"),
 ])

@@ -116,3 +116,92 @@ def test_a_search_whose_first_c_would_underflow_is_refused_in_one_line(tmp_path)
     with pytest.raises(linsvm.ParameterError, match="smallest normal C"):
         start_C(sp.csr_matrix(X * 1e155), 1.0)
     assert start_C(sp.csr_matrix(X * 1e150), 1.0) > 0      # squares of 1e300 still fit
+
+
+def test_each_point_is_reported_as_soon_as_its_folds_are_done():
+    """LIBLINEAR prints a point once its folds are trained, so a search stopped early has
+    shown what it computed: here the line of the k-th point arrives when exactly k x folds
+    models have been trained, not after the whole grid."""
+    X, y = random_problem(n_samples=60, n_features=4, seed=5)
+    trained, seen = [0], []
+    res = search_C(X, y, solver="mfn", n_folds=3, C0=1.0,
+                   progress=lambda done, total: trained.__setitem__(0, done),
+                   log=lambda line: seen.append((trained[0], line)))
+    assert [count for count, _ in seen] == [3 * (k + 1) for k in range(len(res.points))]
+    assert [line for _, line in seen] == [f"log2c={math.log2(C):7.2f}\trate={100 * v:g}"
+                                          for C, _, v in res.points]
+
+
+def test_regression_points_come_in_liblinears_order():
+    """-s 11: the largest p first, along it C ascending, each point's line as it is done."""
+    rng = np.random.default_rng(0)
+    X = sp.random(60, 5, density=0.5, format="csr", random_state=rng)
+    y = 3.0 + X @ rng.standard_normal(5)
+    seen = []
+    res = search_C(X, y, solver="svr", n_folds=3, C0=2.0 ** 18, p0=1.0, log=seen.append)
+    ps = [float(ln.split("p=")[1].split()[0]) for ln in seen]
+    assert ps == sorted(ps, reverse=True) and len(seen) == len(res.points) == 3 * P_STEPS
+    assert [pt[:2] for pt in res.points] == sorted((pt[:2] for pt in res.points),
+                                                   key=lambda cp: (-cp[1], cp[0]))
+
+
+def _needs_a_large_C(tmp_path, scale):
+    """Separable data whose features are `scale` small: the smaller, the larger the C the
+    search needs (at 3e-3 the accuracy still rises at C = 1024)."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((80, 3))
+    y = np.where(X @ rng.standard_normal(3) > 0, 1.0, -1.0)
+    dump_svmlight(sp.csr_matrix(X * scale), y, tmp_path / "d.svm")
+    return str(tmp_path / "d.svm")
+
+
+@pytest.mark.parametrize("scale", [3e-3, 1.0])
+def test_liblinears_warning_when_the_best_c_is_the_largest(tmp_path, scale):
+    data = _needs_a_large_C(tmp_path, scale)
+    r = invoke(train_cmd, "-C", "-v", "4", data)
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.strip().splitlines()
+    points = [ln for ln in lines if ln.startswith("log2c=")]
+    rates = [float(ln.split("rate=")[1]) for ln in points]
+    at_top = rates.index(max(rates)) == len(rates) - 1      # the first best is the last C
+    assert at_top == (scale < 1)
+    assert ("WARNING: maximum C reached." in lines) == at_top
+    if at_top:
+        assert lines[-2] == "WARNING: maximum C reached." and lines[-1].startswith("Best C = ")
+    quiet = invoke(train_cmd, "-q", "-C", "-v", "4", data)
+    assert quiet.stdout.strip().splitlines() == [lines[0], lines[-1]]   # as LIBLINEAR's -q
+
+
+def test_liblinearutils_search_warns_too(tmp_path, capsys):
+    from linsvm.liblinearutil import svm_read_problem, train
+    y, x = svm_read_problem(_needs_a_large_C(tmp_path, 3e-3))
+    best_C, _, _ = train(y, x, "-C -v 4 -B 1")
+    out = capsys.readouterr().out.splitlines()
+    assert best_C == 1024 and out[-2:] == ["WARNING: maximum C reached.", out[-1]]
+
+
+@pytest.mark.subprocess
+def test_a_search_stopped_early_has_printed_its_points(tmp_path):
+    """Through a pipe, as a script reads it: the first point's line arrives while the
+    search goes on, and killing the run leaves the lines printed so far."""
+    import subprocess
+    import sys
+    import time
+
+    from conftest import child_env
+    X, y = random_problem(n_samples=3000, n_features=40, seed=6)
+    dump_svmlight(X, y, tmp_path / "d.svm")
+    proc = subprocess.Popen([sys.executable, "-m", "linsvm", "train", "-s", "11", "-C",
+                             str(tmp_path / "d.svm")], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=child_env(), text=True)
+    try:
+        first = proc.stdout.readline()
+        point = proc.stdout.readline()
+        assert first.startswith("Doing parameter search") and point.startswith("log2c=")
+        time.sleep(0.2)
+        assert proc.poll() is None              # the grid (20 p x 30 C) is far from done
+    finally:
+        proc.kill()
+        rest = proc.stdout.read()
+        proc.wait()
+    assert all(ln.startswith("log2c=") for ln in rest.splitlines())

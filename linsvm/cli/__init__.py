@@ -8,4 +8,4 @@ from .main import cli, cv_main, main, predict_main, train_main
 __getattr__ = lazy_exports(__name__, {attr: f".{module}" for module, attr in COMMANDS.values()})
 
 __all__ = ["cli", "main", "train_main", "predict_main", "cv_main", "train_cmd", "predict_cmd",
-           "cv_cmd", "synth_cmd", "renumber_cmd", "scale_cmd", "inspect_cmd"]
+           "cv_cmd", "synth_cmd", "renumber_cmd", "scale_cmd", "inspect_cmd", "convert_cmd"]

@@ -48,7 +48,8 @@ def _cv_command(func):
     ]
     return click.command("cv", cls=SolverCommand, context_settings=CONTEXT, epilog=solver_help(),
                          help="k-fold cross-validation of a solver over a grid of C (and p) on "
-                              "TRAINING_FILE: a table of the metric's mean and std per grid "
+                              "TRAINING_FILE (SVM-light, or a binary file of `linsvm convert`): "
+                              "a table of the metric's mean and std per grid "
                               "point, training time and iterations, and the best point.  Under "
                               "`mpiexec -n P` every fold trains on P ranks; the folds and results "
                               "are the serial ones (docs/mpi.md).")(

@@ -6,14 +6,15 @@ import click
 
 from .commands import runner
 from .messages import CONTEXT, LinsvmCommand
-from .solver_options import decorate
+from .solver_options import cache_option, decorate
 
 __all__ = ["predict_cmd"]
 
 
 predict_cmd = decorate(runner("run_predict", "run"), [
     click.command("predict", cls=LinsvmCommand, context_settings=CONTEXT,
-                  help="Predict TEST_FILE (SVM-light; '-' is stdin) with MODEL_FILE (linsvm or "
+                  help="Predict TEST_FILE (SVM-light, or a binary file of linsvm convert; '-' "
+                       "is stdin) with MODEL_FILE (linsvm or "
                        "LIBLINEAR format) and write one label per line (or the decision values) to "
                        "OUTPUT_FILE ('-' is stdout).  Streams: memory does not grow with the test "
                        "file.  Features beyond the model's width are ignored.  Prints "
@@ -45,4 +46,5 @@ predict_cmd = decorate(runner("run_predict", "run"), [
                       "diagram of the probabilities), for a regression model the predicted "
                       "against the true values.  Other models are refused.  Needs matplotlib "
                       "(pip install 'linsvm[plot]'); keeps every example's score in memory."),
+    cache_option("TEST_FILE"),
 ])

@@ -34,7 +34,8 @@ synth_cmd = decorate(runner("run_tools", "synth"), [
                   help="Write a realistic sparse text-like data set (Zipf vocabulary, class topics, "
                        "tf-idf rows of unit length) in SVM-light format, with class labels or "
                        "(--regression) real targets: TRAIN_FILE and, if given, TEST_FILE holding "
-                       "--test-fraction of the examples."),
+                       "--test-fraction of the examples.  With --format binary: binary data files, "
+                       "generated block by block, for sets larger than memory."),
     click.argument("train_file", type=click.Path(dir_okay=False, allow_dash=True)),
     click.argument("test_file", required=False, type=click.Path(dir_okay=False)),
     click.option("--n-samples", default=20000, show_default=True, type=click.IntRange(2),
@@ -48,7 +49,7 @@ synth_cmd = decorate(runner("run_tools", "synth"), [
     click.option("--test-fraction", default=0.25, show_default=True, type=click.FloatRange(0, 1, max_open=True),
                  help="Fraction of the documents written to TEST_FILE (the last ones); "
                       "ignored without TEST_FILE."),
-    click.option("--seed", default=0, show_default=True, type=int,
+    click.option("--seed", default=0, show_default=True, type=click.IntRange(0),
                  help="Seed of the generator: the same seed and options give the same files."),
     click.option("--regression", is_flag=True,
                  help="Real-valued targets instead of classes: a sparse linear model of the "
@@ -60,6 +61,17 @@ synth_cmd = decorate(runner("run_tools", "synth"), [
     click.option("--target-offset", default=0.0, show_default=True, type=float,
                  help="With --regression: a constant added to every target (e.g. 2000, to see "
                       "what a regularized bias cannot fit)."),
+    click.option("--format", "fmt", type=click.Choice(["svmlight", "binary"]), default="svmlight",
+                 show_default=True,
+                 help="svmlight: the whole set drawn at once, written as text.  binary: drawn "
+                      "block by block (memory independent of --n-samples; its own draw order, "
+                      "docs/synth.md) and written as a binary data file."),
+    click.option("--values", type=click.Choice(["float64", "float32", "pattern"]), default=None,
+                 help="With --format binary: tf-idf-like values as float64 (default) or float32, "
+                      "or pattern (no values: every entry 1, term presence)."),
+    click.option("--mean-nnz", type=click.FloatRange(1), default=None,
+                 help="With --format binary: mean number of non-zeros per row (exact per row, "
+                      "log-normal over rows; default 100, at most --n-features / 10)."),
 ])
 
 

@@ -47,7 +47,8 @@ def _train_command(func):
     ]
     return click.command("train", cls=SolverCommand, context_settings=CONTEXT, epilog=solver_help(),
                          help="Train a linear SVM on TRAINING_FILE (SVM-light format; '-' is "
-                              "stdin; gzip/bzip2/xz accepted) and write MODEL_FILE (default: "
+                              "stdin; gzip/bzip2/xz accepted; or a binary file of `linsvm "
+                              "convert`, mapped) and write MODEL_FILE (default: "
                               "the training file's name + '.model'; '-' is stdout).  The model "
                               "path is checked before training.  Under `mpiexec -n P` it trains "
                               "on P ranks, each reading its share; rank 0 prints and writes the "

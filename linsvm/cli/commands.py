@@ -1,10 +1,10 @@
 """The commands: where each is declared, and the body each runs.
 
 Each command's declaration (arguments, options, help) is in its own module --
-command_train, command_predict, command_cv, command_tools, command_inspect -- imported
-when the command is wanted (`command`), and its body in a runner module
-(linsvm.cli.run_train, run_predict, run_cv, run_tools, run_inspect), imported only when
-the command runs: `--help` and `--version` read the declarations and the solver
+command_train, command_predict, command_cv, command_tools, command_inspect,
+command_convert -- imported when the command is wanted (`command`), and its body in a
+runner module (linsvm.cli.run_train, run_predict, run_cv, run_tools, run_inspect,
+run_convert), imported only when the command runs: `--help` and `--version` read the declarations and the solver
 catalog alone and import no NumPy, and `linsvm-predict` builds none of the training
 options (linsvm._lazy; docs/benchmarks.md, "Start-up").  Every body is wrapped by
 fail_on_errors: one line per error, never a traceback.
@@ -25,6 +25,7 @@ COMMANDS = {
     "renumber": ("command_tools", "renumber_cmd"),
     "scale": ("command_tools", "scale_cmd"),
     "inspect": ("command_inspect", "inspect_cmd"),
+    "convert": ("command_convert", "convert_cmd"),
 }
 
 

@@ -1,4 +1,4 @@
-"""Command line: `linsvm train|predict|cv|synth|renumber|scale|inspect` and the `linsvm-train`,
+"""Command line: `linsvm train|predict|cv|synth|renumber|scale|inspect|convert` and the `linsvm-train`,
 `linsvm-predict`, `linsvm-cv` stand-alone commands (same options).
 
 The command line parses options and prints; reading data is linsvm.io's job,

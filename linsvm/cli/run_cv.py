@@ -21,9 +21,10 @@ from .console import Console, print_warnings
 from .messages import UsageLineError
 from .plot import check_plot_file, plot_cv
 from .job import open_job
-from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
-                   note_imbalance, parsed_options, read_line)
-from .solver_options import one_thread_m, one_thread_note, parse_class_weights, resolve_solver
+from .runs import (check_output, cross_validate_on_console, drop_absent_weights, labels_located,
+                   load_training, note_imbalance, parsed_options, read_line)
+from .solver_options import (drop_no_effect, no_effect_note, one_thread_m, one_thread_note,
+                             parse_class_weights, resolve_solver)
 
 __all__ = ["run"]
 
@@ -51,6 +52,7 @@ class CvArgs(NamedTuple):
     allow_many_classes: bool
     shards: bool
     plot_file: str | None
+    cache: bool | None              # --cache / --no-cache (None: LINSVM_CACHE decides)
     solver_options: dict            # the solver options given (parsed_options)
 
 
@@ -64,12 +66,16 @@ def _cv(a):
     Cs, ps = _grids(a)
     solver_options = dict(a.solver_options)
     spare_threads = one_thread_m(a.solver, solver_options)
+    # -n and -w with a LIBLINEAR code that ignores them (-c and -p are this command's grids)
+    ignored = drop_no_effect(a.solver, solver_options, False, a.class_weights)
     solver = resolve_solver(a.solver, solver_options, a.bias)
     if len(Cs) > 1:
         check_C_search(solver, "-c" if a.C is not None else "--log2c")
-    class_weight = parse_class_weights(a.class_weights)
+    class_weight = parse_class_weights(() if "-w" in ignored else a.class_weights)
     job = open_job(solver)
     console = Console(a.quiet, silent=not job.root)
+    if ignored:
+        console.note(no_effect_note(a.solver, ignored))
     if spare_threads is not None:
         console.note(f"{one_thread_note(solver, spare_threads)}; -m is ignored (-j runs the "
                      "folds in parallel)")
@@ -84,10 +90,12 @@ def _cv(a):
         _check_plot(job, a.plot_file, a.training_file, a.instance_weights, a.shards,
                     a.output_model)
     t0 = time.perf_counter()
-    data = load_training(a.training_file, solver, a.instance_weights, console, job, a.shards)
+    data = load_training(a.training_file, solver, a.instance_weights, console, job, a.shards,
+                         a.cache)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
     if log:
         log(read_line(data, X.n_features, time.perf_counter() - t0, job))
+    class_weight = drop_absent_weights(console, a.solver, class_weight, data)
     note_imbalance(console, y, solver, class_weight, job)
     options = dict(solver=solver, bias=a.bias, tol=a.tol, class_weight=class_weight,
                    seed=a.seed, sample_weight=sample_weight, qid=qid,

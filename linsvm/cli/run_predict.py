@@ -6,6 +6,7 @@ import click
 
 from .._lazy import LazyFunction
 from ..io.atomic import check_output_path
+from ..io.cache import open_data
 from ..model.model import load_model
 from ..model.predict import note_lines, predict_file, report_lines
 from .console import Console
@@ -21,7 +22,7 @@ plot_prediction = LazyFunction("linsvm.cli.plot_curves", "plot_prediction")
 
 
 def run(test_file, model_file, output_file, decision_values, chunk_rows, quiet, probability=0,
-        plot_file=None):
+        plot_file=None, cache=None):
     """The predict command; its arguments are the command line's options."""
     refuse_launch("predict")
     if probability and decision_values:
@@ -37,9 +38,12 @@ def run(test_file, model_file, output_file, decision_values, chunk_rows, quiet, 
     if plot_file is not None:
         check_plot_model(model, model_file)
     console = Console(quiet)
-    result = predict_file(test_file, model, output_file, decision_values=decision_values,
+    test_source = open_data(test_file, cache, console.note, lambda rows: console.progress(
+        f"caching {test_file}: {rows:,} rows")) or test_file
+    console.done()
+    result = predict_file(test_source, model, output_file, decision_values=decision_values,
                           chunk_rows=chunk_rows, measures=not quiet, probability=bool(probability),
-                          model_name=model_file, keep=plot_file is not None,
+                          model_name=model_file, keep=plot_file is not None, name=test_file,
                           progress=lambda rows: console.progress(f"predicting: {rows:,} rows"))
     console.done()
     if not quiet:

@@ -20,9 +20,10 @@ from ..problem.labels import distinct
 from .console import Console, fmt_stat, print_warnings
 from .job import open_job
 from .messages import UsageLineError
-from .runs import (check_output, cross_validate_on_console, labels_located, load_training,
-                   note_imbalance, parsed_options, read_line)
-from .solver_options import m_as_jobs, one_thread_m, parse_class_weights, resolve_solver
+from .runs import (check_output, cross_validate_on_console, drop_absent_weights, labels_located,
+                   load_training, note_imbalance, parsed_options, read_line)
+from .solver_options import (drop_no_effect, liblinear_problem_note, m_as_jobs, no_effect_note,
+                             one_thread_m, parse_class_weights, resolve_solver)
 
 __all__ = ["run"]
 
@@ -30,6 +31,8 @@ __all__ = ["run"]
 calibrate = LazyFunction("linsvm.fit.calibration", "calibrate")
 search_C = LazyFunction("linsvm.fit.search", "search_C")
 best_line = LazyFunction("linsvm.fit.search", "best_line")
+max_C_reached = LazyFunction("linsvm.fit.search", "max_C_reached")
+MAX_C_WARNING = "WARNING: maximum C reached."       # LIBLINEAR's (linsvm.fit.search's)
 check_C_search = LazyFunction("linsvm.fit.search", "check_C_search")
 
 
@@ -54,6 +57,7 @@ class TrainArgs(NamedTuple):
     probability: int
     shards: bool
     find_C: bool
+    cache: bool | None              # --cache / --no-cache (None: LINSVM_CACHE decides)
     solver_options: dict            # the solver options given (parsed_options)
 
 
@@ -70,6 +74,11 @@ def _train(a):
     model_file = _model_file(a)
     solver_options = dict(a.solver_options)
     spare_threads = one_thread_m(a.solver, solver_options)
+    ignored = drop_no_effect(a.solver, solver_options, _given("C"), a.class_weights)
+    if ignored:     # LIBLINEAR's options the code ignores: the model trained without them
+        a = a._replace(C=1.0 if "-c" in ignored else a.C,
+                       class_weights=() if "-w" in ignored else a.class_weights)
+    problem_note = liblinear_problem_note(a.solver, solver_options, a.bias)
     solver = resolve_solver(a.solver, solver_options, a.bias)
     if a.find_C:
         check_C_search(solver)
@@ -79,6 +88,8 @@ def _train(a):
         check_probability_request(solver, a.n_folds)
     job = open_job(solver, probability and not logistic)
     console = Console(a.quiet, silent=not job.root)
+    if ignored:
+        console.note(no_effect_note(a.solver, ignored))
     if probability and logistic:
         console.note(f"-b 1: a {solver} model gives probabilities from its decision values "
                      "(linsvm-predict -b 1); no sigmoids are fitted")
@@ -96,13 +107,15 @@ def _train(a):
                 a.shards, stdout_ok=True, init_model=a.init_model, root_only=True)
     init = job.run(load_model, a.init_model) if a.init_model else None
     t0 = time.perf_counter()
-    data = load_training(a.training_file, solver, a.instance_weights, console, job, a.shards)
+    data = load_training(a.training_file, solver, a.instance_weights, console, job, a.shards,
+                         a.cache)
     X, y, qid, sample_weight = data.X, data.y, data.qid, data.sample_weight
     if writes_model:
         check_model_format(a.model_format, solver=solver,
                            classes=distinct(y) if data.labels is None else data.labels)
     if log:
         log(read_line(data, X.n_features, time.perf_counter() - t0, job))
+    class_weight = drop_absent_weights(console, a.solver, class_weight, data)
     note_imbalance(console, y, solver, class_weight, job)
     options = dict(solver=solver, bias=a.bias, tol=a.tol, class_weight=class_weight,
                    seed=a.seed, allow_many_classes=a.allow_many_classes, **solver_options)
@@ -130,7 +143,13 @@ def _train(a):
         model = _calibrate(console, model, X, y, sample_weight, C=a.C, n_jobs=n_jobs, **options)
     job.run(model.save, model_file, format=a.model_format, root_only=True)
     if log:
-        _summary(log, solver, model, model_file)
+        _summary(log, solver, model, model_file, problem_note)
+
+
+def _given(name):
+    """Whether the command's option `name` was given (not left at its default)."""
+    source = click.get_current_context().get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
 
 
 def _model_file(a):
@@ -145,16 +164,18 @@ def _model_file(a):
     return os.path.basename(a.training_file) + ".model"
 
 
-def _summary(log, solver, model, model_file):
+def _summary(log, solver, model, model_file, problem_note=""):
     """The summary lines of a training: objective, iterations, what else the solver
-    reports, the time and the model file; the communication of a distributed one."""
+    reports, the time and the model file, and problem_note (the options of linsvm's
+    own default for a LIBLINEAR code's problem: liblinear_problem_note); the
+    communication of a distributed one."""
     st = model.stats
     extra = "".join(f", {k} = {fmt_stat(st[k])}" for k in ("n_active", "cg_iter", "kkt_violation")
                     if k in st)
     if SOLVERS[solver].penalty == "l1":     # sparse models: how many weights are used
         extra += f", nnz = {np.count_nonzero(model.weights)} of {model.weights.size}"
     log(f"{solver}: objective = {st['objective']:.10g}, iterations = {st['n_iter']}{extra}, "
-        f"time = {st['seconds']:.3f}s -> {model_file}")
+        f"time = {st['seconds']:.3f}s -> {model_file}{problem_note}")
     if "ranks" in st:
         log(_comm_summary(st))
 
@@ -193,10 +214,11 @@ def _calibrate(console, model, X, y, sample_weight, **options):
 
 
 def _search(console, job, X, y, C, n_folds, qid, sample_weight, quiet, options):
-    """-C: LIBLINEAR's parameter search (linsvm.fit.search) and its lines on stdout."""
+    """-C: LIBLINEAR's parameter search (linsvm.fit.search) and its lines on stdout, each
+    point's as it is computed, LIBLINEAR's warning when the best C is the largest (not
+    with -q, which silences it in LIBLINEAR too), the best point last."""
     echo = print_lines if job.root else (lambda *a, **k: None)
-    given = click.get_current_context().get_parameter_source("C")
-    C0 = C if given is not None and given.name != "DEFAULT" else None
+    C0 = C if _given("C") else None
     p0 = options.pop("epsilon", None)
     echo(f"Doing parameter search with {n_folds}-fold cross validation.")
     with collecting_warnings() as records:
@@ -208,4 +230,6 @@ def _search(console, job, X, y, C, n_folds, qid, sample_weight, quiet, options):
     print_warnings(console, [(f"{message} (and at {len(points) - 1} more grid points)"
                               if len(points) > 1 else message, convergence)
                              for (message, convergence), points in group_warnings([[r] for r in records])])
+    if not quiet and max_C_reached(res):
+        echo(MAX_C_WARNING)                         # LIBLINEAR's line, before its last
     echo(best_line(res))

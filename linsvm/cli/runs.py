@@ -14,18 +14,20 @@ from ..fit.finite import NonFiniteSolutionError
 from ..fit.reporting import collecting_warnings
 from ..errors import DataError
 from ..io.atomic import check_output_path
+from ..io.cache import open_data
 from ..io.places import RowPlaces
 from ..io.svmlight import load_svmlight_buffers
 from ..io.weights import read_instance_weights
 from ..problem.catalog import SOLVERS
 from ..problem.checks import OverflowingRowError
 from ..problem.kinds import KINDS
-from ..problem.labels import LabelError, distinct_counts, format_label
+from ..problem.labels import LabelError, distinct, distinct_counts, format_label
 from .console import print_warnings
 from .job import Job
 
-__all__ = ["parsed_options", "TrainingData", "load_training", "read_line", "check_output", "note_imbalance",
-           "cross_validate_on_console", "labels_located", "IMBALANCE_NOTE"]
+__all__ = ["parsed_options", "TrainingData", "load_training", "binary_input", "read_line",
+           "check_output", "note_imbalance", "cross_validate_on_console", "labels_located",
+           "IMBALANCE_NOTE", "drop_absent_weights"]
 
 # what only -v, --shards and MPI runs read or run, imported when they do (start-up:
 # linsvm._lazy)
@@ -62,11 +64,14 @@ class TrainingData(NamedTuple):
 
 
 def load_training(training_file, solver, instance_weights, console=None, job=None,
-                   shards=False):
+                  shards=False, cache=None):
     """The training data (TrainingData): the parser's CSRBuffers, as train() takes it, labels,
     qids and sample weights; the rows read so far show on the console's progress line.
+    A binary data file is mapped (linsvm.io.binfile; its qids and instance weights are
+    used, -W replacing the weights); with `cache` (``--cache``; None: LINSVM_CACHE
+    decides) a text file is read through its binary copy in the cache (linsvm.io.cache).
     On several ranks (job) or with --shards: linsvm.io.shards.read_training_share
-    (each rank its share; rank 0 notes when the input had to be scattered)."""
+    (each rank its share; rank 0 notes when the input had to be scattered; no cache)."""
     name = "stdin" if training_file == "-" else training_file
     progress = None if console is None or not console.live else (
         lambda rows: console.progress(f"reading {name}: {rows:,} rows"))
@@ -74,11 +79,14 @@ def load_training(training_file, solver, instance_weights, console=None, job=Non
     distributed = job is not None and job.comm is not None
     source = "<stdin>" if training_file == "-" else str(training_file)
     if not distributed and not shards:
+        binary = binary_input(training_file, cache, console)
+        if binary is not None:
+            return _binary_training(binary, source, ordinal, instance_weights, console)
         places = RowPlaces()
         if ordinal:
             X, y, qid = load_svmlight_buffers(training_file, with_qid=True, progress=progress,
                                               places=places)
-            qid = qid if qid.size and np.any(qid != qid[0]) else None
+            qid = _varied(qid)
         else:
             (X, y), qid = load_svmlight_buffers(training_file, progress=progress,
                                                 places=places), None
@@ -87,6 +95,48 @@ def load_training(training_file, solver, instance_weights, console=None, job=Non
         sample_weight = read_instance_weights(instance_weights, X.n_rows) \
             if instance_weights else None
         return TrainingData(X, y, qid, sample_weight, X.n_rows, X.nnz, None, source, places)
+    if cache and console is not None:
+        console.note("--cache is not used with --shards or on several MPI ranks")
+    return _training_share(training_file, ordinal, instance_weights, console, job, shards,
+                           progress, source)
+
+
+def _varied(qid):
+    """qid when it holds several values, else None (one query: no ranking groups)."""
+    return qid if qid is not None and qid.size and np.any(qid != qid[0]) else None
+
+
+def binary_input(data_file, cache, console=None):
+    """linsvm.io.cache.open_data for a command: the BinaryData to read `data_file` from
+    (its cached copy, or itself when binary), or None; the notes and progress of a
+    conversion into the cache on the console."""
+    if console is None:
+        return open_data(data_file, cache)
+    data = open_data(data_file, cache, console.note,
+                     lambda rows: console.progress(f"caching {data_file}: {rows:,} rows"))
+    console.done()
+    return data
+
+
+def _binary_training(data, source, ordinal, instance_weights, console):
+    """TrainingData of a BinaryData (binary_input): its rows named FILE: example N."""
+    qid = _varied(data.qid) if ordinal else None
+    sample_weight = data.weights
+    if instance_weights:
+        sample_weight = read_instance_weights(instance_weights, data.n_rows)
+        if data.weights is not None and console is not None:
+            console.note(f"-W {instance_weights} replaces the instance weights stored in "
+                         f"{data.path}")
+    places = RowPlaces().add_examples(source, data.n_rows)
+    return TrainingData(data.X, data.y, qid, sample_weight, data.n_rows, data.nnz, None,
+                        source, places)
+
+
+def _training_share(training_file, ordinal, instance_weights, console, job, shards, progress,
+                    source):
+    """load_training on several ranks or shards (linsvm.io.shards.read_training_share)."""
+    distributed = job is not None and job.comm is not None
+    name = "stdin" if training_file == "-" else training_file
     share, how = read_training_share(training_file, job.comm if distributed else None,
                                      shards=shards, with_qid=ordinal, progress=progress)
     if console is not None:
@@ -103,7 +153,7 @@ def load_training(training_file, solver, instance_weights, console=None, job=Non
     if qid is not None:
         ends = [v for r in sums for v in r[1:] if v is not None]
         qid = qid if ends and min(ends) != max(ends) else None
-    sample_weight = None
+    sample_weight = share.weights
     if instance_weights:
         weights = (job or Job(None)).run(read_instance_weights, instance_weights,
                                           share.n_rows_total)
@@ -149,6 +199,24 @@ def note_imbalance(console, y, solver, class_weight, job=None):
                      f"{n} training examples (always predicting it scores that "
                      f"accuracy); consider -w balanced, and judge by F1 or PRBEP "
                      f"(linsvm-cv --metric f1)")
+
+
+def drop_absent_weights(console, solver, class_weight, data):
+    """The class weights (-w) without those of labels the training data lacks, each
+    dropped with LIBLINEAR's warning, when -s gave a LIBLINEAR code (LIBLINEAR warns and
+    trains on); for a solver named, not numbered, class_weight as it is (train()
+    refuses such a label).  data: a TrainingData (its labels over all MPI ranks)."""
+    if solver.code is None or not isinstance(class_weight, dict) or not class_weight:
+        return class_weight
+    present = set(np.asarray(distinct(data.y) if data.labels is None else data.labels).tolist())
+    kept = {}
+    for label, weight in class_weight.items():
+        if float(label) in present:
+            kept[label] = weight
+        else:
+            console.warn(f"class label {format_label(float(label))} specified in weight is not "
+                         "found (-w ignores it, as LIBLINEAR does)")
+    return kept
 
 
 @contextlib.contextmanager

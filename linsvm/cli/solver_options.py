@@ -7,27 +7,37 @@ defaults; nothing imports a solver or NumPy, so `--help` starts at once.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from types import MappingProxyType
+from typing import Mapping, NamedTuple
 
 import click
 
 from ..errors import ParameterError
-from ..problem.catalog import SOLVERS, liblinear_code
+from ..problem.catalog import SOLVERS, liblinear_entry, liblinear_no_effect
 from .messages import SHORT_FLAGS, OneLineUsage, UsageLineError, flag
 
 __all__ = ["SolverChoice", "SolverParam", "SolverCommand", "resolve_solver", "one_thread_m",
-           "one_thread_note", "m_as_jobs", "solver_help",
+           "one_thread_note", "m_as_jobs", "drop_no_effect", "no_effect_note",
+           "liblinear_problem_note", "solver_help",
            "solver_option_decorators", "option_owners", "parse_class_weights", "data_options",
-           "decorate", "codes_text"]
+           "cache_option", "decorate", "codes_text"]
 
 
 def codes_text(info):
-    """LIBLINEAR's -s codes of a solver, e.g. 'LIBLINEAR -s 1 (= --loss l2), -s 3 (= --loss l1)'."""
+    """LIBLINEAR's -s codes of a solver, e.g. 'LIBLINEAR -s 1 (= --loss l2), -s 3 (= --loss
+    l1)', with the defaults that make a code's problem LIBLINEAR's: '-s 11 (=
+    --regularize-bias)'."""
     parts = []
     for code, liblinear in sorted(info.liblinear_codes.items()):
-        extra = " ".join(f"{flag(k)} {v}" for k, v in liblinear.implied.items())
-        parts.append(f"-s {code}" + (f" (= {extra})" if extra else ""))
+        extra = [f"{flag(k)} {v}" for k, v in liblinear.implied.items()]
+        extra += [_bool_flag(k, v) for k, v in liblinear.defaults.items()]
+        parts.append(f"-s {code}" + (f" (= {' '.join(extra)})" if extra else ""))
     return "LIBLINEAR " + ", ".join(parts) if parts else ""
+
+
+def _bool_flag(name, value):
+    """--name or --no-name for a bool option's value."""
+    return flag(name) if value else f"--no-{name.replace('_', '-')}"
 
 
 def _codes_list():
@@ -49,11 +59,14 @@ def solver_help():
 
 class SolverChoice(NamedTuple):
     """The value of -s: a registered solver name, the options a LIBLINEAR code
-    implies (dcd's --loss), and the code itself (None when a name was given)."""
+    implies (dcd's --loss), the code itself (None when a name was given), and the
+    defaults that make the problem LIBLINEAR's under the code (svr's regularize_bias
+    under -s 11; linsvm.problem.registry.LiblinearCode)."""
 
     name: str
     implied: dict
     code: int | None
+    defaults: Mapping = MappingProxyType({})
 
 
 class SolverParam(click.ParamType):
@@ -77,19 +90,21 @@ class SolverParam(click.ParamType):
             self.fail(f"{text!r} is not a solver: choose one of {', '.join(SOLVERS)} "
                       f"(or LIBLINEAR's code {codes})", param, ctx)
         try:
-            name, implied = liblinear_code(code)
+            name, entry = liblinear_entry(code)
         except ParameterError as exc:       # one line, not Click's usage block
             raise UsageLineError(str(exc)) from None
-        return SolverChoice(name, implied, code)
+        return SolverChoice(name, dict(entry.implied), code, dict(entry.defaults))
 
 
 def resolve_solver(solver, solver_options, bias=1.0):
     """The solver's name, with the options its LIBLINEAR code implies added to
-    solver_options (in place); a code that contradicts an option given is an error.
+    solver_options (in place), and the code's defaults (LIBLINEAR's problem) where the
+    option is not given; a code that contradicts an option given is an error.
     LIBLINEAR's flags become the solver's options here: -p is the tube width
     (epsilon) of a solver without a p, -R turns regularize_bias off (which needs a bias
     feature, bias > 0), -m N sets n_threads (a solver on one thread has no n_threads:
-    call one_thread_m first, which takes -m out)."""
+    call one_thread_m first, which takes -m out; LIBLINEAR's options the code ignores:
+    drop_no_effect first, which takes them out)."""
     _liblinear_flags(SOLVERS[solver.name], solver_options)
     if solver_options.get("regularize_bias") is False and bias is not None and bias <= 0:
         raise UsageLineError(f"-R (--no-regularize-bias) frees the bias weight, but -B {bias:g} "
@@ -100,7 +115,63 @@ def resolve_solver(solver, solver_options, bias=1.0):
             raise click.UsageError(f"-s {solver.code} is {solver.name} {flag(key)} {value}, "
                                    f"which contradicts {flag(key)} {given}")
         solver_options[key] = value
+    for key, value in solver.defaults.items():
+        solver_options.setdefault(key, value)
     return solver.name
+
+
+# LIBLINEAR's flags drop_no_effect takes out of the solver options, by option name
+_NO_EFFECT_KEYS = {"-p": "p", "-n": "nu"}
+
+
+def drop_no_effect(solver, solver_options, C_given, class_weights):
+    """The LIBLINEAR options given with `-s CODE` that LIBLINEAR accepts and ignores for
+    the code (linsvm.problem.catalog.liblinear_no_effect), taken out so that the model
+    is the one trained without them: -p and -n from solver_options (in place), -c
+    (C_given: whether -c was given) and -w (class_weights: the -w values given) for the
+    caller to drop.  Returns the flags, in LIBLINEAR's order; () for a solver named,
+    not numbered (its options are checked as given, and refused where they do not
+    apply)."""
+    if solver.code is None:
+        return ()
+    given = {"-c": C_given, "-w": bool(class_weights)}
+    out = []
+    for f in liblinear_no_effect(solver.code):
+        key = _NO_EFFECT_KEYS.get(f)
+        if key is not None and solver_options.get(key) is not None:
+            del solver_options[key]
+            out.append(f)
+        elif given.get(f):
+            out.append(f)
+    return tuple(out)
+
+
+def no_effect_note(solver, flags):
+    """The note for the options drop_no_effect took out."""
+    verb, it = ("has", "it") if len(flags) == 1 else ("have", "them")
+    return f"{', '.join(flags)} {verb} no effect with -s {solver.code} (LIBLINEAR ignores {it} too)"
+
+
+def liblinear_problem_note(solver, solver_options, bias):
+    """For a LIBLINEAR code whose defaults (SolverChoice.defaults) made the problem
+    LIBLINEAR's, the end of the summary line naming the options that give the solver's
+    own default where they apply (a free bias weight needs a bias feature) and were not
+    given: e.g. ' (LIBLINEAR's -s 11 problem; svr's default: -R)'; '' otherwise.
+    solver_options: the options as given, before resolve_solver."""
+    info = SOLVERS[solver.name]
+    bias = info.default_bias if bias is None else bias
+    given = set(solver_options) | ({"regularize_bias"} if solver_options.get("free_bias") else set())
+    out = []
+    for key, value in solver.defaults.items():
+        if key in given or (key == "regularize_bias" and not bias > 0):
+            continue
+        own = info.options[key].default
+        if own == value:
+            continue
+        out.append("-R" if key == "regularize_bias" and own is False else _bool_flag(key, own))
+    if not out:
+        return ""
+    return f" (LIBLINEAR's -s {solver.code} problem; {solver.name}'s default: {' '.join(out)})"
 
 
 def _p_is_epsilon(info):
@@ -411,7 +482,20 @@ def data_options(single_cost):
                           "linsvm expands it, not the shell) or a comma-separated list of names "
                           "and patterns, plain or compressed, read in sorted name order as one "
                           "data set.  Under mpiexec each rank reads whole shards, spread by size."),
+        cache_option("TRAINING_FILE"),
     ]
+
+
+def cache_option(what):
+    """--cache/--no-cache of train, cv and predict (linsvm.io.cache)."""
+    return click.option(
+        "--cache/--no-cache", "cache", default=None,
+        help=f"Parse {what} (SVM-light text, plain or compressed) once: convert it on first "
+             "use into a binary copy in the cache directory ($LINSVM_CACHE, else "
+             "$XDG_CACHE_HOME/linsvm or ~/.cache/linsvm) and map that copy while the file's "
+             "size and modification time are unchanged; a stale or damaged copy is made "
+             "again.  Setting LINSVM_CACHE=DIR turns it on; --no-cache turns it off.  "
+             "Standard input and binary files are read as they are (docs/convert.md).")
 
 
 def decorate(func, options):

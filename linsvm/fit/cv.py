@@ -6,7 +6,9 @@ any number of MPI ranks.  Along an ascending C grid each fold warm-starts from
 its own previous solution (beta-seeding for the primal solvers, Keerthi & DeCoste
 2005 Sec. 4.1 and Table 1; alpha-seeding for the dual ones, which hand their dual
 variables over in memory); `warm_start=False` turns it off so the saving can be
-measured.  Folds run in parallel threads (the solver cores release the GIL);
+measured.  The grid runs one point at a time, each reported as soon as all its
+folds are done (a run stopped early has reported the points before); the folds of a
+point run in parallel threads (the solver cores release the GIL);
 every fold's computation is independent and its kernels run serially unless
 `n_threads` is given, so the results are identical for any n_jobs; Ctrl-C stops
 the folds running in the worker threads too (linsvm.runtime.interrupt).  With
@@ -24,13 +26,13 @@ import numpy as np
 
 from ..errors import DataError, ParameterError
 from ..problem.catalog import get_solver
-from ..problem.csr import CSRBuffers, to_scipy
+from ..problem.csr import CSRBuffers
 from ..problem.kinds import KINDS, METRICS, PERCENT_METRICS
 from ..problem.labels import class_order
 from ..runtime.collective import agreed, collective_of
-from ..runtime.interrupt import Cancelled
+from ..runtime.interrupt import Cancelled, run_in_threads
 from ..runtime.threads import resolve_jobs
-from .folds import make_folds, run_folds
+from .folds import make_folds
 from .inputs import agree_inputs
 from .reporting import collecting_warnings, group_warnings, report_warnings
 from .training import train
@@ -96,12 +98,13 @@ class CVResult:
         return min(self.points, key=key)
 
 
-def _score(kind, model, X_test, y_test, metric, qid_test, coll=None):
-    """(the fold's metric on its test rows, this rank's predictions of them); distributed
+def _score(kind, model, X, test_rows, y_test, metric, qid_test, coll=None):
+    """(the fold's metric on its test rows of X, this rank's predictions of them); distributed
     (coll), those are this rank's test rows and the metric is that of all ranks' test
     rows: accuracy from the summed counts of correct predictions, the others on every
     rank's scores gathered in rank order (the serial order of the test rows)."""
-    scores = agreed(coll, model.decision_function, X_test)   # an overflow on one rank: all
+    # the test rows read in place (a mapped file's too); an overflow on one rank: all
+    scores = agreed(coll, model.decision_function, X, rows=test_rows)
     local = model.predict_from_scores(scores)
     if coll is not None:
         if metric == "accuracy":
@@ -168,7 +171,7 @@ def _check_metric(kind, metric, y, coll):
 
 def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_jobs=1,
                    warm_start=True, metric=None, qid=None, log=None, progress=None, comm=None,
-                   keep_predictions=False, **train_options):
+                   keep_predictions=False, on_point=None, **train_options):
     """k-fold cross-validation of `solver` at every C in Cs (and p in ps for solvers
     with a `p` option).  Returns a CVResult; `train_options` go to linsvm.train
     (bias, tol, class_weight, sample_weight, allow_many_classes, solver options).
@@ -180,6 +183,13 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     progress(done, total): called (possibly from worker threads) after each
     trained model, total = folds x grid points.
 
+    The grid is computed point by point, LIBLINEAR's order: the largest p first, along
+    it C ascending, every fold of a point (in parallel) before the next point, each
+    fold warm-started from its model at the point before (a p's path starts cold).  As
+    each point is complete, log(line) receives its line and on_point(CVPoint) the point
+    (both in the caller's thread), so that what is computed is reported before the grid
+    ends; the result lists the points p ascending, C ascending.
+
     comm: an MPI communicator (mpi4py's MPI.COMM_WORLD) to cross-validate on several
     ranks: every rank calls cross_validate with the same arguments except X, y (and
     qid, sample_weight), its own block of the examples (possibly none), the data set
@@ -188,8 +198,8 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     each fold's model is trained on all ranks (linsvm.train(comm=comm); the solver
     must run distributed), its metric is that of all test rows, and every rank
     returns the same CVResult -- the serial one, for solvers that are exact over row
-    blocks ("rows"); n_jobs is then 1 (the folds' collectives run in one order).
-    None, or one rank: the serial program."""
+    blocks ("rows"); n_jobs is then 1 (the folds' collectives run in one order), and
+    on_point is called on every rank alike."""
     info = get_solver(solver)
     coll = collective_of(comm)
     grid_option = "p" if "p" in info.options else "epsilon"     # svr's tube: LIBLINEAR's -p
@@ -207,42 +217,64 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     fold_of = make_folds(strata, n_folds, seed, qid if kind.uses_qid else None, comm=coll)
     jobs = 1 if coll is not None else resolve_jobs(n_jobs, n_folds)  # collectives in one order
     column_jobs = 1 if jobs > 1 else None       # parallel folds: one-vs-rest columns serial
-    Xcsr = to_scipy(Xb)
+    rows = [(np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)) for f in range(n_folds)]
     total = n_folds * len(Cs) * len(ps_list)
     done = [0]
     lock = threading.Lock()
-    cancelled = threading.Event()       # Ctrl-C, or an error in another fold: no further grid point
+    cancelled = threading.Event()       # Ctrl-C, or an error in another fold: no further fold
+    prev = [None] * n_folds             # each fold's model at the point before
 
-    def run_fold(f, train_rows, test_rows):
-        X_test, y_test = Xcsr[test_rows], y[test_rows]
+    def run_fold(f, C, p):
+        train_rows, test_rows = rows[f]
+        opts = dict(train_options)
+        if p is not None:
+            opts[grid_option] = p
+        if cancelled.is_set():
+            raise Cancelled
+        t0 = time.perf_counter()
+        with collecting_warnings() as records:   # merged per grid point below
+            model = train(Xb, y, solver=solver, C=C, seed=seed, rows=train_rows, qid=qid,
+                          init=prev[f] if warm_start else None, n_jobs=column_jobs,
+                          comm=comm if coll is not None else None, **opts)
+        seconds = time.perf_counter() - t0
         q_test = None if qid is None else np.asarray(qid)[test_rows]
-        out = {}
-        for p in ps_list:
-            prev = None
-            for C in Cs:
-                opts = dict(train_options)
-                if p is not None:
-                    opts[grid_option] = p
-                if cancelled.is_set():
-                    raise Cancelled
-                t0 = time.perf_counter()
-                with collecting_warnings() as records:   # merged per grid point below
-                    model = train(Xb, y, solver=solver, C=C, seed=seed, rows=train_rows, qid=qid,
-                                  init=prev if warm_start else None, n_jobs=column_jobs,
-                                  comm=comm if coll is not None else None, **opts)
-                seconds = time.perf_counter() - t0
-                prev = model
-                value, pred = _score(kind, model, X_test, y_test, metric, q_test, coll)
-                out[(C, p)] = (value, seconds, model.stats.get("n_iter", 0), records,
-                               (test_rows, pred) if keep_predictions else None)
-                if progress is not None:
-                    with lock:
-                        done[0] += 1
-                        progress(done[0], total)
-        return out
+        value, pred = _score(kind, model, Xb, test_rows, y[test_rows], metric, q_test, coll)
+        if progress is not None:
+            with lock:
+                done[0] += 1
+                progress(done[0], total)
+        return model, (value, seconds, model.stats.get("n_iter", 0), records,
+                       (test_rows, pred) if keep_predictions else None)
 
-    per_fold = run_folds(fold_of, n_folds, run_fold, jobs, cancelled)
-    return _result(per_fold, metric, higher, Cs, ps_list, log, y.shape[0])
+    per_point = {}
+    for p in reversed(ps_list):         # LIBLINEAR's order: the largest p first
+        prev[:] = [None] * n_folds
+        for C in Cs:
+            outs = run_in_threads(lambda f, C=C, p=p: run_fold(f, C, p), n_folds, jobs,
+                                  cancelled)
+            prev[:] = [model for model, _ in outs]
+            vals = [v for _, v in outs]
+            pt = _point(C, p, vals, y.shape[0])
+            per_point[(C, p)] = (pt, [v[3] for v in vals])
+            if log is not None:
+                log(_point_line(pt, metric))
+            if on_point is not None:
+                on_point(pt)
+    return _result(per_point, metric, higher, Cs, ps_list)
+
+
+def _point(C, p, vals, n):
+    """The CVPoint of the folds' results (run_fold's) at (C, p)."""
+    return CVPoint(C=C, p=p, scores=[v[0] for v in vals], seconds=float(sum(v[1] for v in vals)),
+                   n_iter=int(sum(v[2] for v in vals)), predictions=_out_of_fold(vals, n))
+
+
+def _point_line(pt, metric):
+    """The progress line of one grid point: `C=1 p=0.1: accuracy 84.1% +- 2.3%`."""
+    k, unit = (100, "%") if metric in PERCENT_METRICS else (1, "")
+    value = "n/a (undefined in a fold)" if np.isnan(pt.mean) else \
+        f"{k * pt.mean:.6g}{unit} +- {k * pt.std:.3g}{unit}"
+    return f"C={pt.C:g}" + (f" p={pt.p:g}" if pt.p is not None else "") + f": {metric} {value}"
 
 
 def _out_of_fold(vals, n):
@@ -256,22 +288,14 @@ def _out_of_fold(vals, n):
     return out
 
 
-def _result(per_fold, metric, higher, Cs, ps_list, log, n):
-    """The CVResult of the folds' results (run_fold's), its warnings reported per grid
-    point, and one progress line per point."""
+def _result(per_point, metric, higher, Cs, ps_list):
+    """The CVResult of the grid's points (p ascending, C ascending), each point's
+    warnings (per_point: (CVPoint, its folds' warning records)) reported, merged over
+    its folds."""
     result = CVResult(metric=metric, higher_is_better=higher)
     for p in ps_list:
         for C in Cs:
-            vals = [pf[(C, p)] for pf in per_fold]
-            result.points.append(CVPoint(C=C, p=p, scores=[v[0] for v in vals],
-                                         seconds=float(sum(v[1] for v in vals)),
-                                         n_iter=int(sum(v[2] for v in vals)),
-                                         predictions=_out_of_fold(vals, n)))
-            report_warnings(_merge_fold_warnings([v[3] for v in vals], C, p), stacklevel=4)
-            if log is not None:
-                pt = result.points[-1]
-                k, unit = (100, "%") if metric in PERCENT_METRICS else (1, "")
-                value = "n/a (undefined in a fold)" if np.isnan(pt.mean) else \
-                    f"{k * pt.mean:.6g}{unit} +- {k * pt.std:.3g}{unit}"
-                log(f"C={C:g}" + (f" p={p:g}" if p is not None else "") + f": {metric} {value}")
+            pt, records = per_point[(C, p)]
+            result.points.append(pt)
+            report_warnings(_merge_fold_warnings(records, C, p), stacklevel=4)
     return result

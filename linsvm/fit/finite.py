@@ -20,6 +20,7 @@ import numpy as np
 from .. import _kernels
 from .._data import DataView
 from ..errors import DataError
+from ..problem.csr import max_abs_value
 
 __all__ = ["NonFiniteSolutionError", "check_finite_scores", "check_finite_solution", "SCALE_LIMIT"]
 
@@ -38,12 +39,9 @@ def _extreme(value):
 
 
 def _largest_feature(X, rows):
-    """max |x_ij| over the rows `rows` of X (CSRBuffers), 0 without stored values."""
-    data = np.asarray(X.data)
-    if data.size == 0 or rows.shape[0] == 0:
-        return 0.0
-    with np.errstate(invalid="ignore"):
-        return float(np.nanmax(np.abs(data))) if np.isfinite(data).any() else 0.0
+    """max |x_ij| over X's stored values (CSRBuffers; every row, a bound for those of
+    `rows`), 0 without stored values or rows."""
+    return max_abs_value(X) if rows.shape[0] else 0.0
 
 
 def _cost_range(base, class_weight):

@@ -9,10 +9,18 @@ for classifiers and ordinal solvers and 2^20 for regression (LIBLINEAR's caps); 
 given with -c starts it instead.
 For a regression solver the tube width p is searched too (LIBLINEAR searches p from
 its largest useful value down in 20 steps): p = i max_p / 20, i = 19 .. 0, with max_p
-the largest absolute deviation of a target from the targets' mean (linsvm's
-regression solvers fit an intercept, so deviations, not raw targets, set the scale),
-or from -p down when -p is given.  Each point's value is pooled over the folds as
-LIBLINEAR counts it (every example's out-of-fold prediction), not a mean of folds.
+LIBLINEAR's largest absolute target, or, for a problem with an intercept (a free bias
+weight, or centred targets: linsvm's defaults for -s svr and -s svr-dual), the largest
+absolute deviation of a target from the targets' mean (then deviations, not raw
+targets, set the scale); from -p down when -p is given.  Each point's value is pooled
+over the folds as LIBLINEAR counts it (every example's out-of-fold prediction), not a
+mean of folds.
+
+The points are computed in LIBLINEAR's order (the largest p first, C ascending) and
+each is reported (`log`, LIBLINEAR's `log2c=...` line) as soon as its folds are done,
+so a search stopped early has printed the points it computed; `max_C_reached` says
+when the best C is the largest of the grid (LIBLINEAR's `WARNING: maximum C
+reached.`, MAX_C_WARNING).
 """
 from __future__ import annotations
 
@@ -23,17 +31,19 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..problem.catalog import get_solver
-from ..problem.csr import CSRBuffers, row_sq_norms, to_scipy
+from ..problem.csr import CSRBuffers, max_abs_value, row_sq_norms, to_scipy
 from ..problem.kinds import KINDS
 from ..runtime.collective import collective_of
 from .cv import cross_validate
 
-__all__ = ["search_C", "SearchResult", "check_C_search", "start_C", "P_STEPS"]
+__all__ = ["search_C", "SearchResult", "check_C_search", "start_C", "P_STEPS",
+           "max_C_reached", "MAX_C_WARNING"]
 
 MAX_C = 1024.0
 MIN_C_EXPONENT = -1022           # start_C's first C is a normal number or refused
 MAX_C_REGRESSION = 2.0 ** 20
 P_STEPS = 20
+MAX_C_WARNING = "WARNING: maximum C reached."       # LIBLINEAR's line
 
 
 @dataclass
@@ -65,7 +75,7 @@ def start_C(X, bias, coll=None, squared=False):
         return 1.0
     exponent = -math.log2(2 if squared else 1) - math.log2(n) - math.log2(top)
     if not exponent >= MIN_C_EXPONENT:      # also top = inf: squares beyond the float range
-        largest = float(np.max(np.abs(np.asarray(Xs.data)))) if np.asarray(Xs.data).size else 0.0
+        largest = max_abs_value(Xs)
         raise ParameterError(f"-C: with feature values up to {largest:.3g} (squared row norms up "
                              f"to {top:.3g}) the search would start below the smallest normal C "
                              "(2^-1022); scale the features (linsvm scale)")
@@ -105,20 +115,42 @@ def search_C(X, y, solver="mfn", n_folds=5, C0=None, p0=None, seed=0, n_jobs=1, 
         raise ParameterError(f"the first C of the search must be > 0, got {C0!r}")
     cap = MAX_C_REGRESSION if regression else MAX_C
     Cs = [C0 * 2.0 ** k for k in range(int(math.floor(math.log2(cap / C0))) + 1)] if C0 <= cap else [C0]
-    ps = _p_grid(y, p0, coll) if regression else None
-    res = cross_validate(Xb, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
-                         n_jobs=n_jobs, comm=comm, keep_predictions=True, progress=progress,
-                         **train_options)
-    out = SearchResult(metric=res.metric, higher_is_better=res.higher_is_better)
+    ps = _p_grid(y, p0, coll, _has_intercept(info, train_options)) if regression else None
     y_all = _all(coll, y)
     classes = np.unique(y_all)
-    for pt in sorted(res.points, key=lambda pt: (-(pt.p or 0.0), pt.C)):
+    metric = kind.metrics[0]
+    out = SearchResult(metric=metric, higher_is_better=True)
+
+    def on_point(pt):                   # in computing order: p descending, C ascending
         pred = _all(coll, pt.predictions)
-        value = kind.metric_value(res.metric, classes, y_all, pred, pred)
+        value = kind.metric_value(metric, classes, y_all, pred, pred)
         out.points.append((pt.C, pt.p, float(value)))
+        pt.predictions = None           # pooled: not kept for the whole grid
         if log is not None:
-            log(grid_line(res.metric, pt.C, pt.p, value))
+            log(grid_line(metric, pt.C, pt.p, value))
+
+    res = cross_validate(Xb, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
+                         n_jobs=n_jobs, comm=comm, keep_predictions=True, progress=progress,
+                         metric=metric, on_point=on_point, **train_options)
+    out.metric, out.higher_is_better = res.metric, res.higher_is_better
     return out
+
+
+def max_C_reached(result):
+    """Whether the best point's C is the largest C of a grid of several (the best C may
+    lie beyond the search: LIBLINEAR's MAX_C_WARNING)."""
+    Cs = {pt[0] for pt in result.points}
+    return len(Cs) > 1 and result.best[0] == max(Cs)
+
+
+def _has_intercept(info, options):
+    """Whether the regression problem of solver `info` with `options` has an intercept:
+    a free bias weight (regularize_bias off, with a bias feature) or centred targets."""
+    def value(name):
+        return options.get(name, info.options[name].default) if name in info.options else None
+    bias = options.get("bias")
+    bias = info.default_bias if bias is None else bias
+    return (value("regularize_bias") is False and bias > 0) or value("center_targets") is True
 
 
 def _all(coll, a):
@@ -126,11 +158,13 @@ def _all(coll, a):
     return a if coll is None else np.concatenate(coll.comm.allgather(a))
 
 
-def _p_grid(y, p0, coll):
-    """The tube widths of a regression search, largest first (module notes)."""
+def _p_grid(y, p0, coll, intercept):
+    """The tube widths of a regression search, largest first (module notes); intercept:
+    the problem has one (max_p from the deviations from the mean target)."""
     if p0 is None:
         y_all = _all(coll, y)
-        p0 = float(np.max(np.abs(y_all - y_all.mean()))) if y_all.size else 1.0
+        centre = y_all.mean() if intercept and y_all.size else 0.0
+        p0 = float(np.max(np.abs(y_all - centre))) if y_all.size else 1.0
     return [i * p0 / P_STEPS for i in range(P_STEPS - 1, -1, -1)]
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import stat
 import sys
@@ -52,8 +53,7 @@ from ..errors import DataError, ParameterError
 from .streams import STDOUT_NAME, CheckedWriter, renamed_error, silence_stdout, stdout_binary
 
 __all__ = ["atomic_output", "check_output_path", "check_outputs", "same_target", "is_special_file",
-           "scratch_file",
-           "write_atomically"]
+           "scratch_file", "file_lock", "write_atomically"]
 
 # O_TMPFILE files are named through /proc/self/fd (linkat): both are needed.
 _O_TMPFILE = getattr(os, "O_TMPFILE", 0) if os.path.isdir("/proc/self/fd") else 0
@@ -390,10 +390,26 @@ def write_atomically(path, write):
         raise DataError(f"{name}: cannot write: {e.strerror or e}") from e
 
 
-def scratch_file():
-    """An anonymous temporary file (binary, read/write) in the system's temporary
-    directory (``TMPDIR``), removed when closed or when the process ends: scratch
-    space such as a copy of standard input read twice (``linsvm scale``), never
-    an output file."""
+def scratch_file(directory=None):
+    """An anonymous temporary file (binary, read/write) in `directory` (default: the
+    system's temporary directory, ``TMPDIR``), removed when closed or when the process
+    ends: scratch space such as a copy of standard input read twice (``linsvm scale``)
+    or the side files of a binary data file being written (beside it, so that they are
+    copied within one file system), never an output file."""
     import tempfile                 # here: its imports (shutil, random) cost every command
-    return tempfile.TemporaryFile()
+    return tempfile.TemporaryFile(dir=directory)
+
+
+@contextlib.contextmanager
+def file_lock(path):
+    """Hold an exclusive lock (flock) on the lock file `path`, created if absent (and
+    left in place: removing it would let two processes lock two files of one name).
+    Blocks until the lock is free; released when the block ends, or when the process
+    does, however it ends.  For one writer among processes that share a file (the
+    cache, linsvm.io.cache)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)                # closing the last descriptor releases the lock

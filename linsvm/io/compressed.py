@@ -11,7 +11,9 @@ allowed).  With the optional ``fast-io`` extra installed, gzip is decompressed b
 ISA-L (``isal``) and a bzip2 regular file by ``indexed_bzip2`` on a fixed number
 of threads, so results never depend on the load; without it, or for standard
 input and pipes, the standard library does it.  Errors are
-:class:`~linsvm.errors.DataError` naming the input.
+:class:`~linsvm.errors.DataError` naming the input.  A linsvm binary data file
+(linsvm.io.binfile, recognised by its magic bytes, compressed or not) is refused in one
+line: it is mapped by its path, never streamed through here.
 
 One file, one verdict, whatever is installed: the standard library's libbz2 is
 the judge of bzip2 data, and indexed_bzip2 is trusted only where it provably
@@ -40,6 +42,7 @@ import stat
 import zlib
 
 from ..errors import DataError
+from .binformat import MAGIC as BINARY_MAGIC
 from .streams import STDIN_NAME, stdin_binary
 
 __all__ = ["Input", "MAGIC", "CHUNK_BYTES"]
@@ -212,6 +215,7 @@ class _Prefixed(io.RawIOBase):
 
 
 BINARY_LINE_BYTES = 1 << 20          # a line this long holding a NUL byte: binary input
+_HEAD_BYTES = 8                     # sniffed: the compressed formats' and binfile's magic
 
 
 class Input:
@@ -301,7 +305,8 @@ class Input:
         """Read the first bytes and return the compression: "gzip", "bzip2",
         "xz" or None for plain text.  chunks() starts with those bytes."""
         if self._head is None:
-            self._head = self._read_head(6)
+            self._head = self._read_head(_HEAD_BYTES)
+        self._refuse_binary_file(self._head, None)
         for magic, name, _ in MAGIC:
             if self._head.startswith(magic):
                 return name
@@ -406,9 +411,25 @@ class Input:
             raise DataError(f"{self.name}: {where} is a NUL, in a line of over "
                             f"{BINARY_LINE_BYTES >> 20} MiB: not SVM-light text (a binary file?)")
 
+    def _refuse_binary_file(self, head, kind):
+        """DataError for a linsvm binary data file here (its first bytes `head`; `kind`:
+        the compression it came out of, or None): it is mapped by its path
+        (linsvm.io.binfile), and cannot be read as a stream."""
+        if not bytes(head[:len(BINARY_MAGIC)]) == BINARY_MAGIC:
+            return
+        if kind is not None:
+            raise DataError(f"{self.name}: holds a {kind}-compressed linsvm binary data file: "
+                            "decompress it first (a binary file is mapped, not streamed)")
+        if self.name == STDIN_NAME:
+            raise DataError(f"{STDIN_NAME}: a linsvm binary data file cannot be read from "
+                            "standard input (it is mapped, not streamed): give its path")
+        raise DataError(f"{self.name}: a linsvm binary data file, which is read by its path "
+                        "as a whole data file only (not as a shard, a stream or a share)")
+
     def chunks(self):
-        head = self._head if self._head is not None else self._read_head(6)
+        head = self._head if self._head is not None else self._read_head(_HEAD_BYTES)
         self._head = None
+        self._refuse_binary_file(head, None)
         kind = None
         for magic, name, opener in MAGIC:
             if head.startswith(magic):
@@ -451,6 +472,8 @@ class Input:
             start = 0
             if not n:
                 break
+            if done == 0 and kind is not None:
+                self._refuse_binary_file(buf[:len(BINARY_MAGIC)], kind)
             last_nl = buf.rfind(b"\n", 0, n)
             run = n - last_nl - 1 if last_nl >= 0 else run + n
             if last_nl < 0 and run >= BINARY_LINE_BYTES:

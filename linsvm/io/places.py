@@ -8,7 +8,8 @@ first row at fault too.  Row r of a file is on line r + 1 plus the blank and
 comment lines before it; the parser notes one (row, lines skipped so far) pair
 for each row that follows such lines (`Parser.row_gaps`), so a file without them
 costs nothing, and `RowPlaces` turns those notes into FILE:LINE.  One RowPlaces
-may span several files (shards) or a part of one (an MPI rank's rows).
+may span several files (shards) or a part of one (an MPI rank's rows).  A binary data
+file (linsvm.io.binfile) has no lines: its rows are named ``FILE: example N``.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ class _Segment(NamedTuple):
     gap_rows: np.ndarray    # Parser.row_gaps of the file (part), rows counted from 0
     gap_skipped: np.ndarray
     row_shift: int          # the segment's first row is row `row_shift` of the file (part)
+    examples: bool = False  # rows of a file without lines (a binary one): "example N"
 
 
 class RowPlaces:
@@ -51,27 +53,50 @@ class RowPlaces:
         self.n_rows += int(n_rows)
         return self
 
+    def add_examples(self, name, n_rows, row_shift=0):
+        """Append the next `n_rows` rows: examples row_shift + 1, ... of `name`, a file
+        without lines (a binary data file, linsvm.io.binfile), each named
+        ``NAME: example N``.  Returns self."""
+        self._segments.append(_Segment(self.n_rows, int(n_rows), str(name), 1,
+                                       np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                       int(row_shift), True))
+        self._starts.append(self.n_rows)
+        self.n_rows += int(n_rows)
+        return self
+
     def extend(self, other):
         """Append the rows of another RowPlaces.  Returns self."""
         for seg in other._segments:
-            self.add(seg.name, seg.n_rows, (seg.gap_rows, seg.gap_skipped), seg.first_line,
-                     seg.row_shift)
+            self._append(seg, seg.n_rows, seg.row_shift)
         return self
 
+    def _append(self, seg, n_rows, row_shift):
+        """Append n_rows rows of segment seg from its row row_shift on."""
+        if seg.examples:
+            self.add_examples(seg.name, n_rows, row_shift)
+        else:
+            self.add(seg.name, n_rows, (seg.gap_rows, seg.gap_skipped), seg.first_line,
+                     row_shift)
+
     def place(self, row):
-        """(file name, line) of row `row` (0-based)."""
+        """(file name, line) of row `row` (0-based); of a file without lines, (file name,
+        example number)."""
+        return self._place(row)[:2]
+
+    def _place(self, row):
         if not 0 <= row < self.n_rows:
             raise IndexError(f"row {row} of {self.n_rows}")
         seg = self._segments[bisect.bisect_right(self._starts, row) - 1]
         r = row - seg.first_row + seg.row_shift       # the row of the file (part)
         k = int(np.searchsorted(seg.gap_rows, r, side="right")) - 1
         skipped = int(seg.gap_skipped[k]) if k >= 0 else 0
-        return seg.name, seg.first_line + r + skipped
+        return seg.name, seg.first_line + r + skipped, seg.examples
 
     def where(self, row):
-        """``FILE:LINE`` of row `row`, as the parser names a line."""
-        name, line = self.place(row)
-        return f"{name}:{line}"
+        """``FILE:LINE`` of row `row`, as the parser names a line (``FILE: example N`` in
+        a file without lines)."""
+        name, line, examples = self._place(row)
+        return f"{name}: example {line}" if examples else f"{name}:{line}"
 
     def slice(self, start, stop):
         """A RowPlaces of rows [start, stop) of this one, numbered from 0."""
@@ -79,6 +104,5 @@ class RowPlaces:
         for seg in self._segments:
             a, b = max(start, seg.first_row), min(stop, seg.first_row + seg.n_rows)
             if a < b:
-                out.add(seg.name, b - a, (seg.gap_rows, seg.gap_skipped), seg.first_line,
-                        seg.row_shift + a - seg.first_row)
+                out._append(seg, b - a, seg.row_shift + a - seg.first_row)
         return out

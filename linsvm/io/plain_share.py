@@ -69,6 +69,8 @@ class LocalShare:
     rank, n_ranks : this rank and the number of ranks.
     places : a linsvm.io.places.RowPlaces of this rank's rows (FILE:LINE of each),
         or None.
+    weights : the instance weights of this rank's rows that a binary data file holds
+        (linsvm.io.binary_share), else None.
     """
     X: CSRBuffers
     y: np.ndarray
@@ -82,6 +84,7 @@ class LocalShare:
     rank: int
     n_ranks: int
     places: object = None
+    weights: object = None
 
 
 def read_svmlight_share(path, comm, n_features=None, with_qid=False, labels=True):

@@ -59,6 +59,7 @@ import numpy as np
 
 from .. import _scale
 from ..errors import DataError, ParameterError
+from ..problem.csr import entry_values
 from .atomic import atomic_output, scratch_file
 from .scale_finite import check_finite_scaling
 from .scale_params import ScaleParams, format_params, read_params, write_params
@@ -170,7 +171,7 @@ def _chunks(source):
         indptr = np.ascontiguousarray(X.indptr)
         if indptr.dtype not in (np.int32, np.int64):
             indptr = indptr.astype(np.int64)
-        yield (indptr, indices, np.ascontiguousarray(X.data, dtype=np.float64),
+        yield (indptr, indices, entry_values(X, 0, X.nnz),
                np.ascontiguousarray(y, dtype=np.float64),
                np.ascontiguousarray(qid, dtype=np.int64), int(X.n_features))
 

@@ -55,6 +55,8 @@ from ..errors import DataError, ParameterError
 from ..problem.csr import CSRBuffers
 from ..problem.labels import class_order_raw, merge_first_appearance
 from ..runtime.collective import wait_for_root
+from .binary_share import read_binary_share
+from .binfile import is_binary_file
 from .compressed import MAGIC, Input
 from .places import RowPlaces
 from .plain_share import LocalShare, byte_ranges, read_svmlight_share, rows_and_width
@@ -308,7 +310,8 @@ def scatter_svmlight(source, comm, n_features=None, with_qid=False, labels=True,
                 a, b = n * r // n_ranks, n * (r + 1) // n_ranks
                 lo, hi = int(X.indptr[a]), int(X.indptr[b])
                 pieces.append(dict(head, row_offset=a, indptr=X.indptr[a:b + 1] - lo,
-                                   indices=X.indices[lo:hi], data=X.data[lo:hi], y=y[a:b],
+                                   indices=X.indices[lo:hi],
+                                   data=None if X.data is None else X.data[lo:hi], y=y[a:b],
                                    qid=qid[a:b], places=places.slice(a, b)))
             del X, y, qid
     if comm is not None:
@@ -327,11 +330,13 @@ def scatter_svmlight(source, comm, n_features=None, with_qid=False, labels=True,
 
 
 def _sniff(source):
-    """How rank 0 can read `source`: "split" (a plain regular file), "scatter"
-    (standard input, a compressed or not regular file), or "error" (the reader
-    then names the problem)."""
+    """How rank 0 can read `source`: "map" (a binary data file), "split" (a plain
+    regular file), "scatter" (standard input, a compressed or not regular file), or
+    "error" (the reader then names the problem)."""
     if source == "-":
         return "scatter"
+    if is_binary_file(source):
+        return "map"
     try:
         fd = os.open(source, os.O_RDONLY)
     except OSError:
@@ -355,17 +360,23 @@ def read_training_share(source, comm, shards=False, n_features=None, with_qid=Fa
     (read_shards).  A plain regular file is split by byte ranges
     (read_svmlight_share: every rank reads its own lines); standard input, a
     compressed file, or anything else that cannot be split is read by rank 0 and
-    scattered (scatter_svmlight); rank 0 decides which, and tells the others, so
-    every rank takes the same path.  With comm None (one rank) the serial reader
-    reads the whole input (how "serial"; shards: their concatenation).
+    scattered (scatter_svmlight); a binary data file is mapped by every rank, each
+    taking its rows (linsvm.io.binary_share); rank 0 decides which, and tells the
+    others, so every rank takes the same path.  With comm None (one rank) the serial
+    reader reads the whole input (how "serial"; shards: their concatenation; a binary
+    file: "map").
 
-    Returns (LocalShare, how): how is "split", "shards", "scatter" or "serial".
+    Returns (LocalShare, how): how is "split", "shards", "scatter", "map" or "serial".
     """
     if shards:
         return read_shards(source, comm, n_features, with_qid, labels), "shards"
     if comm is None:
+        if is_binary_file(source):
+            return read_binary_share(source, None, n_features, with_qid, labels), "map"
         return scatter_svmlight(source, None, n_features, with_qid, labels, progress), "serial"
     how = comm.bcast(_sniff(source) if int(comm.rank) == 0 else None, root=0)
+    if how == "map":
+        return read_binary_share(source, comm, n_features, with_qid, labels), how
     if how == "scatter":
         return scatter_svmlight(source, comm, n_features, with_qid, labels, progress), how
     return read_svmlight_share(source, comm, n_features, with_qid, labels), how

@@ -16,7 +16,12 @@ One example per line::
   A line with a label and no features is a row with no non-zeros.
 
 Input may be gzip, bzip2 or xz compressed (linsvm.io.compressed: recognised by
-content, read strictly).
+content, read strictly).  Every reader here also takes a linsvm binary data file
+(linsvm.io.binfile, written by ``linsvm convert``), recognised by its magic bytes before
+any sniffing for compression: it is mapped and verified, not parsed.  Its labels, qids
+and width are the file's (the width it was written with, trailing empty columns
+included; ``n_features`` may widen it); a binary file on standard input is refused (it
+cannot be mapped).
 
 Bad input is never guessed at or skipped: every problem raises
 :class:`~linsvm.errors.DataError` with a one-line message
@@ -54,8 +59,9 @@ import numpy as np
 
 from .. import _svmlight
 from ..errors import DataError, ParameterError
-from ..problem.csr import CSRBuffers
+from ..problem.csr import CSRBuffers, to_scipy
 from .atomic import atomic_output, write_atomically
+from .binfile import BinaryData, is_binary_file, open_binary
 from . import compressed
 from .compressed import Input
 from .streams import write_all
@@ -100,7 +106,10 @@ def load_svmlight(path, n_features=None, with_qid=False, progress=None):
     ----------
     path : str, bytes, os.PathLike, ``"-"`` or binary file object
         The input; ``"-"`` reads ``sys.stdin.buffer``.  gzip, bzip2 and xz
-        compression are recognised by their magic bytes.
+        compression are recognised by their magic bytes, and so is a linsvm binary
+        data file (a path, or an open linsvm.io.binfile.BinaryData), which is mapped:
+        X's arrays are then read-only views of the map (float64 values; scipy makes
+        its own row pointers and indices).
     n_features : int, optional
         Number of columns of X.  A feature index above it is an error naming
         the file and line.  Default: the largest index in the file.
@@ -119,6 +128,12 @@ def load_svmlight(path, n_features=None, with_qid=False, progress=None):
     Empty input gives zero rows; deciding whether that is acceptable is up
     to the caller.
 
+    Memory: scipy keeps indices and row pointers in one index type, so past
+    2**31 non-zeros X holds int64 indices -- 16 bytes per non-zero instead of
+    the parser's 12 -- and ``linsvm.train`` narrows them into an int32 copy (4
+    more).  :func:`load_svmlight_buffers`, or a binary data file, gives the
+    solvers' buffers without any scipy matrix (12 bytes per non-zero).
+
     Raises
     ------
     DataError
@@ -126,9 +141,39 @@ def load_svmlight(path, n_features=None, with_qid=False, progress=None):
         the file cannot be opened or its compressed data is corrupt.
     """
     n_features = _check_n_features(n_features)
-    parts = _load(path, n_features, with_qid, progress)
-    X, y, qid = _to_csr(parts, n_features)
+    binary = _binary(path)
+    if binary is not None:
+        X, y, qid = _binary_whole(binary, n_features, with_qid)
+        X = _to_csr((X.indptr, X.indices, _float64_values(X), y, qid, X.n_features), None)[0]
+    else:
+        parts = _load(path, n_features, with_qid, progress)
+        X, y, qid = _to_csr(parts, n_features)
     return (X, y, qid) if with_qid else (X, y)
+
+
+def _binary(path):
+    """The verified BinaryData of path when it names a binary data file (or is one, from
+    linsvm.io.binfile.open_binary), else None (then the text readers read it, and name
+    any problem opening it)."""
+    if isinstance(path, BinaryData):
+        return path
+    if isinstance(path, (str, bytes, os.PathLike)) and is_binary_file(path):
+        return open_binary(path)
+    return None
+
+
+def _binary_whole(data, n_features, with_qid):
+    """(X as CSRBuffers, y, qid) of a BinaryData, X n_features wide (default the file's
+    width); with_qid: qid zeros when the file has none (as for text without qids), else
+    None."""
+    if n_features is not None and n_features < data.max_index:
+        raise DataError(f"{data.path}: feature index {data.max_index} > "
+                        f"n_features={n_features}")
+    X = data.matrix(n_features)
+    qid = None
+    if with_qid:
+        qid = data.qid if data.qid is not None else np.zeros(data.n_rows, dtype=np.int64)
+    return X, data.y, qid
 
 
 def load_svmlight_buffers(path, n_features=None, with_qid=False, progress=None, places=None):
@@ -150,6 +195,12 @@ def load_svmlight_buffers(path, n_features=None, with_qid=False, progress=None, 
     n_features = _check_n_features(n_features)
     if n_features is not None and n_features > _INT32_MAX:
         raise DataError(f"X has {n_features} columns, more than int32 indices allow")
+    binary = _binary(path)
+    if binary is not None:
+        X, y, qid = _binary_whole(binary, n_features, with_qid)
+        if places is not None:
+            places.add_examples(binary.path, binary.n_rows)
+        return (X, y, qid) if with_qid else (X, y)
     indptr, indices, data, y, qid, max_index = _load(path, n_features, with_qid, progress,
                                                      places)
     # The parser read every index against the limit n_features (when given) and
@@ -201,8 +252,8 @@ def iter_svmlight(path, chunk_rows=65536, with_qid=False):
     ``with_qid``) holding ``chunk_rows`` rows each, the last block fewer;
     empty input yields nothing.  Memory is bounded by one block plus one read
     buffer, whatever the size of the input.  ``X_chunk`` is a scipy CSR matrix with
-    as many columns as the largest index in that block; the caller pads or cuts to
-    its width.  Errors carry line numbers of the whole input.  The input is opened
+    as many columns as the largest index in that block (of a binary file: in the whole
+    file); the caller pads or cuts to its width.  Errors carry line numbers of the whole input.  The input is opened
     when iteration starts; arguments are checked at the call.
 
     ``path`` and ``with_qid`` are as for :func:`load_svmlight`.
@@ -229,6 +280,10 @@ def _to_buffers(parts, n_features):
 
 
 def _iter_svmlight(path, chunk_rows, with_qid, make):
+    binary = _binary(path)
+    if binary is not None:
+        yield from _iter_binary(binary, chunk_rows, with_qid, make)
+        return
     parser = _svmlight.Parser(with_qid, None)
 
     def block():
@@ -247,15 +302,35 @@ def _iter_svmlight(path, chunk_rows, with_qid, make):
             yield block()
 
 
+def _iter_binary(data, chunk_rows, with_qid, make):
+    """The blocks of a BinaryData as _iter_svmlight yields them (as wide as the file's
+    largest index); `make` as there (_to_buffers: the blocks' own CSRBuffers)."""
+    for X, y, qid, _ in data.blocks(chunk_rows):
+        if with_qid and qid is None:
+            qid = np.zeros(y.shape[0], dtype=np.int64)
+        if make is not _to_buffers:
+            X = make((X.indptr, X.indices, _float64_values(X), y, qid, data.max_index), None)[0]
+        yield (X, y, qid) if with_qid else (X, y)
+
+
+def _float64_values(X):
+    """The values of CSRBuffers X as float64 (ones for a pattern): what scipy gets."""
+    if X.data is None:
+        return np.ones(X.indices.shape[0])
+    return X.data.astype(np.float64, copy=False)
+
+
 # ---------------------------------------------------------------------------
 # output
 # ---------------------------------------------------------------------------
 
 def _as_csr(X):
     """X as a canonical float64 CSR matrix (sorted, no duplicates), never
-    modifying the caller's object."""
+    modifying the caller's object (a CSRBuffers of any layout: its matrix, to_scipy)."""
     import scipy.sparse as sp           # slow to import: only when writing
 
+    if isinstance(X, CSRBuffers):
+        X = to_scipy(X)
     if sp.issparse(X):
         X = X.tocsr()
         if X.dtype != np.float64:

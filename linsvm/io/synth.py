@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from ..errors import ParameterError
 from ..runtime.memory import require
 
-__all__ = ["make_text_classification", "make_text_regression", "memory_needed"]
+__all__ = ["make_text_classification", "make_text_regression", "memory_needed", "text_vocabulary"]
 
 # Zipf-Mandelbrot exponent and offset of the background word frequencies
 # (p(rank r) ~ 1 / (r + q)^s), close to what English corpora show.
@@ -86,11 +86,7 @@ def make_text_classification(n_samples=20000, n_features=20000, n_classes=2, avg
             "ask for fewer features or documents")
     rng = np.random.default_rng(seed)
     V = n_features
-    # 1. Background Zipf distribution over ranks, ranks placed at random indices.
-    p0 = (np.arange(V) + _ZIPF_Q) ** -_ZIPF_S
-    p0 /= p0.sum()
-    word_of_rank = rng.permutation(V).astype(np.int32)
-    topic_ranks, topic_cdf = _topics(rng, p0, n_classes)
+    p0, word_of_rank, topic_ranks, topic_cdf = text_vocabulary(rng, V, n_classes)
     # 3. Classes, lengths, topic shares.
     cls = rng.integers(n_classes, size=n_samples)
     mu = np.log(avg_length) - _LENGTH_SIGMA ** 2 / 2
@@ -127,6 +123,21 @@ def memory_needed(n_samples, n_features, n_classes=2, avg_length=80):
     tokens = n_samples * (avg_length * 1.1 + 1)      # lengths are log-normal, at least 1
     return int(_BYTES_PER_FEATURE * n_features + _BYTES_PER_TOKEN * tokens
                + _BYTES_PER_TOPIC_WORD * topic_words)
+
+
+def text_vocabulary(rng, n_features, n_classes):
+    """Steps 1 and 2 of make_text_classification, drawn from the Generator rng (the
+    rank permutation, then each class's topic in turn): (p0, word_of_rank, topic_ranks,
+    topic_cdf) -- the background probability of each frequency rank, the feature index
+    of each rank (int32), each class's topic words as ranks (n_classes x m) and the
+    cumulative distribution of their weights.  The block generator
+    (linsvm.io.synth_blocks) takes the same vocabulary for the same seed."""
+    # 1. Background Zipf distribution over ranks, ranks placed at random indices.
+    p0 = (np.arange(n_features) + _ZIPF_Q) ** -_ZIPF_S
+    p0 /= p0.sum()
+    word_of_rank = rng.permutation(n_features).astype(np.int32)
+    topic_ranks, topic_cdf = _topics(rng, p0, n_classes)
+    return p0, word_of_rank, topic_ranks, topic_cdf
 
 
 def _topics(rng, p0, n_classes):

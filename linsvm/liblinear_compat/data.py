@@ -7,7 +7,8 @@ list/tuple of values (value j at index j + 1).  Its number of features n is the
 matrix's width for a sparse matrix, and otherwise the largest index holding a
 non-zero value (a dense array's trailing zero columns do not count); `as_csr` keeps
 that rule, so that a model's nr_feature is LIBLINEAR's.  Zero values of dicts and
-lists are dropped, as LIBLINEAR drops them.
+lists are dropped, as LIBLINEAR drops them.  linsvm's own CSRBuffers (of any value
+layout) is taken as the sparse matrix it holds, with float64 values.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..io.svmlight import load_svmlight
+from ..problem.csr import CSRBuffers, to_scipy
 from ..problem.metrics import regression_measures
 
 __all__ = ["as_csr", "as_labels", "problem", "svm_read_problem", "evaluations"]
@@ -74,6 +76,8 @@ def as_csr(x):
     """(X, n): x as a float64 scipy csr_matrix and LIBLINEAR's feature count n of it
     (module notes).  DataError for a form LIBLINEAR does not take."""
     sp = _sparse()
+    if isinstance(x, CSRBuffers):
+        x = to_scipy(x)
     if sp.issparse(x):
         if x.ndim != 2:
             raise DataError(f"x must be 2-D (instances x features), got shape {x.shape}")
@@ -158,9 +162,12 @@ def svm_read_problem(data_source, return_scipy=False):
     True: y a float64 array and x a scipy csr_matrix of the non-zeros, as wide as the
     largest index of a non-zero.  The file is read by linsvm's parser
     (linsvm.io.svmlight): compressed files, comments and qids are accepted, and a
-    malformed line raises DataError naming the file and line."""
+    malformed line raises DataError naming the file and line; a path may also name a
+    linsvm binary data file (linsvm.io.binfile, `linsvm convert`), which is mapped."""
     X, y = load_svmlight(_text_source(data_source))
     if return_scipy:
+        if not X.data.flags.writeable:          # a binary file's values: views of its map
+            X = X.copy()
         X.eliminate_zeros()
         n = int(X.indices.max()) + 1 if X.nnz else 0
         return y, _sparse().csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n))

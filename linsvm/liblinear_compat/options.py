@@ -22,7 +22,7 @@ import enum
 import math
 
 from ..errors import ParameterError
-from ..problem.catalog import SOLVERS, liblinear_code
+from ..problem.catalog import SOLVERS, liblinear_code, liblinear_entry
 
 __all__ = ["solver_names", "print_null", "parameter", "LIBLINEAR_EPS", "SEARCH_CODES", "REGRESSION_CODES",
            "PROBABILITY_CODES", "ONECLASS_CODE", "FREE_BIAS_CODES", "check_parameter",
@@ -227,19 +227,16 @@ def train_arguments(param, code):
     """linsvm.train's keyword arguments for a checked `param` of LIBLINEAR code `code`:
     solver, C, tol (module notes), and the solver options the code implies plus -p,
     -n and -R.  The bias and class weights are the caller's (they depend on the
-    data).  The problem solved is LIBLINEAR's: -s 11's bias weight is regularized
-    unless -R, -s 12/13 do not centre the targets."""
-    name, implied = liblinear_code(code)
+    data).  The problem solved is LIBLINEAR's, by the code's defaults in the catalog
+    (LiblinearCode.defaults, as `linsvm-train -s CODE` takes them): -s 11's bias weight
+    is regularized unless -R, -s 12/13 do not centre the targets."""
+    name, entry = liblinear_entry(code)
     info = SOLVERS[name]
-    options = dict(implied)
+    options = dict(entry.implied, **entry.defaults)
     if code in REGRESSION_CODES:
         options["epsilon"] = float(param.p)
-    if code == 11:
-        options["regularize_bias"] = bool(param.regularize_bias)
-    elif "regularize_bias" in info.options and not param.regularize_bias:
+    if "regularize_bias" in info.options and not param.regularize_bias:
         options["regularize_bias"] = False
-    if "center_targets" in info.options:
-        options["center_targets"] = False
     if code == ONECLASS_CODE:
         options["nu"] = float(param.nu)
     tol = float(param.eps) * info.default_tol / LIBLINEAR_EPS[code]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..fit.cv import cross_validate
-from ..fit.search import best_line, search_C
+from ..fit.search import MAX_C_WARNING, best_line, max_C_reached, search_C
 from ..fit.training import train as linsvm_train
 from .data import evaluations, problem
 from .models import model, with_zero_bias_row
@@ -119,6 +119,8 @@ def _search(prob, y, param, code, options, log):
     res = search_C(prob.x, y, n_folds=param.nr_fold,
                    C0=param.C if param.flag_C_specified else None, p0=p0, seed=0, log=log,
                    **options)
+    if log is not None and max_C_reached(res):
+        log(MAX_C_WARNING)
     print(best_line(res))
     best_C, best_p, best_score = res.best
     return float(best_C), (float(best_p) if code in REGRESSION_CODES else -1.0), float(best_score)

@@ -57,7 +57,7 @@ from .. import _kernels
 from .._data import DataView
 from ..errors import DataError, ModelError, ParameterError
 from ..io.atomic import atomic_output
-from ..problem.csr import CSRBuffers
+from ..problem.csr import CSRBuffers, take_rows
 from ..problem.kinds import KINDS, get_kind
 from . import format_liblinear, format_linsvm, sigmoid
 from .logistic_proba import logistic_link, logistic_proba
@@ -345,7 +345,7 @@ class Model:
                 f"bias={fmt_float(self._bias)})")
 
     # ----------------------------------------------------------------- prediction
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X, rows=None) -> np.ndarray:
         """Scores ``X @ W[:n_features] + bias * W[-1]`` (bias term only when bias > 0).
 
         `X` is a scipy sparse matrix/array, a dense 2-D array of shape
@@ -361,19 +361,23 @@ class Model:
         attribute, 0-based) and the largest weight and feature involved, instead
         of handing on ``inf``/``nan`` scores that would label the row anyway; NumPy
         warns of nothing.
+
+        `rows` (row numbers): the scores of ``X[rows]``, a CSRBuffers's read in place.
         """
         W = self._weights
         n = self._n_features
         one = W.shape[1] == 1
+        if rows is not None and not isinstance(X, CSRBuffers):
+            return self.decision_function(X[np.asarray(rows)])
         if isinstance(X, CSRBuffers):
-            scores = _kernels.csr_scores(DataView(X, self._bias if self._bias > 0 else 0.0), W)
+            scores = _kernels.csr_scores(DataView(X, max(self._bias, 0.0), rows), W)
             scores = scores[:, 0] if one else scores
             if self._offset != 0:
                 with np.errstate(all="ignore"):     # an overflow is reported below, in one line
                     scores = scores + self._offset
             if not _kernels.all_finite(scores.reshape(-1)):
-                raise overflow_error(scores, X, W[:n], W[-1] if self._bias > 0 else None,
-                                     self._bias)
+                raise overflow_error(scores, X if rows is None else take_rows(X, rows), W[:n],
+                                     W[-1] if self._bias > 0 else None, self._bias)
             return scores
         sp = _scipy_sparse(X)
         if sp is not None:

@@ -93,13 +93,16 @@ class PredictionResult(NamedTuple):
 def _source_name(test_source) -> str:
     if isinstance(test_source, (str, bytes, os.PathLike)):
         return os.fsdecode(os.fspath(test_source))
-    return str(getattr(test_source, "name", "<input>"))
+    return str(getattr(test_source, "name", None) or getattr(test_source, "path", "<input>"))
 
 
 def predict_file(test_source, model, out, decision_values=False, chunk_rows=None, measures=True,
-                 progress=None, probability=False, model_name=None, keep=False) -> PredictionResult:
-    """Predict the SVM-light data `test_source` (a path, ``"-"`` for standard input)
-    with `model` (a Model, or the path of a model file) and write the predictions.
+                 progress=None, probability=False, model_name=None, keep=False,
+                 name=None) -> PredictionResult:
+    """Predict the SVM-light data `test_source` (a path, ``"-"`` for standard input; a
+    binary data file too, or an open linsvm.io.binfile.BinaryData) with `model` (a
+    Model, or the path of a model file) and write the predictions.  `name`: the test
+    data's name in the result and in messages (default: `test_source`'s).
 
     `out`: a path (``"-"`` is standard output), written atomically (`linsvm.io.atomic`:
     on any error nothing is left and an existing file is untouched); a binary file
@@ -143,7 +146,7 @@ def predict_file(test_source, model, out, decision_values=False, chunk_rows=None
                              "(linsvm-train) or linsvm.fit.calibration.calibrate")
     if chunk_rows is None:
         chunk_rows = default_chunk_rows(model.weights.shape[1])
-    source = _source_name(test_source)
+    source = name if name is not None else _source_name(test_source)
     label_text = {float(c): format_label(c) for c in model.classes_}
     tally = _Tally(model, measures, keep)
 
@@ -278,9 +281,10 @@ def report_lines(result: PredictionResult) -> list:
 
 def note_lines(result: PredictionResult) -> list:
     """Remarks on test data that does not match the model (``linsvm-predict`` prints
-    each as ``note: ...``): its features beyond the model's or fewer than the
-    model's, and labels the model does not know (they count as errors).  None
-    without examples."""
+    each as ``note: ...``): its features beyond the model's, and labels the model does
+    not know (they count as errors).  None without examples.  Test data whose indices
+    stop short of the model's width is not remarked on: held-out rows often lack the
+    training set's last features, which then count as 0 (docs/predict.md)."""
     if not result.n_total:
         return []
     notes = []
@@ -288,9 +292,6 @@ def note_lines(result: PredictionResult) -> list:
     if width > n:
         notes.append(f"the test data has feature indices up to {width}, the model only 1..{n}: "
                      f"features above {n} are ignored")
-    elif width < n:
-        notes.append(f"the model has {n} features, the test data indices only up to {width} "
-                     f"(the others count as 0)")
     if result.n_unknown:
         unknown = result.unknown
         shown = ", ".join(format_label(v) for v in unknown[:5]) + (", ..." if len(unknown) > 5 else "")

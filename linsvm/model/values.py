@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from ..errors import DataError, ModelError
+from ..problem.csr import entry_values
 from ..problem.kinds import get_kind
 from .tokens import NAME_RE
 
@@ -112,7 +113,7 @@ def _row_entries(X, row, width):
     a dense array) among its first `width` columns."""
     if hasattr(X, "indptr") and not hasattr(X, "toarray"):        # CSRBuffers
         a, b = int(X.indptr[row]), int(X.indptr[row + 1])
-        idx, vals = np.asarray(X.indices[a:b]), np.asarray(X.data[a:b], dtype=np.float64)
+        idx, vals = np.asarray(X.indices[a:b]), entry_values(X, a, b)
     elif hasattr(X, "toarray"):
         r = X[row].tocsr()
         idx, vals = r.indices, np.asarray(r.data, dtype=np.float64)

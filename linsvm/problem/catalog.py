@@ -20,7 +20,8 @@ from ..errors import ParameterError
 from .registry import Params, SolverInfo, check_options, check_positive
 
 __all__ = ["FAMILIES", "SOLVERS", "register_family", "get_solver", "liblinear_code",
-           "make_params", "penalty_of", "solver_for_penalty", "streaming_solvers"]
+           "liblinear_entry", "liblinear_no_effect", "make_params", "penalty_of",
+           "solver_for_penalty", "streaming_solvers"]
 
 # The solver families: FAMILY is the module linsvm/solvers/FAMILY_spec.py.  Adding a
 # family is one line here; adding a solver to a family is an entry in its SPECS.
@@ -48,10 +49,14 @@ def register_family(family: str) -> tuple:
     for info in specs:
         if info.name in SOLVERS:
             raise ValueError(f"solver {info.name!r} registered twice")
-        for code in info.liblinear_codes:
+        for code, entry in info.liblinear_codes.items():
             if code in codes:
                 raise ValueError(f"LIBLINEAR code {code} of {info.name!r} is {codes[code]!r}'s")
             codes[code] = info.name
+            named = set(entry.implied) | set(entry.defaults)
+            if set(entry.implied) & set(entry.defaults) or not named <= set(info.options):
+                raise ValueError(f"LIBLINEAR code {code} of {info.name!r}: its implied options "
+                                 "and defaults must be distinct options of the solver")
         SOLVERS[info.name] = info
     return specs
 
@@ -67,12 +72,39 @@ def get_solver(name: str) -> SolverInfo:
 def liblinear_code(code: int):
     """(solver name, implied options) for LIBLINEAR's `-s code` (linsvm solves every
     code of LIBLINEAR 2.50), or a ParameterError listing the codes."""
+    name, entry = liblinear_entry(code)
+    return name, dict(entry.implied)
+
+
+def liblinear_entry(code: int):
+    """(solver name, its LiblinearCode) for LIBLINEAR's `-s code`: the options the code
+    implies and the defaults that make the problem LIBLINEAR's; a ParameterError listing
+    the codes for any other number."""
     for info in SOLVERS.values():
         if code in info.liblinear_codes:
-            return info.name, dict(info.liblinear_codes[code].implied)
+            return info.name, info.liblinear_codes[code]
     known = sorted(c for info in SOLVERS.values() for c in info.liblinear_codes)
     raise ParameterError(f"-s {code} is not a LIBLINEAR solver code; linsvm accepts the codes "
                          f"{', '.join(map(str, known))} or a solver name")
+
+
+# LIBLINEAR's train options whose use depends on the -s code, and what each sets in
+# linsvm: -p the tube width (or alm's p), -n nu, -w the class weights, -c the cost C
+_CODE_FLAGS = ("-c", "-p", "-n", "-w")
+
+
+def liblinear_no_effect(code: int) -> tuple:
+    """The options of LIBLINEAR's train that `-s code` accepts and ignores, in the order
+    -c, -p, -n, -w: those the code's solver has no use for.  LIBLINEAR's train parses
+    every option for every code and its solvers read only their own (-p: the regression
+    codes' tube width; -n: the one-class nu; -w: the classifiers' class weights; -c:
+    every code but the one-class), and linsvm's solver for the code has an option or a
+    kind that uses each exactly where LIBLINEAR's does, so the two lists are one."""
+    info = get_solver(liblinear_code(code)[0])
+    kind = import_by_name("linsvm.problem.kinds").KINDS[info.kind]    # NumPy: when it runs
+    uses = {"-c": kind.uses_C, "-p": "epsilon" in info.options or "p" in info.options,
+            "-n": "nu" in info.options, "-w": kind.weighs_classes}
+    return tuple(f for f in _CODE_FLAGS if not uses[f])
 
 
 _DEFAULT_OPTIONS: dict = {}     # solver name -> its checked defaults (read-only mappings)

@@ -11,6 +11,7 @@ import numpy as np
 from .._data import DataView
 from .._kernels import max_row_sq_norm
 from ..errors import DataError
+from .csr import entry_values
 
 
 def n_weights(n_features, bias):
@@ -71,7 +72,7 @@ def max_row_norm(X, rows, bias):
         raise DataError(f"the bias feature's value {bias:g} (-B) overflows double precision "
                         "when squared: use a smaller -B")
     r = int(rows[bad])
-    values = np.abs(X.data[X.indptr[r]:X.indptr[r + 1]])
+    values = np.abs(entry_values(X, int(X.indptr[r]), int(X.indptr[r + 1])))
     raise OverflowingRowError(
         f"example {r + 1}: its squared norm overflows double precision (feature values up "
         f"to {values.max():.3g}; no solver can train on such values): rescale the features, "

@@ -61,7 +61,7 @@ class Option(NamedTuple):
 
 
 # The help of every solver's n_threads: the scatters sum fixed row blocks in block
-# order (csrc/csr.pxd), so the count changes only the time (linsvm/runtime/threads.py).
+# order (csrc/csr_passes.pxd), so the count changes only the time (linsvm/runtime/threads.py).
 N_THREADS_HELP = ("threads for the sparse kernels, -m (0 = auto: the free cores, CPUs less "
                   "the load average, from 4M non-zeros, else 1); the model is the same bit "
                   "for bit for every count")
@@ -108,7 +108,7 @@ class WorkMemory(NamedTuple):
     solve's own arrays and the per-example inputs train() builds for it after the check
     (the labels t or class codes; the row list and the costs exist before it) --, per_nnz
     bytes per non-zero (a copy of the data), per_iteration bytes per iteration (a trace).
-    K_w is the number of row blocks of csr.pxd's deterministic scatter into w doubles
+    K_w is the number of row blocks of csr_passes.pxd's deterministic scatter into w doubles
     (scatter_blocks: 1 + 12 nnz / (192 w), at most 64 and n_rows / 64, 1 below 256 rows);
     scatters and class_scatters count the scratch buffers of K_w - 1 accumulators a solve
     keeps, for scatters into the weight vector and into all k columns at once.
@@ -143,7 +143,7 @@ class WorkMemory(NamedTuple):
 
 
 def scatter_blocks(n_rows, width, nnz):
-    """The row blocks of csr.pxd's deterministic scatter over n_rows rows holding nnz
+    """The row blocks of csr_passes.pxd's deterministic scatter over n_rows rows holding nnz
     non-zeros into `width` accumulators (its blocks_for at 12 bytes per non-zero)."""
     if n_rows < 256 or width <= 0:
         return 1
@@ -154,11 +154,16 @@ def scatter_blocks(n_rows, width, nnz):
 class LiblinearCode(NamedTuple):
     """One of LIBLINEAR's `-s` codes a solver answers to (SolverInfo.liblinear_codes maps
     the code to it): the solver_type name LIBLINEAR's model files carry for the code
-    (linsvm.model.format_liblinear.SOLVER_TYPES is built from these), and the options
-    the code implies (dcd: -s 1 is loss l2, -s 3 loss l1)."""
+    (linsvm.model.format_liblinear.SOLVER_TYPES is built from these), the options the
+    code implies (dcd: -s 1 is loss l2, -s 3 loss l1; another value given with the code
+    is a contradiction), and `defaults`: the options whose default under the code is
+    LIBLINEAR's problem where the solver's own default is linsvm's improvement on it
+    (svr: -s 11 regularizes the bias weight, -s svr frees it); a value given with the
+    code overrides them."""
 
     solver_type: str
     implied: Mapping = _EMPTY
+    defaults: Mapping = _EMPTY
 
 
 class SolverInfo(NamedTuple):

@@ -16,7 +16,7 @@ slower than one thread.  Below AUTO_THREADS_MIN_NNZ non-zeros a solve is too sho
 for threads to pay even on an idle machine (a region per CG iteration costs more
 than it shares out), so the default is one thread there too.
 docs/threads.md has the measurements behind both rules.  The thread count never
-changes a model (the sums over rows run in fixed row blocks, csrc/csr.pxd).
+changes a model (the sums over rows run in fixed row blocks, csrc/csr_passes.pxd).
 """
 from __future__ import annotations
 

@@ -24,20 +24,46 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, _check_y, check_is_fitted
 
+from .. import _kernels
+from .._data import DataView
 from ..errors import warn as emit_warning
 from ..fit.reporting import collecting_warnings
 from ..fit.training import train
 from ..model.model import Model
 from ..model.values import overflow_error
+from ..problem.csr import CSRBuffers
 from ..problem.catalog import SOLVERS, get_solver
 
 try:                                     # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data
+    from sklearn.utils.validation import validate_data as _sk_validate_data
 except ImportError:                      # pragma: no cover - older scikit-learn
-    def validate_data(estimator, X="no_validation", y="no_validation", reset=True, **kw):
+    def _sk_validate_data(estimator, X="no_validation", y="no_validation", reset=True, **kw):
         return estimator._validate_data(X, y, reset=reset, **kw)
+
+
+def validate_data(estimator, X="no_validation", y="no_validation", reset=True, **kw):
+    """scikit-learn's validate_data, which also takes linsvm's own CSRBuffers as X (any
+    value layout: a binary data file's rows, say), passed on as it is, unconverted: its
+    width is checked against n_features_in_ (or sets it), y is checked as scikit-learn
+    checks it, one label per row."""
+    if not isinstance(X, CSRBuffers):
+        return _sk_validate_data(estimator, X, y, reset=reset, **kw)
+    if reset:
+        estimator.n_features_in_ = X.n_features
+        if hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+    elif X.n_features != estimator.n_features_in_:
+        raise ValueError(f"X has {X.n_features} features, but {type(estimator).__name__} is "
+                         f"expecting {estimator.n_features_in_} features as input.")
+    if isinstance(y, str) and y == "no_validation":
+        return X
+    y = _check_y(y, y_numeric=kw.get("y_numeric", False), estimator=estimator)
+    if y.shape[0] != X.n_rows:
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: "
+                         f"[{X.n_rows}, {y.shape[0]}]")
+    return X, y
 
 __all__ = ["ACCEPT_SPARSE", "LinsvmEstimator", "LinearPredictorMixin", "as_csr", "check_sample_weight",
            "reemit", "seed_of", "stderr_log", "user_labelled", "validate_data"]
@@ -227,7 +253,12 @@ class LinearPredictorMixin:
                                  reset=False))
         coef = self.coef_
         with np.errstate(all="ignore"):     # an overflow is reported below, in one line
-            S = np.asarray(safe_sparse_dot(X, coef.T, dense_output=True)) + self.intercept_
+            if isinstance(X, CSRBuffers):   # its own kernel reads every layout, unconverted
+                W = coef.toarray() if sp.issparse(coef) else np.asarray(coef, dtype=np.float64)
+                W = np.ascontiguousarray(W.reshape(-1, X.n_features).T)
+                S = _kernels.csr_scores(DataView(X, 0.0), W) + self.intercept_
+            else:
+                S = np.asarray(safe_sparse_dot(X, coef.T, dense_output=True)) + self.intercept_
         if self._coef_ndim == 1:
             S = S.reshape(-1)
         if not np.isfinite(S).all():

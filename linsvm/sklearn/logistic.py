@@ -41,13 +41,7 @@ from ..fit.reporting import collecting_warnings
 from ..fit.training import train
 from ..model.logistic_proba import logistic_proba
 from ..problem.catalog import SOLVERS
-from .base import LinearPredictorMixin, binary_or_multiclass_index, user_labelled
-
-try:                                     # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data
-except ImportError:                      # pragma: no cover - older scikit-learn
-    def validate_data(estimator, X="no_validation", y="no_validation", reset=True, **kw):
-        return estimator._validate_data(X, y, reset=reset, **kw)
+from .base import LinearPredictorMixin, binary_or_multiclass_index, user_labelled, validate_data
 
 __all__ = ["LogisticRegression"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..problem.csr import CSRBuffers
+from ..problem.csr import CSRBuffers, take_rows
 from ..problem.problem import Problem
 from ..problem.registry import FitResult
 from ..runtime.collective import from_root, gather_objects
@@ -76,12 +76,26 @@ def finish_on_root(problem, extras, solve, share):
 
 def _block_rows(X, rows):
     """The rows `rows` of the CSR buffers X, in that order: (non-zeros per row, their
-    column indices, their values)."""
-    start = X.indptr[rows]
-    counts = X.indptr[rows + 1] - start
-    # the position of each picked non-zero: its row's start plus its place in the row
-    at = np.repeat(start - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
-    return counts, X.indices[at], X.data[at]
+    column indices, their values in X's layout: None for a pattern)."""
+    B = take_rows(X, rows)
+    return np.diff(B.indptr), B.indices, B.data
+
+
+def _values(parts, nnz):
+    """The ranks' values concatenated in rank order: None when every rank's rows are a
+    pattern, else float32 when every rank's are, else float64 (a pattern's ones made)."""
+    values = [p[2] for p in parts]
+    if all(v is None for v in values):
+        return None
+    dtype = np.float32 if all(v is not None and v.dtype == np.float32 for v in values) \
+        else np.float64
+    out = np.empty(nnz, dtype=dtype)
+    at = 0
+    for p, v in zip(parts, values):
+        k = p[1].shape[0]
+        out[at:at + k] = 1.0 if v is None else v
+        at += k
+    return out
 
 
 def gather_rows(problem, extras):
@@ -93,7 +107,8 @@ def gather_rows(problem, extras):
     binary = problem.codes is None
     mine = _block_rows(X, problem.rows) + (problem.t if binary else problem.codes,
                                            problem.cost, extras)
-    payload = sum(a.nbytes for a in mine[:5]) + sum(getattr(a, "nbytes", 0) for a in extras)
+    payload = sum(getattr(a, "nbytes", 0) for a in mine[:5]) + \
+        sum(getattr(a, "nbytes", 0) for a in extras)
     parts = gather_objects(problem.comm, mine, payload, root=0)
     if parts is None:
         return None
@@ -101,7 +116,7 @@ def gather_rows(problem, extras):
     indptr = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     indices = np.ascontiguousarray(np.concatenate([p[1] for p in parts]), dtype=np.int32)
-    data = np.ascontiguousarray(np.concatenate([p[2] for p in parts]), dtype=np.float64)
+    data = _values(parts, indices.shape[0])
     # the buffers are the ranks' own checked rows, concatenated: trusted as they are
     Xall = CSRBuffers.trusted(indptr, indices, data, X.n_features, X.n_features)
     labels = np.concatenate([p[3] for p in parts])

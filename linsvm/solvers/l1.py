@@ -48,13 +48,17 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _l1
-from ..errors import ParameterError
+from ..errors import DataError, ParameterError
 from .l1_spec import MAX_LINESEARCH, SERIAL_ONLY
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, relative_gap
 
 _STATUS = {0: "converged", 1: "iteration cap", 2: "line search found no step"}
+# The column copy numbers each entry's example with an int32 position (csrc/l1_columns.pxd:
+# 4 bytes per non-zero, where an int64 would take 8; every offset over the non-zeros is
+# int64), so the examples of one solve, not its non-zeros, are bounded.
+MAX_EXAMPLES = 2**31 - 1
 
 
 def eps_scale(t):
@@ -79,6 +83,10 @@ def _fit(name, problem, params, start, log):
     """Both solvers: the core's call, the certificate and the FitResult."""
     if problem.comm is not None:
         raise ParameterError(SERIAL_ONLY.format(name=name))
+    if problem.n_rows > MAX_EXAMPLES:
+        raise DataError(f"-s {name} takes at most {MAX_EXAMPLES} examples (its column copy "
+                        f"numbers them with int32), not {problem.n_rows}; -s mfn has no "
+                        "such bound")
     opts = params.options
     settings = dict(C=params.C, eps=params.tol * eps_scale(problem.t),
                     seed=params.seed & 0xFFFFFFFFFFFFFFFF, max_iter=opts["max_iter"],

@@ -57,6 +57,7 @@ import numpy as np
 from .. import _mfn
 from .._kernels import vdot
 from ..errors import ParameterError
+from ..problem.checks import max_row_norm
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS
@@ -400,14 +401,37 @@ def fit_l1(problem, params, start, state, log):
              **(exchange_stats(problem, st) if stages else {})}
     warning = None
     if status != "converged (certified)":
-        why = ("double precision cannot certify more on this data (badly scaled features? scale "
-               "them)" if status == "stalled" else "raise --max-stages")
+        why = _stall_hint(problem, newton_cap, opts) if status == "stalled" else "raise --max-stages"
         warning = (f"mfn-l1 stopped after {stages} stages ({status}) with relative duality gap "
                    f"{stats['duality_gap']:.3g} > -e {tol:g}: {why}")
     elif newton_cap:
         stats["newton_cap_hit"] = True
     return FitResult(beta, stats, warning=warning, converged=warning is None,
                      state={"tau": last_tau})
+
+
+# Rows of a norm between these (without the bias feature) count as scaled: unit-length
+# rows, svm-scale's [-1, 1] or [0, 1], z-scores; the unscaled Australian set's reach 1e5.
+SCALED_ROW_NORMS = (1e-3, 1e3)
+
+
+def _stall_hint(problem, newton_cap, opts):
+    """What a stalled mfn-l1 solve's warning says (fit_l1's docstring): on data whose
+    largest row norm (over all MPI ranks) lies outside SCALED_ROW_NORMS, that double
+    precision cannot certify more and the features want scaling; on scaled data, that
+    its stages' Newton solves stopped at --max-iter (a large C makes the smoothed
+    problems slow) when they did, else only that double precision cannot certify more."""
+    top = np.array([max_row_norm(problem.X, problem.rows, -1.0)])
+    if problem.comm is not None:
+        problem.comm.max(top)
+    lo, hi = SCALED_ROW_NORMS
+    if top[0] > 0.0 and not lo <= top[0] <= hi:
+        return (f"double precision cannot certify more on this data (rows of norm up to "
+                f"{top[0]:.3g}: badly scaled features? scale them, e.g. linsvm scale)")
+    if newton_cap:
+        return (f"its stages' Newton solves stopped at --max-iter {opts['max_iter']}: raise "
+                "--max-iter (a large C makes the smoothed problems slow to solve)")
+    return "double precision cannot certify more on this data"
 
 
 def _next_stage(cert, target, cg_eps, tau):

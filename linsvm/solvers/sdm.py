@@ -66,6 +66,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _sdm
+from ..problem.csr import take_rows, to_scipy, with_layout
 from ..problem.registry import FitResult
 from .cocoa import cocoa_rounds, rank_seed, target_gap
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
@@ -252,8 +253,9 @@ def _local_W(kind, problem, alphas):
         coef = (np.concatenate([-val, np.bincount(row_of, weights=val, minlength=n)]),
                 np.concatenate([row_of, np.arange(n)]), np.concatenate([cls, codes]))
     B = sp.csr_matrix((coef[0], (coef[1], coef[2])), shape=(n, k))   # duplicates add up
-    Xs = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.n_rows, X.n_features))
-    W[:X.n_features] = (Xs[rows].T @ B).toarray()
+    # the block's rows with float64 values (a pattern's ones, for these rows only)
+    Xs = to_scipy(with_layout(take_rows(X, rows), "float64"))
+    W[:X.n_features] = (Xs.T @ B).toarray()
     if problem.bias > 0:
         W[X.n_features] = problem.bias * np.asarray(B.sum(axis=0)).ravel()
     return W

@@ -18,16 +18,19 @@ options of mfn.  Paper scaling lam = 1/(2C), F = f / lam (as mfn).
 The free intercept.  ||w||_R is ||w||^2 over every weight, or, with
 `regularize_bias` False (svr's default; LIBLINEAR's -R), over every weight but the bias
 feature's: the intercept is then free, as in least squares.  With the bias regularized
-like the other weights (LIBLINEAR's default -B 1 without -R) a target far from zero has
-to be reached through a large bias weight, which the regularizer pulls towards zero:
-calendar-year targets fitted that way predict worse than their mean.  svr therefore
-leaves the bias free by default (an objective of its own: pass regularize_bias=True for
-LIBLINEAR's -s 11 without -R).  The dual method cannot free the bias without an equality
-constraint, so svr-dual centers the targets instead (`center_targets`, on by default):
-it solves for y_i - y_offset with y_offset the cost-weighted mean of the targets,
-reported as stats["y_offset"] and FitResult.offset: the model predicts w.x + y_offset.
-Off, it solves
-LIBLINEAR's -s 12 / -s 13 problem as it is.
+like the other weights (LIBLINEAR's -s 11 without -R, which `-s 11` solves) a target far
+from zero is reached through a large bias weight; at the optimum that costs little
+unless C is small for the number of examples (the regularizer then holds the bias weight
+back and the fit can be worse than the targets' mean: fit_note says so from the
+solution), but a stop relative to the gradient at w = 0 -- LIBLINEAR's -s 11 test, whose
+reference a large target offset inflates -- ends far from the optimum (svr's duality-gap
+guard goes on until the gap certifies 1%).  svr by name leaves the bias free (an
+objective of its own; regularize_bias=True is LIBLINEAR's).  The dual method cannot free
+the bias without an equality constraint, so svr-dual by name centers the targets instead
+(`center_targets`): it solves for y_i - y_offset with y_offset the cost-weighted mean of
+the targets, reported as stats["y_offset"] and FitResult.offset: the model predicts
+w.x + y_offset.  Off (the default with -s 12 / -s 13), it solves LIBLINEAR's problem as
+it is.
 
 Stopping.  svr: LIBLINEAR -s 11's test ||grad F(w)|| <= gtol ||grad F(0)|| (gtol = -e
 unless given; default -e 0.0001, LIBLINEAR's), read off the residual each CGLS starts
@@ -47,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _svr
-from .._kernels import vdot
+from .._kernels import csr_matvec, vdot
 from ..errors import ParameterError
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
@@ -112,7 +115,7 @@ def fit_svr(problem, params, start, state, log):
     if log is not None:
         def callback(it, f, n_active, cg_it):
             log(f"svr iter {it:3d}  objective {f * 2.0 * C:.10g}  active {n_active}  cg {cg_it}")
-    nnz = problem.X.data.shape[0]
+    nnz = problem.X.nnz
     threads = resolve_threads(opts["n_threads"], nnz)
     args = _args(problem, y)
     n_iter = cg_iter = 0
@@ -152,32 +155,54 @@ def fit_svr(problem, params, start, state, log):
                    f"(-e {tol:g}); tighten -e")
     note = None
     if opts["regularize_bias"] or problem.bias <= 0:
-        note = trap_note(y, problem.cost, "svr",
-                         "the bias weight is regularized (--regularize-bias)" if problem.bias > 0
-                         else "there is no bias feature (-B <= 0)",
-                         "use svr's default (-B 1, a free intercept)")
+        why = (f"its bias weight {beta[-1]:.6g} is regularized, which at C = {C:g} holds it "
+               "back" if problem.bias > 0 else "there is no bias feature (-B <= 0) to shift them")
+        fix = ("-R frees it (a free intercept, -s svr's default), or raise -c" if problem.bias > 0
+               else "give -B 1")
+        note = fit_note(problem, y, beta, 0.0, "l2", opts["epsilon"], "svr", why, fix)
     return FitResult(beta, stats, warning=warning or note, converged=warning is None)
 
 
-def trap_note(y, cost, name, why, fix):
-    """The one-line note for targets an intercept-less fit cannot reach: their weighted
-    mean lies more than TRAP_RATIO standard deviations from 0 while `why` keeps the
-    model from shifting them (the fit then regresses towards 0 and can predict worse
-    than the mean); None otherwise."""
-    w = np.asarray(cost, dtype=np.float64)
-    total = float(w.sum())
+def fit_note(problem, y, w, offset, loss, epsilon, name, why, fix):
+    """The one-line note for a regression model that fits its training targets worse
+    than a constant would -- relevant only where the model has no free intercept: no
+    bias feature, or a regularized bias weight (then a large bias weight is fine at the
+    optimum: the note is for what the solution shows, not for the targets' offset);
+    None otherwise.  It fires when, on the training examples, the model's loss
+    sum_i c_i l(|r_i| - p) (l the solve's loss, r_i = y_i - w.x_i - offset) exceeds that
+    of predicting the targets' cost-weighted mean m (a free intercept does at least as
+    well as m at its optimum), or the residuals' weighted mean d exceeds both their
+    spread s and the tube p (shifting every prediction by d would then more than halve
+    the training MSE).  `why` and `fix` say what holds the model back and what frees it."""
+    c = problem.cost
+    total = float(c.sum())
+    r = y - (csr_matvec(problem.view, w) + offset) if problem.n_weights else y - offset
+    sums = [total, vdot(c, y), vdot(c, r), vdot(c, r * r), _loss_sum(c, r, loss, epsilon)]
+    if problem.comm is not None:
+        sums = [float(v) for v in problem.comm.sum_scalars(*sums)]
+    total, sy, sr, srr, fitted = sums
     if total <= 0:
         return None
-    mean = vdot(w, y) / total
-    sd = float(np.sqrt(max(vdot(w, (y - mean) ** 2) / total, 0.0)))
-    if abs(mean) <= TRAP_RATIO * max(sd, 1e-300):
+    m = sy / total
+    constant = _loss_sum(c, y - m, loss, epsilon)
+    if problem.comm is not None:
+        constant = float(problem.comm.sum_scalars(constant)[0])
+    shift = sr / total
+    spread = float(np.sqrt(max(srr / total - shift * shift, 0.0)))
+    worse = fitted > constant
+    if not worse and not abs(shift) > max(spread, epsilon):
         return None
-    return (f"{name}: the targets' mean {mean:.6g} lies {abs(mean) / max(sd, 1e-300):.3g} standard "
-            f"deviations from 0 and {why}: the model cannot shift its predictions to them; "
-            f"{fix}")
+    what = (f"fits its training targets worse than their mean {m:.6g} does (loss "
+            f"{fitted / total:.4g} per example against {constant / total:.4g})" if worse else
+            f"predicts its training targets {abs(shift):.4g} too {'low' if shift > 0 else 'high'} "
+            f"on average, more than the residuals' spread {spread:.4g}")
+    return f"{name}: the model {what}: {why}; {fix}"
 
 
-TRAP_RATIO = 3.0
+def _loss_sum(c, r, loss, epsilon):
+    """sum_i c_i l(|r_i| - epsilon), l = max(0, .)^2 (loss l2) or max(0, .) (l1)."""
+    e = np.maximum(np.abs(r) - epsilon, 0.0)
+    return vdot(c, e * e if loss == "l2" else e)
 
 
 def _offset(problem, y, center):
@@ -248,8 +273,12 @@ def fit_svr_dual(problem, params, start, state, log):
              "trace": np.concatenate(traces) if traces else np.zeros((0, 3))}
     converged = True
     if not opts["center_targets"]:
-        warning = trap_note(y0, problem.cost, "svr-dual", "the targets are not centered "
-                            "(--no-center-targets)", "drop --no-center-targets") or warning
+        why = (f"its bias weight {st['w'][-1]:.6g} is regularized, which at C = {C:g} holds it "
+               "back" if problem.bias > 0 else "there is no bias feature (-B <= 0) to shift them")
+        fix = ("--center-targets (-s svr-dual's default) centres the targets" +
+               (", or raise -c" if problem.bias > 0 else ""))
+        warning = fit_note(problem, y0, st["w"], 0.0, loss, opts["epsilon"], "svr-dual", why,
+                           fix) or warning
     if gap > GAP_GUARD:            # at the cap too: a certified gap within 1% is a result
         converged = False
         warning = (f"svr-dual stopped {'at the loop cap (max_iter=' + str(max_iter) + ')' if st['status'] else 'at eps ' + format(eps, 'g')} "
