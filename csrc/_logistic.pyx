@@ -93,11 +93,13 @@ cdef class _Terms:
 
 cdef object _model_arrays(_Terms T, int kind, int64_t k, const double* t, const int32_t* y,
                           const double[::1] c, double C):
-    """Allocate the per-term arrays of T.M (kept alive in T.keep) and U = C c."""
+    """Allocate the per-term arrays of T.M (kept alive in T.keep) and U = C c: the scores,
+    the step's image, the CGLS weights and residual, and e (binary) or P and lse
+    (multinomial)."""
     cdef Model* M = &T.M
-    cdef int64_t i, m = T.data.n, mk = max(m * k, 1)
-    U_arr = np.empty(max(m, 1))
-    fbuf = np.zeros(5 * mk + 2 * max(m, 1))
+    cdef int64_t i, m = T.data.n, mk = max(m * k, 1), me = max(m, 1)
+    U_arr = np.empty(me)
+    fbuf = np.zeros(4 * mk + (me if kind == BINARY else mk + me))
     T.keep.extend([U_arr, fbuf])
     cdef double[::1] Uv = U_arr
     cdef double* F = <double*>cnp.PyArray_DATA(fbuf)
@@ -113,11 +115,14 @@ cdef object _model_arrays(_Terms T, int kind, int64_t k, const double* t, const 
     M.U = &Uv[0]
     M.o = F
     M.xi = F + mk
-    M.P = F + 2 * mk
-    M.cc = F + 3 * mk
-    M.z = F + 4 * mk
-    M.e = F + 5 * mk
-    M.lse = F + 5 * mk + max(m, 1)
+    M.cc = F + 2 * mk
+    M.z = F + 3 * mk
+    M.e = M.P = M.lse = NULL
+    if kind == BINARY:
+        M.e = F + 4 * mk
+    else:
+        M.P = F + 4 * mk
+        M.lse = F + 5 * mk
     M.op.k = k
     M.op.P = M.P
     M.op.S = NULL
@@ -207,7 +212,7 @@ cdef dict _solve(_Terms T, double[::1] beta, const Params* P, object callback):
     cdef Result R
     cdef Stop S
     wv = np.zeros(8 * max(nb, 1) + 3)
-    tm = np.zeros(3 * mk)
+    tm = np.zeros(2 * mk)
     trace_arr = np.zeros(max(P.max_iter, 1))
     cdef double* trace = <double*>cnp.PyArray_DATA(trace_arr)
     cdef double* WV = <double*>cnp.PyArray_DATA(wv)
@@ -233,7 +238,7 @@ cdef dict _solve(_Terms T, double[::1] beta, const Params* P, object callback):
     W.h = WV + 7 * nb                        # nb + 3: a distributed CGLS's pack
     W.q = TM
     W.u = TM + mk
-    W.ytry = TM + 2 * mk
+    W.ytry = W.q        # the scores kept over a line search: CGLS's q is spent by then
     stop_init(&S, T.data.nnz, T.data.n_rows)
     W.stop = &S
     W.comm = M.comm

@@ -87,7 +87,7 @@
 # Work arrays are allocated once per solve by the Python entries below; nothing in
 # the nogil code allocates or raises.
 
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memset
 from libc.math cimport fabs, fmax, isfinite, INFINITY
 import numpy as np
@@ -147,35 +147,59 @@ cdef int _check(DataView data, const _Solve* I, const NewtonSettings* P, int64_t
 cdef object _carve(DataView data, const _Solve* I, int64_t nbeta, int max_iter,
                    NewtonWork* W, MfnState* M):
     """Every work array of a solve in one float64 and one int64 allocation (a small
-    problem pays for allocations as much as for arithmetic), carved into W and M.
-    Returns (fbuf, ibuf, the scratch's offset, the trace's offset), which the caller keeps."""
+    problem pays for allocations as much as for arithmetic), carved into W and M: only
+    the arrays its terms use (binary or ordinal, a loss with or without zone 2).  The
+    line search's breakpoints and trial margins lie over CGLS's per-term arrays, dead
+    while it runs (csrc/newton_driver.pxd, NewtonWork).  Returns (fbuf, ibuf, the
+    scratch's offset, the trace's offset), which the caller keeps."""
     cdef int64_t m = data.n, nb = I.nb
+    cdef int binary = nb == 0
+    cdef int zone2 = binary and I.L.lo > -INFINITY
     cdef int64_t n_terms = m * (nb if nb > 0 else 1)
     cdef int64_t nbp = 2 * n_terms if (I.L.lo > -INFINITY and I.L.hi < INFINITY) else n_terms
     cdef int64_t me = m + 1, mt = max(n_terms, 1), mw = max(nbeta, 1)
-    cdef int64_t n_trace = max(max_iter, 1), n_bp = 2 * max(nbp, 1)
-    fbuf = np.empty(5 * me + 4 * mt + max(m, 1) + 9 * mw + 3 + n_bp + n_trace
+    cdef int64_t n_trace = max(max_iter, 1)
+    # per example: dy, and xd (binary), lin_u (zone 2), xw and U (ordinal)
+    cdef int64_t n_ex = 1 + (1 + zone2 if binary else 2)
+    fbuf = np.empty(n_ex * me + 4 * mt + 9 * mw + 3 + n_trace
                     + max(data.scratch_doubles(), 1), dtype=np.float64)
-    # act_rows, act_pos, lin_rows, off_rows, off_pos, ex_ptr, in1, chg, act_s
-    ibuf = np.empty(8 * me + (mt + 1) // 2, dtype=np.int64)
+    # act_rows, then binary: act_pos (lin_rows), in1 (bytes); ordinal: ex_ptr, act_s
+    cdef int64_t n_int = (2 + zone2) * me + (me + 7) // 8 if binary else 2 * me + (mt + 1) // 2
+    ibuf = np.empty(n_int, dtype=np.int64)
     cdef int64_t* ib = <int64_t*>cnp.PyArray_DATA(ibuf)
-    cdef double* EX = <double*>cnp.PyArray_DATA(fbuf)   # lin_u, xw, U, ytry, xd: 5 x (m + 1)
-    cdef double* TM = EX + 5 * me               # z, cc, q, u: 4 x n_terms
-    cdef double* WV = TM + 4 * mt + max(m, 1)   # beta_bar, r, p, sv, minv, shift, dsum, diag, h
-    cdef int64_t o_trace = (WV - EX) + 9 * mw + 3 + n_bp
+    cdef double* EX = <double*>cnp.PyArray_DATA(fbuf)   # the per-example arrays
+    cdef double* TM = EX + n_ex * me            # z, cc, q, u: 4 x n_terms
+    cdef double* WV = TM + 4 * mt               # beta_bar, r, p, sv, minv, shift, dsum, diag, h
+    cdef int64_t o_trace = (WV - EX) + 9 * mw + 3
     memset(WV, 0, (9 * mw + 3) * sizeof(double))
-    memset(&ib[6 * me], 0, me * sizeof(int64_t))       # in1: no example in zone 1 yet
     memset(EX + o_trace, 0, n_trace * sizeof(double))
-    M.lin_u, M.xw, M.U, W.ytry, W.xd = EX, EX + me, EX + 2 * me, EX + 3 * me, EX + 4 * me
+    W.dy = EX
     W.z, W.cc, W.q, W.u = TM, TM + mt, TM + 2 * mt, TM + 3 * mt
-    W.dy = TM + 4 * mt
+    # breakpoints (16 bytes each: 2 or 4 doubles a term) over z, cc (and q, u)
+    M.bp = <Breakpoint*>TM
+    M.n_bp = max(nbp, 1)
+    M.act_rows = ib
+    M.act_pos = M.lin_rows = M.ex_ptr = NULL
+    M.lin_u = M.xw = M.U = NULL
+    M.in1 = NULL
+    M.act_s = NULL
+    if binary:
+        W.xd = EX + me
+        W.ytry = W.xd                           # xd is spent once d's image is formed
+        M.act_pos = ib + me
+        M.in1 = <uint8_t*>(ib + (2 + zone2) * me)
+        memset(M.in1, 0, me)                    # no example in zone 1 yet
+        if zone2:
+            M.lin_u = EX + 2 * me
+            M.lin_rows = ib + 2 * me
+    else:
+        W.xd = NULL                             # ordinal CGLS takes M.cg_xd, or none
+        W.ytry = W.u                            # free beside z and cc's breakpoints
+        M.xw, M.U = EX + me, EX + 2 * me
+        M.ex_ptr = ib + me
+        M.act_s = <int32_t*>(ib + 2 * me)
     W.beta_bar, W.r, W.p, W.sv, W.minv = WV, WV + mw, WV + 2 * mw, WV + 3 * mw, WV + 4 * mw
     M.shift, W.dsum, W.diag, W.h = WV + 5 * mw, WV + 6 * mw, WV + 7 * mw, WV + 8 * mw
-    M.bp = <Breakpoint*>(WV + 9 * mw + 3)       # Breakpoint structs, 16 bytes each
-    M.n_bp = max(nbp, 1)
-    M.act_rows, M.act_pos, M.lin_rows, M.off_rows = ib, ib + me, ib + 2 * me, ib + 3 * me
-    M.off_pos, M.ex_ptr, M.in1, M.chg = ib + 4 * me, ib + 5 * me, ib + 6 * me, ib + 7 * me
-    M.act_s = <int32_t*>(ib + 8 * me)
     M.have_diag = 0
     M.shifted = 0
     M.cg_xd = NULL
@@ -194,6 +218,8 @@ cdef object _solve(DataView data, const _Solve* I, NewtonSettings* P, const doub
     _check(data, I, P, nbeta, c.shape[0])
     cdef NewtonWork W
     cdef MfnState M
+    if I.pattern:       # the view's one scan of the values (and its scratch) first, alone
+        data.pattern_csr(1, NULL)
     y_arr = np.empty(m, dtype=np.float64)
     fbuf, ibuf, o_scratch, o_trace = _carve(data, I, nbeta, P.max_iter, &W, &M)
     cdef double* F0 = <double*>cnp.PyArray_DATA(fbuf)

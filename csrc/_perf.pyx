@@ -465,8 +465,11 @@ def perf_solve(DataView data, *, const double[::1] t, const double[::1] q, doubl
         if status != NEED_ROOM:
             break
         store.grow(W.k, s.max_constraints)  # the wrapper allocates; the core never does
+    # the scores at w: the oracle's own buffer (no second row-length copy beside it) unless
+    # it holds every rank's
+    scores = od.s[:n] if od.s.shape[0] == max(n, 1) else od.s[:n].copy()
     return dict(status=status, w=w[:nw].copy(), n_iter=int(res.n_iter), qp_iter=int(res.qp_iter),
                 qp_smo_steps=int(res.qp_smo), xi=float(res.xi), xi_prime=float(res.xi_prime),
-                qp_violation=float(res.qp_viol), dual=float(res.dual), scores=od.s[:n].copy(),
+                qp_violation=float(res.qp_viol), dual=float(res.dual), scores=scores,
                 **store.working_set(W.k), n_removed=int(W.n_removed),
                 n_dropped=int(W.n_dropped), n_merges=int(W.n_merges))

@@ -110,25 +110,28 @@ cdef int _check_common(DataView data, const double[::1] y, const double[::1] c, 
 
 cdef object _carve(int64_t m, int64_t nw, int max_iter, NewtonWork* W, SvrState* S):
     """The work arrays of a Newton solve, carved into W and S; returns the arrays (the
-    caller keeps them) and the trace's offset in the first."""
+    caller keeps them) and the trace's offset in the first.  The line search's
+    breakpoints (2 per example) lie over CGLS's cc, z, q, u and its trial margins over
+    xd, all dead while it runs (csrc/newton_driver.pxd, NewtonWork); zone 1 and the
+    other examples share one list (svr_active)."""
     cdef int64_t me = max(m, 1), mw = max(nw, 1)
-    fbuf = np.zeros(16 * me + 9 * mw + 3 + max(max_iter, 1), dtype=np.float64)
-    ibuf = np.zeros(4 * me, dtype=np.int64)
+    fbuf = np.zeros(15 * me + 9 * mw + 3 + max(max_iter, 1), dtype=np.float64)
+    ibuf = np.zeros(2 * me, dtype=np.int64)
     zbuf = np.zeros(me, dtype=np.int8)
-    bpbuf = np.zeros(4 * me, dtype=np.float64)      # 2 breakpoints per example
     cdef double* F0 = <double*>cnp.PyArray_DATA(fbuf)
     cdef int64_t* I0 = <int64_t*>cnp.PyArray_DATA(ibuf)
-    W.y, W.dy, W.ytry = F0, F0 + me, F0 + 2 * me
-    W.cc, W.z, W.q, W.u, W.xd = F0 + 3 * me, F0 + 4 * me, F0 + 5 * me, F0 + 6 * me, F0 + 7 * me
-    S.tv, S.tdv, S.tt, S.tc = F0 + 8 * me, F0 + 10 * me, F0 + 12 * me, F0 + 14 * me   # 2 m each
-    W.beta_bar = F0 + 16 * me
+    W.y, W.dy = F0, F0 + me
+    W.cc, W.z, W.q, W.u, W.xd = F0 + 2 * me, F0 + 3 * me, F0 + 4 * me, F0 + 5 * me, F0 + 6 * me
+    W.ytry = W.xd
+    S.bp = <Breakpoint*>W.cc                   # 4 doubles per example: cc, z, q, u
+    S.tv, S.tdv, S.tt, S.tc = F0 + 7 * me, F0 + 9 * me, F0 + 11 * me, F0 + 13 * me   # 2 m each
+    W.beta_bar = F0 + 15 * me
     W.r, W.p, W.sv = W.beta_bar + mw, W.beta_bar + 2 * mw, W.beta_bar + 3 * mw
     W.minv, W.dsum, W.diag = W.beta_bar + 4 * mw, W.beta_bar + 5 * mw, W.beta_bar + 6 * mw
     W.h = W.beta_bar + 7 * mw                   # nw + 3
-    S.act_rows, S.act_pos, S.off_rows, S.off_pos = I0, I0 + me, I0 + 2 * me, I0 + 3 * me
+    S.act_rows, S.act_pos = I0, I0 + me
     S.zone_of = <int8_t*>cnp.PyArray_DATA(zbuf)
-    S.bp = <Breakpoint*>cnp.PyArray_DATA(bpbuf)
-    return (fbuf, ibuf, zbuf, bpbuf), 16 * me + 9 * mw + 3
+    return (fbuf, ibuf, zbuf), 15 * me + 9 * mw + 3
 
 
 def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c, double C,
@@ -151,7 +154,7 @@ def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c,
     value after a line-search step ends the solve, status 4).
     Returns a dict: status (0 converged, 1 iteration cap, 2 no descent, 3 gradient test),
     n_iter, cg_iter, objective F, n_active (examples outside the tube, over every rank),
-    trace (F per Newton iteration), pred = X[rows] beta."""
+    trace (F per Newton iteration)."""
     cdef int64_t m = data.n, k, nw = data.n_weights
     cdef int status, n_iter = 0
     cdef int64_t cg_total = 0, n_act = 0, o_trace
@@ -201,8 +204,7 @@ def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c,
                 n_act = <int64_t>comm_sum1(&CM, <double>n_act)
     stop_raise(&ST)
     return dict(status=status, n_iter=n_iter, cg_iter=int(cg_total), objective=F / lam,
-                n_active=int(n_act), trace=arrays[0][o_trace:o_trace + n_iter] / lam,
-                pred=arrays[0][:m].copy())
+                n_active=int(n_act), trace=arrays[0][o_trace:o_trace + n_iter] / lam)
 
 
 # svr_newton_solve's fixed settings: the Jacobi diagonal summed afresh at each step, the

@@ -14,7 +14,7 @@
 # (example, threshold) pairs, with its own Jacobi diagonal; the Newton loop stays
 # replicated (NewtonWork.cg_split splits CGLS alone).
 
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy, memset
 from libc.math cimport fmax, sqrt, INFINITY
 from csr cimport CSR, sq_norm_row, dot, axpy_row_sq
@@ -40,6 +40,12 @@ ctypedef struct OrdAct:
     double* U                      # scratch: summed term weights per active example (n_ex)
 
 
+# MfnState.in1's bits per example.
+cdef enum:
+    IN_ZONE1 = 1
+    MOVED = 2
+
+
 ctypedef struct MfnState:
     # mfn's loss record and terms (T.y and T.dy are the driver's margins y, dy; an
     # ordinal T.b lies inside beta, T.db inside the step W.p) and its per-step lists.
@@ -47,16 +53,15 @@ ctypedef struct MfnState:
     Terms T
     double gap_stop                # the gradient test's certified gap (0: off)
     int diag_update                # keep the Jacobi diagonal across steps (binary)
-    int64_t* act_rows              # rows of the zone-1 examples
-    int64_t* act_pos               # binary: their positions k
-    int64_t* lin_rows              # binary: rows of the zone-2 examples
-    int64_t* off_rows              # binary: rows of the examples outside zone 1
-    int64_t* off_pos               # and their positions k
-    double* lin_u                  # binary: c kappa t / lam for the zone-2 examples
+    int64_t* act_rows              # rows of the zone-1 examples (binary: m, then the
+                                   # others' from position n_act on)
+    int64_t* act_pos               # binary: their positions k, the same way (m)
+    int64_t* lin_rows              # binary, a loss with zone 2: rows of the zone-2 examples
+    double* lin_u                  # and c kappa t / lam for them (NULL without zone 2)
     double* shift                  # binary: q of eq. 23 (nbeta)
     int shifted                    # binary: the last step solved for beta~ = beta - shift
-    int64_t* in1                   # binary: 1 if example k was in the last step's zone 1
-    int64_t* chg                   # binary: examples whose zone-1 membership changed
+    uint8_t* in1                   # binary: per example IN_ZONE1 (in the last step's zone 1)
+                                   # and MOVED (its membership changed at that step)
     int have_diag                  # W.diag and in1 describe the last step's zone 1
     int64_t* ex_ptr                # ordinal: first zone-1 term of each active example (m + 1)
     int32_t* act_s                 # ordinal: threshold of each zone-1 term
@@ -258,22 +263,20 @@ cdef inline void _kept_diagonal(MfnState* M, NewtonWork* W, int64_t n_chg, int64
                                 CglsSettings* S) noexcept nogil:
     """The damped Jacobi preconditioner 1 / (lam + jw diag(X_1' C X_1)) kept across
     Newton steps: when fewer than a quarter of the zone-1 examples entered or left zone 1
-    since the last step, diag is updated by their rows alone (+- c x_k^2) instead of
-    being summed again over all of zone 1 (S.jacobi then off).  It only preconditions, so
-    rounding in diag changes the CGLS path at rounding level and never what eq. 13
-    accepts.  Distributed, the diagonal is summed afresh at every step (a rank's update
-    would only know its own rows)."""
+    since the last step (n_chg of them, marked MOVED in in1), diag is updated by their rows
+    alone (+- c x_k^2, in the order of k) instead of being summed again over all of zone 1
+    (S.jacobi then off).  It only preconditions, so rounding in diag changes the CGLS path
+    at rounding level and never what eq. 13 accepts.  Distributed, the diagonal is summed
+    afresh at every step (a rank's update would only know its own rows)."""
     cdef int64_t j, k, nw = W.X.n_weights
     cdef const Loss* L = &M.L
     cdef int keep = (M.diag_update and M.have_diag and 4 * n_chg < n_act
                      and not comm_active(W.comm) and W.nreg == nw)
-    for j in range(n_chg):                    # rows in and out of zone 1
-        k = M.chg[j]
-        M.in1[k] = 1 - M.in1[k]
-        if keep:
-            axpy_row_sq(W.X, W.rows[k], L.a * M.T.c[k] if M.in1[k] else -L.a * M.T.c[k],
-                        W.diag)
     if keep:
+        for k in range(W.m):                  # rows in and out of zone 1
+            if M.in1[k] & MOVED:
+                axpy_row_sq(W.X, W.rows[k], L.a * M.T.c[k] if M.in1[k] & IN_ZONE1
+                            else -L.a * M.T.c[k], W.diag)
         for j in range(nw):
             W.minv[j] = 1.0 / (W.lam + S.jacobi_weight * fmax(W.diag[j], 0.0))
         S.jacobi = 0                          # else CGLS sums diag over zone 1 again
@@ -285,20 +288,26 @@ cdef inline void binary_active(NewtonLoss* NL, NewtonWork* W, const double* beta
     """The Newton model of binary terms at beta (eq. 11 / eq. 23): zone 1's rows, weights
     a c and residual t tm - y; CGLS seeded at beta - q.  CGLS hands back the step d
     (W.dsum) and X_1 d (W.xd) and, with S.jacobi, builds minv (and W.diag) itself.
+    act_rows / act_pos list zone 1 first, the other examples after it (in the order of k:
+    they are filled from the end, then turned), one array of m for both.
     Distributed: this rank's examples; the shift is formed by every rank whenever the
     loss has a zone 2, as another rank may have terms there."""
     cdef MfnState* M = <MfnState*>NL.state
     cdef const Terms* T = &M.T
     cdef const Loss* L = &M.L
-    cdef int64_t k, n_act = 0, n_lin = 0, n_off = 0, n_chg = 0
+    cdef int64_t k, j, n_act = 0, n_lin = 0, n_off = 0, n_chg = 0, m = T.m, tmp
     cdef double o
     cdef int zn
-    for k in range(T.m):
+    cdef uint8_t was
+    for k in range(m):
         o = T.t[k] * T.y[k]
         zn = zone(L, o)
-        if (zn == 1) != M.in1[k]:
-            M.chg[n_chg] = k
+        was = M.in1[k] & IN_ZONE1
+        if (zn == 1) != was:
+            M.in1[k] = (IN_ZONE1 if zn == 1 else 0) | MOVED
             n_chg += 1
+        else:
+            M.in1[k] = was
         if zn == 1:
             M.act_rows[n_act] = W.rows[k]
             M.act_pos[n_act] = k
@@ -306,13 +315,20 @@ cdef inline void binary_active(NewtonLoss* NL, NewtonWork* W, const double* beta
             W.z[n_act] = T.t[k] * L.tm - T.y[k]
             n_act += 1
             continue
-        M.off_rows[n_off] = W.rows[k]
-        M.off_pos[n_off] = k
         n_off += 1
+        M.act_rows[m - n_off] = W.rows[k]
+        M.act_pos[m - n_off] = k
         if zn == 2:
             M.lin_rows[n_lin] = W.rows[k]
             M.lin_u[n_lin] = T.c[k] * L.kappa * T.t[k] / W.lam
             n_lin += 1
+    for j in range(n_off // 2):               # the others in the order of k
+        tmp = M.act_rows[n_act + j]
+        M.act_rows[n_act + j] = M.act_rows[m - 1 - j]
+        M.act_rows[m - 1 - j] = tmp
+        tmp = M.act_pos[n_act + j]
+        M.act_pos[n_act + j] = M.act_pos[m - 1 - j]
+        M.act_pos[m - 1 - j] = tmp
     copy_weights(W.beta_bar, beta, W.X.n_weights, W.split)
     M.shifted = n_lin > 0 or (comm_active(W.comm) and L.lo > -INFINITY)
     if M.shifted:                             # eq. 23: solve for beta~ = beta - q
@@ -338,7 +354,7 @@ cdef inline void binary_unshift(NewtonLoss* NL, NewtonWork* W,
 cdef inline void binary_image(NewtonLoss* NL, NewtonWork* W, const double* beta) noexcept nogil:
     """d and dy = X d of the last binary step (newton_driver.pxd, image_on_rows)."""
     cdef MfnState* M = <MfnState*>NL.state
-    image_on_rows(W, M.act_pos, M.off_rows, M.off_pos)
+    image_on_rows(W, M.act_pos, M.act_rows + W.A.n, M.act_pos + W.A.n)
 
 
 cdef inline const double* binary_cg_point(NewtonLoss* NL, NewtonWork* W) noexcept nogil:

@@ -103,7 +103,9 @@ ctypedef struct NewtonWork:
     double* dy                     # m: X d of the step
     double* ytry                   # m: the margins at the line search's point
     double* beta_bar               # nbeta: the Newton point, then the trial point
-    # CGLS's arrays: per term (z, cc, q, u, xd), per weight (the others; p is then d)
+    # CGLS's arrays: per term (z, cc, q, u, xd), per weight (the others; p is then d).
+    # The per-term ones are dead from the end of a step's tests (_settled) to the next
+    # step's active set, so a loss may lay its line search's arrays and ytry over them.
     double* z
     double* cc
     double* q

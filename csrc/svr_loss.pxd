@@ -31,10 +31,8 @@ ctypedef struct SvrState:
     const double* c                # costs
     double p                       # tube half-width
     int8_t* zone_of                # -1 below, +1 above, 0 inside, at the step's beta
-    int64_t* act_rows              # rows of the active examples
-    int64_t* act_pos               # their positions k
-    int64_t* off_rows              # rows of the others
-    int64_t* off_pos               # and their positions
+    int64_t* act_rows              # rows of the active examples, then the others' (m)
+    int64_t* act_pos               # their positions k, the same way (m)
     double* tv                     # the line search's two terms per example (2 m each)
     double* tdv
     double* tt
@@ -82,11 +80,12 @@ cdef inline double grad0_sq(SvrState* S, NewtonWork* W, double b0) noexcept nogi
 cdef inline void svr_active(NewtonLoss* NL, NewtonWork* W, const double* beta,
                             CglsSettings* CS, CglsWork* C) noexcept nogil:
     """The Newton model at beta: the examples outside the tube, with their targets;
-    CGLS seeded at beta."""
+    CGLS seeded at beta.  act_rows / act_pos list them first and the others after them
+    (in the order of k: filled from the end, then turned), one array of m for both."""
     cdef SvrState* S = <SvrState*>NL.state
-    cdef int64_t k, n_act = 0, n_off = 0
+    cdef int64_t k, j, n_act = 0, n_off = 0, m = W.m, tmp
     cdef double e, tgt
-    for k in range(W.m):
+    for k in range(m):
         e = W.y[k] - S.yt[k]
         if S.c[k] > 0.0 and e > S.p:
             S.zone_of[k] = 1
@@ -96,15 +95,22 @@ cdef inline void svr_active(NewtonLoss* NL, NewtonWork* W, const double* beta,
             tgt = S.yt[k] - S.p
         else:
             S.zone_of[k] = 0
-            S.off_rows[n_off] = W.rows[k]
-            S.off_pos[n_off] = k
             n_off += 1
+            S.act_rows[m - n_off] = W.rows[k]
+            S.act_pos[m - n_off] = k
             continue
         S.act_rows[n_act] = W.rows[k]
         S.act_pos[n_act] = k
         W.cc[n_act] = S.c[k]
         W.z[n_act] = tgt - W.y[k]
         n_act += 1
+    for j in range(n_off // 2):               # the others in the order of k
+        tmp = S.act_rows[n_act + j]
+        S.act_rows[n_act + j] = S.act_rows[m - 1 - j]
+        S.act_rows[m - 1 - j] = tmp
+        tmp = S.act_pos[n_act + j]
+        S.act_pos[n_act + j] = S.act_pos[m - 1 - j]
+        S.act_pos[m - 1 - j] = tmp
     memcpy(W.beta_bar, beta, W.nbeta * sizeof(double))
     W.A = csr_operator(W.X, S.act_rows, n_act)
 
@@ -112,7 +118,7 @@ cdef inline void svr_active(NewtonLoss* NL, NewtonWork* W, const double* beta,
 cdef inline void svr_image(NewtonLoss* NL, NewtonWork* W, const double* beta) noexcept nogil:
     """d and dy = X d of the last step (newton_driver.pxd, image_on_rows)."""
     cdef SvrState* S = <SvrState*>NL.state
-    image_on_rows(W, S.act_pos, S.off_rows, S.off_pos)
+    image_on_rows(W, S.act_pos, S.act_rows + W.A.n, S.act_pos + W.A.n)
 
 
 cdef inline double svr_mismatch(NewtonLoss* NL, NewtonWork* W) noexcept nogil:

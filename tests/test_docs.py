@@ -195,9 +195,10 @@ def test_design_steps_name_files_that_exist():
     assert missing == []
 
 
-def _mpi_table_solvers(heading):
-    """The solver names in the first column of the table under `heading` of docs/mpi.md."""
-    text = (DOCS / "mpi.md").read_text(encoding="utf-8")
+def _mpi_table_solvers(heading, page="mpi.md"):
+    """The solver names in the first column of the table under `heading` of docs/mpi.md
+    (or of another page)."""
+    text = (DOCS / page).read_text(encoding="utf-8")
     block = re.search(rf"^#+ {re.escape(heading)}\n(.*?)(?=^#)", text, re.M | re.S).group(1)
     names = set()
     for row in re.findall(r"^\|([^|]+)\|", block, re.M):
@@ -213,6 +214,17 @@ def test_mpi_page_lists_which_solvers_run_distributed_as_the_catalog_does():
     distributed = {n for n, info in SOLVERS.items() if info.distributed is not None}
     assert _mpi_table_solvers("How each solver runs on P ranks") == distributed
     assert _mpi_table_solvers("Serial only") == set(SOLVERS) - distributed
+
+
+def test_streaming_page_lists_which_solvers_stream_as_the_catalog_does():
+    """docs/streaming.md's two tables name exactly the solvers whose catalog entry says
+    they read the rows in passes (SolverInfo.streams), and the others."""
+    from linsvm.problem.catalog import SOLVERS
+
+    streams = {n for n, info in SOLVERS.items() if info.streams}
+    assert _mpi_table_solvers("Solvers that stream", "streaming.md") == streams
+    assert _mpi_table_solvers("Solvers that need the data in memory",
+                              "streaming.md") == set(SOLVERS) - streams
 
 
 def _adding_a_solver():

@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -141,6 +142,60 @@ def test_estimate_covers_the_solve(solver):
     finally:
         tracemalloc.stop()
     assert peak <= est <= 8 * max(peak, 8 * d), (peak, est)
+
+
+# The factor within which a streaming solver's estimate must hold its per-row peak:
+# est <= ROW_FACTOR peak (not far above it) and peak <= ROW_SLACK est (an upper bound, up
+# to the small temporaries no estimate lists).
+ROW_FACTOR, ROW_SLACK = 1.25, 1.05
+
+
+def _row_problem(kind, n=60_000, d=1000, per_row=20, seed=0):
+    """A problem whose memory is its rows': n rows of per_row non-zeros over d features,
+    with labels of `kind` (binary, three classes or levels, or real targets)."""
+    rng = np.random.default_rng(seed)
+    cols = np.sort(rng.choice(d, size=(n, per_row)), axis=1)
+    X = sp.csr_matrix((rng.standard_normal(n * per_row), cols.ravel(),
+                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+    X.sum_duplicates()
+    s = X @ rng.standard_normal(d)
+    if kind == "binary":
+        y = np.where(s > 0, 1.0, -1.0)
+    elif kind in ("multiclass", "ordinal"):
+        y = np.digitize(s, np.quantile(s, [1 / 3, 2 / 3])) + 1.0
+    else:
+        y = s + 0.1 * rng.standard_normal(n)
+    return CSRBuffers(X), y
+
+
+# the streaming solvers whose solve here runs longer than a quick test may (a hand-over to
+# mfn-l1, its continuation stages)
+_LONG_ROW_SOLVES = {"alm", "alm-exact", "mfn-l1"}
+
+
+@pytest.mark.parametrize("solver", [
+    pytest.param(n, marks=pytest.mark.slow) if n in _LONG_ROW_SOLVES else n
+    for n in sorted(n for n, i in SOLVERS.items() if i.streams)])
+def test_streaming_estimate_matches_the_per_row_peak(solver):
+    """The solvers that read the rows in passes hold per row only what their estimate
+    lists (SolverInfo.memory: the solve's arrays and the labels train() builds), so that
+    short rows do not outweigh the data: on a problem whose memory is its rows', the
+    estimate plus train()'s row list and costs (16 bytes a row, made before its check) is
+    within ROW_FACTOR of the peak tracemalloc sees during train(), and not below it."""
+    info = SOLVERS[solver]
+    Xb, y = _row_problem(info.kind)
+    n, k = Xb.n_rows, len(set(y))
+    est = info.memory(n, n_weights(Xb.n_features, 1.0), k, Xb.nnz, {}) + 16 * n
+    linsvm.ConvergenceWarning    # made on first use (imports scikit-learn): not the solve's memory
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")         # three iterations: not converged
+            train(Xb, y, solver=solver, max_iter=3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= ROW_SLACK * est and est <= ROW_FACTOR * peak, (peak / n, est / n)
 
 
 # ---------------------------------------------------------------------------

@@ -63,10 +63,12 @@ def fit_binary(fit, info, params, base_problem, y, classes, cw, init, state, n_j
         # one-vs-rest: columns are the parallel unit, one kernel thread each
         params = params._replace(options=MappingProxyType(dict(params.options, n_threads=1)))
 
+    unweighed = cw is None or bool(np.all(cw == 1.0))
+
     def fit_column(j, log_j):
         t = binary_targets(y, classes[j])
-        if cw is None:
-            cost = base                     # all ones
+        if unweighed:
+            cost = base                     # the sample weights, or all ones (x 1 is x)
         elif n_columns == 1:
             cost = base * np.where(t > 0, cw[0], cw[1])
         else:

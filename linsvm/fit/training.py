@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import LinsvmError, ParameterError
 from ..model.model import Model
-from ..problem.catalog import get_solver, make_params
+from ..problem.catalog import get_solver, make_params, streaming_solvers
 from ..problem.checks import max_row_norm, n_weights
 from ..problem.kinds import KINDS
 from ..problem.problem import Problem
@@ -105,7 +105,7 @@ def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sam
     nw = n_weights(Xb.n_features, bias)
     norm = agreed(coll, max_row_norm, Xb, rows, bias)       # refuses an overflowing row
     agreed(coll, check_solve, info, Xb, rows.shape[0], nw, classes.shape[0], params.options,
-           log)                         # before allocating
+           log, streaming_solvers(info.kind), kind.noun)     # before allocating
     t0 = time.perf_counter()
     if info.kind == "binary":
         base_problem = Problem(Xb, rows, base, bias, comm=coll)    # rows, costs checked above
@@ -114,7 +114,8 @@ def train(X, y, solver="mfn", C=1.0, bias=None, tol=None, class_weight=None, sam
     else:
         # rows and costs checked above, targets in range by construction: no second scan
         targets = kind.targets(y, classes)
-        cost = base * cw[targets["codes"]] if "codes" in targets else base
+        weighed = "codes" in targets and np.any(cw != 1.0)     # else base itself (x 1 is x)
+        cost = base * cw[targets["codes"]] if weighed else base
         problem = Problem(Xb, rows, cost, bias, qid=qid if info.kind == "ordinal" else None,
                           comm=coll, **targets)
         res = fit(problem, params, start_of(info.kind, init, classes, Xb.n_features, bias),

@@ -21,7 +21,7 @@ from .registry import Params, SolverInfo, check_options, check_positive
 
 __all__ = ["FAMILIES", "SOLVERS", "register_family", "get_solver", "liblinear_code",
            "liblinear_entry", "liblinear_no_effect", "make_params", "penalty_of",
-           "solver_for_penalty"]
+           "solver_for_penalty", "streaming_solvers"]
 
 # The solver families: FAMILY is the module linsvm/solvers/FAMILY_spec.py.  Adding a
 # family is one line here; adding a solver to a family is an entry in its SPECS.
@@ -155,6 +155,16 @@ def solver_for_penalty(solver, penalty, default="mfn"):
     l1 = ", ".join(n for n, i in SOLVERS.items() if i.penalty == "l1")
     raise ValueError(f"solver {solver!r} is {penalty_of(solver).upper()}-regularized but penalty="
                      f"{penalty!r}: the L1-regularized solvers are {l1}, the others L2")
+
+
+def streaming_solvers(kind):
+    """The names of the solvers that read the rows in passes (SolverInfo.streams) and
+    train a problem of `kind`: its own, and for multi-class problems the binary ones too
+    (train() runs them one-vs-rest); mfn's family first (the default solver's), then in
+    the catalog's order."""
+    kinds = ("multiclass", "binary") if kind == "multiclass" else (kind,)
+    found = [info for info in SOLVERS.values() if info.streams and info.kind in kinds]
+    return [info.name for info in sorted(found, key=lambda i: i.family != "mfn")]
 
 
 for _family in FAMILIES:

@@ -97,14 +97,21 @@ class WorkMemory(NamedTuple):
         memory(n_rows, n_weights, n_classes, nnz, options, threads) =
             8 n_weights (per_weight + k per_class + T (per_thread + k per_thread_class))
             + n_rows (per_row + k per_class_row) + nnz per_nnz
+            + 8 (K_1 - 1) n_weights scatters + 8 (K_k - 1) n_weights k class_scatters
             + max_iter per_iteration + fixed
 
     k = n_classes; T = threads when threads > 1, else 0 (a kernel thread beyond the first
     keeps private accumulators of X^T v: per_thread weight-length vectors, per_thread_class
     more per class); max_iter the options' (1000 when they leave it out).  per_weight and
     per_class count float64 vectors as long as the weight vector (a multi-class solver
-    keeps one column per class), per_row and per_class_row bytes per example, per_nnz
+    keeps one column per class), per_row and per_class_row bytes per example -- the
+    solve's own arrays and the per-example inputs train() builds for it after the check
+    (the labels t or class codes; the row list and the costs exist before it) --, per_nnz
     bytes per non-zero (a copy of the data), per_iteration bytes per iteration (a trace).
+    K_w is the number of row blocks of csr_passes.pxd's deterministic scatter into w doubles
+    (scatter_blocks: 1 + 12 nnz / (192 w), at most 64 and n_rows / 64, 1 below 256 rows);
+    scatters and class_scatters count the scratch buffers of K_w - 1 accumulators a solve
+    keeps, for scatters into the weight vector and into all k columns at once.
     threads: the solve's kernel threads (linsvm.runtime.threads.resolve_threads); default
     the n_threads option when positive, else 1."""
 
@@ -117,6 +124,8 @@ class WorkMemory(NamedTuple):
     per_nnz: int = 0
     per_iteration: int = 0
     fixed: int = 0
+    scatters: int = 1
+    class_scatters: int = 0
 
     def __call__(self, n_rows, n_weights, n_classes, nnz, options, threads=None):
         if threads is None:
@@ -127,7 +136,19 @@ class WorkMemory(NamedTuple):
         need = 8 * n_weights * vectors + (self.per_row + self.per_class_row * n_classes) * n_rows
         if self.per_iteration:
             need += self.per_iteration * options.get("max_iter", 1000)
+        for count, width in ((self.scatters, n_weights), (self.class_scatters, n_weights * n_classes)):
+            if count:
+                need += 8 * count * (scatter_blocks(n_rows, width, nnz) - 1) * width
         return need + self.per_nnz * nnz + self.fixed
+
+
+def scatter_blocks(n_rows, width, nnz):
+    """The row blocks of csr_passes.pxd's deterministic scatter over n_rows rows holding nnz
+    non-zeros into `width` accumulators (its blocks_for at 12 bytes per non-zero)."""
+    if n_rows < 256 or width <= 0:
+        return 1
+    k = min(1.0 + 12.0 * nnz / (192.0 * width), 64.0, float(n_rows // 64))
+    return int(k) if k >= 1.0 else 1
 
 
 class LiblinearCode(NamedTuple):
@@ -184,6 +205,12 @@ class SolverInfo(NamedTuple):
     # the decision values are log-odds: the model gives class probabilities without
     # calibration (linsvm.model.logistic_proba; -b 1 fits no sigmoids)
     probabilities: bool = False
+    # the solver reads the rows in whole passes, in the order of the row list (a Newton
+    # method's mat-vecs, a cutting plane's scores): it trains on data mapped from a file
+    # larger than memory, the pages streaming from disk each pass.  False: it visits rows
+    # in random order (coordinate descent), and train() refuses data that cannot fit in
+    # memory (linsvm.runtime.memory.check_in_memory; docs/streaming.md)
+    streams: bool = False
 
     def refuse_distributed(self):
         """The one-line ParameterError for a solver that does not run on several MPI

@@ -53,10 +53,12 @@ _TOL = ("stop=objective: |P_k - P_k-1| <= e |P_k| (paper Sec. 4) and certified d
         "e min(n+,n-)/n ||grad P(0)||; stop=gap: certified duality gap <= e |P|")
 
 # Work arrays: 7 weight-length vectors in one block, beta and the returned copy; per row
-# 10 + 3 float64 vectors of the augmented Lagrangian.  With the hand-over (on by default)
-# the peak is mfn-l1's (13 vectors, 176 bytes per row) plus the beta it finishes from
-# (tests/test_memory.py checks the estimate against the traced peak).
-_MEMORY = WorkMemory(14, 176)
+# 10 + 3 float64 vectors of the augmented Lagrangian and the labels t (112 bytes).  With
+# the hand-over (on by default) the peak is mfn-l1's (13 vectors, 97 bytes per row with
+# the labels: linsvm/solvers/mfn_spec.py) beside the beta it finishes from, the
+# multipliers and the ALM result's two row vectors, and ALM's scatter scratch beside
+# mfn-l1's (tests/test_memory.py checks the estimate against the traced peak).
+_MEMORY = WorkMemory(14, 97 + 3 * 8, scatters=2)
 
 SPECS = (
     SolverInfo(
@@ -71,6 +73,7 @@ SPECS = (
         loss="lp",
         memory=_MEMORY,
         distributed="rows",
+        streams=True,
     ),
     SolverInfo(
         name="alm-exact",
@@ -84,5 +87,6 @@ SPECS = (
         loss="lp",
         memory=_MEMORY,         # as alm's: the hand-over's peak
         distributed="rows",
+        streams=True,
     ),
 )

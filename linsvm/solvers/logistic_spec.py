@@ -20,13 +20,16 @@ SOFTMAX_TOL = 0.01
 # lr-dual's default -e, not LIBLINEAR -s 7's 0.1 (docs/logistic.md, "Stopping")
 LRDUAL_TOL = 0.01
 
-# SolverInfo.memory of a truncated Newton solve: 11 vectors of n_weights k doubles (beta,
-# its copy, the CG and line-search vectors), one more per kernel thread beyond the first,
-# per row 9 k + 3 doubles (scores, CG terms, U, e, lse); k = 1 for lr, the classes for
-# softmax.
-_NEWTON_MEMORY = WorkMemory(11, 8 * (9 + 3))
-_SOFTMAX_MEMORY = WorkMemory(0, 8 * 3, per_class=11, per_class_row=8 * 9, per_thread=0,
-                             per_thread_class=1)
+# SolverInfo.memory of a truncated Newton solve (csrc/_logistic.pyx): 11 vectors of
+# n_weights k doubles (beta, its copy, the CG and line-search vectors), one more per kernel
+# thread beyond the first; per row U = C c and per term the scores, the step's image, the
+# CGLS weights and residual, CGLS's q and u (the scores are kept over a line search in q)
+# -- lr: one term an example, and e and the labels t (9 doubles); softmax: k terms an
+# example, and its probabilities and the operator's scratch per term, the log-sum-exp and
+# the class code (int32) per example, and two multinomial scatters' block scratch.
+_NEWTON_MEMORY = WorkMemory(11, 9 * 8)
+_SOFTMAX_MEMORY = WorkMemory(0, 2 * 8 + 4, per_class=11, per_class_row=8 * 8, per_thread=0,
+                             per_thread_class=1, class_scatters=2)
 
 
 NEWTON_OPTIONS = {
@@ -67,6 +70,7 @@ SPECS = (
         liblinear_codes={0: LiblinearCode("L2R_LR")},
         memory=_NEWTON_MEMORY,
         distributed="rows",
+        streams=True,
         distributed_options=("weight_split",),
     ),
     SolverInfo(
@@ -93,9 +97,9 @@ SPECS = (
         liblinear_codes={7: LiblinearCode("L2R_LR_DUAL")},
         # w, its copy and the returned weights, the certificate's gradient; per row alpha,
         # its complement, U, QD, the permutation, the certificate's scratch, the state;
-        # plus lr's solve (_NEWTON_MEMORY: 11 vectors, 12 doubles a row) when it finishes
+        # plus lr's solve (_NEWTON_MEMORY: 11 vectors, 9 doubles a row) when it finishes
         # with lr at its loop cap, while its own arrays are still held
-        memory=WorkMemory(4 + 11, 88 + 96),
+        memory=WorkMemory(4 + 11, 88 + _NEWTON_MEMORY.per_row),
         serial_only="use -s lr (LIBLINEAR -s 0: the same objective, exact over row blocks)",
     ),
     SolverInfo(
@@ -117,5 +121,6 @@ SPECS = (
         probabilities=True,
         memory=_SOFTMAX_MEMORY,
         distributed="rows",
+        streams=True,
     ),
 )

@@ -134,6 +134,7 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, how=Newton()):
         regularize_bias=opts.get("regularize_bias", True), pattern=True, kkt=how.kkt,
         diag_update=True, gstop=how.gstop, gap_stop=how.gap_stop,
         **{name: opts[name] for name in DRIVER_OPTIONS})
+    del st["y"]     # the margins: a row-length array the callers' next solve would keep alive
     st["weight_exchange"] = "split" if split is not None else "allreduce"
     return st
 

@@ -209,12 +209,14 @@ def hinge_certificate(problem, C, beta, tau, n_threads=1):
 
     Returns a dict: F (hinge objective at beta), D (dual value, <= F*), gap_grad
     (1/2||beta - w_alpha||^2), gap_smooth (sum C c_i max(0, xi_i) - alpha_i xi_i),
-    gap = gap_grad + gap_smooth (= F - D), n_quad (|xi_i| < tau), y = X beta.
+    gap = gap_grad + gap_smooth (= F - D), n_quad (|xi_i| < tau).  (Not the margins X beta:
+    the stages keep certificates, and a row-length array in each would outlive the solve
+    that needs the memory.)
     """
-    F, D, gg, gs, nq, y = _mfn.hinge_certificate(problem.view, t=problem.t, c=problem.cost,
+    F, D, gg, gs, nq, _ = _mfn.hinge_certificate(problem.view, t=problem.t, c=problem.cost,
                                                  C=C, beta=beta, tau=tau, n_threads=n_threads,
                                                  comm=problem.comm)
-    return {"F": F, "D": D, "gap_grad": gg, "gap_smooth": gs, "gap": gg + gs, "n_quad": nq, "y": y}
+    return {"F": F, "D": D, "gap_grad": gg, "gap_smooth": gs, "gap": gg + gs, "n_quad": nq}
 
 
 class _Best:

@@ -36,11 +36,19 @@ def _family_fit(name):
     return LazyFunction("linsvm.solvers.mfn_family", name)
 
 
-# Work arrays: beta, its gradient and CG/line-search vectors (9 in one block), the
-# returned copy; per row margins, active-set lists and line-search break points.  ls,
-# mfn-huber and mfn-ord share the core and its arrays; mfn-l1 keeps its stage's end w_1
-# besides.
-_MEMORY = WorkMemory(12, 176)
+# Work arrays (csrc/_mfn.pyx, _carve): beta, its gradient and CG/line-search vectors (9 in
+# one block), the returned copy; per row the margins y, their step dy, CGLS's xd, z, cc,
+# q, u (the line search's breakpoints and trial margins lie over them), the zone-1 and
+# other examples' rows and positions (int64), a byte of zone flags, and the labels t
+# train() builds: 7 * 8 + 2 * 8 + 1 + 8 = 81 bytes.  ls shares them; a loss with a zone 2
+# (mfn-huber, mfn-l1's stages) adds its examples' rows and weights (16).  mfn-ord: per
+# example y, dy, the operator's two scratch vectors, the active rows and term offsets (6
+# * 8) and the rank code (4); per (example, threshold) term z, cc, q, u and the
+# threshold's index (36), nb = k - 1 thresholds.  tests/test_memory.py holds each
+# estimate against the traced peak.
+_MEMORY = WorkMemory(12, 81)
+_ZONE2_MEMORY = _MEMORY._replace(per_row=81 + 16)
+_ORD_MEMORY = _MEMORY._replace(per_row=6 * 8 + 4 - 36, per_class_row=36)
 _EQ13_CERTIFIED = ("relative CGLS residual, ||r|| <= eps ||z|| (eq. 13), and, with class or "
                    "instance weights that vary, once the duality gap certifies 1% (else it "
                    "continues at eps / 10)")
@@ -62,6 +70,7 @@ SPECS = (
         liblinear_codes={2: LiblinearCode("L2R_L2LOSS_SVC")},
         memory=_MEMORY,
         distributed="rows",
+        streams=True,
         distributed_options=("weight_split",),
     ),
     SolverInfo(
@@ -77,6 +86,7 @@ SPECS = (
         loss="ls",
         memory=_MEMORY,
         distributed="rows",
+        streams=True,
         distributed_options=("weight_split",),
     ),
     SolverInfo(
@@ -91,8 +101,9 @@ SPECS = (
                       "forcing", "forcing_guard", "subset", "max_iter", "cg_max_iter", "n_threads",
                       "weight_split"),
         loss="huber",
-        memory=_MEMORY,
+        memory=_ZONE2_MEMORY,
         distributed="rows",
+        streams=True,
         distributed_options=("weight_split",),
     ),
     SolverInfo(
@@ -115,8 +126,9 @@ SPECS = (
             max_stages=Option(int, 40, "mfn-l1: cap on continuation stages", 1),
         ),
         loss="l1",
-        memory=_MEMORY._replace(per_weight=13),     # and the stage's end w_1
+        memory=_ZONE2_MEMORY._replace(per_weight=13),   # and the stage's end w_1
         distributed="rows",
+        streams=True,
         distributed_options=("weight_split",),
     ),
     SolverInfo(
@@ -131,8 +143,9 @@ SPECS = (
         options=_pick("heuristic1", "heuristic2", "precondition", "jacobi_weight", "forcing",
                       "forcing_guard", "max_iter", "cg_max_iter", "n_threads", "weight_split"),
         loss="l2",
-        memory=_MEMORY,
+        memory=_ORD_MEMORY,
         distributed="rows",
+        streams=True,
         distributed_options=("weight_split",),
     ),
 )

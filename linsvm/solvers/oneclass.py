@@ -33,9 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _oneclass
+from .. import _kernels, _oneclass
 from ..errors import ParameterError
-from ..problem.csr import row_sq_norms
 from ..problem.registry import FitResult
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS, gap_guard_shrink, relative_gap
 
@@ -102,5 +101,6 @@ def fit_oneclass(problem, params, start, state, log):
 
 
 def _max_sq_norm(problem):
-    """max over the problem's rows of ||x_i||^2 (0 without rows)."""
-    return float(row_sq_norms(problem.X, problem.rows).max()) if problem.n_rows else 0.0
+    """max over the problem's rows of ||x_i||^2 (0 without rows), in one pass over them
+    that allocates nothing per row or per non-zero."""
+    return float(_kernels.max_row_sq_norm(problem.view)[0]) if problem.n_rows else 0.0

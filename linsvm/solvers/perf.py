@@ -300,32 +300,47 @@ def thresholds_from_scores(scores, codes, cost, n_levels):
     the cut of the sorted training scores with the least weighted number of
     examples on the wrong side (codes < r above it or codes >= r below it), in
     the middle of the score gap of the first minimizing run of cuts (+-1 beyond
-    the extreme scores); then a running maximum makes them ascending."""
+    the extreme scores); then a running maximum makes them ascending.  The weighted
+    counts per cut are sums over the sorted examples in a few arrays reused for every
+    boundary (the rule runs beside the model's data: its memory is per row)."""
     order = np.argsort(scores, kind="stable")
     s = scores[order]
     c = codes[order]
     q = cost[order]
+    del order
     n = s.shape[0]
     # cut p puts sorted examples 0..p-1 below the threshold; only cuts between distinct scores
     valid = np.ones(n + 1, dtype=bool)
     valid[1:n] = s[1:] > s[:-1]
-    lo = np.concatenate([[s[0] - 1.0], s])          # score just below cut p
-    hi = np.concatenate([s, [s[-1] + 1.0]])         # score just above cut p
+
+    def lo(p):                                      # score just below cut p
+        return s[p - 1] if p > 0 else s[0] - 1.0
+
+    def hi(p):                                      # score just above cut p
+        return s[p] if p < n else s[-1] + 1.0
+
+    err, below, part = np.empty(n + 1), np.empty(n + 1), np.empty(n)
     out = np.empty(n_levels - 1)
     for r in range(1, n_levels):
-        above_wrong = np.concatenate([[0.0], np.cumsum(np.where(c >= r, q, 0.0))])  # below cut but >= r
-        low = np.where(c < r, q, 0.0)
-        below_wrong = np.sum(low) - np.concatenate([[0.0], np.cumsum(low)])          # above cut but < r
-        err = above_wrong + below_wrong
-        err = np.where(valid, err, np.inf)
+        part.fill(0.0)
+        np.copyto(part, q, where=c >= r)
+        err[0] = 0.0
+        np.cumsum(part, out=err[1:])                # below cut p but >= r
+        part.fill(0.0)
+        np.copyto(part, q, where=c < r)
+        below[0] = 0.0
+        np.cumsum(part, out=below[1:])
+        np.subtract(np.sum(part), below, out=below)     # above cut p but < r
+        err += below
+        err[~valid] = np.inf
         best = np.min(err)
         p1 = int(np.flatnonzero(err == best)[0])
         # the run of minimizing cuts from p1 (cuts between tied scores do not break it)
         stop = np.flatnonzero((err[p1:] != best) & valid[p1:])
         p2 = p1 + (int(stop[0]) if stop.size else n + 1 - p1) - 1
         p2 = p1 + int(np.flatnonzero(valid[p1:p2 + 1])[-1])
-        theta = lo[p1] + 0.5 * (hi[p2] - lo[p1])
-        out[r - 1] = theta if theta < hi[p2] else lo[p1]      # strictly below the score above
+        theta = lo(p1) + 0.5 * (hi(p2) - lo(p1))
+        out[r - 1] = theta if theta < hi(p2) else lo(p1)      # strictly below the score above
     return np.maximum.accumulate(out)
 
 
@@ -349,6 +364,7 @@ def fit_perf_ord(problem, params, start, state, log):
     else:
         glob, m, n_eff, n_queries, everyone = _ordinal_layout(coll, codes, cost, qid, g, gptr,
                                                               n_levels)
+    del g                                       # the query of each row: not the solve's
     if not m > 0:
         raise DataError("no pair of examples with different ranks"
                         + (" within a query" if qid is not None else "")

@@ -21,8 +21,13 @@ PERF_OPTIONS = {
 # Work arrays: the cutting planes' working set starts at 16 dense rows of the weight
 # length (it doubles as constraints accumulate, up to max_constraints), w, the
 # mean-constraint vector, the returned weights and the Gram bookkeeping (22 vectors in
-# all, tests/test_memory.py).
-_MEMORY = WorkMemory(22, 64)
+# all, tests/test_memory.py).  Per row, perf: the oracle's scores and weights and the
+# labels t (3 doubles); perf-ord: the scores and weights, the counts above and below
+# (4 doubles), the radix sort's two 16-byte items, the query layout's permutation (int64)
+# and levels (int32), and the rank code (int32): 80 bytes, more than its threshold rule
+# holds after the solve.
+_MEMORY = WorkMemory(22, 3 * 8)
+_ORD_MEMORY = WorkMemory(22, 4 * 8 + 2 * 16 + 8 + 4 + 4)
 
 SPECS = (
     SolverInfo(
@@ -39,6 +44,7 @@ SPECS = (
         loss="l1",
         memory=_MEMORY,
         distributed="rows",
+        streams=True,
     ),
     SolverInfo(
         name="perf-ord",
@@ -52,7 +58,8 @@ SPECS = (
         fit=LazyFunction("linsvm.solvers.perf", "fit_perf_ord"),
         options=PERF_OPTIONS,
         loss="l1",
-        memory=_MEMORY,
+        memory=_ORD_MEMORY,
         distributed="rows",
+        streams=True,
     ),
 )

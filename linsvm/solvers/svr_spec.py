@@ -47,8 +47,12 @@ SPECS = (
         },
         loss="l2",
         liblinear_codes={11: LiblinearCode("L2R_L2LOSS_SVR", defaults={"regularize_bias": True})},
-        memory=WorkMemory(12, 216),     # per row: margins, CGLS, two line-search terms, lists
+        # per row (csrc/_svr.pyx, _carve): the margins and their step, CGLS's cc, z, q, u,
+        # xd (the breakpoints and trial margins lie over them), the line search's two terms
+        # (value, step, sign, cost: 8 doubles), the rows and positions (int64), a zone byte
+        memory=WorkMemory(12, 15 * 8 + 2 * 8 + 1),
         distributed="rows",
+        streams=True,
         distributed_options=("weight_split",),
     ),
     SolverInfo(
