@@ -5,7 +5,6 @@
 # are in csrc/_testing.pyx.)
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
-from cython cimport floating
 import numpy as np
 from csr cimport (CSR, VALUES_F64, VALUES_F32, read_pattern, linsvm_max_threads,
                   vdot as csr_vdot, row_start, row_stop, entry_index, entry_value,
@@ -399,12 +398,7 @@ def scan_column_indices(const int32_t[::1] ind, int64_t n_features):
     return bad, <int64_t>hi + 1
 
 
-def first_non_finite_value(const floating[::1] v):
-    """Position of the first NaN or infinity of the float64 or float32 chunk v, or -1."""
-    cdef int64_t k, n = v.shape[0], bad = -1
-    with nogil:
-        for k in range(n):
-            if not (v[k] - v[k] == 0.0):        # inf - inf and nan - nan are nan
-                bad = k
-                break
-    return bad
+def first_non_finite_value(v):
+    """Position of the first NaN or infinity of the float64 or float32 array v, or -1
+    (check_csr's scan of the values, for one chunk of a binary data file)."""
+    return _first_bad_value(v)

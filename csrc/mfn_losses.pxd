@@ -24,7 +24,7 @@ from mfn_terms cimport Loss, Terms, zone, loss_slope, mismatch_term, term_at, te
 from line_search cimport Breakpoint, exact_line_search
 from comm cimport Comm, comm_active, comm_sum, comm_sum1
 from wsplit cimport Split, split_reduce, split_scatter, split_dot
-from newton_driver cimport NewtonLoss, NewtonWork, copy_weights, image_on_rows
+from newton_driver cimport NewtonLoss, NewtonWork, reverse_both, copy_weights, image_on_rows
 
 
 ctypedef struct OrdAct:
@@ -295,7 +295,7 @@ cdef inline void binary_active(NewtonLoss* NL, NewtonWork* W, const double* beta
     cdef MfnState* M = <MfnState*>NL.state
     cdef const Terms* T = &M.T
     cdef const Loss* L = &M.L
-    cdef int64_t k, j, n_act = 0, n_lin = 0, n_off = 0, n_chg = 0, m = T.m, tmp
+    cdef int64_t k, n_act = 0, n_lin = 0, n_off = 0, n_chg = 0, m = T.m
     cdef double o
     cdef int zn
     cdef uint8_t was
@@ -322,13 +322,7 @@ cdef inline void binary_active(NewtonLoss* NL, NewtonWork* W, const double* beta
             M.lin_rows[n_lin] = W.rows[k]
             M.lin_u[n_lin] = T.c[k] * L.kappa * T.t[k] / W.lam
             n_lin += 1
-    for j in range(n_off // 2):               # the others in the order of k
-        tmp = M.act_rows[n_act + j]
-        M.act_rows[n_act + j] = M.act_rows[m - 1 - j]
-        M.act_rows[m - 1 - j] = tmp
-        tmp = M.act_pos[n_act + j]
-        M.act_pos[n_act + j] = M.act_pos[m - 1 - j]
-        M.act_pos[m - 1 - j] = tmp
+    reverse_both(M.act_rows, M.act_pos, n_act, m)     # the others in the order of k
     copy_weights(W.beta_bar, beta, W.X.n_weights, W.split)
     M.shifted = n_lin > 0 or (comm_active(W.comm) and L.lo > -INFINITY)
     if M.shifted:                             # eq. 23: solve for beta~ = beta - q

@@ -234,6 +234,20 @@ cdef struct NewtonLoss:
 
 # ------------------------------------------------------------------ shared pieces
 
+cdef inline void reverse_both(int64_t* rows, int64_t* pos, int64_t lo, int64_t hi) noexcept nogil:
+    """Reverse rows[lo:hi] and pos[lo:hi] in place: the examples a loss's selection filled
+    from the end of its active lists (the others after the active ones) put back in
+    the order of k."""
+    cdef int64_t j, tmp, n = hi - lo
+    for j in range(n // 2):
+        tmp = rows[lo + j]
+        rows[lo + j] = rows[hi - 1 - j]
+        rows[hi - 1 - j] = tmp
+        tmp = pos[lo + j]
+        pos[lo + j] = pos[hi - 1 - j]
+        pos[hi - 1 - j] = tmp
+
+
 cdef inline void copy_weights(double* dst, const double* src, int64_t n,
                               const Split* S) noexcept nogil:
     """dst = src: the n weights, or with an outer weight split (S) this rank's (S.mine)."""

@@ -22,7 +22,7 @@ from cgls cimport CglsSettings, CglsWork, csr_operator
 from mfn_terms cimport Loss, Terms, make_loss
 from line_search cimport Breakpoint, exact_line_search
 from comm cimport comm_active, comm_sum, comm_sum1
-from newton_driver cimport NewtonLoss, NewtonWork, image_on_rows
+from newton_driver cimport NewtonLoss, NewtonWork, reverse_both, image_on_rows
 
 
 ctypedef struct SvrState:
@@ -83,7 +83,7 @@ cdef inline void svr_active(NewtonLoss* NL, NewtonWork* W, const double* beta,
     CGLS seeded at beta.  act_rows / act_pos list them first and the others after them
     (in the order of k: filled from the end, then turned), one array of m for both."""
     cdef SvrState* S = <SvrState*>NL.state
-    cdef int64_t k, j, n_act = 0, n_off = 0, m = W.m, tmp
+    cdef int64_t k, n_act = 0, n_off = 0, m = W.m
     cdef double e, tgt
     for k in range(m):
         e = W.y[k] - S.yt[k]
@@ -104,13 +104,7 @@ cdef inline void svr_active(NewtonLoss* NL, NewtonWork* W, const double* beta,
         W.cc[n_act] = S.c[k]
         W.z[n_act] = tgt - W.y[k]
         n_act += 1
-    for j in range(n_off // 2):               # the others in the order of k
-        tmp = S.act_rows[n_act + j]
-        S.act_rows[n_act + j] = S.act_rows[m - 1 - j]
-        S.act_rows[m - 1 - j] = tmp
-        tmp = S.act_pos[n_act + j]
-        S.act_pos[n_act + j] = S.act_pos[m - 1 - j]
-        S.act_pos[m - 1 - j] = tmp
+    reverse_both(S.act_rows, S.act_pos, n_act, m)     # the others in the order of k
     memcpy(W.beta_bar, beta, W.nbeta * sizeof(double))
     W.A = csr_operator(W.X, S.act_rows, n_act)
 
