@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 import linsvm
 from linsvm.cli import train_cmd
-from linsvm.cv import make_folds
+from linsvm.cv import cross_validate, make_folds
 from linsvm.fit.search import P_STEPS, search_C, start_C
 from linsvm.io.svmlight import dump_svmlight
 
@@ -205,3 +205,50 @@ def test_a_search_stopped_early_has_printed_its_points(tmp_path):
         rest = proc.stdout.read()
         proc.wait()
     assert all(ln.startswith("log2c=") for ln in rest.splitlines())
+
+
+def _wide_margin(n=60, seed=2):
+    """Separable with a wide margin: past a moderate C the loss is gone and the warm
+    starts meet mfn's stop at once, so the models stop moving."""
+    rng = np.random.default_rng(seed)
+    t = np.where(np.arange(n) % 2 == 1, 1.0, -1.0)
+    X = np.column_stack([t * (1 + rng.random(n)), 0.1 * rng.standard_normal(n)])
+    return sp.csr_matrix(X), t
+
+
+def test_a_c_path_ends_after_five_points_whose_models_did_not_move():
+    """LIBLINEAR's -C rule: five points in a row at which no fold's weights moved end the
+    path.  The points skipped are the ones a full grid gives the same models at: their
+    values (and every fold's weights, recomputed here by warm-started training) equal the
+    last point's."""
+    X, y = _wide_margin()
+    res = search_C(X, y, solver="mfn", n_folds=5, C0=16.0, seed=0)
+    assert [pt[0] for pt in res.points] == [16.0 * 2 ** k for k in range(5)]
+    full = cross_validate(X, y, solver="mfn", Cs=[16.0 * 2 ** k for k in range(7)],
+                                 n_folds=5, seed=0)
+    assert [pt.mean for pt in full.points] == [v for _, _, v in res.points] + [res.points[-1][2]] * 2
+    fold = make_folds(y, 5, seed=0)
+    for f in range(5):
+        rows = np.flatnonzero(fold != f)
+        model = None
+        ws = []
+        for C in [16.0 * 2 ** k for k in range(7)]:
+            model = linsvm.train(X, y, solver="mfn", C=C, rows=rows, init=model)
+            ws.append(np.array(model.weights))
+        assert all(np.array_equal(ws[0], w) for w in ws[1:])
+
+
+def test_a_c_path_whose_models_keep_moving_runs_to_the_largest_c():
+    X, y = random_problem(n_samples=90, n_features=6, seed=4)
+    res = search_C(X, y, solver="lr", n_folds=3, C0=1.0, seed=0)
+    assert [pt[0] for pt in res.points] == [2.0 ** k for k in range(11)]
+
+
+def test_the_command_stops_early_as_liblinear_does(tmp_path):
+    X, y = _wide_margin()
+    dump_svmlight(X, y, tmp_path / "d.svm")
+    r = invoke(train_cmd, "-C", "-c", "16", str(tmp_path / "d.svm"))
+    assert r.exit_code == 0, r.output
+    points = [ln for ln in r.stdout.splitlines() if ln.startswith("log2c=")]
+    assert [float(ln.split("\t")[0].split("=")[1]) for ln in points] == [4.0, 5.0, 6.0, 7.0, 8.0]
+    assert "WARNING: maximum C reached." not in r.stdout

@@ -38,7 +38,9 @@ from .reporting import collecting_warnings, group_warnings, report_warnings
 from .training import train
 
 __all__ = ["cross_validate", "CVResult", "CVPoint", "parse_grid", "make_folds", "METRICS",
-           "PERCENT_METRICS"]
+           "PERCENT_METRICS", "UNCHANGED_NORM"]
+
+UNCHANGED_NORM = 1e-15              # weights closer than this have not moved (LIBLINEAR's -C)
 
 
 def parse_grid(text, what="C"):
@@ -171,7 +173,7 @@ def _check_metric(kind, metric, y, coll):
 
 def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_jobs=1,
                    warm_start=True, metric=None, qid=None, log=None, progress=None, comm=None,
-                   keep_predictions=False, on_point=None, **train_options):
+                   keep_predictions=False, on_point=None, stop_unchanged=0, **train_options):
     """k-fold cross-validation of `solver` at every C in Cs (and p in ps for solvers
     with a `p` option).  Returns a CVResult; `train_options` go to linsvm.train
     (bias, tol, class_weight, sample_weight, allow_many_classes, solver options).
@@ -189,6 +191,13 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     each point is complete, log(line) receives its line and on_point(CVPoint) the point
     (both in the caller's thread), so that what is computed is reported before the grid
     ends; the result lists the points p ascending, C ascending.
+
+    stop_unchanged (k > 0; LIBLINEAR's -C rule, used by linsvm.fit.search): a p's C
+    path ends after k points in a row at which no fold's weights moved, where "moved"
+    is ||W_C - W_C'|| > UNCHANGED_NORM against the fold's model at the point before (a
+    path's first point counts as unmoved, as LIBLINEAR counts it): once warm starts meet
+    the stop at once, larger C give the same models.  The points not computed are not
+    in the result.
 
     comm: an MPI communicator (mpi4py's MPI.COMM_WORLD) to cross-validate on several
     ranks: every rank calls cross_validate with the same arguments except X, y (and
@@ -249,9 +258,14 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     per_point = {}
     for p in reversed(ps_list):         # LIBLINEAR's order: the largest p first
         prev[:] = [None] * n_folds
+        unmoved = 0                     # points in a row at which no fold's weights moved
         for C in Cs:
+            if stop_unchanged and unmoved >= stop_unchanged:
+                break
             outs = run_in_threads(lambda f, C=C, p=p: run_fold(f, C, p), n_folds, jobs,
                                   cancelled)
+            moved = any(_moved(before, model) for before, (model, _) in zip(prev, outs))
+            unmoved = 0 if moved else unmoved + 1
             prev[:] = [model for model, _ in outs]
             vals = [v for _, v in outs]
             pt = _point(C, p, vals, y.shape[0])
@@ -261,6 +275,14 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
             if on_point is not None:
                 on_point(pt)
     return _result(per_point, metric, higher, Cs, ps_list)
+
+
+def _moved(before, model):
+    """Whether a fold's weights moved from its model at the point before (none: not)."""
+    if before is None:
+        return False
+    a, b = before.weights, model.weights
+    return a.shape != b.shape or float(np.linalg.norm(a - b)) > UNCHANGED_NORM
 
 
 def _point(C, p, vals, n):
@@ -295,6 +317,8 @@ def _result(per_point, metric, higher, Cs, ps_list):
     result = CVResult(metric=metric, higher_is_better=higher)
     for p in ps_list:
         for C in Cs:
+            if (C, p) not in per_point:         # after a stop_unchanged stop
+                continue
             pt, records = per_point[(C, p)]
             result.points.append(pt)
             report_warnings(_merge_fold_warnings(records, C, p), stacklevel=4)

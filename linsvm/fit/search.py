@@ -18,7 +18,11 @@ mean of folds.
 
 The points are computed in LIBLINEAR's order (the largest p first, C ascending) and
 each is reported (`log`, LIBLINEAR's `log2c=...` line) as soon as its folds are done,
-so a search stopped early has printed the points it computed; `max_C_reached` says
+so a search stopped early has printed the points it computed.  As LIBLINEAR's does, a
+C path ends early once five points in a row leave every fold's weights where they were
+(UNCHANGED_POINTS; cross_validate's stop_unchanged): the warm starts already meet the
+stop, so larger C would give the same models and the same value (separable data, whose
+loss has vanished, reach that point well before 1024).  `max_C_reached` says
 when the best C is the largest of the grid (LIBLINEAR's `WARNING: maximum C
 reached.`, MAX_C_WARNING).
 """
@@ -43,6 +47,7 @@ MAX_C = 1024.0
 MIN_C_EXPONENT = -1022           # start_C's first C is a normal number or refused
 MAX_C_REGRESSION = 2.0 ** 20
 P_STEPS = 20
+UNCHANGED_POINTS = 5             # LIBLINEAR's: a C path ends after 5 points of unmoved weights
 MAX_C_WARNING = "WARNING: maximum C reached."       # LIBLINEAR's line
 
 
@@ -131,7 +136,8 @@ def search_C(X, y, solver="mfn", n_folds=5, C0=None, p0=None, seed=0, n_jobs=1, 
 
     res = cross_validate(Xb, y, solver=solver, Cs=Cs, ps=ps, n_folds=n_folds, seed=seed,
                          n_jobs=n_jobs, comm=comm, keep_predictions=True, progress=progress,
-                         metric=metric, on_point=on_point, **train_options)
+                         metric=metric, on_point=on_point, stop_unchanged=UNCHANGED_POINTS,
+                         **train_options)
     out.metric, out.higher_is_better = res.metric, res.higher_is_better
     return out
 
