@@ -358,7 +358,7 @@ def row_sq_norms(DataView data):
 
 # --------------------------------------------------------------------------- #
 # Chunk checks of a mapped binary data file (linsvm.io.binfile): the reader streams each
-# section once, in chunks that stay in the cache, through zlib.crc32 and these checks, so
+# section once, in chunks that stay in the cache, through its CRC-32 and these checks, so
 # that a file whose checksums hold but whose contents would send a core out of bounds is
 # refused before any core sees it.  Each returns the position of the first fault in the
 # chunk (or -1); the caller adds the chunk's offset and names the row.

@@ -3,6 +3,7 @@ stores reads back as the arrays it was given, in every layout; the reader refuse
 truncated, damaged, newer or hand-made file in one line before any array leaves it; text
 is never taken for binary; the readers of linsvm.io.svmlight and the MPI share map it."""
 import gzip
+import importlib.util
 import io
 import lzma
 import bz2
@@ -17,7 +18,7 @@ import scipy.sparse as sp
 
 import linsvm
 from linsvm.errors import DataError, ParameterError
-from linsvm.io import binformat
+from linsvm.io import binformat, checksum
 from linsvm.io.binary_share import read_binary_share
 from linsvm.io.binfile import BinaryWriter, NotStorableError, is_binary, open_binary
 from linsvm.io.svmlight import iter_svmlight_buffers, load_svmlight_buffers
@@ -195,6 +196,21 @@ def test_a_flipped_byte_in_any_section_is_refused(good, tmp_path):
             p = tmp_path / "flip.lsvm"
             p.write_bytes(bytes(bad))
             refused(p, "damaged", f"the {binformat.SECTION_NAMES[s.kind]} section")
+
+
+def test_the_sections_checksum_is_zlibs_crc32_whichever_implementation_runs():
+    # The reader and writer take ISA-L's CRC-32 when the fast-io extra is installed; a
+    # file is only portable if it is zlib's function, chained over chunks of any size.
+    rng = np.random.default_rng(7)
+    data = rng.integers(0, 256, size=3 * (1 << 20) + 13, dtype=np.uint8)
+    for cuts in ([], [1], [5, 4096, 4099, 1 << 20], list(range(0, data.size, 65537))):
+        crc, start = 0, 0
+        for stop in cuts + [data.size]:
+            crc = checksum.crc32(data[start:stop], crc)
+            start = stop
+        assert crc == zlib.crc32(data.tobytes())
+    assert checksum.crc32(b"", 12345) == 12345
+    assert checksum.implementation() == ("isal" if importlib.util.find_spec("isal") else "zlib")
 
 
 def test_a_flipped_byte_in_every_word_of_the_header_is_refused(good, tmp_path):

@@ -29,7 +29,6 @@ import mmap
 import os
 import stat
 import sys
-import zlib
 
 import numpy as np
 
@@ -39,6 +38,7 @@ from ..problem.csr import CSRBuffers
 from .binformat import (FIXED_BYTES, INDICES, INDPTR, LABELS, MAGIC, QID, SECTION_NAMES, VALUES,
                         WEIGHTS, header_length, parse_header, section_dtype)
 from .binwrite import BinaryWriter, NotStorableError
+from .checksum import crc32
 
 __all__ = ["is_binary", "is_binary_file", "open_binary", "BinaryData", "BinaryWriter",
            "NotStorableError", "MAGIC", "CHUNK_BYTES"]
@@ -295,7 +295,7 @@ def _verify_section(mm, s, dtype, on_chunk, at_end, name):
     for first in range(0, n, per_chunk):
         items = np.frombuffer(mm, dtype, min(per_chunk, n - first),
                               s.offset + first * dtype.itemsize)
-        crc = zlib.crc32(items, crc)
+        crc = crc32(items, crc)
         if fault is None and on_chunk is not None:
             fault = on_chunk(items, first)
     if crc != s.crc:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import zlib
 
 import numpy as np
 
@@ -36,6 +35,7 @@ from ..errors import DataError, ParameterError
 from .atomic import atomic_output, is_special_file, scratch_file
 from .binformat import (ALIGN, INDICES, INDPTR, LABELS, QID, VALUES, WEIGHTS, Header, Section,
                         SourceRecord, aligned, header_bytes, pack_header)
+from .checksum import crc32
 from .streams import write_all
 
 __all__ = ["BinaryWriter", "NotStorableError", "WriteError", "VALUE_CHOICES"]
@@ -68,7 +68,7 @@ class _Side:
         self.fh = scratch_file(directory)
 
     def write(self, a):
-        self.crc = zlib.crc32(a, self.crc)
+        self.crc = crc32(a, self.crc)
         self.nbytes += write_all(self.fh, a)
 
 
@@ -197,7 +197,7 @@ class BinaryWriter:
         _check_finite(labels, "label", self.n_rows)
         if weights is not None:
             _check_finite(weights, "instance weight", self.n_rows)
-        self._indices_crc = zlib.crc32(indices, self._indices_crc)
+        self._indices_crc = crc32(indices, self._indices_crc)
         self._pos += self._write_out(indices)
         if values is not None:
             self._write_side(VALUES, values)
