@@ -87,7 +87,7 @@ def _cache_bytes(path, keys):
 
 
 def _cgroup_levels():
-    """[(limit, held less page cache)] of the memory cgroups from this process's up to the
+    """[(limit, held less page cache, the limit's file name)] of the memory cgroups from this process's up to the
     root of its hierarchy that set a limit: cgroup v2 (memory.max, memory.current) or v1
     (memory.limit_in_bytes, memory.usage_in_bytes); the page cache is the file pages of
     memory.stat (active_file + inactive_file; v1's total_ counts include the children)."""
@@ -116,17 +116,21 @@ def _cgroup_levels():
         if limit is not None:
             used = _read_int(os.path.join(base, files[1])) or 0
             cache = _cache_bytes(os.path.join(base, "memory.stat"), files[2])
-            levels.append((limit, max(used - cache, 0)))
+            levels.append((limit, max(used - cache, 0), files[0]))
         if not parts:
             return levels
         parts.pop()
 
 
 def _cgroup_room():
-    """The room the memory cgroups leave this process: the least over them of the limit
-    less what the cgroup holds other than page cache (None without a limit)."""
+    """(room, "cgroup FILE"): the room the memory cgroups leave this process, the least
+    over them of the limit less what the cgroup holds other than page cache, and the
+    limit's file (v2 memory.max, v1 memory.limit_in_bytes); (None, None) without one."""
     levels = _cgroup_levels()
-    return min(max(limit - held, 0) for limit, held in levels) if levels else None
+    if not levels:
+        return None, None
+    room, name = min((max(limit - held, 0), name) for limit, held, name in levels)
+    return room, f"cgroup {name}"
 
 
 def available():
@@ -145,9 +149,9 @@ def available():
         if soft != resource.RLIM_INFINITY:
             used = _read_kib("/proc/self/status", key) or 0
             found.append((max(soft - used, 0), name))
-    room = _cgroup_room()
+    room, where = _cgroup_room()
     if room is not None:
-        found.append((room, "cgroup memory.max"))
+        found.append((room, where))
     return min(found) if found else (None, None)
 
 
@@ -170,7 +174,7 @@ def capacity():
             continue
         if soft != resource.RLIM_INFINITY:
             found.append((soft, name))
-    found.extend((limit, "cgroup memory.max") for limit, _ in _cgroup_levels())
+    found.extend((limit, f"cgroup {name}") for limit, _, name in _cgroup_levels())
     return min(found) if found else (None, None)
 
 
