@@ -104,6 +104,7 @@ def test_code_table_matches_the_catalog():
         assert implied.get("loss") == loss, row
 
 
+@pytest.mark.subprocess
 def test_tables_cover_liblinears_own_usage():
     peer = _peer()
     if peer is None:
