@@ -192,12 +192,8 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     (both in the caller's thread), so that what is computed is reported before the grid
     ends; the result lists the points p ascending, C ascending.
 
-    stop_unchanged (k > 0; LIBLINEAR's -C rule, used by linsvm.fit.search): a p's C
-    path ends after k points in a row at which no fold's weights moved, where "moved"
-    is ||W_C - W_C'|| > UNCHANGED_NORM against the fold's model at the point before (a
-    path's first point counts as unmoved, as LIBLINEAR counts it): once warm starts meet
-    the stop at once, larger C give the same models.  The points not computed are not
-    in the result.
+    stop_unchanged = k > 0 (LIBLINEAR's -C rule): a C path ends after k points in a row
+    at which no fold's weights moved (`_moved`; a path's first point counts as unmoved).
 
     comm: an MPI communicator (mpi4py's MPI.COMM_WORLD) to cross-validate on several
     ranks: every rank calls cross_validate with the same arguments except X, y (and
@@ -278,7 +274,9 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
 
 
 def _moved(before, model):
-    """Whether a fold's weights moved from its model at the point before (none: not)."""
+    """Whether a fold's weights moved from its model at the point before (none: not):
+    ||W_C - W_C'|| > UNCHANGED_NORM.  Once warm starts meet the stop at once, larger C
+    give the same models, so a path of unmoved points can end (stop_unchanged)."""
     if before is None:
         return False
     a, b = before.weights, model.weights
