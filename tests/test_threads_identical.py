@@ -103,3 +103,23 @@ def test_models_are_bitwise_the_same_on_one_and_two_threads(solver):
 def test_every_threaded_solver_is_covered():
     from linsvm.problem.catalog import SOLVERS
     assert {name for name, info in SOLVERS.items() if "n_threads" in info.options} <= set(THREADED)
+
+
+def test_one_vs_rest_spends_m_threads_on_its_columns():
+    """-m N > 1 without -j on more than two classes runs N columns at once, one kernel thread
+    each (each column's log line then carries its class), and the model is the one of
+    -m 1, bit for bit; -m N with -j 1 keeps the columns in turn, N kernel threads each."""
+    rng = np.random.default_rng(3)
+    X = _matrix(600, 40, 0.2, 3)
+    y = 1.0 + rng.integers(0, 4, size=600)
+    logs = {}
+    models = {}
+    for key, opts in {"m1": dict(n_threads=1, n_jobs=1), "m2": dict(n_threads=2),
+                      "m2j1": dict(n_threads=2, n_jobs=1)}.items():
+        lines = []
+        models[key] = linsvm.train(X, y, solver="mfn", C=1.0, log=lines.append, **opts)
+        logs[key] = lines
+    assert any(ln.startswith("class 1: ") for ln in logs["m2"])
+    assert "class 1 vs rest" in logs["m2j1"] and "class 1 vs rest" in logs["m1"]
+    assert models["m1"].weights.tobytes() == models["m2"].weights.tobytes()
+    assert models["m1"].weights.tobytes() == models["m2j1"].weights.tobytes()

@@ -59,8 +59,13 @@ def fit_binary(fit, info, params, base_problem, y, classes, cw, init, state, n_j
     n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
     starts = warm_starts(init, classes, Xb.n_features, bias, n_columns)
     states = state if isinstance(state, list) and len(state) == n_columns else [None] * n_columns
-    if n_columns > 1 and "n_threads" in info.options and not params["n_threads"]:
-        # one-vs-rest: columns are the parallel unit, one kernel thread each
+    if n_columns > 1 and "n_threads" in info.options and not (params["n_threads"] and n_jobs):
+        # one-vs-rest: columns are the parallel unit, one kernel thread each (-j 0: the
+        # free cores); -m N > 1 without -j spends its N threads on the columns
+        # (independent solves scale where one column's passes are too short to share);
+        # -m N with -j J: J columns at a time of N kernel threads each
+        if params["n_threads"] > 1:
+            n_jobs = params["n_threads"]
         params = params._replace(options=MappingProxyType(dict(params.options, n_threads=1)))
 
     unweighed = cw is None or bool(np.all(cw == 1.0))
