@@ -16,6 +16,7 @@ def machine(monkeypatch):
     """machine(cpus, load, omp): os.cpu_count, os.getloadavg and the OpenMP threads."""
     def set_(cpus, load, omp=64):
         monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
         monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
         monkeypatch.setattr(T, "max_threads", lambda: omp)
     return set_
@@ -70,3 +71,23 @@ def test_units_share_the_free_cores_with_their_kernel_threads(machine):
     assert T.resolve_jobs(0, 100, inner_threads=2) == 3
     assert T.resolve_jobs(0, 2) == 2
     assert T.resolve_jobs(4, 100) == 4
+
+
+@pytest.mark.parametrize("load", [0.0, 2.0, 9.0])
+def test_units_over_large_data_take_every_usable_cpu_whatever_the_load(machine, load):
+    """Columns and folds are whole solves without a shared parallel region: from
+    AUTO_JOBS_MIN_NNZ non-zeros the load does not cut their threads (docs/threads.md);
+    below it they keep the free cores."""
+    machine(8, load)
+    big = T.AUTO_JOBS_MIN_NNZ
+    assert T.resolve_jobs(None, 100, nnz=big) == 8
+    assert T.resolve_jobs(0, 100, inner_threads=2, nnz=big) == 4
+    assert T.resolve_jobs(0, 3, nnz=big) == 3
+    assert T.resolve_jobs(2, 100, nnz=big) == 2
+    assert T.resolve_jobs(0, 100, nnz=big - 1) == T.free_cores()
+
+
+def test_units_follow_the_affinity_mask(machine, monkeypatch):
+    machine(8, 0.0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
+    assert T.resolve_jobs(0, 100, nnz=T.AUTO_JOBS_MIN_NNZ) == 3

@@ -26,7 +26,8 @@ def _cv_command(func):
                      help="Number of folds (stratified; whole queries with qid data)."),
         click.option("-j", "--jobs", "n_jobs", type=click.IntRange(0), default=1, show_default=True,
                      help="Folds run on this many parallel threads (0 = the free cores: CPUs "
-                          "less the load average); results do not depend on it."),
+                          "less the load average; every CPU on data of 1M non-zeros or "
+                          "more); results do not depend on it."),
         click.option("--metric", type=click.Choice(list(METRICS)),
                      default=None,
                      help="Default: accuracy, or mae for ordinal solvers.  prbep, roc and f1 "

@@ -36,7 +36,8 @@ def _train_command(func):
         click.option("-j", "--jobs", "n_jobs", type=click.IntRange(0), default=0, show_default=True,
                      help="Threads for the columns of a one-vs-rest run (a binary solver on "
                           "more than two classes); 0 = the free cores (CPUs less the load "
-                          "average).  Each column's kernels then run on one thread (or "
+                          "average), every CPU on data of 1M non-zeros or more.  Each "
+                          "column's kernels then run on one thread (or "
                           "--n-threads).  The model does not depend on it."),
         click.option("-b", "--probability", type=click.IntRange(0, 1), default=0, show_default=True,
                      help="1: also fit Platt sigmoids for probability estimates (linsvm-predict "

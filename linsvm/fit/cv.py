@@ -220,7 +220,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
         train_options["n_threads"] = 1          # identical results for any n_jobs
     strata = y if kind.stratified else np.zeros(y.shape[0])      # one stratum: random folds
     fold_of = make_folds(strata, n_folds, seed, qid if kind.uses_qid else None, comm=coll)
-    jobs = 1 if coll is not None else resolve_jobs(n_jobs, n_folds)  # collectives in one order
+    jobs = 1 if coll is not None else resolve_jobs(n_jobs, n_folds, nnz=Xb.nnz)  # MPI: 1
     column_jobs = 1 if jobs > 1 else None       # parallel folds: one-vs-rest columns serial
     rows = [(np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)) for f in range(n_folds)]
     total = n_folds * len(Cs) * len(ps_list)
