@@ -226,7 +226,8 @@ def test_a_c_path_ends_after_five_points_whose_models_did_not_move():
     assert [pt[0] for pt in res.points] == [16.0 * 2 ** k for k in range(5)]
     full = cross_validate(X, y, solver="mfn", Cs=[16.0 * 2 ** k for k in range(7)],
                                  n_folds=5, seed=0)
-    assert [pt.mean for pt in full.points] == [v for _, _, v in res.points] + [res.points[-1][2]] * 2
+    last = res.points[-1][2]
+    assert [pt.mean for pt in full.points] == [v for _, _, v in res.points] + [last] * 2
     fold = make_folds(y, 5, seed=0)
     for f in range(5):
         rows = np.flatnonzero(fold != f)

@@ -87,8 +87,8 @@ def fit_binary(fit, info, params, base_problem, y, classes, cw, init, state, n_j
         W = np.ascontiguousarray(beta, dtype=np.float64)   # handed over, not copied
         return (W if W.base is None else W.copy()).reshape(nw, 1), [res]
     W = np.empty((nw, n_columns))
-    jobs = resolve_jobs(n_jobs, n_columns, params["n_threads"] if "n_threads" in info.options else 1,
-                        nnz=Xb.nnz)
+    inner = params["n_threads"] if "n_threads" in info.options else 1
+    jobs = resolve_jobs(n_jobs, n_columns, inner, nnz=Xb.nnz)
     if base_problem.comm is not None:
         jobs = 1            # every rank must run the columns' collectives in one order
     return W, one_vs_rest(fit_column, classes, W, jobs, log)

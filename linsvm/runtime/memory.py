@@ -87,10 +87,11 @@ def _cache_bytes(path, keys):
 
 
 def _cgroup_levels():
-    """[(limit, held less page cache, the limit's file name)] of the memory cgroups from this process's up to the
-    root of its hierarchy that set a limit: cgroup v2 (memory.max, memory.current) or v1
-    (memory.limit_in_bytes, memory.usage_in_bytes); the page cache is the file pages of
-    memory.stat (active_file + inactive_file; v1's total_ counts include the children)."""
+    """[(limit, held less page cache, the limit's file name)] of the memory cgroups from
+    this process's up to the root of its hierarchy that set a limit: cgroup v2
+    (memory.max, memory.current) or v1 (memory.limit_in_bytes, memory.usage_in_bytes);
+    the page cache is the file pages of memory.stat (active_file + inactive_file; v1's
+    total_ counts include the children)."""
     try:
         with open(_PROC_CGROUP) as fh:
             lines = fh.read().splitlines()
