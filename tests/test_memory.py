@@ -144,6 +144,35 @@ def test_estimate_covers_the_solve(solver):
     assert peak <= est <= 8 * max(peak, 8 * d), (peak, est)
 
 
+@pytest.mark.parametrize("solver", ["mfn", "lr"])
+def test_one_vs_rest_holds_each_column_once(solver):
+    """One-vs-rest keeps every column's weights once, in the model's matrix: on a problem
+    whose memory is its weights (40 classes, 2^16 features, few rows, one column at a
+    time), the peak is the matrix plus one column's solve (its estimate), not two
+    matrices (each column's result used to keep its own copy)."""
+    info = SOLVERS[solver]
+    n, d, k = 400, 1 << 16, 40
+    rng = np.random.default_rng(1)
+    cols = rng.integers(0, d, 4 * n)
+    X = sp.csr_matrix((rng.random(4 * n), cols, np.arange(0, 4 * n + 1, 4)), shape=(n, d))
+    X.sum_duplicates()
+    y = np.arange(n) % k + 1.0
+    Xb = CSRBuffers(X)
+    nw = n_weights(d, 1.0)
+    matrix = 8 * nw * k
+    column = info.memory(n, nw, 2, Xb.nnz, {})
+    linsvm.ConvergenceWarning    # made on first use (imports scikit-learn): not the solve's memory
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            train(Xb, y, solver=solver, n_jobs=1, max_iter=3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= matrix + column + 8 * nw, (peak / (8 * nw), matrix / (8 * nw), column / (8 * nw))
+
+
 # The factor within which a streaming solver's estimate must hold its per-row peak:
 # est <= ROW_FACTOR peak (not far above it) and peak <= ROW_SLACK est (an upper bound, up
 # to the small temporaries no estimate lists).

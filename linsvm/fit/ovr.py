@@ -79,16 +79,22 @@ def fit_binary(fit, info, params, base_problem, y, classes, cw, init, state, n_j
         else:
             cost = base * np.where(t > 0, cw[j], 1.0)
         res = fit(base_problem.binary_column(t, cost), params, starts[j], states[j], log_j)
-        return res.weights, res
+        beta, res.weights = res.weights, None   # W keeps the column: no second copy of W
+        return beta, res
 
     nw = n_weights(Xb.n_features, bias)
     if n_columns == 1:
         beta, res = fit_column(0, log)
         W = np.ascontiguousarray(beta, dtype=np.float64)   # handed over, not copied
-        return (W if W.base is None else W.copy()).reshape(nw, 1), [res]
+        W = (W if W.base is None else W.copy()).reshape(nw, 1)
+        res.weights = W[:, 0]
+        return W, [res]
     W = np.empty((nw, n_columns))
     inner = params["n_threads"] if "n_threads" in info.options else 1
     jobs = resolve_jobs(n_jobs, n_columns, inner, nnz=Xb.nnz)
     if base_problem.comm is not None:
         jobs = 1            # every rank must run the columns' collectives in one order
-    return W, one_vs_rest(fit_column, classes, W, jobs, log)
+    results = one_vs_rest(fit_column, classes, W, jobs, log)
+    for j, res in enumerate(results):
+        res.weights = W[:, j]
+    return W, results
