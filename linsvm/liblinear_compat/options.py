@@ -12,9 +12,9 @@ feature) and the per-code ``-e`` of `LIBLINEAR_EPS`; ``-C`` without ``-s`` is
 (`linsvm.problem.catalog.liblinear_code`, the mapping `linsvm-train -s N` uses).
 
 A LIBLINEAR ``-e`` becomes the linsvm solver's tolerance in proportion to the two
-defaults, tol = eps * (solver's default -e) / (LIBLINEAR's default -e): the default
-asks of each solver the accuracy LIBLINEAR's default asks (the two agree for every
-code but -s 7, whose linsvm measure is ten times stricter at the same point).
+defaults, tol = eps * (solver's default -e) / (LIBLINEAR's default -e): LIBLINEAR's
+default gives the solver's, which ends no further from the optimum than LIBLINEAR's own
+(tighter than LIBLINEAR's for -s 0, 1, 2, 3, 5, 6 and 7: docs/liblinear.md, "Defaults").
 """
 from __future__ import annotations
 

@@ -12,8 +12,9 @@ weight x sample weight).  [9] writes the same problems with the same C, so
 there is no rescaling: the dual box is 0 <= alpha_i <= U_i = C c_i (l1), or
 alpha_i >= 0 with the diagonal D_ii = 1 / (2 C c_i) (l2).  Each loop runs over
 a fresh random permutation, with shrinking ([9] Algorithm 3); -e is [9]'s
-stopping rule, max PG - min PG <= eps over a loop of all examples (default 0.1,
-as in [9] and LIBLINEAR), guarded (a departure): a stop counts only once the
+stopping rule, max PG - min PG <= eps over a loop of all examples (default 0.03,
+tighter than the 0.1 of [9] and LIBLINEAR, whose stop can end further from the optimum:
+docs/liblinear.md, "Defaults"), guarded (a departure): a stop counts only once the
 duality gap certifies the objective within 1% (P - D <= 0.01 P); otherwise
 the solve continues from its alphas at a smaller eps (gap_guard_shrink; one loop cap).
 The unguarded rule can stop well above the optimum, in single columns of a

@@ -21,7 +21,7 @@ SPECS = (
         kind="binary",
         objective="1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i) (--loss l1, LIBLINEAR -s 3) or its "
                   "square (--loss l2, LIBLINEAR -s 1)",
-        default_tol=0.1,
+        default_tol=0.03,
         tol_meaning="max PG - min PG <= eps over a loop of all examples (Hsieh et al. 2008), and a "
                     "duality gap <= 1% of the objective (else a smaller eps); on several MPI ranks "
                     "(CoCoA+): a relative duality gap (P - D) / P <= min(eps, 0.01)",

@@ -22,7 +22,8 @@ through the problem's data view (Problem.view).
 -e is LIBLINEAR's rule for -s 5 and -s 6: ||S(w)||_1 <= eps min(n+, n-)/n ||S(w^0)||_1,
 S the minimum-norm subgradient, w^0 = 0 (the reference is a cold start's also for a warm
 start, so the target does not depend on the start; cdn measures S over a sweep, as the
-paper does).  Default 0.01, as LIBLINEAR's.
+paper does).  Defaults: cdn 0.002, glmnet 0.002, where LIBLINEAR's 0.01 can end
+further from the optimum (docs/liblinear.md, "Defaults").
 
 Certificate.  The dual of min ||w||_1 + sum_i phi_i(t_i w.x_i) is
 max -sum_i phi_i*(-alpha_i) subject to ||sum_i alpha_i t_i x_i||_inf <= 1; from w the

@@ -39,7 +39,7 @@ CDN = SolverInfo(
     kind="binary",
     objective="||w||_1 + C sum_i max(0, 1 - y_i w.x_i)^2   (L1-regularized L2-loss SVM, "
               "as LIBLINEAR -s 5)",
-    default_tol=0.01,
+    default_tol=0.002,
     tol_meaning="||S(w)||_1 <= eps min(n+,n-)/n ||S(w0)||_1, S the minimum-norm subgradient "
                 "summed over a sweep, w0 = 0 (LIBLINEAR's rule for -s 5)",
     paper="Yuan, Chang, Hsieh & Lin, JMLR 2010, Section 4.1 (CDN)",
@@ -64,7 +64,7 @@ GLMNET = SolverInfo(
     kind="binary",
     objective="||w||_1 + C sum_i log(1 + exp(-y_i w.x_i))   (L1-regularized logistic "
               "regression, as LIBLINEAR -s 6)",
-    default_tol=0.01,
+    default_tol=0.002,
     tol_meaning="||S(w)||_1 <= eps min(n+,n-)/n ||S(0)||_1, S the minimum-norm subgradient "
                 "(LIBLINEAR's rule for -s 6)",
     paper="Yuan, Ho & Lin, JMLR 2012 (newGLMNET)",

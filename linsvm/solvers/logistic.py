@@ -27,10 +27,11 @@ inner stopping was chosen among its alternatives.  CGLS hands back X d, so the l
 costs O(n) per trial and no pass over the data.
 
 Stopping.  lr: -e is LIBLINEAR -s 0's test ||grad f(w)|| <= eps max(min(n+, n-), 1)/n
-||grad f(0)|| (default 0.01); softmax: ||grad f(W)|| <= eps ||grad f(0)|| (default
-SOFTMAX_TOL).  Both read it off the residual each CGLS starts from, and count it only once the
-duality gap also certifies GAP_GUARD = 1% (below): LIBLINEAR's test alone can stop far above
-the optimum on a nearly separable problem at a large C (tests/test_logistic.py,
+||grad f(0)|| (default 0.002, tighter than LIBLINEAR's 0.01: docs/liblinear.md,
+"Defaults"); softmax: ||grad f(W)|| <= eps ||grad f(0)|| (default SOFTMAX_TOL).  Both
+read it off the residual each CGLS starts from, and count it only once the duality gap
+also certifies GAP_GUARD = 1% (below): LIBLINEAR's test alone can stop far above the
+optimum on a nearly separable problem at a large C (tests/test_logistic.py,
 test_default_stop_certifies_one_percent_...; docs/logistic.md has the figures).
 
 lr-dual -- dual coordinate descent with an inner Newton step per coordinate (Yu, Huang & Lin,

@@ -58,7 +58,7 @@ SPECS = (
         kind="binary",
         objective="1/2||w||^2 + C sum_i log(1 + exp(-y_i w.x_i))   (L2-regularized logistic "
                   "regression, as LIBLINEAR -s 0)",
-        default_tol=0.01,
+        default_tol=0.002,
         tol_meaning="LIBLINEAR -s 0's test ||grad f(w)|| <= eps max(min(n+,n-),1)/n "
                     "||grad f(0)||, and a duality gap <= 1% of f",
         paper="Lin, Weng & Keerthi 2008 (truncated Newton for LR); Galli & Lin 2022 (CG "

@@ -21,7 +21,7 @@ MFN_OPTIONS = {
     "subset": Option(float, 0.0, "heuristic 3: first solve on this random fraction of the examples (0 = off)", 0.0, 0.99),
     "max_iter": Option(int, 50, "cap on Newton iterations (Appendix A: itermax = 50)", 1),
     "cg_max_iter": Option(int, 5000, "cap on CGLS iterations per Newton step (Appendix A: 5000)", 1),
-    "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol min(n+,n-)/n ||grad F(0)|| (the scaling of LIBLINEAR -s 2's test); default 0.3 x -e (0.003 at the default -e 0.01); 0 = off: the paper's rule alone, zones settled and eq. 13 at -e", 0.0, 0.99),
+    "gtol": Option(float, None, "also stop at the first Newton iterate with ||grad F(w)|| <= gtol min(n+,n-)/n ||grad F(0)|| (the scaling of LIBLINEAR -s 2's test); default 0.3 x -e (0.0015 at the default -e 0.005); 0 = off: the paper's rule alone, zones settled and eq. 13 at -e", 0.0, 0.99),
     "kkt_tol": Option(float, None, "continue with smaller eps until the dual KKT violation (Sec. 4.7) is below this", 1e-300),
     "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
     "regularize_bias": Option(bool, True, "regularize the bias weight like the others (LIBLINEAR's default); off: a free intercept (LIBLINEAR's -R; needs -B > 0; no Section 4.7 KKT measure then)"),
@@ -58,7 +58,7 @@ SPECS = (
         name="mfn",
         kind="binary",
         objective="1/2||w||^2 + C sum_i max(0, 1 - y_i w.x_i)^2   (L2-SVM, as LIBLINEAR -s 2)",
-        default_tol=0.01,
+        default_tol=0.005,
         tol_meaning="relative CGLS residual, ||r|| <= eps ||z|| (eq. 13), or the gradient test "
                     "||grad F|| <= 0.3 eps min(n+,n-)/n ||grad F(0)|| (--gtol), whichever comes "
                     "first, and, with class or instance weights that vary, once the duality gap "
