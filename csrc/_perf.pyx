@@ -39,10 +39,15 @@
 #
 # The constraint store (V: one dense row of n_weights per constraint, G, b,
 # alpha) lives in buffers the Python wrapper allocates; when they are full the
-# core returns NEED_ROOM and the wrapper re-enters with larger ones.  A
-# constraint whose alpha stayed 0 for `inactive_iters` QP solutions is removed
-# (it does not change the current optimum, so the QP value still grows by the
-# Lemma 2 amount per cut); few of the cuts are ever active at once.  At the
+# core returns NEED_ROOM and the wrapper re-enters with 16 more rows (the rows
+# are separate, so none is copied, and a removed constraint's row is reused; the
+# re-entry does not solve the solved QP again, so when constraints go does not
+# depend on how the store grew).  A constraint whose alpha stayed 0 for
+# `inactive_iters` QP solutions is removed (it does not change the current
+# optimum, so the QP value still grows by the Lemma 2 amount per cut); few of the
+# cuts are ever active at once.  Once the store holds soft_rows rows (as many as
+# the data's non-zeros take, linsvm/solvers/perf.py), a full store first removes
+# those inactive for SOFT_AGE solutions and grows only if none is.  At the
 # cap max_constraints, constraints with alpha = 0 are dropped, or, when every
 # one is active, all are merged into their alpha-weighted average (a valid
 # inequality implied by OP2/OP5 that leaves the current optimum unchanged), so
@@ -68,7 +73,7 @@ from perf_cuts cimport NEED_ROOM, PerfSettings, Cuts, Result, perf_core
 # The settings keywords of perf_solve (PerfSettings; the catalog's option names, and the
 # solve's Cp, eps, gap_guard and qp_max_iter); gap_guard may be left out (0).
 _SETTINGS = ("Cp", "eps", "gap_guard", "max_constraints", "max_iter", "inactive_iters",
-             "qp_tol", "qp_max_iter", "n_threads")
+             "soft_rows", "qp_tol", "qp_max_iter", "n_threads")
 
 
 # --------------------------------------------------------------------------- #
@@ -303,6 +308,7 @@ cdef int _read_settings(PerfSettings* s, dict given) except -1:
     s.max_constraints = kw["max_constraints"]
     s.max_iter = kw["max_iter"]
     s.inactive_iters = kw["inactive_iters"]
+    s.soft_rows = kw["soft_rows"]
     s.qp_tol = kw["qp_tol"]
     s.qp_max_iter = kw["qp_max_iter"]
     s.n_threads = kw["n_threads"]
@@ -310,15 +316,21 @@ cdef int _read_settings(PerfSettings* s, dict given) except -1:
 
 
 cdef class _Store:
-    """perf_core's constraint store as numpy arrays: the working set (V, G, b, alpha and
-    the ages, room for ld constraints) and the QP's work arrays.  The wrapper allocates
-    it and grows it when the core returns NEED_ROOM; the core never allocates."""
-    cdef object V, G, b, alpha, age, work
+    """perf_core's constraint store: one numpy row of nw doubles per constraint the working
+    set ever held at once (rows freed by removal are reused, so a removed constraint costs
+    no memory), the table of row pointers the core permutes, G (ld x ld), b, alpha, the
+    QP's gradient and the ages (all kept across NEED_ROOM), and the QP's work arrays.  The
+    wrapper allocates it and grows it when the core returns NEED_ROOM (by a few rows: the
+    rows already held are neither copied nor moved); the core never allocates."""
+    cdef list rows                 # the row arrays, in allocation order (they own the memory)
+    cdef object ptr, spare         # ld row addresses: the core's W.V (its order) and scratch
+    cdef object G, b, alpha, grad, age, work
     cdef int64_t ld, nw
     cdef readonly int64_t k0       # constraints of the warm start
 
     def __cinit__(self, working_set, int64_t max_constraints, int64_t nw):
-        """working_set: None or (V, G, b, alpha) of k0 <= max_constraints constraints."""
+        """working_set: None or (V, G, b, alpha) of k0 <= max_constraints constraints, V a
+        sequence of k0 rows of nw values (copied: the caller's rows stay as they are)."""
         self.k0 = 0
         if working_set is not None:
             V0, G0, b0, alpha0 = working_set
@@ -327,31 +339,36 @@ cdef class _Store:
             raise ValueError("the warm-start working set is larger than max_constraints")
         k0 = self.k0
         self.nw = nw
-        self.ld = ld = min(max_constraints, max(16, 2 * k0))
-        self.V = np.zeros((ld, max(nw, 1)))
-        self.G = np.zeros((ld, ld))
-        self.b = np.zeros(ld)
-        self.alpha = np.zeros(ld)
+        self.rows = []
+        self.ptr = np.zeros(0, dtype=np.uintp)
+        self.ld = 0
+        self.G = np.zeros((0, 0))
+        self.b = np.zeros(0)
+        self.alpha = np.zeros(0)
+        self.grad = np.zeros(0)
+        self.age = np.zeros(0, dtype=np.int64)
+        self.grow(0, max_constraints, min(max_constraints, max(16, k0 + 16)))
         if k0 > 0:
-            self.V[:k0, :nw] = V0
+            for j in range(k0):
+                self.rows[j][:nw] = V0[j]
             self.G[:k0, :k0] = G0
             self.b[:k0] = b0
             self.alpha[:k0] = alpha0
-        self.age = np.zeros(ld, dtype=np.int64)
 
     cdef int attach(self, Cuts* W, QPWork* Q) except -1:
         """Point W and Q at the store and at fresh work arrays."""
         cdef int64_t ld = self.ld
-        grad = np.zeros(ld)
         keep = np.zeros(ld, dtype=np.int64)
         H = np.zeros((ld + 1) * (ld + 1))
         F = np.zeros(ld + 1, dtype=np.int64)
         pw = np.zeros(ld + 1)
         yw = np.zeros(ld + 1)
-        cdef double[:, ::1] Vv = self.V, Gv = self.G
-        cdef double[::1] bv = self.b, av = self.alpha, gv = grad, Hv = H, pvv = pw, yvv = yw
+        cdef double[:, ::1] Gv = self.G
+        cdef double[::1] bv = self.b, av = self.alpha, gv = self.grad, Hv = H, pvv = pw, yvv = yw
         cdef int64_t[::1] agev = self.age, kv = keep, Fv = F
-        W.V = &Vv[0, 0]
+        cdef size_t[::1] pv = self.ptr, sv = self.spare
+        W.V = <double**>&pv[0]
+        W.spare = <double**>&sv[0]
         W.G = &Gv[0, 0]
         W.b = &bv[0]
         W.alpha = &av[0]
@@ -363,29 +380,50 @@ cdef class _Store:
         Q.F = &Fv[0]
         Q.p = &pvv[0]
         Q.y = &yvv[0]
-        self.work = (grad, keep, H, F, pw, yw)
+        self.work = (keep, H, F, pw, yw)
         return 0
 
-    def grow(self, int64_t k, int64_t max_constraints):
-        """Room for min(max_constraints, 2 ld) constraints, the first k kept."""
-        new_ld = min(max_constraints, 2 * self.ld)
-        V2 = np.zeros((new_ld, max(self.nw, 1)))
-        G2 = np.zeros((new_ld, new_ld))
-        V2[:k] = self.V[:k]
+    def grow(self, int64_t k, int64_t max_constraints, new_ld=None):
+        """Room for new_ld (default min(max_constraints, ld + max(16, ld / 4))) constraints,
+        the first k kept: new rows are added behind the table's, no row is copied."""
+        cdef int64_t old = self.ld, ld
+        ld = min(max_constraints, old + max(16, old // 4)) if new_ld is None else new_ld
+        cdef double[::1] r
+        ptr = np.zeros(ld, dtype=np.uintp)
+        ptr[:old] = self.ptr
+        for j in range(old, ld):
+            row = np.empty(max(self.nw, 1))    # written whole by the cut that takes it
+            r = row
+            ptr[j] = <size_t>&r[0]
+            self.rows.append(row)
+        G2 = np.zeros((ld, ld))
         G2[:k, :k] = self.G[:k, :k]
-        self.b = np.concatenate([self.b, np.zeros(new_ld - self.ld)])
-        self.alpha = np.concatenate([self.alpha, np.zeros(new_ld - self.ld)])
-        self.age = np.concatenate([self.age, np.zeros(new_ld - self.ld, dtype=np.int64)])
-        self.V, self.G, self.ld = V2, G2, new_ld
+        self.ptr, self.spare, self.G, self.ld = ptr, np.zeros(ld, dtype=np.uintp), G2, ld
+        self.b = np.concatenate([self.b, np.zeros(ld - old)])
+        self.alpha = np.concatenate([self.alpha, np.zeros(ld - old)])
+        self.grad = np.concatenate([self.grad, np.zeros(ld - old)])
+        self.age = np.concatenate([self.age, np.zeros(ld - old, dtype=np.int64)])
 
     def working_set(self, int64_t k):
-        """Copies of the first k constraints: dict(V, G, b, alpha)."""
-        return dict(V=self.V[:k, :self.nw].copy(), G=self.G[:k, :k].copy(),
-                    b=self.b[:k].copy(), alpha=self.alpha[:k].copy())
+        """The first k constraints: dict(V, G, b, alpha), V the list of their rows (the
+        store's own, not copies: the store is not used after this), the rest copies."""
+        cdef double[::1] r
+        by_address = {}
+        for row in self.rows:
+            r = row
+            by_address[<size_t>&r[0]] = row
+        V = [by_address[int(a)][:self.nw] for a in self.ptr[:k]]
+        return dict(V=V, G=self.G[:k, :k].copy(), b=self.b[:k].copy(),
+                    alpha=self.alpha[:k].copy())
+
+
+# Constraints inactive for this many QP solutions go first once the store's rows would
+# outgrow the data (perf_solve's soft_ld), before it grows (at most --inactive-iters).
+SOFT_AGE = 10
 
 
 cdef void _start_run(Cuts* W, Result* res, int64_t k0, const PerfSettings* s) noexcept:
-    """The counters of a run from k0 constraints."""
+    """The counters of a run from k0 constraints, and the working set's limits."""
     res.n_iter = 0
     res.qp_iter = 0
     res.qp_smo = 0
@@ -396,9 +434,12 @@ cdef void _start_run(Cuts* W, Result* res, int64_t k0, const PerfSettings* s) no
     W.k = k0
     W.hard_cap = s.max_constraints
     W.max_age = s.inactive_iters
+    W.soft_age = min(s.inactive_iters, SOFT_AGE)
+    W.soft_ld = s.soft_rows
     W.n_removed = 0
     W.n_dropped = 0
     W.n_merges = 0
+    W.resumed = 0
 
 
 def perf_solve(DataView data, *, const double[::1] t, const double[::1] q, double scale,
@@ -411,7 +452,9 @@ def perf_solve(DataView data, *, const double[::1] t, const double[::1] q, doubl
     settings, keywords filling PerfSettings: Cp (the paper's C), eps (line 9's stop,
     xi' <= xi + eps), gap_guard (default 0; when > 0 the stop also needs a relative
     duality gap (F(w) - dual) / F(w) <= gap_guard, the block comment), max_constraints,
-    max_iter, inactive_iters, qp_tol, qp_max_iter (the working-set QP's tolerance and
+    max_iter, inactive_iters, soft_rows (a full store of that many rows or more first
+    removes the constraints inactive for SOFT_AGE solutions, before it grows), qp_tol,
+    qp_max_iter (the working-set QP's tolerance and
     iteration cap) and n_threads (0: every OpenMP thread).
 
     Inputs are validated by the caller (linsvm/solvers/perf.py).

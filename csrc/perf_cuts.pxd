@@ -5,7 +5,7 @@
 # is inline: this file is cimported, not compiled on its own.
 
 from libc.stdint cimport int64_t
-from libc.string cimport memcpy, memset, memmove
+from libc.string cimport memcpy, memset
 from csr cimport CSR, dot
 from interrupt cimport Stop, stop_poll, stop_keep
 from comm cimport comm_active
@@ -29,13 +29,16 @@ cdef struct PerfSettings:
     int64_t max_constraints     # cap on the working set
     int64_t max_iter            # cap on oracle calls
     int64_t inactive_iters      # remove a constraint after this many QP solutions at alpha 0
+    int64_t soft_rows           # a full store of this many rows frees long-inactive ones first
     double qp_tol               # KKT tolerance of the working-set QP
     int64_t qp_max_iter         # cap on the active-set iterations of one QP
     int n_threads               # threads of the oracle's passes (0: every OpenMP thread)
 
 
 ctypedef struct Cuts:
-    double* V          # ld x nw: constraint vectors x_c
+    double** V         # ld rows of nw: V[j] is constraint j's vector x_c for j < k, and the
+                       # rows from k on are free ones, filled by the next cuts
+    double** spare     # ld: scratch for compaction (row pointers)
     double* G          # ld x ld: Gram matrix
     double* b          # ld: right-hand sides b_c
     double* alpha      # ld: dual variables
@@ -46,9 +49,12 @@ ctypedef struct Cuts:
     int64_t k          # constraints in the working set
     int64_t hard_cap   # max_constraints
     int64_t max_age    # remove a constraint after this many inactive solutions (0: never)
+    int64_t soft_ld    # a full store of this many rows or more frees rows before it grows:
+    int64_t soft_age   # it removes the constraints inactive for soft_age solutions first
     int64_t n_removed  # constraints removed as inactive for max_age solutions
     int64_t n_dropped  # constraints dropped at the cap (alpha = 0)
     int64_t n_merges   # merges of all constraints into one at the cap
+    int resumed        # set when the core returned NEED_ROOM: W's QP is solved already
 
 
 ctypedef struct Result:
@@ -70,19 +76,29 @@ cdef inline void qp_objective(const Cuts* W, double* dual) noexcept nogil:
     dual[0] = 0.5 * d
 
 
-cdef inline void compact_cuts(Cuts* W, int64_t nw, int64_t nk) noexcept nogil:
-    """Keep constraints W.keep[0:nk] (increasing), in that order, and drop the others."""
-    cdef int64_t p, q, ld = W.ld
+cdef inline void compact_cuts(Cuts* W, int64_t nk) noexcept nogil:
+    """Keep constraints W.keep[0:nk] (increasing), in that order, and drop the others: their
+    rows move behind the kept ones, free for the next cuts (row pointers move, no row is
+    copied, so the store holds as many rows as the working set ever held at once)."""
+    cdef int64_t p, q, j, nf = 0, ld = W.ld
+    q = 0
+    for j in range(W.k):
+        if q < nk and W.keep[q] == j:
+            q += 1
+        else:
+            W.spare[nf] = W.V[j]
+            nf += 1
     # in increasing order every read is at or after the position written
     for p in range(nk):
         for q in range(nk):
             W.G[p * ld + q] = W.G[W.keep[p] * ld + W.keep[q]]
-        if W.keep[p] != p:
-            memmove(W.V + p * nw, W.V + W.keep[p] * nw, nw * sizeof(double))
+        W.V[p] = W.V[W.keep[p]]
         W.b[p] = W.b[W.keep[p]]
         W.alpha[p] = W.alpha[W.keep[p]]
         W.grad[p] = W.grad[W.keep[p]]
         W.age[p] = W.age[W.keep[p]]
+    for j in range(nf):
+        W.V[nk + j] = W.spare[j]
     W.k = nk
 
 
@@ -98,34 +114,35 @@ cdef inline void reduce_cuts(Cuts* W, int64_t nw, const double* w) noexcept nogi
             nk += 1
     if nk < W.k:
         W.n_dropped += W.k - nk
-        compact_cuts(W, nw, nk)
+        compact_cuts(W, nk)
         return
     for j in range(W.k):
         A += W.alpha[j]
         bb += W.alpha[j] * W.b[j]
     for p in range(nw):
-        W.V[p] = w[p] / A
+        W.V[0][p] = w[p] / A
     W.b[0] = bb / A
     W.alpha[0] = A
-    W.G[0] = dot(W.V, W.V, nw)
+    W.G[0] = dot(W.V[0], W.V[0], nw)
     W.grad[0] = W.G[0] * A - W.b[0]
     W.age[0] = 0
     W.k = 1
     W.n_merges += 1
 
 
-cdef inline void remove_inactive(Cuts* W, int64_t nw) noexcept nogil:
-    """Remove constraints inactive (alpha = 0) in the last max_age QP solutions."""
+cdef inline void remove_inactive(Cuts* W, int64_t max_age) noexcept nogil:
+    """Remove constraints inactive (alpha = 0) in the last max_age QP solutions (W.max_age
+    <= 0: none; removal leaves the working-set optimum as it is)."""
     cdef int64_t j, nk = 0
     if W.max_age <= 0:
         return
     for j in range(W.k):
-        if W.age[j] < W.max_age:
+        if W.age[j] < max_age:
             W.keep[nk] = j
             nk += 1
     if nk < W.k:
         W.n_removed += W.k - nk
-        compact_cuts(W, nw, nk)
+        compact_cuts(W, nk)
 
 
 cdef inline void cuts_to_w(const Cuts* W, int64_t nw, double* w) noexcept nogil:
@@ -137,7 +154,7 @@ cdef inline void cuts_to_w(const Cuts* W, int64_t nw, double* w) noexcept nogil:
     for j in range(W.k):
         a = W.alpha[j]
         if a != 0.0:
-            v = W.V + j * nw
+            v = W.V[j]
             for p in range(nw):
                 w[p] += a * v[p]
 
@@ -186,13 +203,13 @@ cdef inline void add_cut(Cuts* W, int64_t nw, const double* w, const double* xc,
     if W.k >= W.hard_cap:
         reduce_cuts(W, nw, w)
     k = W.k
-    vk = W.V + k * nw
+    vk = W.V[k]
     memcpy(vk, xc, nw * sizeof(double))
     W.b[k] = rhs
     W.alpha[k] = 0.0
     W.age[k] = 0
     for j in range(k + 1):
-        v = W.V + j * nw
+        v = W.V[j]
         W.G[k * W.ld + j] = dot(vk, v, nw)
         W.G[j * W.ld + k] = W.G[k * W.ld + j]
     W.k = k + 1
@@ -228,14 +245,21 @@ cdef inline int perf_core(const CSR* X, Oracle* O, Cuts* W, QPWork* Q, const Per
     cdef int64_t nw = X.n_weights
     cdef double xi_p, xi_w = 0.0, rhs = 0.0, nrm
     cdef int can_stop, status
-    if W.k > 0:
+    # a run resumed after NEED_ROOM starts at its solved QP: solving it again would age its
+    # constraints once more, so when they go would depend on how the store grows
+    if W.k > 0 and not W.resumed:
         solve_qp(W, Q, s, res)
+    W.resumed = 0
     while True:
         # line 4 result: w and xi of the working-set optimum
         can_stop = cuts_point(W, nw, w, w0, &xi_w, res)
-        remove_inactive(W, nw)
+        remove_inactive(W, W.max_age)
+        if W.k >= W.ld and W.ld >= W.soft_ld:
+            # the cuts' rows would outgrow the data: let go of the long-inactive ones first
+            remove_inactive(W, W.soft_age)
         if W.k >= W.ld and W.ld < W.hard_cap:
             status = NEED_ROOM
+            W.resumed = 1
             break
         # lines 5-7: the most violated constraint at w
         if comm_active(O.comm):                 # distributed: stop together (reduce_cut)

@@ -173,6 +173,39 @@ def test_one_vs_rest_holds_each_column_once(solver):
     assert peak <= matrix + column + 8 * nw, (peak / (8 * nw), matrix / (8 * nw), column / (8 * nw))
 
 
+@pytest.mark.parametrize("solver", ["perf", "perf-ord"])
+def test_cutting_planes_hold_each_constraint_once(solver):
+    """The cutting-plane working set holds one row of n_weights per constraint it ever held
+    at once, and about 16 rows of room: on a problem whose memory is its cuts (2^16
+    features, few rows), the peak is at most k_max + 16 rows of the weights' length plus a
+    few vectors (w, the new cut, the model).  The store used to be one matrix that doubled
+    (the old and the new one at once) and was copied whole into the result at the end."""
+    import re
+    n, d = 300, 1 << 16
+    rng = np.random.default_rng(3)
+    cols = rng.integers(0, d, 4 * n)
+    X = sp.csr_matrix((rng.random(4 * n), cols, np.arange(0, 4 * n + 1, 4)), shape=(n, d))
+    X.sum_duplicates()
+    s = X @ rng.standard_normal(d)
+    if solver == "perf-ord":
+        y = np.digitize(s, np.quantile(s, [1 / 3, 2 / 3])) + 1.0
+    else:
+        y = np.where(s > np.median(s), 1.0, -1.0)
+    Xb, row = CSRBuffers(X), 8 * n_weights(d, 1.0)
+    lines = []
+    linsvm.ConvergenceWarning    # made on first use (imports scikit-learn): not the solve's memory
+    tracemalloc.start()
+    try:
+        train(Xb, y, solver=solver, C=1.0, log=lines.append)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    held = [int(re.search(r"constraints\s+(\d+)", line).group(1))
+            for line in lines if " iter " in line]
+    assert max(held) >= 16                    # past the first 16 rows: the store grew
+    assert peak <= (max(held) + 16 + 6) * row, (peak / row, max(held))
+
+
 # The factor within which a streaming solver's estimate must hold its per-row peak:
 # est <= ROW_FACTOR peak (not far above it) and peak <= ROW_SLACK est (an upper bound, up
 # to the small temporaries no estimate lists).

@@ -9,6 +9,7 @@ Cp = C n.  Every expectation below comes from these formulas, brute-force enumer
 or LIBLINEAR, never from linsvm's own output.
 """
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -313,6 +314,80 @@ def test_tight_eps_reaches_the_optimum_of_an_independent_solver():
     assert st["objective"] == pytest.approx(F_ref, rel=1e-7)
     assert st["objective"] - st["dual_objective"] <= 1e-8 * st["objective"]
     assert st["objective"] <= liblinear_best(X, y, 0.5, 1.0)
+
+
+@pytest.mark.parametrize("inactive_iters,max_constraints,tol",
+                         [(1, 10000, 1e-7), (1, 4, 1e-4), (0, 3, 1e-4)])
+def test_constraint_removal_and_the_cap_keep_the_optimum(inactive_iters, max_constraints, tol):
+    """Constraints removed after one inactive QP solution (their rows reused by the next
+    cuts), and the cap's drop and merge: the answer is still the optimum of an independent
+    solver (the L1-SVM dual by L-BFGS-B), and the dual value a lower bound on it."""
+    X, y = random_problem(n_samples=200, n_features=12, seed=21)
+    D_ref, F_ref = scipy_dual_l1(X, y, 1.0, 1.0)
+    assert F_ref - D_ref <= 1e-7 * F_ref
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # the cap's warning
+        model = linsvm.train(X, y, solver="perf", C=1.0, tol=tol, inactive_iters=inactive_iters,
+                             max_constraints=max_constraints, max_iter=100000)
+    st = model.column_stats[0]
+    assert st["status"] == "converged" and st["n_constraints"] <= max_constraints
+    if inactive_iters:
+        assert st["n_removed_inactive"] > 0
+    assert st["dual_objective"] <= F_ref * (1 + 1e-12)
+    assert st["objective"] == pytest.approx(F_ref, rel=10 * tol)
+
+
+def test_a_growing_working_set_keeps_lemma_2s_monotone_progress():
+    """A working set of over a hundred constraints (the store grows many times, and inactive
+    ones go; at C = 1 the slack is positive, so the QP's gradient matters across a growth):
+    the working-set optimum never falls from one iteration to the next (Lemma 2;
+    removal leaves it unchanged), and the end is the optimum of an independent solver with
+    a dual value below it."""
+    n, d = 600, 1 << 12
+    rng = np.random.default_rng(3)
+    cols = rng.integers(0, d, 8 * n)
+    X = sp.csr_matrix((rng.random(8 * n), cols, np.arange(0, 8 * n + 1, 8)), shape=(n, d))
+    X.sum_duplicates()
+    s = X @ rng.standard_normal(d)
+    y = np.where(s > np.median(s), 1.0, -1.0)
+    D_ref, F_ref = scipy_dual_l1(X, y, 1.0, 1.0)
+    assert F_ref - D_ref <= 1e-6 * F_ref
+    lines = []
+    st = linsvm.train(X, y, solver="perf", C=1.0, tol=1e-5, log=lines.append).column_stats[0]
+    held = max(int(line.split("constraints")[1].split()[0]) for line in lines if " iter " in line)
+    assert held > 100 and st["n_removed_inactive"] > 0 and max(t[1] for t in st["trace"]) > 0
+    ws = np.array([t[3] for t in st["trace"]])
+    assert np.all(np.diff(ws) >= -1e-12 * ws[1:])
+    assert st["dual_objective"] <= F_ref * (1 + 1e-12) and ws[-1] <= F_ref * (1 + 1e-12)
+    # line 9's guarantee: F(w) <= F* + Cp eps, Cp = C n
+    assert -1e-9 * F_ref <= st["objective"] - F_ref <= 1.0 * n * 1e-5
+    assert st["objective"] == pytest.approx(F_ref, rel=1e-3)
+
+
+def test_cuts_wider_than_the_data_let_the_long_inactive_go_first():
+    """Cuts of 2^16 doubles over data of 16k non-zeros: the rows the working set holds would
+    outgrow the data at 32 (linsvm/solvers/perf.py, _store_rows), so from there a full
+    store first lets go of the constraints inactive for 10 solutions, and grows by one step
+    (16 rows) only when that frees none.  The solve is the one that keeps every
+    constraint: the same iterations and objective."""
+    n, d = 4000, 1 << 16
+    rng = np.random.default_rng(4)
+    cols = rng.integers(0, d, 4 * n)
+    X = sp.csr_matrix((rng.random(4 * n), cols, np.arange(0, 4 * n + 1, 4)), shape=(n, d))
+    X.sum_duplicates()
+    s = X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n)
+    y = np.digitize(s, np.quantile(s, [0.2, 0.4, 0.6, 0.8])) + 1.0
+    runs = {}
+    for keep in (50, 0):
+        lines = []
+        st = linsvm.train(X, y, solver="perf-ord", C=1.0, tol=1e-5, inactive_iters=keep,
+                          log=lines.append).column_stats[0]
+        held = max(int(line.split("constraints")[1].split()[0]) for line in lines if " iter " in line)
+        runs[keep] = (held, st)
+    (held, st), (held_all, st_all) = runs[50], runs[0]
+    assert held_all > 64 and held <= 32 + 16 and st["n_removed_inactive"] > 0
+    assert st["n_iter"] == st_all["n_iter"]
+    assert st["objective"] == pytest.approx(st_all["objective"], rel=1e-12)
 
 
 # --------------------------------------------------------------------------- perf-ord vs pairwise LIBLINEAR

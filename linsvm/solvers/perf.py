@@ -126,20 +126,32 @@ def _reuse_state(state, digest, Cp, max_constraints, log, name):
         if log is not None:
             log(f"{name}: the warm-start working set is from other data; starting a new one")
         return None
-    V, G, b, alpha = (np.array(state[key], dtype=np.float64) for key in ("V", "G", "b", "alpha"))
+    # V: the constraints' rows (as the core returned them), read in place, not stacked
+    V = list(state["V"])
+    G, b, alpha = (np.array(state[key], dtype=np.float64) for key in ("G", "b", "alpha"))
     alpha *= Cp / state["Cp"]
     if b.shape[0] > max_constraints:            # drop the inactive ones, then merge
         on = alpha > 0
-        V, G, b, alpha = V[on], G[np.ix_(on, on)], b[on], alpha[on]
+        V = [v for v, keep in zip(V, on) if keep]
+        G, b, alpha = G[np.ix_(on, on)], b[on], alpha[on]
         if b.shape[0] > max_constraints:
             A = alpha.sum()
-            v = alpha @ V / A
-            V, b, alpha = v[None, :], np.array([alpha @ b / A]), np.array([A])
+            v = sum(a * row for a, row in zip(alpha, V)) / A
+            V, b, alpha = [v], np.array([alpha @ b / A]), np.array([A])
             G = np.array([[v @ v]])
     if log is not None:
         log(f"{name}: warm start from {b.shape[0]} constraints (alphas scaled by "
             f"{Cp / state['Cp']:.6g})")
     return V, G, b, alpha
+
+
+def _store_rows(view, nnz):
+    """How many constraint rows (n_weights doubles each) the working set holds before it lets
+    go of the long-inactive ones rather than grow: as many as the bytes of the data's nnz
+    non-zeros (the whole problem's, so the same on every rank), at least 32."""
+    b = view.buffers
+    per_entry = b.indices.itemsize + (0 if b.data is None else b.data.itemsize)
+    return max(32, int(nnz * per_entry) // (8 * max(view.n_weights, 1)))
 
 
 # Cap on the working-set QP's iterations per cutting-plane step (not a user option).
@@ -159,6 +171,7 @@ class _Solve(NamedTuple):
     queries: tuple | None = None    # perf-ord: (level, perm, gptr, glevels), _query_layout
     comm: object = None         # a Collective (a distributed solve) or None
     glob: tuple | None = None   # perf-ord with queries split over ranks: _ordinal_layout
+    nnz: int = 0                # the non-zeros of the whole problem (all ranks')
 
 
 def _run(solve, w0, state, digest, log, opts):
@@ -181,7 +194,8 @@ def _run(solve, w0, state, digest, log, opts):
         solve.view, t=solve.t, q=solve.q, scale=solve.scale, queries=solve.queries, w0=w0,
         working_set=ws, callback=callback, comm=solve.comm, glob=solve.glob, Cp=Cp, eps=tol,
         gap_guard=GAP_GUARD, max_constraints=opts["max_constraints"], max_iter=opts["max_iter"],
-        inactive_iters=opts["inactive_iters"], qp_tol=opts["qp_tol"], qp_max_iter=_QP_MAX_ITER,
+        inactive_iters=opts["inactive_iters"], soft_rows=_store_rows(solve.view, solve.nnz),
+        qp_tol=opts["qp_tol"], qp_max_iter=_QP_MAX_ITER,
         n_threads=resolve_threads(opts["n_threads"], solve.view.nnz))
     w = res["w"]
     assert w.shape[0] == nw_core
@@ -246,14 +260,14 @@ def fit_perf(problem, params, start, state, log):
     """
     X, rows, t, cost, bias = problem.X, problem.rows, problem.t, problem.cost, problem.bias
     coll = problem.comm
-    n = problem.n_rows
+    n, nnz = problem.n_rows, problem.view.nnz
     if coll is not None:                        # the examples of all ranks
-        n = int(coll.sum_scalars(float(n))[0])
+        n, nnz = (int(v) for v in coll.sum_scalars(float(n), float(nnz)))
     nw = problem.n_weights
     w0 = _start_vector(start, nw)
     Cp = params.C * n
     digest = _digest("perf", X.indptr, X.indices, X.data, X.n_features, float(bias), rows, t, cost)
-    solve = _Solve("perf", problem.view, t, cost, 1.0 / n, Cp, params.tol, comm=coll)
+    solve = _Solve("perf", problem.view, t, cost, 1.0 / n, Cp, params.tol, comm=coll, nnz=nnz)
     result, _ = _run(solve, w0, state, _global_digest(coll, digest), log, params.options)
     return result
 
@@ -356,14 +370,14 @@ def fit_perf_ord(problem, params, start, state, log):
     n, n_levels, qid = problem.n_rows, problem.n_classes, problem.qid
     coll = problem.comm
     perm, gptr, glevels, level, g = _query_layout(codes, qid, n)
-    glob = None
+    glob, nnz = None, problem.view.nnz
     if coll is None:
         m = _weighted_pairs(codes, cost, g, n_levels)
         n_eff = float(np.sum(cost))
         n_queries = int(gptr.shape[0] - 1)
     else:
-        glob, m, n_eff, n_queries, everyone = _ordinal_layout(coll, codes, cost, qid, g, gptr,
-                                                              n_levels)
+        glob, m, n_eff, n_queries, everyone, nnz = _ordinal_layout(coll, codes, cost, qid, g,
+                                                                   gptr, n_levels, nnz)
     del g                                       # the query of each row: not the solve's
     if not m > 0:
         raise DataError("no pair of examples with different ranks"
@@ -383,7 +397,7 @@ def fit_perf_ord(problem, params, start, state, log):
     # a bias feature cancels in every pair difference: the core's view has none
     view = problem.view if bias <= 0 else DataView(X, -1.0, rows)
     solve = _Solve("perf-ord", view, None, cost, 1.0 / m, Cp, params.tol,
-                   queries=(level, perm, gptr, glevels), comm=coll, glob=glob)
+                   queries=(level, perm, gptr, glevels), comm=coll, glob=glob, nnz=nnz)
     result, res = _run(solve, w0, state, _global_digest(coll, digest), log, params.options)
     if coll is None:
         result.thresholds = thresholds_from_scores(res["scores"], codes, cost, n_levels)
@@ -399,8 +413,9 @@ def fit_perf_ord(problem, params, start, state, log):
     return result
 
 
-def _ordinal_layout(coll, codes, cost, qid, g, gptr, n_levels):
-    """How a distributed perf-ord finds its cuts: (glob, m, n_eff, n_queries, everyone).
+def _ordinal_layout(coll, codes, cost, qid, g, gptr, n_levels, nnz):
+    """How a distributed perf-ord finds its cuts: (glob, m, n_eff, n_queries, everyone, the
+    non-zeros of all ranks from this rank's nnz).
 
     When every query lies whole on one rank (checked collectively from each rank's
     set of qids; without qids, when at most one rank holds examples) each rank counts
@@ -424,10 +439,10 @@ def _ordinal_layout(coll, codes, cost, qid, g, gptr, n_levels):
     seen = np.concatenate([s for _, s in sets])
     if np.unique(seen).shape[0] == seen.shape[0]:           # every query on one rank
         m_local = _weighted_pairs(codes, cost, g, n_levels)
-        m, n_eff, n_queries = coll.sum_scalars(m_local, float(np.sum(cost)),
-                                               float(gptr.shape[0] - 1))
-        return None, m, n_eff, int(n_queries), None
-    parts = gather_objects(coll, (codes, cost, qid))
+        m, n_eff, n_queries, nnz = coll.sum_scalars(m_local, float(np.sum(cost)),
+                                                    float(gptr.shape[0] - 1), float(nnz))
+        return None, m, n_eff, int(n_queries), None, int(nnz)
+    parts = gather_objects(coll, (codes, cost, qid, nnz))
     per_rank = np.array([p[0].shape[0] for p in parts], dtype=np.int64)
     codes_all = np.concatenate([p[0] for p in parts])
     cost_all = np.ascontiguousarray(np.concatenate([p[1] for p in parts]), dtype=np.float64)
@@ -438,4 +453,5 @@ def _ordinal_layout(coll, codes, cost, qid, g, gptr, n_levels):
     perm_a, gptr_a, glevels_a, level_a, g_a = _query_layout(codes_all, qid_all, codes_all.shape[0])
     m = _weighted_pairs(codes_all, cost_all, g_a, n_levels)
     glob = (cost_all, level_a, perm_a, gptr_a, glevels_a, per_rank)
-    return glob, m, float(np.sum(cost_all)), int(gptr_a.shape[0] - 1), (codes_all, cost_all)
+    return (glob, m, float(np.sum(cost_all)), int(gptr_a.shape[0] - 1), (codes_all, cost_all),
+            sum(p[3] for p in parts))

@@ -13,13 +13,14 @@ PERF_OPTIONS = {
     "max_constraints": Option(int, 1000, "cap on the working set; at the cap inactive constraints "
                               "are dropped, or all merged into one, with a warning", 2),
     "inactive_iters": Option(int, 50, "remove a constraint after this many iterations with "
-                             "alpha = 0 (0 = keep all)", 0),
+                             "alpha = 0 (0 = keep all); once the constraints' rows would "
+                             "outgrow the data, after min(10, this) first", 0),
     "qp_tol": Option(float, 1e-10, "KKT tolerance of the working-set QP (units of xi)", 0.0, 1.0),
     "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
 }
 
 # Work arrays: the cutting planes' working set starts at 16 dense rows of the weight
-# length (it doubles as constraints accumulate, up to max_constraints), w, the
+# length (16 more each time it fills, up to max_constraints), w, the
 # mean-constraint vector, the returned weights and the Gram bookkeeping (22 vectors in
 # all, tests/test_memory.py).  Per row, perf: the oracle's scores and weights and the
 # labels t (3 doubles); perf-ord: the scores and weights, the counts above and below
