@@ -98,6 +98,21 @@ def shared_file(relpath):
     return path
 
 
+def wide_sparse_problem(n, d, per_row, seed, noise=0.0):
+    """n rows of per_row uniform(0, 1) values at random columns of d (duplicates summed),
+    and each row's score under a standard normal weight vector (plus noise times a
+    standard normal): (X, s), X a scipy CSR matrix."""
+    rng = np.random.default_rng(seed)
+    cols = rng.integers(0, d, per_row * n)
+    X = sp.csr_matrix((rng.random(per_row * n), cols, np.arange(0, per_row * n + 1, per_row)),
+                      shape=(n, d))
+    X.sum_duplicates()
+    s = X @ rng.standard_normal(d)
+    if noise:
+        s = s + noise * rng.standard_normal(n)
+    return X, s
+
+
 def random_problem(n_samples=60, n_features=12, density=0.4, n_classes=2, seed=0, scale=1.0):
     """A small random sparse classification problem with noisy linear labels."""
     rng = np.random.default_rng(seed)

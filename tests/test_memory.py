@@ -20,7 +20,7 @@ from linsvm.problem import CSRBuffers, n_weights
 from linsvm.solvers import SOLVERS
 from linsvm import train
 
-from conftest import child_env, invoke, random_problem
+from conftest import child_env, invoke, random_problem, wide_sparse_problem
 
 _LIMITED = r"""
 import resource, sys
@@ -182,11 +182,7 @@ def test_cutting_planes_hold_each_constraint_once(solver):
     (the old and the new one at once) and was copied whole into the result at the end."""
     import re
     n, d = 300, 1 << 16
-    rng = np.random.default_rng(3)
-    cols = rng.integers(0, d, 4 * n)
-    X = sp.csr_matrix((rng.random(4 * n), cols, np.arange(0, 4 * n + 1, 4)), shape=(n, d))
-    X.sum_duplicates()
-    s = X @ rng.standard_normal(d)
+    X, s = wide_sparse_problem(n, d, 4, seed=3)
     if solver == "perf-ord":
         y = np.digitize(s, np.quantile(s, [1 / 3, 2 / 3])) + 1.0
     else:

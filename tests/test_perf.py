@@ -24,7 +24,7 @@ from linsvm.errors import DataError, ParameterError
 from linsvm.problem import CSRBuffers
 from linsvm.solvers.perf import _query_layout, thresholds_from_scores
 
-from conftest import augmented, random_problem, shared_file, targets
+from conftest import augmented, random_problem, shared_file, targets, wide_sparse_problem
 
 
 def hinge_objective(w, Xa, t, C, q=None):
@@ -343,12 +343,8 @@ def test_a_growing_working_set_keeps_lemma_2s_monotone_progress():
     the working-set optimum never falls from one iteration to the next (Lemma 2;
     removal leaves it unchanged), and the end is the optimum of an independent solver with
     a dual value below it."""
-    n, d = 600, 1 << 12
-    rng = np.random.default_rng(3)
-    cols = rng.integers(0, d, 8 * n)
-    X = sp.csr_matrix((rng.random(8 * n), cols, np.arange(0, 8 * n + 1, 8)), shape=(n, d))
-    X.sum_duplicates()
-    s = X @ rng.standard_normal(d)
+    n = 600
+    X, s = wide_sparse_problem(n, 1 << 12, 8, seed=3)
     y = np.where(s > np.median(s), 1.0, -1.0)
     D_ref, F_ref = scipy_dual_l1(X, y, 1.0, 1.0)
     assert F_ref - D_ref <= 1e-6 * F_ref
@@ -370,12 +366,7 @@ def test_cuts_wider_than_the_data_let_the_long_inactive_go_first():
     store first lets go of the constraints inactive for 10 solutions, and grows by one step
     (16 rows) only when that frees none.  The solve is the one that keeps every
     constraint: the same iterations and objective."""
-    n, d = 4000, 1 << 16
-    rng = np.random.default_rng(4)
-    cols = rng.integers(0, d, 4 * n)
-    X = sp.csr_matrix((rng.random(4 * n), cols, np.arange(0, 4 * n + 1, 4)), shape=(n, d))
-    X.sum_duplicates()
-    s = X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n)
+    X, s = wide_sparse_problem(4000, 1 << 16, 4, seed=4, noise=0.3)
     y = np.digitize(s, np.quantile(s, [0.2, 0.4, 0.6, 0.8])) + 1.0
     runs = {}
     for keep in (50, 0):
