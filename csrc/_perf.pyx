@@ -39,9 +39,9 @@
 #
 # The constraint store (V: one dense row of n_weights per constraint, G, b,
 # alpha) lives in buffers the Python wrapper allocates; when they are full the
-# core returns NEED_ROOM and the wrapper re-enters with 16 more rows (the rows
-# are separate, so none is copied, and a removed constraint's row is reused; the
-# re-entry does not solve the solved QP again, so when constraints go does not
+# core returns NEED_ROOM and the wrapper re-enters with more rows (16, a quarter
+# past 64; the rows are separate, so none is copied, and a removed constraint's
+# row is reused; the re-entry does not solve the solved QP again, so when constraints go does not
 # depend on how the store grew).  A constraint whose alpha stayed 0 for
 # `inactive_iters` QP solutions is removed (it does not change the current
 # optimum, so the QP value still grows by the Lemma 2 amount per cut); few of the
@@ -418,7 +418,7 @@ cdef class _Store:
 
 
 # Constraints inactive for this many QP solutions go first once the store's rows would
-# outgrow the data (perf_solve's soft_ld), before it grows (at most --inactive-iters).
+# outgrow the data (the soft_rows setting), before it grows (at most --inactive-iters).
 SOFT_AGE = 10
 
 
@@ -435,7 +435,7 @@ cdef void _start_run(Cuts* W, Result* res, int64_t k0, const PerfSettings* s) no
     W.hard_cap = s.max_constraints
     W.max_age = s.inactive_iters
     W.soft_age = min(s.inactive_iters, SOFT_AGE)
-    W.soft_ld = s.soft_rows
+    W.soft_rows = s.soft_rows
     W.n_removed = 0
     W.n_dropped = 0
     W.n_merges = 0

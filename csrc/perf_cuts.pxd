@@ -49,7 +49,7 @@ ctypedef struct Cuts:
     int64_t k          # constraints in the working set
     int64_t hard_cap   # max_constraints
     int64_t max_age    # remove a constraint after this many inactive solutions (0: never)
-    int64_t soft_ld    # a full store of this many rows or more frees rows before it grows:
+    int64_t soft_rows  # a full store of this many rows or more frees rows before it grows:
     int64_t soft_age   # it removes the constraints inactive for soft_age solutions first
     int64_t n_removed  # constraints removed as inactive for max_age solutions
     int64_t n_dropped  # constraints dropped at the cap (alpha = 0)
@@ -254,7 +254,7 @@ cdef inline int perf_core(const CSR* X, Oracle* O, Cuts* W, QPWork* Q, const Per
         # line 4 result: w and xi of the working-set optimum
         can_stop = cuts_point(W, nw, w, w0, &xi_w, res)
         remove_inactive(W, W.max_age)
-        if W.k >= W.ld and W.ld >= W.soft_ld:
+        if W.k >= W.ld and W.ld >= W.soft_rows:
             # the cuts' rows would outgrow the data: let go of the long-inactive ones first
             remove_inactive(W, W.soft_age)
         if W.k >= W.ld and W.ld < W.hard_cap:

@@ -20,8 +20,8 @@ PERF_OPTIONS = {
 }
 
 # Work arrays: the cutting planes' working set starts at 16 dense rows of the weight
-# length (16 more each time it fills, up to max_constraints), w, the
-# mean-constraint vector, the returned weights and the Gram bookkeeping (22 vectors in
+# length (16 more each time it fills, a quarter more past 64, up to max_constraints),
+# w, the mean-constraint vector, the returned weights and the Gram bookkeeping (22 vectors in
 # all, tests/test_memory.py).  Per row, perf: the oracle's scores and weights and the
 # labels t (3 doubles); perf-ord: the scores and weights, the counts above and below
 # (4 doubles), the radix sort's two 16-byte items, the query layout's permutation (int64)
