@@ -62,6 +62,7 @@ from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, GAP_GUARD_MIN_EPS
 from .gaps import costs_vary, progressed
+from .hinge_polish import polish
 from .mfn import (DRIVER_OPTIONS, STATUS, Newton, certificate, certified, exchange_stats,
                   run_newton, start_vector, subset_seed, uncertified_warning, weight_split)
 
@@ -80,6 +81,8 @@ def _power_of_two_at_most(x):
 
 
 TAU_MIN = 2.0 ** -45                     # 1 +- tau still exact in double
+POLISH_FIRST = 4                         # a stage's first polish (_StageStop), then 8, 16, ...
+POLISH_WIDTH = 4.0                       # its band: |xi| < POLISH_WIDTH tau
 
 
 def _cap_warning(name, opts, measure=""):
@@ -244,15 +247,47 @@ class _Best:
         return self.D > 0 and self.F - self.D <= tol * self.D
 
 
-def _certified_by_bound(best, tol):
-    """A stage's early end: the smoothed loss bounds the hinge from above,
-    H_tau(xi) >= max(0, xi) ((xi + tau)^2 / (4 tau) - xi = (xi - tau)^2 / (4 tau) on the
-    quadratic piece), so F(w) <= F_tau(w) at every iterate of the stage; once
-    F_tau(w) <= (1 + tol) D_max, the best dual value of the earlier stages, w is certified
-    and the stage need not converge.  Returns run_newton's `until` test of that."""
-    def until(it, objective, cg_it):
-        return best.D > 0 and objective <= (1.0 + tol) * best.D
-    return until
+class _StageStop:
+    """A stage's early end: run_newton's `until` test, true once the returned point is
+    certified, so that the stage need not go on to its own optimum for nothing.
+
+    * The bound: H_tau(xi) >= max(0, xi) ((xi + tau)^2 / (4 tau) - xi = (xi - tau)^2 /
+      (4 tau) on the quadratic piece), so F(w) <= F_tau(w) at every iterate; once
+      F_tau(w) <= (1 + tol) D_max (the best dual value met so far), w is certified.
+    * The polish (linsvm.solvers.hinge_polish), in a stage whose smoothing part may fit
+      the tolerance (`hopeful`), at its Newton iterations 4, 8, 16, ...: a dual point
+      closer to F* than the plain certificate's, and a second primal point; both go
+      into `best`.  Serial solves only (that module's notes).
+    `cert` is the certificate that ended the stage, if one did."""
+
+    def __init__(self, problem, C, tau, beta, best, tol, settings, hopeful):
+        self.problem, self.C, self.tau, self.beta, self.best = problem, C, tau, beta, best
+        self.tol, self.settings = tol, settings
+        self.hopeful = hopeful and problem.comm is None
+        self.cert = None
+        self.polishes = 0
+
+    def __call__(self, it, objective, cg_it):
+        best, tol = self.best, self.tol
+        if best.D > 0 and objective <= (1.0 + tol) * best.D:
+            return True
+        if not self.hopeful or it < POLISH_FIRST or it & (it - 1):
+            return False
+        seed, n_threads, log = self.settings
+        p = polish(self.problem, self.C, self.beta, POLISH_WIDTH * self.tau, tol, seed,
+                   n_threads, tau=self.tau)
+        self.polishes += 1
+        cert = {"F": p["F"], "D": p["D"], "n_quad": p["n_quad"]}
+        best.update(cert, self.beta, tol)
+        best.update({"F": p["F_v"], "D": p["D"], "n_quad": p["n_quad"]}, p["v"], tol)
+        if log is not None:
+            log(f"mfn-l1 polish at iteration {it}: objective {min(p['F'], p['F_v']):.10g}  "
+                f"dual {p['D']:.10g}  relative gap {best.gap():.3g}  ({p['n_band']} "
+                f"examples, {p['loops']} loops)")
+        if best.certified(tol):
+            self.cert = cert
+            return True
+        return False
 
 
 class _Predictor:
@@ -319,14 +354,18 @@ def fit_l1(problem, params, start, state, log):
     seeded by stage j - 1.  After each stage the duality gap G = F(w) - D(alpha)
     of hinge_certificate is split into its gradient part (stage solved
     inexactly) and its smoothing part (tau too large).  The returned w is the
-    point of lowest hinge objective F_min met at a stage end; D_max, the best dual
-    value met, is a lower bound on F*:
+    point of lowest hinge objective F_min met at a stage end or a polish; D_max, the
+    best dual value met, is a lower bound on F*:
 
     * each stage after the second starts from _Predictor's point (the last two stage
       optima extrapolated in tau) when that lowers F_tau;
     * stop when F_min - D_max <= tol * D_max: then (F(w) - F*)/F* <= tol; since
       F <= F_tau, a stage ends at the first Newton iterate with F_tau(w) <= (1 + tol) D_max
       (a stage that reaches it would otherwise go on to its own optimum for nothing);
+    * a departure: in a stage whose smoothing part, predicted from the last one's in
+      proportion to tau, fits the tolerance, the dual polish (linsvm.solvers.hinge_polish)
+      at Newton iterations 4, 8, 16, ... may certify an iterate long before the stage's
+      own optimum, where the plain dual point's gradient part is still large (_StageStop);
     * if the gradient part exceeds tol*D/2, the CGLS tolerance is divided by 100;
     * if the smoothing part exceeds tol*D/2, tau shrinks by the factor
       tol*D/(4 smoothing part) clipped to [1/8, 1/2] and rounded down to a power
@@ -355,7 +394,8 @@ def fit_l1(problem, params, start, state, log):
     nt = opts["n_threads"]
     tau = _power_of_two_at_most(float(opts["tau0"]))
     cg_eps = float(opts["cg_tol"])
-    n_iter = cg_iter = stages = stalled = 0
+    n_iter = cg_iter = stages = stalled = polishes = 0
+    smooth_next = None
     last_tau = tau
     trace = []
     best = _Best()
@@ -374,40 +414,51 @@ def fit_l1(problem, params, start, state, log):
         stages += 1
         loss = smoothed_hinge(tau)
         predictor.start(beta, tau, loss)
+        stop = _StageStop(problem, C, tau, beta, best, tol, (params.seed, nt, log),
+                          hopeful=smooth_next is not None and smooth_next <= tol * best.D)
         st = run_newton(problem, lam, beta, cg_eps, warm, opts, log,
-                        Newton(loss, f"mfn-l1 tau={tau:.3g}", until=_certified_by_bound(best, tol)))
+                        Newton(loss, f"mfn-l1 tau={tau:.3g}", until=stop))
+        polishes += stop.polishes
         warm = True
         n_iter += st["n_iter"]
         cg_iter += st["cg_iter"]
         newton_cap |= st["status"] == 1
         trace.extend(st["trace"] / lam)
+        last_tau = tau
+        if stop.cert is not None:
+            _log_stage(log, stages, tau, stop.cert, best, st, "certified by the dual polish")
+            break
         cert = hinge_certificate(problem, C, beta, tau, nt)
         progress = best.update(cert, beta, tol)
         predictor.end(tau, st["status"] in (0, 2))
-        last_tau = tau
-        if log is not None:
-            log(f"mfn-l1 stage {stages}: tau {tau:.3g}  objective {cert['F']:.10g}  dual {cert['D']:.10g}  "
-                f"relative gap {best.gap():.3g}  (this stage: gradient part {cert['gap_grad']:.3g}, "
-                f"smoothing part {cert['gap_smooth']:.3g}; {st['n_iter']} Newton, {st['cg_iter']} "
-                f"CGLS iterations, {STATUS[st['status']]})")
-        cg_eps, tau, moved = _next_stage(cert, tol * max(best.D, 0.0), cg_eps, tau)
+        _log_stage(log, stages, tau, cert, best, st, STATUS[st["status"]])
+        cg_eps, next_tau, moved = _next_stage(cert, tol * max(best.D, 0.0), cg_eps, tau)
+        smooth_next = cert["gap_smooth"] * next_tau / tau     # it falls about as tau does
+        tau = next_tau
         stalled = 0 if progress or moved else stalled + 1
     if best.beta is not None:
         beta = best.beta
     stats = {"objective": best.F, "n_iter": n_iter, "cg_iter": cg_iter,
              "n_active": best.cert["n_quad"] if best.cert else 0, "stages": stages,
              "tau": last_tau, "cg_tol_final": cg_eps, "dual_objective": best.D,
-             "duality_gap": best.gap(), "status": status, "trace": trace,
+             "duality_gap": best.gap(), "status": status, "trace": trace, "polishes": polishes,
              **(exchange_stats(problem, st) if stages else {})}
-    warning = None
-    if status != "converged (certified)":
-        why = _stall_hint(problem, newton_cap, opts) if status == "stalled" else "raise --max-stages"
-        warning = (f"mfn-l1 stopped after {stages} stages ({status}) with relative duality gap "
-                   f"{stats['duality_gap']:.3g} > -e {tol:g}: {why}")
-    elif newton_cap:
-        stats["newton_cap_hit"] = True
+    warning = _l1_warning(problem, stats, tol, newton_cap, opts)
     return FitResult(beta, stats, warning=warning, converged=warning is None,
                      state={"tau": last_tau})
+
+
+def _l1_warning(problem, stats, tol, newton_cap, opts):
+    """fit_l1's warning when its certificate fell short (None when certified; then a
+    Newton cap met on the way is only noted in stats)."""
+    status = stats["status"]
+    if status == "converged (certified)":
+        if newton_cap:
+            stats["newton_cap_hit"] = True
+        return None
+    why = _stall_hint(problem, newton_cap, opts) if status == "stalled" else "raise --max-stages"
+    return (f"mfn-l1 stopped after {stats['stages']} stages ({status}) with relative duality "
+            f"gap {stats['duality_gap']:.3g} > -e {tol:g}: {why}")
 
 
 # Rows of a norm between these (without the bias feature) count as scaled: unit-length
@@ -432,6 +483,17 @@ def _stall_hint(problem, newton_cap, opts):
         return (f"its stages' Newton solves stopped at --max-iter {opts['max_iter']}: raise "
                 "--max-iter (a large C makes the smoothed problems slow to solve)")
     return "double precision cannot certify more on this data"
+
+
+def _log_stage(log, stage, tau, cert, best, st, how):
+    """The progress line of a finished stage (with the split of the plain certificate)."""
+    if log is None:
+        return
+    split = (f"gradient part {cert['gap_grad']:.3g}, smoothing part {cert['gap_smooth']:.3g}; "
+             if "gap_grad" in cert else "")
+    log(f"mfn-l1 stage {stage}: tau {tau:.3g}  objective {cert['F']:.10g}  dual {cert['D']:.10g}  "
+        f"relative gap {best.gap():.3g}  (this stage: {split}{st['n_iter']} Newton, "
+        f"{st['cg_iter']} CGLS iterations, {how})")
 
 
 def _next_stage(cert, target, cg_eps, tau):
