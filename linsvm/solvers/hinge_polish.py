@@ -66,8 +66,9 @@ def polish(problem, C, w, width, tol, seed, n_threads=1, tau=0.0):
                                      loss="l1", sigma=1.0, alpha=a_band)
         rng = np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)
         while loops < MAX_LOOPS:
-            out = _dcd.dcd_local_pass(block, w=v.copy(), v=v, tol=0.0, shrinking=False,
-                                      rng=rng, local_epochs=LOOPS)
+            # w = v: the pass copies w into v first, so v continues from where it is
+            out = _dcd.dcd_local_pass(block, w=v, v=v, tol=0.0, shrinking=False, rng=rng,
+                                      local_epochs=LOOPS)
             if out["stopped"] is not None:
                 raise out["stopped"]
             loops += out["n_iter"]
