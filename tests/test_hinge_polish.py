@@ -92,3 +92,35 @@ def test_a_final_stage_ends_once_the_polish_certifies_and_the_result_is_within_t
     assert polished.objective == pytest.approx(F, rel=1e-12)
     assert st["dual_objective"] <= D_star * (1 + 1e-9)
     assert st["duality_gap"] <= tol and (F - D_star) / D_star <= tol
+
+
+def test_a_stage_polishes_when_its_predicted_smoothing_part_is_within_four_times_the_target(
+        monkeypatch):
+    """fit_l1's rule: a stage is hopeful (polishes) when the last stage's smoothing part,
+    scaled by the ratio of the widths, is at most POLISH_HOPE = 4 times tol * D_max; on this
+    set at -e 1e-3 the last stage's prediction lies between 1x and 4x, where the rule of
+    a plain 1x would not polish."""
+    X, y = _imbalanced_text()
+    tol, seen, made = 1e-3, [], []
+    real_next, real_stop = mfn_family._next_stage, mfn_family._StageStop
+
+    def next_stage(cert, target, cg_eps, tau):
+        out = real_next(cert, target, cg_eps, tau)
+        seen.append(cert["gap_smooth"] * out[1] / tau)          # the prediction for tau'
+        return out
+
+    def stage_stop(problem, C, tau, beta, best, tol_, settings, hopeful):
+        s = real_stop(problem, C, tau, beta, best, tol_, settings, hopeful)
+        made.append((s, best.D))
+        return s
+
+    monkeypatch.setattr(mfn_family, "_next_stage", next_stage)
+    monkeypatch.setattr(mfn_family, "_StageStop", stage_stop)
+    model = linsvm.train(X, y, solver="mfn-l1", C=1.0, tol=tol)
+    assert len(made) == len(seen) + 1 or len(made) == len(seen)
+    ratios = [pred / (tol * D) for pred, (_, D) in zip(seen, made[1:])]
+    for r, (s, _) in zip(ratios, made[1:]):
+        assert s.hopeful == (r <= 4.0)
+    assert not made[0][0].hopeful
+    assert any(1.0 < r <= 4.0 and s.polishes > 0 for r, (s, _) in zip(ratios, made[1:]))
+    assert model.column_stats[0]["duality_gap"] <= tol

@@ -83,6 +83,8 @@ def _power_of_two_at_most(x):
 TAU_MIN = 2.0 ** -45                     # 1 +- tau still exact in double
 POLISH_FIRST = 4                         # a stage's first polish (_StageStop), then 8, 16, ...
 POLISH_WIDTH = 4.0                       # its band: |xi| < POLISH_WIDTH tau
+POLISH_HOPE = 4.0                        # polish in a stage whose predicted smoothing part
+                                         # is within this factor of the target
 
 
 def _cap_warning(name, opts, measure=""):
@@ -362,8 +364,8 @@ def fit_l1(problem, params, start, state, log):
     * stop when F_min - D_max <= tol * D_max: then (F(w) - F*)/F* <= tol; since
       F <= F_tau, a stage ends at the first Newton iterate with F_tau(w) <= (1 + tol) D_max
       (a stage that reaches it would otherwise go on to its own optimum for nothing);
-    * a departure: in a stage whose smoothing part, predicted from the last one's in
-      proportion to tau, fits the tolerance, the dual polish (linsvm.solvers.hinge_polish)
+    * a departure: in a stage whose smoothing part (the last one's times the ratio of
+      the taus) is within POLISH_HOPE of the target, the dual polish (hinge_polish)
       at Newton iterations 4, 8, 16, ... may certify an iterate long before the stage's
       own optimum, where the plain dual point's gradient part is still large (_StageStop);
     * if the gradient part exceeds tol*D/2, the CGLS tolerance is divided by 100;
@@ -395,7 +397,7 @@ def fit_l1(problem, params, start, state, log):
     tau = _power_of_two_at_most(float(opts["tau0"]))
     cg_eps = float(opts["cg_tol"])
     n_iter = cg_iter = stages = stalled = polishes = 0
-    smooth_next = None
+    smooth_next = math.inf
     last_tau = tau
     trace = []
     best = _Best()
@@ -415,7 +417,7 @@ def fit_l1(problem, params, start, state, log):
         loss = smoothed_hinge(tau)
         predictor.start(beta, tau, loss)
         stop = _StageStop(problem, C, tau, beta, best, tol, (params.seed, nt, log),
-                          hopeful=smooth_next is not None and smooth_next <= tol * best.D)
+                          hopeful=smooth_next <= POLISH_HOPE * tol * best.D)
         st = run_newton(problem, lam, beta, cg_eps, warm, opts, log,
                         Newton(loss, f"mfn-l1 tau={tau:.3g}", until=stop))
         polishes += stop.polishes
