@@ -54,11 +54,12 @@ _TOL = ("stop=objective: |P_k - P_k-1| <= e |P_k| (paper Sec. 4) and certified d
 
 # Work arrays: 7 weight-length vectors in one block, beta and the returned copy; per row
 # 10 + 3 float64 vectors of the augmented Lagrangian and the labels t (112 bytes).  With
-# the hand-over (on by default) the peak is mfn-l1's (13 vectors, 97 bytes per row with
-# the labels: linsvm/solvers/mfn_spec.py) beside the beta it finishes from, the
-# multipliers and the ALM result's two row vectors, and ALM's scatter scratch beside
-# mfn-l1's (tests/test_memory.py checks the estimate against the traced peak).
-_MEMORY = WorkMemory(14, 97 + 3 * 8, scatters=2)
+# the hand-over (on by default) the peak is mfn-l1's (14 vectors, 113 bytes per row with
+# the labels, up to 16 more for its polish's band: linsvm/solvers/mfn_spec.py) beside the
+# beta it finishes from and one vector of the polish's temporaries, the multipliers and
+# the ALM result's two row vectors, and ALM's scatter scratch beside mfn-l1's
+# (tests/test_memory.py checks the estimate against the traced peak).
+_MEMORY = WorkMemory(16, 129 + 3 * 8, scatters=2)
 
 SPECS = (
     SolverInfo(

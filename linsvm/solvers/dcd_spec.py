@@ -10,10 +10,11 @@ __all__ = ["SPECS"]
 
 # Work arrays: w, the start copy and the returned weights; per row alpha, U, D, QD, index
 # and the loop's packed record (64 bytes) and the labels t.  With the hand-over (on by
-# default) the peak is mfn-l1's (13 vectors, 97 bytes per row with the labels:
-# linsvm/solvers/mfn_spec.py) beside the w handed over and what dcd keeps of its own
-# (alpha and its loop's state, two doubles a row; tests/test_memory.py).
-_MEMORY = WorkMemory(14, 97 + 2 * 8)
+# default) the peak is mfn-l1's (14 vectors, 113 bytes per row with the labels, up to 16
+# more for its polish's band: linsvm/solvers/mfn_spec.py) beside the w handed over and
+# what dcd keeps of its own (alpha and its loop's state, two doubles a row;
+# tests/test_memory.py).
+_MEMORY = WorkMemory(15, 129 + 2 * 8)
 
 SPECS = (
     SolverInfo(

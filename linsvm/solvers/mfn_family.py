@@ -268,6 +268,7 @@ class _StageStop:
         self.hopeful = hopeful and problem.comm is None
         self.cert = None
         self.polishes = 0
+        self.moved = False          # whether a polish moved `best` (the stall rule's progress)
 
     def __call__(self, it, objective, cg_it):
         best, tol = self.best, self.tol
@@ -280,8 +281,8 @@ class _StageStop:
                    n_threads, tau=self.tau)
         self.polishes += 1
         cert = {"F": p["F"], "D": p["D"], "n_quad": p["n_quad"]}
-        best.update(cert, self.beta, tol)
-        best.update({"F": p["F_v"], "D": p["D"], "n_quad": p["n_quad"]}, p["v"], tol)
+        self.moved |= best.update(cert, self.beta, tol)
+        self.moved |= best.update({"F": p["F_v"], "D": p["D"], "n_quad": p["n_quad"]}, p["v"], tol)
         if log is not None:
             log(f"mfn-l1 polish at iteration {it}: objective {min(p['F'], p['F_v']):.10g}  "
                 f"dual {p['D']:.10g}  relative gap {best.gap():.3g}  ({p['n_band']} "
@@ -431,7 +432,7 @@ def fit_l1(problem, params, start, state, log):
             _log_stage(log, stages, tau, stop.cert, best, st, "certified by the dual polish")
             break
         cert = hinge_certificate(problem, C, beta, tau, nt)
-        progress = best.update(cert, beta, tol)
+        progress = best.update(cert, beta, tol) or stop.moved
         predictor.end(tau, st["status"] in (0, 2))
         _log_stage(log, stages, tau, cert, best, st, STATUS[st["status"]])
         cg_eps, next_tau, moved = _next_stage(cert, tol * max(best.D, 0.0), cg_eps, tau)

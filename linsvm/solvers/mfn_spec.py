@@ -126,7 +126,9 @@ SPECS = (
             max_stages=Option(int, 40, "mfn-l1: cap on continuation stages", 1),
         ),
         loss="l1",
-        memory=_ZONE2_MEMORY._replace(per_weight=13),   # and the stage's end w_1
+        # the stage's end w_1; the polish's v, and per row its dual point and the margins
+        # (its band's arrays are the band's size: hinge_polish.py)
+        memory=_ZONE2_MEMORY._replace(per_weight=14, per_row=_ZONE2_MEMORY.per_row + 16),
         distributed="rows",
         streams=True,
         distributed_options=("weight_split",),
