@@ -11,7 +11,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 from csr cimport CSR, entry_threads
-from csr_passes cimport matvec, rmatvec, normal_matvec, col_sq_sums
+from csr_passes cimport matvec, rmatvec, normal_matvec, col_sq_sums, scatter_blocks
 from linsvm._data cimport DataView
 from mfn_shared cimport (Breakpoint, Loss, Terms, make_loss, loss_value, loss_slope,
                          mismatch_term, exact_line_search, check_codes, _loss_from, dual_kkt)
@@ -82,6 +82,15 @@ def csr_col_sq_sums(DataView data, const double[::1] u, int n_threads=1, bint pa
     """Return out_j = sum_k u[k] X[rows[k], j]^2 (csr_passes.pxd col_sq_sums: the Jacobi diagonal),
     the bias coordinate last when the view has the bias feature."""
     return _scatter_entry(data, u, n_threads, pattern, 1)
+
+
+def csr_scatter_blocks(DataView data, int64_t n):
+    """K, the row blocks of a scatter over n of the view's rows with the scratch every
+    core gives it (csr_passes.pxd's scatter_blocks): the data's shape decides, never
+    the thread count."""
+    cdef CSR X
+    scratch = data.kernel_csr(1, False, &X)
+    return scatter_blocks(&X, n)
 
 
 def csr_normal_matvec(DataView data, const double[::1] p, const double[::1] c, int n_threads=1,

@@ -123,3 +123,31 @@ def test_one_vs_rest_spends_m_threads_on_its_columns():
     assert "class 1 vs rest" in logs["m2j1"] and "class 1 vs rest" in logs["m1"]
     assert models["m1"].weights.tobytes() == models["m2"].weights.tobytes()
     assert models["m1"].weights.tobytes() == models["m2j1"].weights.tobytes()
+
+
+def test_an_active_subset_scatters_in_two_blocks_when_the_scratch_holds_one():
+    """csr_passes.pxd: a subset whose rule gives one block takes a second one when the
+    whole matrix's scratch holds it and the subset carries z >= n_weights / 2 -- so its
+    scatter runs on two threads -- with the same bits for every thread count; a matrix
+    too sparse for any scratch keeps one block (no memory is added)."""
+    X = _matrix(4000, 500, 0.04, seed=12)
+    rng = np.random.default_rng(13)
+    rows = np.sort(rng.permutation(X.shape[0])[:300]).astype(np.int64)
+    V = DataView(CSRBuffers(X), 1.0, rows)
+    z = X[rows].nnz
+    assert 1 + 12 * z / (192 * V.n_weights) < 2 and 2 * z >= V.n_weights
+    assert _testing.csr_scatter_blocks(V, rows.size) == 2
+    u = rng.standard_normal(rows.size)
+    p = rng.standard_normal(V.n_weights)
+    c = rng.uniform(0.0, 2.0, rows.size)
+    Xa = augmented(X[rows])
+    outs = [_testing.csr_rmatvec(V, u, t) for t in THREADS]
+    fused = [_testing.csr_normal_matvec(V, p, c, n_threads=t) for t in THREADS]
+    np.testing.assert_allclose(outs[0], Xa.T @ u, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(fused[0][1], Xa.T @ (c * (Xa @ p)), rtol=1e-10, atol=1e-10)
+    for t, out, (q, h, qcq) in zip(THREADS[1:], outs[1:], fused[1:]):
+        assert out.tobytes() == outs[0].tobytes(), f"{t} threads differ from 1"
+        assert h.tobytes() == fused[0][1].tobytes() and qcq == fused[0][2], f"{t} threads"
+    wide = DataView(CSRBuffers(_matrix(4000, 20000, 0.001, seed=14)), 1.0,
+                    np.arange(4000, dtype=np.int64))
+    assert _testing.csr_scatter_blocks(wide, 4000) == 1
