@@ -93,7 +93,7 @@ cdef inline int scatter_blocks(const CSR* X, int64_t n) noexcept nogil:
         return 1
     nnz = (total_nnz(X) / X.n_rows) * n
     k = blocks_for(nnz, X.n_weights, 12.0, n)
-    if k < 2 and nnz * SECOND_BLOCK_WEIGHTS >= X.n_weights and n >= 2 * SCATTER_BLOCK_ROWS:
+    if k < 2 and nnz * SECOND_BLOCK_WEIGHTS >= X.n_weights:     # n >= 256: room for two
         k = 2
     return k if k < X.max_blocks else X.max_blocks
 
