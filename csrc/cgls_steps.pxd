@@ -6,6 +6,7 @@
 
 from libc.stdint cimport int64_t
 from libc.string cimport memset
+from cython.parallel cimport prange
 from libc.math cimport fmax, fmin, sqrt
 from csr cimport dot
 from comm cimport comm_sum
@@ -32,7 +33,9 @@ ctypedef struct CgState:
     double rr                      # r'r
     double zcz                     # z'Cz after the step
     double zl                      # this rank's z'Cz (distributed)
-    double rs                      # the split's r's after the owners' step
+    double rs                      # r's after the step (the split: the owners' step)
+    double pp                      # p'p over the regularized weights (not the split)
+    int n_threads                  # the vector passes' threads (not the split)
     double forcing                 # the forcing term's threshold on r'r
     double cgtol                   # the quadratic-model rule's tolerance
     double qsum                    # -2 Q_it (cg_stops)
@@ -87,6 +90,125 @@ cdef inline int cg_stops(CgState* G, double eps, double gamma, int it,
 
 # ------------------------------------------------------------------ the iteration's pieces
 
+# ------------------------------------------------------------------ the passes over the weights
+#
+# The vector work of an iteration (the move, s = minv r, the next direction and the sums
+# r'r, r's, p'p) runs as one or two passes over the weights, in fixed chunks: chunk c of
+# vec_chunks(nw) covers [c nw / K, (c + 1) nw / K), each chunk's sums run in index order
+# and the chunks' sums are added in chunk order.  K depends on nw alone, so the threads
+# (those of the operator's CSR) only share out the chunks and every thread count gives
+# the same bits.
+
+cdef enum:
+    VEC_CHUNK = 4096               # weights of a chunk, at least
+    VEC_MAX_CHUNKS = 256           # chunks at most (their sums live on the stack)
+    VEC_THREADS_MIN = 65536        # fewer weights: every chunk on one thread
+    VEC_MOVE = 0                   # the kinds of pass (_vec_span)
+    VEC_SUMS = 1
+    VEC_START = 2
+    VEC_DIRECTION = 3
+
+
+ctypedef struct VecPass:
+    int kind
+    int64_t nw
+    int64_t nr                     # regularized weights (the first nr)
+    double gamma                   # VEC_MOVE's step
+    double lam
+    double omega                   # VEC_DIRECTION's p = s + omega p
+    double* beta
+    double* s                      # minv r, or r itself without a preconditioner
+    CglsWork* W
+
+
+cdef inline int64_t vec_chunks(int64_t nw) noexcept nogil:
+    """Chunks of the passes over nw weights (block comment above)."""
+    cdef int64_t k = (nw + VEC_CHUNK - 1) // VEC_CHUNK
+    if k > VEC_MAX_CHUNKS:
+        return VEC_MAX_CHUNKS
+    return k if k > 0 else 1
+
+
+cdef inline void _vec_span(const VecPass* P, int64_t lo, int64_t hi,
+                           double* out) noexcept nogil:
+    """P's pass over the weights lo:hi, its two sums (in index order) into out:
+    VEC_MOVE: beta (and dsum) += gamma p, r -= gamma (h + Lam p), then as VEC_SUMS;
+    VEC_SUMS: s = minv r, out = (r'r, r's); VEC_START: p = s, out = (p'p over the
+    regularized weights, 0); VEC_DIRECTION: p = s + omega p, out as VEC_START."""
+    cdef CglsWork* W = P.W
+    cdef double* r = W.r
+    cdef double* p = W.p
+    cdef const double* minv = W.minv
+    cdef double* s = P.s
+    cdef double a = 0.0, b = 0.0, g = P.gamma, lam = P.lam, om = P.omega
+    cdef int64_t j, nr = P.nr if P.nr < hi else hi
+    if P.kind == VEC_MOVE:
+        for j in range(lo, hi):
+            P.beta[j] += g * p[j]
+        if W.xd != NULL:                    # the step, as it is taken
+            for j in range(lo, hi):
+                W.dsum[j] += g * p[j]
+        for j in range(lo, nr):
+            r[j] -= g * (W.h[j] + lam * p[j])
+        for j in range(nr if nr > lo else lo, hi):
+            r[j] -= g * W.h[j]
+    if P.kind == VEC_MOVE or P.kind == VEC_SUMS:
+        if minv == NULL:
+            for j in range(lo, hi):
+                a += r[j] * r[j]
+            b = a
+        else:
+            for j in range(lo, hi):
+                s[j] = minv[j] * r[j]
+                a += r[j] * r[j]
+                b += r[j] * s[j]
+    elif P.kind == VEC_START:
+        for j in range(lo, hi):
+            p[j] = s[j]
+        for j in range(lo, nr):
+            a += p[j] * p[j]
+    else:
+        for j in range(lo, nr):
+            p[j] = s[j] + om * p[j]
+            a += p[j] * p[j]
+        for j in range(nr if nr > lo else lo, hi):
+            p[j] = s[j] + om * p[j]
+    out[0] = a
+    out[1] = b
+
+
+cdef inline void vec_pass(const VecPass* P, int n_threads, double* sums) noexcept nogil:
+    """Run P over every weight in vec_chunks(P.nw) chunks (on n_threads threads from
+    VEC_THREADS_MIN weights) and add the chunks' two sums into sums[0:2] in chunk order."""
+    cdef int64_t K = vec_chunks(P.nw), c, nw = P.nw
+    cdef double part[2 * VEC_MAX_CHUNKS]
+    if n_threads > 1 and nw >= VEC_THREADS_MIN:
+        for c in prange(K, schedule="static", num_threads=n_threads):
+            _vec_span(P, c * nw // K, (c + 1) * nw // K, &part[2 * c])
+    else:
+        for c in range(K):
+            _vec_span(P, c * nw // K, (c + 1) * nw // K, &part[2 * c])
+    sums[0] = 0.0
+    sums[1] = 0.0
+    for c in range(K):
+        sums[0] += part[2 * c]
+        sums[1] += part[2 * c + 1]
+
+
+cdef inline void residual_sums(CglsWork* W, CgState* G, int64_t nw) noexcept nogil:
+    """After r changed (not the split): s = minv r, G.rr = r'r and G.rs = r's (vec_pass)."""
+    cdef VecPass P
+    cdef double sums[2]
+    P.kind = VEC_SUMS
+    P.nw = nw
+    P.nr = G.nr
+    P.s = G.s
+    P.W = W
+    vec_pass(&P, G.n_threads, sums)
+    G.rr = sums[0]
+    G.rs = sums[1]
+
+
 cdef inline int cg_start(const Operator* A, const double* c, double lam, const double* beta,
                        const CglsSettings* S, CglsWork* W, CgState* G, int* optimal,
                        double* rr0) noexcept nogil:
@@ -95,6 +217,8 @@ cdef inline int cg_start(const Operator* A, const double* c, double lam, const d
     cdef int64_t i, j, nw = A.nw
     cdef double* minv = W.minv if S.jacobi else NULL
     cdef double red[2]
+    cdef double sums[2]
+    cdef VecPass P
     G.s = W.s if W.minv != NULL else W.r
     if G.mode == CG_SPLIT:
         residual_split(A, c, W.z, lam, beta, W.u, W.r, minv, W.diag, S.jacobi_weight,
@@ -112,12 +236,15 @@ cdef inline int cg_start(const Operator* A, const double* c, double lam, const d
         comm_sum(S.comm, red, 2)
         return cg_entry_tests(red[0], red[1], rr0, S, G, optimal)
     residual(A, c, W.z, lam, beta, W.u, W.r, minv, W.diag, S.jacobi_weight, S.comm, G.nr)
-    if W.minv != NULL:
-        for j in range(nw):
-            G.s[j] = W.minv[j] * W.r[j]
-    for j in range(nw):
-        W.p[j] = G.s[j]
-    return cg_entry_tests(dot(W.r, W.r, nw), dot(W.r, G.s, nw), rr0, S, G, optimal)
+    residual_sums(W, G, nw)
+    P.kind = VEC_START
+    P.nw = nw
+    P.nr = G.nr
+    P.s = G.s
+    P.W = W
+    vec_pass(&P, G.n_threads, sums)
+    G.pp = sums[0]
+    return cg_entry_tests(G.rr, G.rs, rr0, S, G, optimal)
 
 
 cdef inline void cg_prepare(const Operator* A, const double* c, const CglsSettings* S,
@@ -172,7 +299,7 @@ cdef inline double cg_gamma(const Operator* A, const double* c, double lam,
             qcq = 0.0
             for j in range(A.n):
                 qcq += c[j] * W.q[j] * W.q[j]
-        return G.rho / (qcq + lam * dot(W.p, W.p, G.nr))
+        return G.rho / (qcq + lam * G.pp)
     qcq = cg_products(A, c, W, G.fused, &qcz)
     if G.mode == CG_SPLIT:                          # h on T_r, summed at the owners
         split_reduce(S.split, W.h)
@@ -190,7 +317,7 @@ cdef inline double cg_gamma(const Operator* A, const double* c, double lam,
     comm_sum(S.comm, W.h, nw + 3)
     qcq = W.h[nw]
     qcz = W.h[nw + 1]
-    gamma = G.rho / (qcq + lam * dot(W.p, W.p, G.nr))
+    gamma = G.rho / (qcq + lam * G.pp)
     # z'Cz after the step, from the reduced numbers (block comment)
     G.zcz = fmax(W.h[nw + 2] - 2.0 * gamma * qcz + gamma * gamma * qcq, 0.0)
     return gamma
@@ -230,16 +357,15 @@ cdef inline void cg_move(const Operator* A, const double* c, double lam, double*
                        double gamma, const CglsSettings* S, CglsWork* W, CgState* G) noexcept nogil:
     """beta += gamma p, z -= gamma q (the step and its image accumulated in dsum, xd),
     and the residual r after the step: by the recurrence r -= gamma (h + Lam p), or
-    recomputed from z (serial, two passes); G.rr = r'r."""
+    recomputed from z (serial, two passes); s = minv r, G.rr = r'r, G.rs = r's.  With
+    the recurrence, one pass over the weights does all of it."""
     cdef int64_t j, nw = A.nw
     cdef double zcz = 0.0
+    cdef double sums[2]
+    cdef VecPass P
     if G.mode == CG_SPLIT:
         cg_move_split(A, c, lam, gamma, S, W, G)
         return
-    for j in range(nw):
-        beta[j] += gamma * W.p[j]
-        if W.xd != NULL:                    # the step, as it is taken
-            W.dsum[j] += gamma * W.p[j]
     for j in range(A.n):
         W.z[j] -= gamma * W.q[j]
         zcz += c[j] * W.z[j] * W.z[j]
@@ -249,26 +375,38 @@ cdef inline void cg_move(const Operator* A, const double* c, double lam, double*
         G.zcz = zcz
     else:
         G.zl = zcz
-    if G.recur:
-        for j in range(G.nr):               # r = A'Cz - lam beta, by recurrence
-            W.r[j] -= gamma * (W.h[j] + lam * W.p[j])
-        for j in range(G.nr, nw):
-            W.r[j] -= gamma * W.h[j]
-    else:
+    if not G.recur:
+        for j in range(nw):
+            beta[j] += gamma * W.p[j]
+            if W.xd != NULL:                # the step, as it is taken
+                W.dsum[j] += gamma * W.p[j]
         residual(A, c, W.z, lam, beta, W.u, W.r, NULL, NULL, 1.0, NULL, G.nr)
-    G.rr = dot(W.r, W.r, nw)
+        residual_sums(W, G, nw)
+        return
+    # the step, r = A'Cz - lam beta by the recurrence, s = minv r, r'r and r's: one pass
+    P.kind = VEC_MOVE
+    P.nw = nw
+    P.nr = G.nr
+    P.gamma = gamma
+    P.lam = lam
+    P.beta = beta
+    P.s = G.s
+    P.W = W
+    vec_pass(&P, G.n_threads, sums)
+    G.rr = sums[0]
+    G.rs = sums[1]
 
 
 cdef inline void cg_verify(const Operator* A, const double* c, double lam, const double* beta,
                          const CglsSettings* S, CglsWork* W, CgState* G) noexcept nogil:
-    """Eq. 13 decides on the true residual A'Cz - Lam beta, not the recurrence's: r, r'r
-    (and distributed z'Cz exactly, and the split's r's) recomputed from z."""
+    """Eq. 13 decides on the true residual A'Cz - Lam beta, not the recurrence's: r, s,
+    r'r and r's (and distributed z'Cz exactly) recomputed from z."""
     cdef int64_t i, j, nw = A.nw
     cdef const Split* P = S.split
     cdef double red[3]
     if G.mode == CG_SERIAL:
         residual(A, c, W.z, lam, beta, W.u, W.r, NULL, NULL, 1.0, NULL, G.nr)
-        G.rr = dot(W.r, W.r, nw)
+        residual_sums(W, G, nw)
         return
     for j in range(A.n):
         W.u[j] = c[j] * W.z[j]
@@ -279,7 +417,7 @@ cdef inline void cg_verify(const Operator* A, const double* c, double lam, const
         for j in range(nw):
             W.r[j] = W.h[j] - (lam * beta[j] if j < G.nr else 0.0)
         G.zcz = W.h[nw]
-        G.rr = dot(W.r, W.r, nw)
+        residual_sums(W, G, nw)
         return
     split_reduce(P, W.h)                    # the split: A'Cz - Lam (beta + dsum)
     for i in range(P.n_own):
@@ -300,11 +438,13 @@ cdef inline void cg_verify(const Operator* A, const double* c, double lam, const
 
 cdef inline void cg_direction(const CglsSettings* S, CglsWork* W, CgState* G,
                             int64_t nw) noexcept nogil:
-    """The next search direction of (preconditioned) CG: s = minv * r (s is r itself
-    without a preconditioner; the split's owners have it already), p = s + (r's / rho) p,
-    rho = r's (split: p then on T_r from the owners)."""
+    """The next search direction of (preconditioned) CG from the s = minv r and r's of
+    the move: p = s + (r's / rho) p, rho = r's, and p'p over the regularized weights
+    in the same pass for the next step length (split: p then on T_r from the owners)."""
     cdef int64_t i, j
-    cdef double rho_new, omega
+    cdef double omega
+    cdef double sums[2]
+    cdef VecPass P
     if G.mode == CG_SPLIT:
         omega = G.rs / G.rho
         G.rho = G.rs
@@ -313,14 +453,15 @@ cdef inline void cg_direction(const CglsSettings* S, CglsWork* W, CgState* G,
             W.p[j] = G.s[j] + omega * W.p[j]
         split_scatter(S.split, W.p)
         return
-    if W.minv != NULL:
-        for j in range(nw):
-            G.s[j] = W.minv[j] * W.r[j]
-    rho_new = dot(W.r, G.s, nw)
-    omega = rho_new / G.rho
-    for j in range(nw):
-        W.p[j] = G.s[j] + omega * W.p[j]
-    G.rho = rho_new
+    P.kind = VEC_DIRECTION
+    P.nw = nw
+    P.nr = G.nr
+    P.omega = G.rs / G.rho
+    P.s = G.s
+    P.W = W
+    vec_pass(&P, G.n_threads, sums)
+    G.rho = G.rs
+    G.pp = sums[0]
 
 
 cdef inline void cg_finish_split(double* beta, const CglsSettings* S, CglsWork* W,
