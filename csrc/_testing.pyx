@@ -173,10 +173,10 @@ def loss_mismatch(loss, const int32_t[::1] zones, const double[::1] o):
 
 def loss_line_search(double lam, const double[::1] beta, const double[::1] d, const double[::1] y,
                      const double[::1] dy, const double[::1] t, const double[::1] c, loss,
-                     comm=None):
+                     comm=None, int n_threads=1):
     """argmin over delta >= 0 of lam/2 ||beta + delta d||^2 + sum_k c_k l(t_k (y_k + delta dy_k))
     by the kernels' exact line search (binary terms; comm: a Collective, the terms being
-    this rank's, or None)."""
+    this rank's, or None; n_threads: the threads of a serial search's chunked passes)."""
     cdef Loss L = _loss_from(loss)
     cdef Comm C = comm_from(comm)
     cdef int64_t m = y.shape[0]
@@ -198,7 +198,7 @@ def loss_line_search(double lam, const double[::1] beta, const double[::1] d, co
     T.b = NULL
     T.db = NULL
     return exact_line_search(&L, lam, &beta[0], &d[0], beta.shape[0], &T, <Breakpoint*>&bpv[0],
-                             2 * m + 1, &C)
+                             2 * m + 1, &C, NULL, n_threads)
 
 
 def ordinal_line_search(double lam, const double[::1] beta, const double[::1] d,

@@ -1,111 +1,25 @@
 # The exact line search of the modified finite Newton family (Keerthi & DeCoste 2005,
 # Sections 4.4, 6, 7): phi(delta) = f(beta + delta d) over delta >= 0 for a piecewise
 # quadratic loss (csrc/mfn_terms.pxd), its root found by selection over the breakpoints,
-# serially or over the ranks' breakpoints.  Inline: cimported, not compiled on its own.
+# serially or over the ranks' breakpoints; the pass over the terms that finds them is
+# csrc/line_search_terms.pxd.  Inline: cimported, not compiled on its own.
 
 from libc.stdint cimport int64_t
 from libc.math cimport INFINITY
 from libc.stdlib cimport malloc, free, qsort
+from cython.parallel cimport prange
 from comm cimport Comm, comm_active, comm_sum, comm_allgather
 from wsplit cimport Split
-from mfn_terms cimport Loss, Terms, zone, loss_slope, term_at
+from mfn_terms cimport Loss, Terms
+from line_search_terms cimport (KNEE_HI, KNEE_LO, Breakpoint, Chunks, cross_one,
+                                cross_breakpoints, collect_terms, collect_chunked,
+                                gather_near, gather_far, cross_near)
 
-# Knee of a breakpoint (stored in the low bit of Breakpoint.k).
+# The chunks of the regularizer's sums over many weights (_regularizer).
 cdef enum:
-    KNEE_HI = 0
-    KNEE_LO = 1
-
-ctypedef struct Breakpoint:
-    double delta
-    int64_t k                      # 2 * term + knee
-
-
-cdef inline void _cross_one(const Loss* L, const Terms* T, const Breakpoint* bp, double* ls,
-                            double* rs) noexcept nogil:
-    """Add to l, r the change of phi''s line from crossing the breakpoint bp (eq. 18).
-
-    At a hi knee a term leaves (rising margin) or enters (falling) zone 1; at a lo knee it
-    passes between zones 1 and 2, trading its linear term -c kappa t dv for the quadratic
-    one.  Each update depends only on its own term, so crossings commute.
-    """
-    cdef int64_t k, s, term
-    cdef double v, dv, t, e, g, sg
-    term = bp.k >> 1
-    if T.nb == 0:
-        k = term
-        s = 0
-    else:
-        k = term // T.nb
-        s = term - k * T.nb
-    term_at(T, k, s, &v, &dv, &t)
-    e = L.a * T.c[k]
-    if (bp.k & 1) == KNEE_HI:
-        sg = -e if t * dv > 0.0 else e
-        ls[0] += sg * (v - t * L.tm) * dv
-        rs[0] += sg * (v - t * L.tm + dv) * dv
-    else:
-        g = T.c[k] * L.kappa * t * dv
-        if t * dv > 0.0:             # zone 2 -> 1
-            ls[0] += g + e * (v - t * L.tm) * dv
-            rs[0] += g + e * (v - t * L.tm + dv) * dv
-        else:                        # zone 1 -> 2
-            ls[0] -= g + e * (v - t * L.tm) * dv
-            rs[0] -= g + e * (v - t * L.tm + dv) * dv
-
-
-cdef inline void _cross(const Loss* L, const Terms* T, const Breakpoint* bp, int64_t a, int64_t b,
-                        double* ls, double* rs) noexcept nogil:
-    """Add to l, r the change of phi''s line from crossing the breakpoints bp[a:b]."""
-    cdef int64_t j
-    for j in range(a, b):
-        _cross_one(L, T, &bp[j], ls, rs)
-
-
-cdef inline void _add_bp(Breakpoint* bp, int64_t* n_near, int64_t* n_far, int64_t cap,
-                         double delta, int64_t term, int knee) noexcept nogil:
-    """Store a breakpoint: those before delta = 1 from the front of bp, the others from
-    the back (bp holds cap entries)."""
-    cdef int64_t j
-    if delta < 1.0:
-        j = n_near[0]
-        n_near[0] += 1
-    else:
-        n_far[0] += 1
-        j = cap - n_far[0]
-    bp[j].delta = delta
-    bp[j].k = 2 * term + knee
-
-
-cdef inline void _collect_binary_nolo(const Loss* L, const Terms* T, Breakpoint* bp,
-                                     int64_t* n_near, int64_t* n_far, int64_t cap,
-                                     double* ls, double* rs, double* slope1) noexcept nogil:
-    """exact_line_search's pass over the terms for binary terms of a loss without a
-    linear zone (L2, least squares), in margins o = t v and their rates t dv: as t = +-1,
-    each term's contribution equals the general pass's exactly ((v - t tm) dv =
-    (o - tm) rate); only the order of summation differs.  Adds the ends of phi''s
-    first piece and phi'(1), and stores the breakpoints where a margin crosses hi."""
-    cdef int64_t k
-    cdef double o, rate, o1, e, d0, a = L.a, tm = L.tm, hi = L.hi
-    cdef double l = 0.0, r = 0.0, s1 = 0.0
-    cdef int has_hi = hi < INFINITY
-    for k in range(T.m):
-        o = T.t[k] * T.y[k]
-        rate = T.t[k] * T.dy[k]
-        o1 = o + rate
-        if o1 < hi:
-            s1 += T.c[k] * (-a * (tm - o1)) * rate
-        if o < hi:                             # zone 1
-            e = a * T.c[k]
-            d0 = (o - tm) * rate
-            l += e * d0
-            r += e * (o - tm + rate) * rate
-            if rate > 0.0 and has_hi:          # leaves zone 1 upwards
-                _add_bp(bp, n_near, n_far, cap, (hi - o) / rate, k, KNEE_HI)
-        elif rate < 0.0:                       # enters zone 1
-            _add_bp(bp, n_near, n_far, cap, (hi - o) / rate, k, KNEE_HI)
-    ls[0] += l
-    rs[0] += r
-    slope1[0] += s1
+    REG_CHUNK = 4096               # weights of a chunk, at least
+    REG_MAX_CHUNKS = 256
+    REG_THREADS_MIN = 65536        # fewer weights: the chunks on one thread
 
 
 # The distributed selection's rounds: each rank samples SEL_S of its candidates, the
@@ -201,7 +115,7 @@ cdef inline int64_t _bin_round(const Loss* L, const Terms* T, const Breakpoint* 
         bins[i] = 0.0
     for i in range(a, b):
         j = _bin_of(bp[i].delta, piv, K)
-        _cross_one(L, T, &bp[i], &bins[2 * j], &bins[2 * j + 1])
+        cross_one(L, T, &bp[i], &bins[2 * j], &bins[2 * j + 1])
         bins[2 * (2 * K + 1) + j] += 1.0
     comm_sum(comm, bins, 3 * (2 * K + 1))
     for j in range(K):
@@ -250,7 +164,7 @@ cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* 
     red[2] = slope1
     red[3] = 0.0
     red[4] = 0.0
-    _cross(L, T, bp, 0, n_near, &red[3], &red[4])
+    cross_breakpoints(L, T, bp, 0, n_near, &red[3], &red[4])
     comm_sum(comm, red, 5)
     ls = lreg + red[0]
     rs = rreg + red[1]
@@ -293,12 +207,28 @@ cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* 
     return -ls / (rs - ls)
 
 
-cdef inline void _regularizer(double lam, const double* beta, const double* d, int64_t nbeta,
-                              const Split* split, double* ls, double* rs) noexcept nogil:
-    """The regularizer's part of phi' at delta = 0 and 1: ls = lam beta.d, rs =
-    lam (beta + d).d (split: over this rank's owned weights)."""
-    cdef int64_t i, j
+cdef inline void _reg_span(const double* beta, const double* d, int64_t lo, int64_t hi,
+                           double* out) noexcept nogil:
+    """out = (beta.d, (beta + d).d) over the weights lo:hi, in order."""
+    cdef int64_t j
     cdef double l = 0.0, r = 0.0
+    for j in range(lo, hi):
+        l += beta[j] * d[j]
+        r += (beta[j] + d[j]) * d[j]
+    out[0] = l
+    out[1] = r
+
+
+cdef inline void _regularizer(double lam, const double* beta, const double* d, int64_t nbeta,
+                              const Split* split, int n_threads, double* ls,
+                              double* rs) noexcept nogil:
+    """The regularizer's part of phi' at delta = 0 and 1: ls = lam beta.d, rs =
+    lam (beta + d).d (split: over this rank's owned weights, in order; else in fixed
+    chunks of the weights, by nbeta alone, summed in chunk order: the same bits for
+    every thread count)."""
+    cdef int64_t i, j, c, K
+    cdef double l = 0.0, r = 0.0
+    cdef double part[2 * REG_MAX_CHUNKS]
     if split != NULL:
         for i in range(split.n_own):
             j = split.own[i]
@@ -306,56 +236,20 @@ cdef inline void _regularizer(double lam, const double* beta, const double* d, i
                 l += beta[j] * d[j]
                 r += (beta[j] + d[j]) * d[j]
     else:
-        for j in range(nbeta):
-            l += beta[j] * d[j]
-            r += (beta[j] + d[j]) * d[j]
+        K = (nbeta + REG_CHUNK - 1) // REG_CHUNK
+        if K > REG_MAX_CHUNKS:
+            K = REG_MAX_CHUNKS
+        if n_threads > 1 and nbeta >= REG_THREADS_MIN:
+            for c in prange(K, schedule="static", num_threads=n_threads):
+                _reg_span(beta, d, c * nbeta // K, (c + 1) * nbeta // K, &part[2 * c])
+        else:
+            for c in range(K):
+                _reg_span(beta, d, c * nbeta // K, (c + 1) * nbeta // K, &part[2 * c])
+        for c in range(K):
+            l += part[2 * c]
+            r += part[2 * c + 1]
     ls[0] = l * lam
     rs[0] = r * lam
-
-
-cdef inline void _collect(const Loss* L, const Terms* T, Breakpoint* bp, int64_t* n_near,
-                          int64_t* n_far, int64_t cap, double* ls, double* rs,
-                          double* slope1) noexcept nogil:
-    """exact_line_search's pass over the terms (any loss, binary or ordinal terms): adds
-    the ends of phi''s first piece and phi'(1), and stores the breakpoints where a term's
-    margin meets a knee (at most two per term, in the order its margin meets them)."""
-    cdef int64_t k, s, term
-    cdef double v, dv, t, e, g, rate, l = ls[0], r = rs[0], s1 = slope1[0]
-    cdef int zn
-    cdef int has_hi = L.hi < INFINITY
-    cdef int has_lo = L.lo > -INFINITY
-    for k in range(T.m):
-        for s in range(T.per):
-            term_at(T, k, s, &v, &dv, &t)
-            term = k * T.per + s
-            zn = zone(L, t * v)
-            rate = t * dv
-            s1 += T.c[k] * loss_slope(L, t * (v + dv)) * rate
-            if zn == 1:
-                e = L.a * T.c[k]
-                l += e * (v - t * L.tm) * dv
-                r += e * (v - t * L.tm + dv) * dv
-                if rate > 0.0:
-                    if has_hi:                # leaves zone 1 upwards
-                        _add_bp(bp, n_near, n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
-                elif rate < 0.0 and has_lo:   # falls into zone 2
-                    _add_bp(bp, n_near, n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
-            elif zn == 0:
-                if rate < 0.0:                # enters zone 1 (then maybe zone 2)
-                    _add_bp(bp, n_near, n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
-                    if has_lo:
-                        _add_bp(bp, n_near, n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
-            else:
-                g = T.c[k] * L.kappa * t * dv
-                l -= g
-                r -= g
-                if rate > 0.0:                # rises into zone 1 (then maybe zone 0)
-                    _add_bp(bp, n_near, n_far, cap, (t * L.lo - v) / dv, term, KNEE_LO)
-                    if has_hi:
-                        _add_bp(bp, n_near, n_far, cap, (t * L.hi - v) / dv, term, KNEE_HI)
-    ls[0] = l
-    rs[0] = r
-    slope1[0] = s1
 
 
 cdef inline double _select(const Loss* L, const Terms* T, Breakpoint* bp, int64_t a, int64_t b,
@@ -388,13 +282,13 @@ cdef inline double _select(const Loss* L, const Terms* T, Breakpoint* bp, int64_
                 i += 1
         l2 = ls
         r2 = rs
-        _cross(L, T, bp, a, lt, &l2, &r2)
+        cross_breakpoints(L, T, bp, a, lt, &l2, &r2)
         if l2 + pivot * (r2 - l2) >= 0.0:    # phi'(pivot) >= 0: the root is left of the pivot
             b = lt
         else:                                # right of it: cross everything up to the pivot
             ls = l2
             rs = r2
-            _cross(L, T, bp, lt, gt, &ls, &rs)
+            cross_breakpoints(L, T, bp, lt, gt, &ls, &rs)
             a = gt
     if rs - ls <= 0.0:
         return 0.0
@@ -404,7 +298,7 @@ cdef inline double _select(const Loss* L, const Terms* T, Breakpoint* bp, int64_
 cdef inline double exact_line_search(const Loss* L, double lam, const double* beta, const double* d,
                                int64_t nbeta, const Terms* T, Breakpoint* bp,
                                int64_t cap, const Comm* comm=NULL,
-                               const Split* split=NULL) noexcept nogil:
+                               const Split* split=NULL, int n_threads=1) noexcept nogil:
     """Minimize phi(delta) = f(beta + delta d) over delta >= 0 (Sections 4.4, 6, 7).
 
     Works on the term outputs v and their steps dv (from T: y, dy and, for ordinal
@@ -414,7 +308,7 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
     phi' is continuous, increasing and piecewise linear.  On each piece, l and r
     are the values its line takes at delta = 0 and delta = 1 (eq. 16-17); a term
     crossing a knee at delta_j = (t_j knee - v_j) / dv_j changes them (eq. 18,
-    _cross).  A term has at most two breakpoints on the ray (hi and lo, in the
+    cross_breakpoints).  A term has at most two breakpoints on the ray (hi and lo, in the
     order its margin meets them).  The paper sorts the breakpoints and walks them
     from the left; since only the piece holding the root matters, this finds it
     by selection instead (expected O(#breakpoints), no sort): split the
@@ -429,12 +323,15 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
     reduced and the selection runs over every rank's breakpoints (_line_search_dist),
     so every rank returns the same delta*.  split (csrc/wsplit.pxd, with comm): beta and d
     are valid on this rank's weights only; the regularizer's sums are taken over the
-    owned ones and reduced with the terms'.
+    owned ones and reduced with the terms'.  Serial runs on many terms take the pass in
+    fixed chunks on n_threads threads (csrc/line_search_terms.pxd), with the same result for every
+    thread count.
     """
     cdef int64_t a, b, n_near = 0, n_far = 0
     cdef double ls = 0.0, rs = 0.0, slope1, lreg = 0.0, rreg = 0.0
     cdef int dist = comm_active(comm)
-    _regularizer(lam, beta, d, nbeta, split, &ls, &rs)
+    cdef Chunks C
+    _regularizer(lam, beta, d, nbeta, split, n_threads, &ls, &rs)
     slope1 = rs
     if dist and split == NULL:                # the terms' sums apart, to be reduced
         lreg = ls
@@ -442,10 +339,14 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
         ls = 0.0
         rs = 0.0
         slope1 = 0.0
-    if T.nb == 0 and not (L.lo > -INFINITY):  # binary terms, no zone 2 (L2, least squares)
-        _collect_binary_nolo(L, T, bp, &n_near, &n_far, cap, &ls, &rs, &slope1)
-    else:
-        _collect(L, T, bp, &n_near, &n_far, cap, &ls, &rs, &slope1)
+    if not dist and collect_chunked(L, T, bp, cap, &C, n_threads, &ls, &rs, &slope1):
+        if ls >= 0.0:
+            return 0.0
+        if slope1 >= 0.0:
+            return _select(L, T, bp, 0, gather_near(T, bp, &C), ls, rs)
+        cross_near(L, T, bp, &C, &ls, &rs)
+        return _select(L, T, bp, cap - gather_far(T, bp, cap, &C), cap, ls, rs)
+    collect_terms(L, T, 0, T.m, bp, &n_near, &n_far, cap, &ls, &rs, &slope1)
     if dist:
         return _line_search_dist(L, T, bp, n_near, n_far, cap, lreg, rreg, ls, rs, slope1, comm)
     if ls >= 0.0:
@@ -454,7 +355,7 @@ cdef inline double exact_line_search(const Loss* L, double lam, const double* be
         a = 0
         b = n_near
     else:                                    # beyond 1: cross everything before it
-        _cross(L, T, bp, 0, n_near, &ls, &rs)
+        cross_breakpoints(L, T, bp, 0, n_near, &ls, &rs)
         a = cap - n_far
         b = cap
     return _select(L, T, bp, a, b, ls, rs)

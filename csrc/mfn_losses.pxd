@@ -175,7 +175,7 @@ cdef inline double mfn_line_search(NewtonLoss* NL, NewtonWork* W,
     """The exact line search along d = W.p (csrc/line_search.pxd)."""
     cdef MfnState* M = <MfnState*>NL.state
     return exact_line_search(&M.L, W.lam, beta, W.p, W.nreg, &M.T, M.bp, M.n_bp, W.comm,
-                             W.split)
+                             W.split, W.X.n_threads)
 
 
 # ------------------------------------------------------------------ the terms

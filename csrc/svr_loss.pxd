@@ -163,7 +163,8 @@ cdef inline double svr_line_search(NewtonLoss* NL, NewtonWork* W,
     T.dy = S.tdv
     T.b = NULL
     T.db = NULL
-    return exact_line_search(&L, W.lam, beta, W.p, W.nreg, &T, S.bp, max(2 * W.m, 1), W.comm)
+    return exact_line_search(&L, W.lam, beta, W.p, W.nreg, &T, S.bp, max(2 * W.m, 1), W.comm,
+                             NULL, W.X.n_threads)
 
 
 cdef inline NewtonLoss svr_loss(SvrState* S) noexcept nogil:

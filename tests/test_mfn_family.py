@@ -735,3 +735,42 @@ def test_a_stall_on_badly_scaled_rows_hints_at_the_scale():
     _, msgs = _stalled_l1(X, y, 100.0, tol=1e-6)
     assert len(msgs) == 1 and "(stalled)" in msgs[0], msgs
     assert "badly scaled features? scale them" in msgs[0] and "rows of norm up to" in msgs[0]
+
+
+@pytest.mark.parametrize("target", [0.3, 3.0])
+@pytest.mark.parametrize("loss", [(1.0, 1.0, 1.0, -np.inf), (1.0, 1.0, 1.0, -1.0)])
+def test_chunked_line_search_over_many_terms(target, loss):
+    # line_search.pxd: from 32,768 terms the pass over them runs in fixed chunks, each
+    # storing its breakpoints in its own region of the buffer, gathered before (root < 1)
+    # or after (root > 1) the selection.  The root is the brute-force minimizer's, and the
+    # same bits on 1, 2 and 3 threads.
+    rng = np.random.default_rng(8)
+    m, n = 50000, 6
+    X = rng.standard_normal((m, n))
+    t = np.where(rng.random(m) < 0.3, 1.0, -1.0)
+    c = rng.uniform(0.5, 2.0, m)
+    lam, beta, d = 0.4, rng.standard_normal(n) * 0.3, rng.standard_normal(n)
+    y = X @ beta
+    a, tm, hi, lo = loss
+
+    def f(delta, dd):
+        o = t * (y + delta * (X @ dd))
+        lval = np.where(o >= hi, 0.0, 0.5 * a * (tm - o) ** 2)
+        if np.isfinite(lo):
+            lval = np.where(o > lo, lval, a * (tm - lo) * (lo - o) + 0.5 * a * (tm - lo) ** 2)
+        b = beta + delta * dd
+        return 0.5 * lam * b @ b + np.sum(c * lval)
+
+    if f(1e-7, d) > f(0.0, d):
+        d = -d
+    root = so.minimize_scalar(lambda s: f(s, d), bounds=(0.0, 1e3), method="bounded",
+                              options={"xatol": 1e-12}).x
+    d = d * root / target
+    dy = X @ d
+    knees = np.concatenate([(t * k - y) / dy for k in (hi, lo) if np.isfinite(k)])
+    assert np.sum((knees > 0) & (knees < 1)) > 100 and np.sum(knees > 1) > 100
+    deltas = [_testing.loss_line_search(lam, beta, d, y, dy, t, c, loss, n_threads=k)
+              for k in (1, 2, 3)]
+    assert deltas[1] == deltas[0] and deltas[2] == deltas[0]
+    assert f(deltas[0], d) <= f(target, d) + 1e-12 * abs(f(target, d))
+    assert deltas[0] == pytest.approx(target, rel=1e-6)
