@@ -7,6 +7,7 @@
 from libc.stdint cimport int64_t
 from libc.string cimport memset
 from cython.parallel cimport prange
+from chunked cimport CHUNK_ENTRIES, CHUNK_MAX, n_chunks, chunk_threads
 from libc.math cimport fmax, fmin, sqrt
 from csr cimport dot
 from comm cimport comm_sum
@@ -93,16 +94,11 @@ cdef inline int cg_stops(CgState* G, double eps, double gamma, int it,
 # ------------------------------------------------------------------ the passes over the weights
 #
 # The vector work of an iteration (the move, s = minv r, the next direction and the sums
-# r'r, r's, p'p) runs as one or two passes over the weights, in fixed chunks: chunk c of
-# vec_chunks(nw) covers [c nw / K, (c + 1) nw / K), each chunk's sums run in index order
-# and the chunks' sums are added in chunk order.  K depends on nw alone, so the threads
-# (those of the operator's CSR) only share out the chunks and every thread count gives
-# the same bits.
+# r'r, r's, p'p) runs as one or two passes over the weights in the fixed chunks of
+# csrc/chunked.pxd (by nw alone, sums added in chunk order), on the operator's CSR's
+# threads: every thread count gives the same bits.
 
 cdef enum:
-    VEC_CHUNK = 4096               # weights of a chunk, at least
-    VEC_MAX_CHUNKS = 256           # chunks at most (their sums live on the stack)
-    VEC_THREADS_MIN = 65536        # fewer weights: every chunk on one thread
     VEC_MOVE = 0                   # the kinds of pass (_vec_span)
     VEC_SUMS = 1
     VEC_START = 2
@@ -119,14 +115,6 @@ ctypedef struct VecPass:
     double* beta
     double* s                      # minv r, or r itself without a preconditioner
     CglsWork* W
-
-
-cdef inline int64_t vec_chunks(int64_t nw) noexcept nogil:
-    """Chunks of the passes over nw weights (block comment above)."""
-    cdef int64_t k = (nw + VEC_CHUNK - 1) // VEC_CHUNK
-    if k > VEC_MAX_CHUNKS:
-        return VEC_MAX_CHUNKS
-    return k if k > 0 else 1
 
 
 cdef inline void _vec_span(const VecPass* P, int64_t lo, int64_t hi,
@@ -178,12 +166,13 @@ cdef inline void _vec_span(const VecPass* P, int64_t lo, int64_t hi,
 
 
 cdef inline void vec_pass(const VecPass* P, int n_threads, double* sums) noexcept nogil:
-    """Run P over every weight in vec_chunks(P.nw) chunks (on n_threads threads from
-    VEC_THREADS_MIN weights) and add the chunks' two sums into sums[0:2] in chunk order."""
-    cdef int64_t K = vec_chunks(P.nw), c, nw = P.nw
-    cdef double part[2 * VEC_MAX_CHUNKS]
-    if n_threads > 1 and nw >= VEC_THREADS_MIN:
-        for c in prange(K, schedule="static", num_threads=n_threads):
+    """Run P over every weight in csrc/chunked.pxd's chunks (on n_threads threads from
+    CHUNK_THREADS_MIN weights) and add the chunks' two sums into sums[0:2] in chunk order."""
+    cdef int64_t K = n_chunks(P.nw, CHUNK_ENTRIES), c, nw = P.nw
+    cdef int T = chunk_threads(nw, n_threads)
+    cdef double part[2 * CHUNK_MAX]
+    if T > 1:
+        for c in prange(K, schedule="static", num_threads=T):
             _vec_span(P, c * nw // K, (c + 1) * nw // K, &part[2 * c])
     else:
         for c in range(K):

@@ -8,19 +8,13 @@ from libc.stdint cimport int64_t
 from libc.math cimport INFINITY
 from libc.stdlib cimport malloc, free, qsort
 from cython.parallel cimport prange
+from chunked cimport CHUNK_ENTRIES, CHUNK_MAX, n_chunks, chunk_threads
 from comm cimport Comm, comm_active, comm_sum, comm_allgather
 from wsplit cimport Split
 from mfn_terms cimport Loss, Terms
 from line_search_terms cimport (KNEE_HI, KNEE_LO, Breakpoint, Chunks, cross_one,
                                 cross_breakpoints, collect_terms, collect_chunked,
                                 gather_near, gather_far, cross_near)
-
-# The chunks of the regularizer's sums over many weights (_regularizer).
-cdef enum:
-    REG_CHUNK = 4096               # weights of a chunk, at least
-    REG_MAX_CHUNKS = 256
-    REG_THREADS_MIN = 65536        # fewer weights: the chunks on one thread
-
 
 # The distributed selection's rounds: each rank samples SEL_S of its candidates, the
 # ranks agree on up to SEL_K pivots, and one allreduce of the crossings per bin
@@ -223,12 +217,11 @@ cdef inline void _regularizer(double lam, const double* beta, const double* d, i
                               const Split* split, int n_threads, double* ls,
                               double* rs) noexcept nogil:
     """The regularizer's part of phi' at delta = 0 and 1: ls = lam beta.d, rs =
-    lam (beta + d).d (split: over this rank's owned weights, in order; else in fixed
-    chunks of the weights, by nbeta alone, summed in chunk order: the same bits for
-    every thread count)."""
+    lam (beta + d).d (split: over this rank's owned weights, in order; else in the fixed
+    chunks of csrc/chunked.pxd: the same bits for every thread count)."""
     cdef int64_t i, j, c, K
     cdef double l = 0.0, r = 0.0
-    cdef double part[2 * REG_MAX_CHUNKS]
+    cdef double part[2 * CHUNK_MAX]
     if split != NULL:
         for i in range(split.n_own):
             j = split.own[i]
@@ -236,10 +229,8 @@ cdef inline void _regularizer(double lam, const double* beta, const double* d, i
                 l += beta[j] * d[j]
                 r += (beta[j] + d[j]) * d[j]
     else:
-        K = (nbeta + REG_CHUNK - 1) // REG_CHUNK
-        if K > REG_MAX_CHUNKS:
-            K = REG_MAX_CHUNKS
-        if n_threads > 1 and nbeta >= REG_THREADS_MIN:
+        K = n_chunks(nbeta, CHUNK_ENTRIES)
+        if chunk_threads(nbeta, n_threads) > 1:
             for c in prange(K, schedule="static", num_threads=n_threads):
                 _reg_span(beta, d, c * nbeta // K, (c + 1) * nbeta // K, &part[2 * c])
         else:

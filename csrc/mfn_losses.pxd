@@ -19,6 +19,8 @@ from libc.string cimport memcpy, memset
 from libc.math cimport fmax, sqrt, INFINITY
 from csr cimport CSR, sq_norm_row, dot, axpy_row_sq
 from csr_passes cimport matvec, rmatvec, col_sq_sums
+from chunked cimport CHUNK_ENTRIES, CHUNK_MAX, n_chunks, chunk_threads, dot_chunked
+from cython.parallel cimport prange
 from cgls cimport Operator, CglsSettings, CglsWork, csr_operator
 from mfn_terms cimport Loss, Terms, zone, loss_slope, mismatch_term, term_at, term_out
 from line_search cimport Breakpoint, exact_line_search
@@ -75,27 +77,47 @@ ctypedef struct MfnState:
 
 # ------------------------------------------------------------------ the objective
 
+cdef inline double _q2_span(const Loss* L, const Terms* T, int64_t lo, int64_t hi) noexcept nogil:
+    """sum over the binary terms lo:hi in zone 1 of a c (v - t tm)^2, in order (no zone 2)."""
+    cdef int64_t k
+    cdef double q2 = 0.0, v, t, d, a = L.a, tm = L.tm, knee = L.hi
+    for k in range(lo, hi):
+        v = T.y[k]
+        t = T.t[k]
+        if t * v < knee:
+            d = v - t * tm
+            q2 += a * T.c[k] * d * d
+    return q2
+
+
 cdef inline double primal(const Loss* L, double lam, const double* beta, int64_t nbeta,
-                          const Terms* T, const Comm* comm, const Split* split) noexcept nogil:
+                          const Terms* T, const Comm* comm, const Split* split,
+                          int n_threads=1) noexcept nogil:
     """f(beta) = lam/2 ||beta||^2 + sum_j c_j l(o_j)  (eq. 2, 19, 25), from the margins
     (comm: this rank's terms, the loss sums reduced; split: beta valid on this rank's
-    weights, ||beta||^2 summed over the owned ones and reduced with the loss)."""
-    cdef int64_t k, s
-    cdef double q2 = 0.0, lin = 0.0, v, t, o, d, a = L.a, tm = L.tm, hi = L.hi
+    weights, ||beta||^2 summed over the owned ones and reduced with the loss).  Binary
+    terms without a zone 2 and ||beta||^2 are summed in csrc/chunked.pxd's chunks, on
+    n_threads threads: the same bits for every thread count."""
+    cdef int64_t k, s, K
+    cdef double q2 = 0.0, lin = 0.0, v, t, o, d
     cdef double red[3]
+    cdef double part[CHUNK_MAX]
     cdef int zn
     if split != NULL:
         return _primal_split(L, lam, beta, nbeta, T, comm, split)
     if T.nb == 0 and L.lo == -INFINITY:      # binary terms, no zone 2: the same sums, fewer tests
-        for k in range(T.m):
-            v = T.y[k]
-            t = T.t[k]
-            if t * v < hi:
-                d = v - t * tm
-                q2 += a * T.c[k] * d * d
+        K = n_chunks(T.m, CHUNK_ENTRIES)
+        if chunk_threads(T.m, n_threads) > 1:
+            for k in prange(K, schedule="static", num_threads=n_threads):
+                part[k] = _q2_span(L, T, k * T.m // K, (k + 1) * T.m // K)
+        else:
+            for k in range(K):
+                part[k] = _q2_span(L, T, k * T.m // K, (k + 1) * T.m // K)
+        for k in range(K):
+            q2 += part[k]
         if comm_active(comm):
             q2 = comm_sum1(comm, q2)
-        return 0.5 * lam * dot(beta, beta, nbeta) + 0.5 * q2
+        return 0.5 * lam * dot_chunked(beta, beta, nbeta, n_threads) + 0.5 * q2
     for k in range(T.m):
         for s in range(T.per):
             term_out(T, k, s, &v, &t)
@@ -148,7 +170,7 @@ cdef inline double mfn_value(NewtonLoss* NL, NewtonWork* W, const double* beta,
     T2.y = <double*>y
     if T2.nb > 0:
         T2.b = beta + W.X.n_weights
-    return primal(&M.L, W.lam, beta, W.nreg, &T2, W.comm, W.split)
+    return primal(&M.L, W.lam, beta, W.nreg, &T2, W.comm, W.split, W.X.n_threads)
 
 
 cdef inline double mfn_mismatch(NewtonLoss* NL, NewtonWork* W) noexcept nogil:

@@ -57,6 +57,7 @@ from libc.string cimport memcpy
 from libc.math cimport fabs, fmin, isfinite, INFINITY
 from csr cimport CSR, dot
 from csr_passes cimport matvec
+from chunked cimport axpy_into
 from cgls cimport (Operator, CglsSettings, CglsWork, cgls_solve, cgls_settings, residual,
                    residual_split)
 from interrupt cimport Stop, stop_poll, stop_keep
@@ -378,10 +379,8 @@ cdef inline int _line_step(NewtonLoss* L, NewtonWork* W, double* beta,
                 k = W.split.mine[j]
                 W.beta_bar[k] = beta[k] + delta * W.p[k]
         else:
-            for j in range(W.nbeta):
-                W.beta_bar[j] = beta[j] + delta * W.p[j]
-        for k in range(W.m):
-            W.ytry[k] = W.y[k] + delta * W.dy[k]
+            axpy_into(W.beta_bar, beta, delta, W.p, W.nbeta, W.X.n_threads)
+        axpy_into(W.ytry, W.y, delta, W.dy, W.m, W.X.n_threads)
         Fnew = L.value(L, W, W.beta_bar, W.ytry)
     if delta <= 0.0 or Fnew > G.F + 1e-12 * fabs(G.F):
         # y is updated incrementally (step 7); at a tight eps its drift from X w can

@@ -154,12 +154,15 @@ def test_an_active_subset_scatters_in_two_blocks_when_the_scratch_holds_one():
 
 
 @pytest.mark.parametrize("solver", ["mfn", "lr"])
-def test_cgls_vector_passes_over_many_weights_are_the_same_on_every_thread_count(solver):
-    """cgls_steps.pxd: with 70,000 weights the passes over the weights (the move, s = minv r,
-    the direction and their sums) run in 18 fixed chunks shared out among the threads: the
-    model is the same bit for bit at 1, 2 and 3 threads, and it is the optimum (the
-    gradient of the primal objective at it is small against its value at w = 0)."""
-    n, d, per_row = 3000, 70000, 20
+@pytest.mark.parametrize("n, d, per_row", [(3000, 70000, 20), (70000, 40, 8)])
+def test_newton_passes_over_long_vectors_are_the_same_on_every_thread_count(solver, n, d,
+                                                                            per_row):
+    """chunked.pxd: from 65,536 entries the passes over the weights (CGLS's move, s = minv r,
+    the direction and their sums; ||w||^2) and over the examples (the line search's pass
+    over the terms, the trial margins, the loss's sum) run in fixed chunks shared out among
+    the threads: the model is the same bit for bit at 1, 2 and 3 threads, and it is the
+    optimum (the gradient of the primal objective at it is small against its value at
+    w = 0)."""
     rng = np.random.default_rng(21)
     cols = np.sort(rng.choice(d, size=(n, per_row)), axis=1).ravel()
     X = sp.csr_matrix((rng.uniform(-1.0, 1.0, n * per_row), cols,
