@@ -307,6 +307,7 @@ def test_against_liblinear_on_debian():
         assert abs(res.stats["objective"] - f_ll) <= 1e-6 * f_ll
 
 
+@pytest.mark.subprocess
 def test_regression_measures_as_liblinear_prints_them(tmp_path):
     """MSE and SCC of LIBLINEAR's predictions, from LIBLINEAR's predict output, from
     regression_measures and from scikit-learn (SCC = R^2 of the least-squares line of y
@@ -315,8 +316,9 @@ def test_regression_measures_as_liblinear_prints_them(tmp_path):
     from linsvm.io.svmlight import dump_svmlight
     from sklearn.linear_model import LinearRegression
     from sklearn.metrics import mean_squared_error, r2_score
-    train, predict = "/work/peers/liblinear/train", "/work/peers/liblinear/predict"
     import os
+    root = os.environ.get("LINSVM_LIBLINEAR_DIR", "/work/peers/liblinear")
+    train, predict = os.path.join(root, "train"), os.path.join(root, "predict")
     if not (os.path.exists(train) and os.path.exists(predict)):
         pytest.skip("LIBLINEAR's train/predict not found")
     X, y = load_diabetes(return_X_y=True)
