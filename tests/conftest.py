@@ -248,6 +248,19 @@ def pytest_runtest_protocol(item, nextitem):
 
 # ------------------------------------------------------------------ helpers many files use
 
+def liblinear_tool(name):
+    """The path of a built LIBLINEAR's program `name` (train, predict): in
+    $LINSVM_LIBLINEAR_DIR, default ../peers/liblinear beside the repository's parent; the
+    test is skipped when there is none.  A test that calls it starts a process: mark it
+    `subprocess`."""
+    root = os.environ.get("LINSVM_LIBLINEAR_DIR",
+                          str(Path(__file__).resolve().parents[2] / "peers" / "liblinear"))
+    path = os.path.join(root, name)
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"LIBLINEAR's {name} not found in {root} (LINSVM_LIBLINEAR_DIR)")
+    return path
+
+
 def augmented(X, bias=1.0, dense=False):
     """X (any sparse or dense matrix) with LIBLINEAR's bias feature appended as a last
     column of value `bias` when bias > 0, as CSR float64 (a dense array with dense=True):

@@ -13,7 +13,6 @@ What is checked, never against the code's own output alone:
 * scikit-learn's own LinearSVC(penalty="l1", dual=False) (its bundled LIBLINEAR) at a
   tight tolerance gives the weights of linsvm's LinearSVC(penalty="l1").
 """
-import os
 import subprocess
 
 import numpy as np
@@ -26,9 +25,8 @@ from linsvm.cv import make_folds
 from linsvm.io.svmlight import dump_svmlight, load_svmlight
 from linsvm.problem.catalog import penalty_of, solver_for_penalty
 
-from conftest import augmented, invoke, random_problem
+from conftest import augmented, invoke, liblinear_tool, random_problem
 
-PEER_PREDICT = "/work/peers/liblinear/predict"
 CODES = [("5", "cdn"), ("6", "glmnet")]
 
 
@@ -222,6 +220,7 @@ def test_labels_that_are_not_classes_stop_in_one_line(tmp_path, rows, message):
 
 # ------------------------------------------------------------------ model files
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("code,name,solver_type", [("5", "cdn", "L1R_L2LOSS_SVC"),
                                                    ("6", "glmnet", "L1R_LR")])
 @pytest.mark.parametrize("classes", [2, 3])
@@ -243,10 +242,8 @@ def test_liblinears_predict_reads_our_models(tmp_path, code, name, solver_type, 
     assert invoke(predict_cmd, tmp_path / "d", tmp_path / "ours", tmp_path / "p").exit_code == 0
     mine = np.loadtxt(tmp_path / "p")
     np.testing.assert_array_equal(mine, ours.predict(X))
-    if not os.access(PEER_PREDICT, os.X_OK):
-        pytest.skip("LIBLINEAR's predict not found at " + PEER_PREDICT)
-    subprocess.run([PEER_PREDICT, tmp_path / "d", tmp_path / "ll", tmp_path / "q"], check=True,
-                   capture_output=True)
+    subprocess.run([liblinear_tool("predict"), tmp_path / "d", tmp_path / "ll", tmp_path / "q"],
+                   check=True, capture_output=True)
     np.testing.assert_array_equal(np.loadtxt(tmp_path / "q"), mine)
 
 

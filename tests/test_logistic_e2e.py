@@ -4,10 +4,9 @@ and linsvm.sklearn.LogisticRegression.
 
 Every expected probability is computed here from the model's weights with numpy
 (sigma, LIBLINEAR's one-vs-rest normalisation, the softmax), or taken from LIBLINEAR's
-own `predict` (skipped when /work/peers/liblinear, or $LIBLINEAR_DIR, has none) and
+own `predict` (skipped without a LIBLINEAR build: conftest.liblinear_tool) and
 scikit-learn's lbfgs LogisticRegression.
 """
-import os
 import subprocess
 
 import numpy as np
@@ -20,16 +19,9 @@ from linsvm.cli import predict_cmd, train_cmd
 from linsvm.errors import ModelError, ParameterError
 from linsvm.io.synth import make_text_classification
 from linsvm.model.predict import predict_file
-from conftest import augmented, invoke, random_problem
+from conftest import augmented, invoke, liblinear_tool, random_problem
 
-PEER = os.environ.get("LIBLINEAR_DIR", "/work/peers/liblinear")
-
-
-def peer(tool):
-    path = os.path.join(PEER, tool)
-    if not os.access(path, os.X_OK):
-        pytest.skip(f"LIBLINEAR's {tool} not found in {PEER}")
-    return path
+peer = liblinear_tool
 
 
 def sigma(f):
@@ -162,6 +154,7 @@ def test_linsvm_format_records_kind_loss_and_penalty(binary):
     assert 'param loss str "logistic"' in text and 'param penalty str "l2"' in text
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("code,solver_type", [("0", "L2R_LR"), ("7", "L2R_LR_DUAL")])
 def test_liblinear_predict_reads_our_models(binary, three, code, solver_type):
     """LIBLINEAR's predict -b 1 on our LIBLINEAR-format file: the same labels and, to its
@@ -182,6 +175,7 @@ def test_liblinear_predict_reads_our_models(binary, three, code, solver_type):
         np.testing.assert_allclose(P1, P2, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.subprocess
 def test_we_read_liblinears_lr_models(binary, three):
     train, predict = peer("train"), peer("predict")
     for tmp, path, X, y in (binary, three):

@@ -316,11 +316,8 @@ def test_regression_measures_as_liblinear_prints_them(tmp_path):
     from linsvm.io.svmlight import dump_svmlight
     from sklearn.linear_model import LinearRegression
     from sklearn.metrics import mean_squared_error, r2_score
-    import os
-    root = os.environ.get("LINSVM_LIBLINEAR_DIR", "/work/peers/liblinear")
-    train, predict = os.path.join(root, "train"), os.path.join(root, "predict")
-    if not (os.path.exists(train) and os.path.exists(predict)):
-        pytest.skip("LIBLINEAR's train/predict not found")
+    from conftest import liblinear_tool
+    train, predict = liblinear_tool("train"), liblinear_tool("predict")
     X, y = load_diabetes(return_X_y=True)
     dump_svmlight(X, y, tmp_path / "d")
     subprocess.run([train, "-q", "-s", "11", "-c", "10", tmp_path / "d", tmp_path / "m"], check=True)
