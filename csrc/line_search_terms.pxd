@@ -8,6 +8,7 @@ from libc.stdint cimport int64_t
 from libc.math cimport INFINITY
 from libc.string cimport memmove
 from cython.parallel cimport prange
+from chunked cimport CHUNK_MAX, n_chunks
 from mfn_terms cimport Loss, Terms, zone, loss_slope, term_at
 
 # Knee of a breakpoint (stored in the low bit of Breakpoint.k).
@@ -21,10 +22,8 @@ ctypedef struct Breakpoint:
 
 
 
-# The chunks of the pass over many terms (collect_chunked).
 cdef enum:
-    LS_CHUNK_TERMS = 16384         # examples of a chunk, at least
-    LS_MAX_CHUNKS = 256
+    LS_CHUNK_TERMS = 16384         # examples of a chunk of the pass (collect_chunked), at least
 
 
 cdef inline void cross_one(const Loss* L, const Terms* T, const Breakpoint* bp, double* ls,
@@ -175,20 +174,21 @@ cdef inline void collect_terms(const Loss* L, const Terms* T, int64_t k0, int64_
         _collect(L, T, k0, k1, bp, n_near, n_far, cap, ls, rs, slope1)
 
 
-# The pass over the terms in fixed chunks (serial runs, when there are at least two):
-# chunk c holds the examples [c m / K, (c + 1) m / K) and a region of bp of q slots per
+# The pass over the terms in fixed chunks (serial runs, when csrc/chunked.pxd's rule at
+# LS_CHUNK_TERMS gives at least two): chunk c holds the examples [c m / K, (c + 1) m / K)
+# and a region of bp of q slots per
 # term (q = cap / terms >= the knees a term can meet), where it stores its breakpoints
 # as the whole pass stores them in bp (those before 1 from the region's front, the others
 # from its back).  Each chunk sums its part of l, r and phi'(1) in order, the chunks' sums
-# are added in chunk order, and the regions are then moved together (_gather_near,
-# _gather_far), so K, the sums and the breakpoints' order depend on the terms alone and
+# are added in chunk order, and the regions are then moved together (gather_near,
+# gather_far), so K, the sums and the breakpoints' order depend on the terms alone and
 # the threads only share out the chunks.
 ctypedef struct Chunks:
     int64_t K
     int64_t q                      # breakpoint slots per term
-    int64_t n_near[LS_MAX_CHUNKS]
-    int64_t n_far[LS_MAX_CHUNKS]
-    double sums[3 * LS_MAX_CHUNKS]
+    int64_t n_near[CHUNK_MAX]
+    int64_t n_far[CHUNK_MAX]
+    double sums[3 * CHUNK_MAX]
 
 
 cdef inline int64_t _chunk_lo(const Terms* T, const Chunks* C, int64_t c) noexcept nogil:
@@ -218,9 +218,7 @@ cdef inline int collect_chunked(const Loss* L, const Terms* T, Breakpoint* bp, i
     and slope1 in chunk order; 0 (nothing done) when the terms make one chunk or bp has
     fewer slots than a term's knees."""
     cdef int64_t c, kn = 2 if (L.lo > -INFINITY and L.hi < INFINITY) else 1
-    C.K = T.m // LS_CHUNK_TERMS
-    if C.K > LS_MAX_CHUNKS:
-        C.K = LS_MAX_CHUNKS
+    C.K = n_chunks(T.m, LS_CHUNK_TERMS)
     if C.K < 2:
         return 0
     C.q = cap // (T.m * T.per)

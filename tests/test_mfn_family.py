@@ -740,7 +740,7 @@ def test_a_stall_on_badly_scaled_rows_hints_at_the_scale():
 @pytest.mark.parametrize("target", [0.3, 3.0])
 @pytest.mark.parametrize("loss", [(1.0, 1.0, 1.0, -np.inf), (1.0, 1.0, 1.0, -1.0)])
 def test_chunked_line_search_over_many_terms(target, loss):
-    # line_search.pxd: from 32,768 terms the pass over them runs in fixed chunks, each
+    # line_search_terms.pxd: above 16,384 terms the pass over them runs in fixed chunks, each
     # storing its breakpoints in its own region of the buffer, gathered before (root < 1)
     # or after (root > 1) the selection.  The root is the brute-force minimizer's, and the
     # same bits on 1, 2 and 3 threads.
