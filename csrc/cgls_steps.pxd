@@ -117,6 +117,21 @@ ctypedef struct VecPass:
     CglsWork* W
 
 
+cdef inline VecPass vec_of(int kind, int64_t nw, const CgState* G, CglsWork* W) noexcept nogil:
+    """A pass of `kind` over the nw weights of this iteration's vectors (no step yet)."""
+    cdef VecPass P
+    P.kind = kind
+    P.nw = nw
+    P.nr = G.nr
+    P.gamma = 0.0
+    P.lam = 0.0
+    P.omega = 0.0
+    P.beta = NULL
+    P.s = G.s
+    P.W = W
+    return P
+
+
 cdef inline void _vec_span(const VecPass* P, int64_t lo, int64_t hi,
                            double* out) noexcept nogil:
     """P's pass over the weights lo:hi, its two sums (in index order) into out:
@@ -186,13 +201,8 @@ cdef inline void vec_pass(const VecPass* P, int n_threads, double* sums) noexcep
 
 cdef inline void residual_sums(CglsWork* W, CgState* G, int64_t nw) noexcept nogil:
     """After r changed (not the split): s = minv r, G.rr = r'r and G.rs = r's (vec_pass)."""
-    cdef VecPass P
+    cdef VecPass P = vec_of(VEC_SUMS, nw, G, W)
     cdef double sums[2]
-    P.kind = VEC_SUMS
-    P.nw = nw
-    P.nr = G.nr
-    P.s = G.s
-    P.W = W
     vec_pass(&P, G.n_threads, sums)
     G.rr = sums[0]
     G.rs = sums[1]
@@ -226,11 +236,7 @@ cdef inline int cg_start(const Operator* A, const double* c, double lam, const d
         return cg_entry_tests(red[0], red[1], rr0, S, G, optimal)
     residual(A, c, W.z, lam, beta, W.u, W.r, minv, W.diag, S.jacobi_weight, S.comm, G.nr)
     residual_sums(W, G, nw)
-    P.kind = VEC_START
-    P.nw = nw
-    P.nr = G.nr
-    P.s = G.s
-    P.W = W
+    P = vec_of(VEC_START, nw, G, W)
     vec_pass(&P, G.n_threads, sums)
     G.pp = sums[0]
     return cg_entry_tests(G.rr, G.rs, rr0, S, G, optimal)
@@ -373,14 +379,10 @@ cdef inline void cg_move(const Operator* A, const double* c, double lam, double*
         residual_sums(W, G, nw)
         return
     # the step, r = A'Cz - lam beta by the recurrence, s = minv r, r'r and r's: one pass
-    P.kind = VEC_MOVE
-    P.nw = nw
-    P.nr = G.nr
+    P = vec_of(VEC_MOVE, nw, G, W)
     P.gamma = gamma
     P.lam = lam
     P.beta = beta
-    P.s = G.s
-    P.W = W
     vec_pass(&P, G.n_threads, sums)
     G.rr = sums[0]
     G.rs = sums[1]
@@ -442,12 +444,8 @@ cdef inline void cg_direction(const CglsSettings* S, CglsWork* W, CgState* G,
             W.p[j] = G.s[j] + omega * W.p[j]
         split_scatter(S.split, W.p)
         return
-    P.kind = VEC_DIRECTION
-    P.nw = nw
-    P.nr = G.nr
+    P = vec_of(VEC_DIRECTION, nw, G, W)
     P.omega = G.rs / G.rho
-    P.s = G.s
-    P.W = W
     vec_pass(&P, G.n_threads, sums)
     G.rho = G.rs
     G.pp = sums[0]

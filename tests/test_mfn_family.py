@@ -646,6 +646,28 @@ def test_core_rejects_bad_indices_before_the_kernel():
                           np.ones(20), np.ones(20), 1.0, np.zeros(5), (1.0, 1.0, 1.0, -INF))
 
 
+def _ray_with_root_at(target, X, t, c, lam, beta, d, loss):
+    """f(delta, dd) = lam/2 ||beta + delta dd||^2 + sum c l(t (X (beta + delta dd))) for the
+    loss (a, tm, hi, lo) of mfn_terms, and d turned into a descent direction and scaled so
+    that the minimizer of f(., d) over delta >= 0 (scipy's bounded search) lies at target."""
+    a, tm, hi, lo = loss
+    y = X @ beta
+
+    def f(delta, dd):
+        o = t * (y + delta * (X @ dd))
+        lval = np.where(o >= hi, 0.0, 0.5 * a * (tm - o) ** 2)
+        if np.isfinite(lo):
+            lval = np.where(o > lo, lval, a * (tm - lo) * (lo - o) + 0.5 * a * (tm - lo) ** 2)
+        b = beta + delta * dd
+        return 0.5 * lam * b @ b + np.sum(c * lval)
+
+    if f(1e-7, d) > f(0.0, d):
+        d = -d
+    root = so.minimize_scalar(lambda s: f(s, d), bounds=(0.0, 1e3), method="bounded",
+                              options={"xatol": 1e-12}).x
+    return f, d * root / target
+
+
 @pytest.mark.parametrize("target", [0.05, 0.7, 1.0, 3.0, 40.0])
 @pytest.mark.parametrize("loss", [(1.0, 1.0, 1.0, -np.inf), (1.0, 1.0, 1.0, -1.0)])
 @pytest.mark.parametrize("seed", [21, 6])
@@ -663,20 +685,7 @@ def test_line_search_root_before_and_beyond_one(target, loss, seed):
     lam, beta, d = 0.4, rng.standard_normal(n), rng.standard_normal(n)
     y = X @ beta
     a, tm, hi, lo = loss
-
-    def f(delta, dd):
-        o = t * (y + delta * (X @ dd))
-        lval = np.where(o >= hi, 0.0, 0.5 * a * (tm - o) ** 2)
-        if np.isfinite(lo):
-            lval = np.where(o > lo, lval, a * (tm - lo) * (lo - o) + 0.5 * a * (tm - lo) ** 2)
-        b = beta + delta * dd
-        return 0.5 * lam * b @ b + np.sum(c * lval)
-
-    if f(1e-7, d) > f(0.0, d):
-        d = -d
-    root = so.minimize_scalar(lambda s: f(s, d), bounds=(0.0, 1e3), method="bounded",
-                              options={"xatol": 1e-12}).x
-    d = d * root / target                       # now the minimizer is at delta = target
+    f, d = _ray_with_root_at(target, X, t, c, lam, beta, d, loss)   # the minimizer at target
     dy = X @ d
     delta = _testing.loss_line_search(lam, beta, d, y, dy, t, c, loss)
     knees = [(t * k - y) / dy for k in (hi, lo) if np.isfinite(k)]
@@ -752,20 +761,7 @@ def test_chunked_line_search_over_many_terms(target, loss):
     lam, beta, d = 0.4, rng.standard_normal(n) * 0.3, rng.standard_normal(n)
     y = X @ beta
     a, tm, hi, lo = loss
-
-    def f(delta, dd):
-        o = t * (y + delta * (X @ dd))
-        lval = np.where(o >= hi, 0.0, 0.5 * a * (tm - o) ** 2)
-        if np.isfinite(lo):
-            lval = np.where(o > lo, lval, a * (tm - lo) * (lo - o) + 0.5 * a * (tm - lo) ** 2)
-        b = beta + delta * dd
-        return 0.5 * lam * b @ b + np.sum(c * lval)
-
-    if f(1e-7, d) > f(0.0, d):
-        d = -d
-    root = so.minimize_scalar(lambda s: f(s, d), bounds=(0.0, 1e3), method="bounded",
-                              options={"xatol": 1e-12}).x
-    d = d * root / target
+    f, d = _ray_with_root_at(target, X, t, c, lam, beta, d, loss)
     dy = X @ d
     knees = np.concatenate([(t * k - y) / dy for k in (hi, lo) if np.isfinite(k)])
     assert np.sum((knees > 0) & (knees < 1)) > 100 and np.sum(knees > 1) > 100
