@@ -1,15 +1,14 @@
 # The pieces of one iteration of csrc/cgls.pxd's CGLS (cgls_solve, whose block comment
 # has the mathematics): its state, the start, the step length, the move, the
 # true-residual check, the stopping tests and the next direction, each in the
-# serial, allreduce and weight-split arrangements.  Inline: cimported, not compiled
-# on its own.
+# serial, allreduce and weight-split arrangements, and the fixed-chunk passes over the
+# weights the first two share.  Inline: cimported, not compiled on its own.
 
 from libc.stdint cimport int64_t
 from libc.string cimport memset
 from cython.parallel cimport prange
 from chunked cimport CHUNK_ENTRIES, CHUNK_MAX, n_chunks, chunk_threads
 from libc.math cimport fmax, fmin, sqrt
-from csr cimport dot
 from comm cimport comm_sum
 from wsplit cimport Split, split_reduce, split_scatter, split_gather, split_dot
 from cgls_operator cimport Operator, CglsSettings, CglsWork, residual, residual_split
@@ -88,8 +87,6 @@ cdef inline int cg_stops(CgState* G, double eps, double gamma, int it,
         return 1 if (quad or not G.qguard) else 0
     return 1 if (quad and not G.qguard) else 0
 
-
-# ------------------------------------------------------------------ the iteration's pieces
 
 # ------------------------------------------------------------------ the passes over the weights
 #
@@ -207,6 +204,8 @@ cdef inline void residual_sums(CglsWork* W, CgState* G, int64_t nw) noexcept nog
     G.rr = sums[0]
     G.rs = sums[1]
 
+
+# ------------------------------------------------------------------ the iteration's pieces
 
 cdef inline int cg_start(const Operator* A, const double* c, double lam, const double* beta,
                        const CglsSettings* S, CglsWork* W, CgState* G, int* optimal,
