@@ -194,6 +194,7 @@ cdef inline int cgls_solve(const Operator* A, const double* c, double lam, doubl
     G.nr = A.nw if S.nreg < 0 else S.nreg
     G.zcz = 0.0
     G.rs = 0.0
+    G.pp = 0.0
     G.n_upd = S.split.n_own if G.mode == CG_SPLIT else A.nw
     G.n_threads = A.X.n_threads if A.X != NULL else 1
     if cg_start(A, c, lam, beta, S, W, &G, optimal, rr0):

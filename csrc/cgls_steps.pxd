@@ -6,8 +6,7 @@
 
 from libc.stdint cimport int64_t
 from libc.string cimport memset
-from cython.parallel cimport prange
-from chunked cimport CHUNK_ENTRIES, CHUNK_MAX, n_chunks, chunk_threads
+from chunked cimport CHUNK_ENTRIES, n_chunks, chunk_sums
 from libc.math cimport fmax, fmin, sqrt
 from comm cimport comm_sum
 from wsplit cimport Split, split_reduce, split_scatter, split_gather, split_dot
@@ -129,12 +128,13 @@ cdef inline VecPass vec_of(int kind, int64_t nw, const CgState* G, CglsWork* W) 
     return P
 
 
-cdef inline void _vec_span(const VecPass* P, int64_t lo, int64_t hi,
+cdef inline void _vec_span(const void* ctx, int64_t c, int64_t lo, int64_t hi,
                            double* out) noexcept nogil:
-    """P's pass over the weights lo:hi, its two sums (in index order) into out:
+    """The pass P = ctx over the weights lo:hi (a chunk_fn), its two sums into out:
     VEC_MOVE: beta (and dsum) += gamma p, r -= gamma (h + Lam p), then as VEC_SUMS;
     VEC_SUMS: s = minv r, out = (r'r, r's); VEC_START: p = s, out = (p'p over the
     regularized weights, 0); VEC_DIRECTION: p = s + omega p, out as VEC_START."""
+    cdef const VecPass* P = <const VecPass*>ctx
     cdef CglsWork* W = P.W
     cdef double* r = W.r
     cdef double* p = W.p
@@ -178,22 +178,8 @@ cdef inline void _vec_span(const VecPass* P, int64_t lo, int64_t hi,
 
 
 cdef inline void vec_pass(const VecPass* P, int n_threads, double* sums) noexcept nogil:
-    """Run P over every weight in csrc/chunked.pxd's chunks (on n_threads threads from
-    CHUNK_THREADS_MIN weights) and add the chunks' two sums into sums[0:2] in chunk order."""
-    cdef int64_t K = n_chunks(P.nw, CHUNK_ENTRIES), c, nw = P.nw
-    cdef int T = chunk_threads(nw, n_threads)
-    cdef double part[2 * CHUNK_MAX]
-    if T > 1:
-        for c in prange(K, schedule="static", num_threads=T):
-            _vec_span(P, c * nw // K, (c + 1) * nw // K, &part[2 * c])
-    else:
-        for c in range(K):
-            _vec_span(P, c * nw // K, (c + 1) * nw // K, &part[2 * c])
-    sums[0] = 0.0
-    sums[1] = 0.0
-    for c in range(K):
-        sums[0] += part[2 * c]
-        sums[1] += part[2 * c + 1]
+    """Run P over every weight in csrc/chunked.pxd's chunks, its two sums into sums[0:2]."""
+    chunk_sums(_vec_span, P, P.nw, n_chunks(P.nw, CHUNK_ENTRIES), 2, n_threads, sums)
 
 
 cdef inline void residual_sums(CglsWork* W, CgState* G, int64_t nw) noexcept nogil:

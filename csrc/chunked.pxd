@@ -30,30 +30,61 @@ cdef inline int chunk_threads(int64_t n, int n_threads) noexcept nogil:
     return n_threads if (n_threads > 1 and n >= CHUNK_THREADS_MIN) else 1
 
 
-cdef inline double _dot_span(const double* a, const double* b, int64_t lo,
-                             int64_t hi) noexcept nogil:
+ctypedef void (*chunk_fn)(const void* ctx, int64_t c, int64_t lo, int64_t hi,
+                         double* out) noexcept nogil
+# a chunk's pass: chunk c over the entries lo:hi of the caller's vectors (ctx), its sums
+# (at most CHUNK_SUMS, each in index order) into out
+
+
+cdef enum:
+    CHUNK_SUMS = 3                 # sums a chunk_fn may return
+
+
+cdef inline void chunk_sums(chunk_fn f, const void* ctx, int64_t n, int64_t K, int n_sums,
+                            int n_threads, double* sums) noexcept nogil:
+    """Run f over the K (<= CHUNK_MAX) chunks of n entries, chunk c covering
+    [c n / K, (c + 1) n / K), on n_threads threads from CHUNK_THREADS_MIN entries; sums[i]
+    (i < n_sums) = the chunks' i-th sums added in chunk order (block comment)."""
+    cdef int64_t c
+    cdef int i
+    cdef double part[CHUNK_SUMS * CHUNK_MAX]
+    if chunk_threads(n, n_threads) > 1:
+        for c in prange(K, schedule="static", num_threads=n_threads):
+            f(ctx, c, c * n // K, (c + 1) * n // K, &part[CHUNK_SUMS * c])
+    else:
+        for c in range(K):
+            f(ctx, c, c * n // K, (c + 1) * n // K, &part[CHUNK_SUMS * c])
+    for i in range(n_sums):
+        sums[i] = 0.0
+    for c in range(K):
+        for i in range(n_sums):
+            sums[i] += part[CHUNK_SUMS * c + i]
+
+
+ctypedef struct Pair:
+    # two vectors of one length, the context of a chunk_fn over both
+    const double* a
+    const double* b
+
+
+cdef inline void _dot_chunk(const void* ctx, int64_t c, int64_t lo, int64_t hi,
+                            double* out) noexcept nogil:
+    cdef const Pair* P = <const Pair*>ctx
     cdef int64_t j
     cdef double s = 0.0
     for j in range(lo, hi):
-        s += a[j] * b[j]
-    return s
+        s += P.a[j] * P.b[j]
+    out[0] = s
 
 
 cdef inline double dot_chunked(const double* a, const double* b, int64_t n,
                                int n_threads) noexcept nogil:
     """a . b in the chunks of n_chunks(n, CHUNK_ENTRIES) (block comment)."""
-    cdef int64_t K = n_chunks(n, CHUNK_ENTRIES), c
-    cdef int T = chunk_threads(n, n_threads)
-    cdef double part[CHUNK_MAX]
-    cdef double s = 0.0
-    if T > 1:
-        for c in prange(K, schedule="static", num_threads=T):
-            part[c] = _dot_span(a, b, c * n // K, (c + 1) * n // K)
-    else:
-        for c in range(K):
-            part[c] = _dot_span(a, b, c * n // K, (c + 1) * n // K)
-    for c in range(K):
-        s += part[c]
+    cdef Pair P
+    cdef double s
+    P.a = a
+    P.b = b
+    chunk_sums(_dot_chunk, &P, n, n_chunks(n, CHUNK_ENTRIES), 1, n_threads, &s)
     return s
 
 

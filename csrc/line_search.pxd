@@ -7,8 +7,7 @@
 from libc.stdint cimport int64_t
 from libc.math cimport INFINITY
 from libc.stdlib cimport malloc, free, qsort
-from cython.parallel cimport prange
-from chunked cimport CHUNK_ENTRIES, CHUNK_MAX, n_chunks, chunk_threads
+from chunked cimport CHUNK_ENTRIES, Pair, n_chunks, chunk_sums
 from comm cimport Comm, comm_active, comm_sum, comm_allgather
 from wsplit cimport Split
 from mfn_terms cimport Loss, Terms
@@ -201,9 +200,12 @@ cdef inline double _line_search_dist(const Loss* L, const Terms* T, Breakpoint* 
     return -ls / (rs - ls)
 
 
-cdef inline void _reg_span(const double* beta, const double* d, int64_t lo, int64_t hi,
+cdef inline void _reg_span(const void* ctx, int64_t c, int64_t lo, int64_t hi,
                            double* out) noexcept nogil:
-    """out = (beta.d, (beta + d).d) over the weights lo:hi, in order."""
+    """out = (beta.d, (beta + d).d) over the weights lo:hi, in order (a chunk_fn over the
+    Pair (beta, d))."""
+    cdef const double* beta = (<const Pair*>ctx).a
+    cdef const double* d = (<const Pair*>ctx).b
     cdef int64_t j
     cdef double l = 0.0, r = 0.0
     for j in range(lo, hi):
@@ -219,9 +221,10 @@ cdef inline void _regularizer(double lam, const double* beta, const double* d, i
     """The regularizer's part of phi' at delta = 0 and 1: ls = lam beta.d, rs =
     lam (beta + d).d (split: over this rank's owned weights, in order; else in the fixed
     chunks of csrc/chunked.pxd: the same bits for every thread count)."""
-    cdef int64_t i, j, c, K
+    cdef int64_t i, j
     cdef double l = 0.0, r = 0.0
-    cdef double part[2 * CHUNK_MAX]
+    cdef double sums[2]
+    cdef Pair R
     if split != NULL:
         for i in range(split.n_own):
             j = split.own[i]
@@ -229,16 +232,11 @@ cdef inline void _regularizer(double lam, const double* beta, const double* d, i
                 l += beta[j] * d[j]
                 r += (beta[j] + d[j]) * d[j]
     else:
-        K = n_chunks(nbeta, CHUNK_ENTRIES)
-        if chunk_threads(nbeta, n_threads) > 1:
-            for c in prange(K, schedule="static", num_threads=n_threads):
-                _reg_span(beta, d, c * nbeta // K, (c + 1) * nbeta // K, &part[2 * c])
-        else:
-            for c in range(K):
-                _reg_span(beta, d, c * nbeta // K, (c + 1) * nbeta // K, &part[2 * c])
-        for c in range(K):
-            l += part[2 * c]
-            r += part[2 * c + 1]
+        R.a = beta
+        R.b = d
+        chunk_sums(_reg_span, &R, nbeta, n_chunks(nbeta, CHUNK_ENTRIES), 2, n_threads, sums)
+        l = sums[0]
+        r = sums[1]
     ls[0] = l * lam
     rs[0] = r * lam
 

@@ -7,8 +7,7 @@
 from libc.stdint cimport int64_t
 from libc.math cimport INFINITY
 from libc.string cimport memmove
-from cython.parallel cimport prange
-from chunked cimport CHUNK_MAX, n_chunks
+from chunked cimport CHUNK_MAX, n_chunks, chunk_sums
 from mfn_terms cimport Loss, Terms, zone, loss_slope, term_at
 
 # Knee of a breakpoint (stored in the low bit of Breakpoint.k).
@@ -188,7 +187,9 @@ ctypedef struct Chunks:
     int64_t q                      # breakpoint slots per term
     int64_t n_near[CHUNK_MAX]
     int64_t n_far[CHUNK_MAX]
-    double sums[3 * CHUNK_MAX]
+    const Loss* L                  # the pass's loss, terms and buffer
+    const Terms* T
+    Breakpoint* bp
 
 
 cdef inline int64_t _chunk_lo(const Terms* T, const Chunks* C, int64_t c) noexcept nogil:
@@ -196,44 +197,42 @@ cdef inline int64_t _chunk_lo(const Terms* T, const Chunks* C, int64_t c) noexce
     return c * T.m // C.K
 
 
-cdef inline void _collect_chunk(const Loss* L, const Terms* T, Breakpoint* bp, Chunks* C,
-                                int64_t c) noexcept nogil:
-    """Chunk c's part of the pass (above), in its own region of bp."""
-    cdef int64_t k0 = _chunk_lo(T, C, c), k1 = _chunk_lo(T, C, c + 1)
-    cdef int64_t slots = C.q * T.per
-    cdef double* out = &C.sums[3 * c]
+cdef inline void _collect_chunk(const void* ctx, int64_t c, int64_t k0, int64_t k1,
+                                double* out) noexcept nogil:
+    """Chunk c's part of the pass (above) over the examples k0:k1, in its own region of bp
+    (a chunk_fn over the Chunks record, which it writes only at c)."""
+    cdef Chunks* C = <Chunks*>ctx
+    cdef int64_t slots = C.q * C.T.per
     C.n_near[c] = 0
     C.n_far[c] = 0
     out[0] = 0.0
     out[1] = 0.0
     out[2] = 0.0
-    collect_terms(L, T, k0, k1, bp + k0 * slots, &C.n_near[c], &C.n_far[c],
+    collect_terms(C.L, C.T, k0, k1, C.bp + k0 * slots, &C.n_near[c], &C.n_far[c],
                   (k1 - k0) * slots, &out[0], &out[1], &out[2])
 
 
 cdef inline int collect_chunked(const Loss* L, const Terms* T, Breakpoint* bp, int64_t cap,
                                  Chunks* C, int n_threads, double* ls, double* rs,
                                  double* slope1) noexcept nogil:
-    """The pass in chunks (above) on n_threads threads, the chunks' sums added to ls, rs
-    and slope1 in chunk order; 0 (nothing done) when the terms make one chunk or bp has
-    fewer slots than a term's knees."""
-    cdef int64_t c, kn = 2 if (L.lo > -INFINITY and L.hi < INFINITY) else 1
+    """The pass in chunks (above) on n_threads threads, the chunks' sums (added in chunk
+    order) added to ls, rs and slope1; 0 (nothing done) when the terms make one chunk or
+    bp has fewer slots than a term's knees."""
+    cdef int64_t kn = 2 if (L.lo > -INFINITY and L.hi < INFINITY) else 1
+    cdef double sums[3]
     C.K = n_chunks(T.m, LS_CHUNK_TERMS)
     if C.K < 2:
         return 0
     C.q = cap // (T.m * T.per)
     if C.q < kn:
         return 0
-    if n_threads > 1:
-        for c in prange(C.K, schedule="static", num_threads=n_threads):
-            _collect_chunk(L, T, bp, C, c)
-    else:
-        for c in range(C.K):
-            _collect_chunk(L, T, bp, C, c)
-    for c in range(C.K):
-        ls[0] += C.sums[3 * c]
-        rs[0] += C.sums[3 * c + 1]
-        slope1[0] += C.sums[3 * c + 2]
+    C.L = L
+    C.T = T
+    C.bp = bp
+    chunk_sums(_collect_chunk, C, T.m, C.K, 3, n_threads, sums)
+    ls[0] += sums[0]
+    rs[0] += sums[1]
+    slope1[0] += sums[2]
     return 1
 
 

@@ -19,8 +19,7 @@ from libc.string cimport memcpy, memset
 from libc.math cimport fmax, sqrt, INFINITY
 from csr cimport CSR, sq_norm_row, dot, axpy_row_sq
 from csr_passes cimport matvec, rmatvec, col_sq_sums
-from chunked cimport CHUNK_ENTRIES, CHUNK_MAX, n_chunks, chunk_threads, dot_chunked
-from cython.parallel cimport prange
+from chunked cimport CHUNK_ENTRIES, n_chunks, chunk_sums, dot_chunked
 from cgls cimport Operator, CglsSettings, CglsWork, csr_operator
 from mfn_terms cimport Loss, Terms, zone, loss_slope, mismatch_term, term_at, term_out
 from line_search cimport Breakpoint, exact_line_search
@@ -77,8 +76,17 @@ ctypedef struct MfnState:
 
 # ------------------------------------------------------------------ the objective
 
-cdef inline double _q2_span(const Loss* L, const Terms* T, int64_t lo, int64_t hi) noexcept nogil:
-    """sum over the binary terms lo:hi in zone 1 of a c (v - t tm)^2, in order (no zone 2)."""
+ctypedef struct _LossTerms:
+    const Loss* L
+    const Terms* T
+
+
+cdef inline void _q2_span(const void* ctx, int64_t c, int64_t lo, int64_t hi,
+                          double* out) noexcept nogil:
+    """out = sum over the binary terms lo:hi in zone 1 of a c (v - t tm)^2, in order (no
+    zone 2; a chunk_fn over ctx's loss and terms)."""
+    cdef const Loss* L = (<const _LossTerms*>ctx).L
+    cdef const Terms* T = (<const _LossTerms*>ctx).T
     cdef int64_t k
     cdef double q2 = 0.0, v, t, d, a = L.a, tm = L.tm, knee = L.hi
     for k in range(lo, hi):
@@ -87,7 +95,7 @@ cdef inline double _q2_span(const Loss* L, const Terms* T, int64_t lo, int64_t h
         if t * v < knee:
             d = v - t * tm
             q2 += a * T.c[k] * d * d
-    return q2
+    out[0] = q2
 
 
 cdef inline double primal(const Loss* L, double lam, const double* beta, int64_t nbeta,
@@ -98,23 +106,17 @@ cdef inline double primal(const Loss* L, double lam, const double* beta, int64_t
     weights, ||beta||^2 summed over the owned ones and reduced with the loss).  Binary
     terms without a zone 2 and ||beta||^2 are summed in csrc/chunked.pxd's chunks, on
     n_threads threads: the same bits for every thread count."""
-    cdef int64_t k, s, K
+    cdef int64_t k, s
     cdef double q2 = 0.0, lin = 0.0, v, t, o, d
     cdef double red[3]
-    cdef double part[CHUNK_MAX]
     cdef int zn
+    cdef _LossTerms LT
     if split != NULL:
         return _primal_split(L, lam, beta, nbeta, T, comm, split)
     if T.nb == 0 and L.lo == -INFINITY:      # binary terms, no zone 2: the same sums, fewer tests
-        K = n_chunks(T.m, CHUNK_ENTRIES)
-        if chunk_threads(T.m, n_threads) > 1:
-            for k in prange(K, schedule="static", num_threads=n_threads):
-                part[k] = _q2_span(L, T, k * T.m // K, (k + 1) * T.m // K)
-        else:
-            for k in range(K):
-                part[k] = _q2_span(L, T, k * T.m // K, (k + 1) * T.m // K)
-        for k in range(K):
-            q2 += part[k]
+        LT.L = L
+        LT.T = T
+        chunk_sums(_q2_span, &LT, T.m, n_chunks(T.m, CHUNK_ENTRIES), 1, n_threads, &q2)
         if comm_active(comm):
             q2 = comm_sum1(comm, q2)
         return 0.5 * lam * dot_chunked(beta, beta, nbeta, n_threads) + 0.5 * q2
