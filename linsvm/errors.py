@@ -17,6 +17,11 @@ class DataError(LinsvmError):
     """Malformed or unusable data; the message names the file and line."""
 
 
+class NoExamplesError(DataError):
+    """No examples to train on (an empty input, or no rows on any MPI rank); the command
+    line puts the input's name in front (linsvm.cli.runs.labels_located)."""
+
+
 class ModelError(LinsvmError):
     """A model file that is truncated, corrupt, foreign, or inconsistent."""
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import linsvm
-from linsvm.cli import cli, predict_cmd, train_cmd
+from linsvm.cli import cli, cv_cmd, predict_cmd, train_cmd
 
 from conftest import assert_one_line_error, invoke, random_problem
 
@@ -109,6 +109,33 @@ def test_bad_training_data_is_one_line_error_and_no_model(tmp_path, content, nee
     result = invoke(train_cmd, "-q", f, tmp_path / "out.model")
     assert_one_line_error(result, needle)
     assert not (tmp_path / "out.model").exists()
+
+
+@pytest.mark.parametrize("command,args", [
+    (train_cmd, ["-v", "5"]),
+    (train_cmd, ["-C"]),
+    (train_cmd, ["-s", "mfn-ord", "-v", "3"]),
+    (train_cmd, ["-s", "11"]),
+    (cv_cmd, []),
+    (cv_cmd, ["-s", "sdm-cs"]),
+    (cv_cmd, ["-s", "mfn-ord"]),
+])
+def test_an_empty_training_file_is_a_one_line_error_naming_it(tmp_path, command, args):
+    # every kind and mode meets the same check: the classifiers' label rules used to
+    # index the first class of none (an IndexError traceback in cross-validation)
+    f = tmp_path / "empty.svm"
+    f.write_bytes(b"")
+    out = [tmp_path / "out.model"] if command is train_cmd else []
+    result = invoke(command, "-q", *args, f, *out)
+    assert_one_line_error(result, "empty.svm: no training examples")
+    assert not (tmp_path / "out.model").exists()
+
+
+def test_cross_validate_on_no_rows_raises_a_data_error():
+    import scipy.sparse as sp
+    from linsvm.fit.cv import cross_validate
+    with pytest.raises(linsvm.DataError, match="no training examples"):
+        cross_validate(sp.csr_matrix((0, 3)), np.zeros(0), Cs=[1.0], solver="mfn")
 
 
 def test_missing_file_and_corrupt_model(files):

@@ -12,7 +12,7 @@ import numpy as np
 from .._lazy import LazyFunction
 from ..fit.finite import NonFiniteSolutionError
 from ..fit.reporting import collecting_warnings
-from ..errors import DataError
+from ..errors import DataError, NoExamplesError
 from ..io.atomic import check_output_path
 from ..io.cache import open_data
 from ..io.places import RowPlaces
@@ -225,12 +225,15 @@ def labels_located(data, job=None):
     TrainingData) as a DataError naming the file and line of the first row at fault,
     as the parser names its own: the first row holding the error's label (on MPI
     ranks, the first over all ranks, which every rank then raises alike), or the
-    input's name when no row is at fault (one class); a solve whose answer is not
-    finite (linsvm.fit.finite) as a DataError naming the input."""
+    input's name when no row is at fault (one class); no examples at all
+    (NoExamplesError) and a solve whose answer is not finite (linsvm.fit.finite) as a
+    DataError naming the input."""
     try:
         yield
     except LabelError as exc:
         raise DataError(f"{_label_place(exc, data, job) or data.source}: {exc}") from None
+    except NoExamplesError as exc:
+        raise DataError(f"{data.source}: {exc}") from None
     except NonFiniteSolutionError as exc:
         raise DataError(f"{data.source}: {exc}") from None
     except OverflowingRowError as exc:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, NoExamplesError, ParameterError
 from ..problem.catalog import get_solver
 from ..problem.csr import CSRBuffers
 from ..problem.kinds import KINDS, METRICS, PERCENT_METRICS
@@ -148,6 +148,8 @@ def _check_labels(kind, Xb, y, coll, allow_many):
     labels, n_rows = None, Xb.n_rows
     if coll is not None:
         labels, n_rows = agree_inputs(coll, Xb, y, None, kind)
+    elif n_rows == 0:
+        raise NoExamplesError("no training examples")
     kind.classes_from(y, labels, n_rows, allow_many)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, NoExamplesError, ParameterError
 from ..problem.csr import CSRBuffers
 from ..problem.labels import (balanced_class_weight, check_labels, class_counts,
                               class_order_raw)
@@ -25,7 +25,7 @@ def local_inputs(X, y, qid, rows, sample_weight, distributed):
     A distributed rank may hold no rows."""
     Xb = X if isinstance(X, CSRBuffers) else CSRBuffers(X)
     if Xb.n_rows == 0 and not distributed:
-        raise DataError("no training examples")
+        raise NoExamplesError("no training examples")
     y, labels = check_labels(y, Xb.n_rows)
     if qid is not None:
         qid = np.asarray(qid)
@@ -64,7 +64,7 @@ def agree_inputs(coll, Xb, y, labels, kind):
         raise DataError("the ranks' X differ in width: " + ", ".join(
             f"rank {r}: {w} columns" for r, w in enumerate(widths)))
     if sum(r[2] for r in reports) == 0:
-        raise DataError("no training examples on any MPI rank")
+        raise NoExamplesError("no training examples on any MPI rank")
     return kind.merge_labels([r[3] for r in reports]), sum(r[1] for r in reports)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._data import DataView
 from .._kernels import max_row_sq_norm
-from ..errors import DataError
+from ..errors import DataError, NoExamplesError
 from .csr import entry_values
 
 
@@ -30,7 +30,7 @@ def check_rows_and_costs(X, rows, cost):
     if rows.ndim != 1 or cost.shape != (n,):
         raise DataError(f"rows and cost factors must be 1-D of one length ({n}, {cost.shape})")
     if n == 0:
-        raise DataError("no training examples")
+        raise NoExamplesError("no training examples")
     if rows.min() < 0 or rows.max() >= X.n_rows:
         raise DataError(f"row numbers must be in [0, {X.n_rows})")
     if not np.all(np.isfinite(cost)) or np.any(cost < 0):
