@@ -26,6 +26,14 @@ def test_one_class_is_refused():
         MULTICLASS.classes_from(np.array([2.0, 2.0]))
 
 
+@pytest.mark.parametrize("y", [np.array(["a", "b"] * 3), [object()] * 6])
+def test_labels_that_are_not_numbers_are_a_data_error(y):
+    import scipy.sparse as sp
+    import linsvm
+    with pytest.raises(DataError, match="labels must be numbers"):
+        linsvm.train(sp.identity(6, format="csr"), y)
+
+
 def test_ordinal_levels_are_sorted_integer_ranks():
     assert ORDINAL.classes_from(np.array([3.0, 1.0, 2.0, 1.0])).tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(DataError, match="integer ranks"):

@@ -96,8 +96,12 @@ def merge_first_appearance(lists):
 
 def check_labels(y, n_rows):
     """y as contiguous float64, one finite label per row of X, and its distinct
-    labels in order of first appearance (None when there are many), from one scan."""
-    y = np.ascontiguousarray(y, dtype=np.float64)
+    labels in order of first appearance (None when there are many), from one scan.
+    Labels are numbers (linsvm.sklearn's estimators encode any others)."""
+    try:
+        y = np.ascontiguousarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"labels must be numbers ({exc})") from None
     if y.ndim != 1 or y.shape[0] != n_rows:
         raise DataError(f"y has shape {y.shape}, expected ({n_rows},): one label per row of X")
     labels, bad = scan_labels(y)
