@@ -301,6 +301,19 @@ def test_metrics_never_print_nan(tmp_path, binary):
     assert "nan" not in r.stderr.lower() and "n/a" in r.stderr
 
 
+def test_regression_measures_never_print_nan(tmp_path):
+    # rows without features and no bias: every prediction is 0, so the squared
+    # correlation coefficient is 0/0 (LIBLINEAR prints nan)
+    f = tmp_path / "flat.svm"
+    f.write_bytes(b"1\n-1\n2\n-2\n")
+    cv = invoke(train_cmd, "-q", "-s", "11", "-B", "-1", "-v", "2", f)
+    assert cv.exit_code == 0 and "Squared correlation coefficient = n/a" in cv.stdout
+    invoke(train_cmd, "-q", "-s", "11", "-B", "-1", f, tmp_path / "m")
+    r = invoke(predict_cmd, f, tmp_path / "m", tmp_path / "p")
+    assert r.exit_code == 0
+    assert "nan" not in (r.stdout + r.stderr).lower() and "n/a" in r.stdout + r.stderr
+
+
 def test_empty_test_file_says_0_examples(tmp_path, binary):
     tmp, f, X, y = binary
     invoke(train_cmd, "-q", f, tmp / "m")

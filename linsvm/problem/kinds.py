@@ -342,17 +342,19 @@ class Regression(Kind):
 
     def report_lines(self, n_correct, n_total, m, classes, per_query=False):
         """LIBLINEAR's two lines (mean squared error, squared correlation coefficient)
-        and the mean absolute error; no accuracy."""
+        and the mean absolute error; no accuracy; an undefined measure prints as n/a."""
         if m is None:
             return []
-        return [f"Mean squared error = {m['mse']:g} (regression)",
-                f"Squared correlation coefficient = {m['scc']:g} (regression)",
-                f"Mean absolute error = {m['mae']:g} (regression)"]
+        return [f"Mean squared error = {_num(m['mse'])} (regression)",
+                f"Squared correlation coefficient = {_num(m['scc'])} (regression)",
+                f"Mean absolute error = {_num(m['mae'])} (regression)"]
 
     def cv_lines(self, classes, y, pred):
+        """LIBLINEAR's two cross-validation lines; a measure that is undefined (the
+        squared correlation of constant predictions) prints as n/a."""
         mse, scc = metrics.regression_measures(y, pred) if y.shape[0] else (np.nan, np.nan)
-        return [f"Cross Validation Mean squared error = {mse:g}",
-                f"Cross Validation Squared correlation coefficient = {scc:g}"]
+        return [f"Cross Validation Mean squared error = {_num(mse)}",
+                f"Cross Validation Squared correlation coefficient = {_num(scc)}"]
 
 
 class OneClass(Kind):
