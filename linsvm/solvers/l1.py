@@ -40,11 +40,11 @@ largest costs c_i while the L1 term's slopes stay 1, so once a few examples weig
 more than the others the rule can stop far above the optimum (heart_scale, -w1 100:
 glmnet 2.7% above it; one example weighing 1e4 times the others: 71-181%, all silently).
 So when max c_i / min c_i (positive costs) >= HEAVY_COSTS and the gap exceeds GAP_GUARD,
-the solve goes on
-from w at eps/10, up to SETTLE_ROUNDS times, until a round lowers the objective by at most
-SETTLED of itself (the rounds' falls shrink about tenfold, so what is left is about the
-last one's ninth) or the gap certifies; a last round that still falls more ends in a
-warning.  Not a certificate where the gap is loose, but no longer silent.
+the solve goes on from w at eps/10, up to SETTLE_ROUNDS times, until a round lowers the
+objective by at most SETTLED of itself (the rounds' falls shrink about tenfold, so what
+is left is about the last one's ninth) or the gap certifies; a last round that still
+falls more, or a round at its iteration cap, ends in a warning.  Not a certificate where
+the gap is loose, but no longer silent (docs/l1.md, "Heavy costs").
 
 Warm starts take the weights (start) of any model, L1 or L2: the problem is convex and
 the stopping reference is a cold start's, so every start reaches the same accuracy; the
@@ -188,8 +188,8 @@ def _cost_spread(problem):
 def _settle(name, problem, settings, st, tol, log):
     """The heavy-cost rounds of the module notes after a stop by the rule: (the last
     round's result with n_iter and trace over all rounds, the rounds run, the last
-    round's fall of the objective relative to its end; 0 when none ran).  A round that meets
-    its iteration cap ends them with its status: a slow fall there is no evidence
+    round's fall of the objective relative to its end; 0 when none ran).  A round that
+    meets its iteration cap ends them with its status: a slow fall there is no evidence
     (cdn under a weight of 1e3 fell by under 1% in a capped round ending 34% above F*)."""
     rounds, fall = 0, 0.0
     if st["status"] != 0 or _cost_spread(problem) < HEAVY_COSTS:
