@@ -94,7 +94,7 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
-from csr cimport vdot, CSR, dot, entry_threads
+from csr cimport vdot, CSR, RowCopy, free_row_copy, dot, entry_threads
 from csr_passes cimport matvec, rmatvec
 from linsvm._data cimport DataView
 from mfn_terms cimport Loss, Terms, make_loss, zone, loss_value, loss_slope, term_out
@@ -249,6 +249,9 @@ cdef object _solve(DataView data, const _Solve* I, NewtonSettings* P, const doub
     set_terms(&M, &W, I.t, I.codes, I.nb, &c[0] if m > 0 else NULL, &beta[0])
     M.gap_stop = P.gap_stop
     M.diag_update = P.diag_update
+    cdef RowCopy RC
+    memset(&RC, 0, sizeof(RowCopy))
+    M.copy = &RC if (P.compact_rows and I.nb == 0) else NULL
     cdef NewtonLoss NL = binary_loss(&M) if I.nb == 0 else ordinal_loss(&M)
     cdef void* cb = <void*>callback if callback is not None else NULL
     with nogil:
@@ -266,6 +269,7 @@ cdef object _solve(DataView data, const _Solve* I, NewtonSettings* P, const doub
             if I.kkt and I.nb == 0 and W.nreg == nbeta and (m > 0 or comm_active(&C)):
                 # Section 4.7, on the scratch Newton is done with
                 kkt_viol = dual_kkt(&X, W.rows, m, M.T.t, M.T.c, I.lam, W.y, W.q, W.u, W.r, &C)
+    free_row_copy(&RC)
     stop_raise(&S)                            # Ctrl-C: the work arrays go as it unwinds
     return dict(status=status, n_iter=n_iter, cg_iter=cg_total,
                 f=float(primal(&M.L, I.lam, &beta[0], W.nreg, &M.T, &C, NULL)),
@@ -297,7 +301,10 @@ def newton_solve(DataView data, *, const double[::1] t, const double[::1] c, dou
     its sum once, so results differ from the stored values' by rounding).  diag_update:
     keep the Jacobi diagonal from one Newton step to the next, updated by the rows that
     entered or left zone 1 (off: summed over zone 1 at every step; the same iterates up to
-    rounding in the preconditioner).  kkt: also return the Section 4.7 dual KKT violation
+    rounding in the preconditioner).  compact_rows: a step whose zone 1 holds at most a
+    quarter of the examples runs CGLS over a contiguous copy of those rows (csr.pxd,
+    gather_rows; the same iterates up to the rounding of the scatter's row blocks;
+    binary terms without a weight split).  kkt: also return the Section 4.7 dual KKT violation
     as "kkt".  gstop >= 0: also stop at the first iterate with ||grad f|| <= gstop
     ||grad f(0)|| (status 3; 0: off, the paper's stopping rule alone).  gap_stop > 0
     (every weight regularized): that test counts only once ||grad f||^2 <= 2 gap_stop lam f
@@ -362,7 +369,8 @@ def ordinal_solve(DataView data, *, const int32_t[::1] codes, int64_t n_threshol
 
 
 # ordinal_solve's fixed settings (its docstring)
-ORDINAL_FIXED = dict(fused_cg=False, diag_update=True, gstop=0.0, gap_stop=0.0)
+ORDINAL_FIXED = dict(fused_cg=False, diag_update=True, compact_rows=False, gstop=0.0,
+                     gap_stop=0.0)
 
 
 def gradient(DataView data, *, const double[::1] t, const double[::1] c, double lam,

@@ -209,7 +209,7 @@ def svr_newton_solve(DataView data, *, const double[::1] y, const double[::1] c,
 
 # svr_newton_solve's fixed settings: the Jacobi diagonal summed afresh at each step, the
 # gradient test uncertified (the caller checks the duality gap)
-SVR_FIXED = dict(diag_update=False, gap_stop=0.0)
+SVR_FIXED = dict(diag_update=False, compact_rows=False, gap_stop=0.0)
 
 
 def svr_primal_value(DataView data, *, const double[::1] y, const double[::1] c, double C,

@@ -84,6 +84,7 @@ ctypedef struct NewtonSettings:
     int precondition               # the damped Jacobi preconditioner of CGLS
     double jacobi_weight
     int diag_update                # mfn's binary terms: the Jacobi diagonal kept across steps
+    int compact_rows               # mfn's binary terms: few active rows copied for CGLS
     int fused_cg
     double gstop                   # the gradient test's factor (0: off)
     double g0sq                    # ||grad f(0)||^2 if known at entry (a warm start), else -1
@@ -133,8 +134,8 @@ cdef inline NewtonSettings newton_settings(dict kw, dict fixed) except *:
     field or is fixed, ValueError naming a field neither gives."""
     cdef NewtonSettings P
     names = ("tol", "forcing", "forcing_guard", "warm", "heuristic1", "heuristic2",
-             "precondition", "jacobi_weight", "diag_update", "fused_cg", "gstop", "gap_stop",
-             "max_iter", "cg_max_iter")
+             "precondition", "jacobi_weight", "diag_update", "compact_rows", "fused_cg", "gstop",
+             "gap_stop", "max_iter", "cg_max_iter")
     for name in kw:
         if name not in names or name in fixed:
             raise TypeError(f"unexpected setting {name!r}")

@@ -175,6 +175,7 @@ def newton_solve(indptr, indices, data, n_features, bias, rows, t, c, lam, beta,
     """linsvm._mfn.newton_solve with positional data arguments and the former defaults."""
     from linsvm import _mfn
     settings = dict(NEWTON_SETTINGS, fused_cg=False, pattern=True, kkt=False, diag_update=True,
+                    compact_rows=True,
                     gstop=0.0, gap_stop=0.0, regularize_bias=True)
     return _mfn.newton_solve(data_view(indptr, indices, data, n_features, bias, rows), t=t, c=c,
                              lam=lam, beta=beta, loss=loss, **{**settings, **kw})

@@ -4,6 +4,8 @@ row blocks in a fixed order, whatever the number of threads).
 The kernels are compared bit for bit across thread counts and against scipy in value;
 the Newton-type solvers, whose every weight passes through that scatter, must then give
 the same model bit for bit at -m 1 and -m 2."""
+from functools import partial
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -184,3 +186,36 @@ def test_newton_passes_over_long_vectors_are_the_same_on_every_thread_count(solv
         grad = w - Xa.T @ (t / (1.0 + np.exp(m)))
         grad0 = -0.5 * Xa.T @ t
     assert np.linalg.norm(grad) <= 1e-4 * np.linalg.norm(grad0)
+
+
+@pytest.mark.parametrize("layout", ["float64", "float32", "pattern", "row_scale"])
+def test_a_contiguous_copy_of_few_active_rows_changes_nothing_but_speed(layout, monkeypatch):
+    """csrc/mfn_losses.pxd: a Newton step whose zone 1 holds at most a quarter of the rows
+    runs CGLS over a contiguous copy of them (csr.pxd, gather_rows).  On imbalanced data
+    (3% positives: zone 1 is a few percent of the rows) mfn and mfn-l1 end at the model
+    of the rows read in place, in each value layout, and the same on 1, 2 and 3 threads."""
+    import linsvm.solvers.mfn as mfn_module
+    rng = np.random.default_rng(5)
+    n, d, per_row = 6000, 3000, 12
+    cols = np.sort(rng.choice(d, size=(n, per_row)), axis=1).ravel()
+    vals = np.ones(n * per_row) if layout == "pattern" else rng.uniform(0.1, 1.0, n * per_row)
+    X = sp.csr_matrix((vals, cols, np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+    X.sum_duplicates()
+    if layout == "pattern":
+        X.data[:] = 1.0
+    elif layout == "row_scale":                 # one value per row: unit rows of 0/1 terms
+        X.data[:] = np.repeat(1.0 / np.sqrt(np.diff(X.indptr)), np.diff(X.indptr))
+    elif layout == "float32":
+        X = X.astype(np.float32)
+    w_true = rng.standard_normal(d)
+    score = X @ w_true
+    y = np.where(score > np.quantile(score, 0.97), 1.0, -1.0)
+    for solver in ("mfn", "mfn-l1"):
+        copied = [linsvm.train(X, y, solver=solver, C=1.0, n_threads=t) for t in (1, 2, 3)]
+        for t, m in zip((2, 3), copied[1:]):
+            assert m.weights.tobytes() == copied[0].weights.tobytes(), (solver, t)
+        with monkeypatch.context() as mp:
+            mp.setattr(mfn_module, "Newton", partial(mfn_module.Newton, compact_rows=False))
+            in_place = linsvm.train(X, y, solver=solver, C=1.0, n_threads=1)
+        assert in_place.stats["n_iter"] == copied[0].stats["n_iter"], solver
+        np.testing.assert_allclose(copied[0].weights, in_place.weights, rtol=0, atol=1e-12)

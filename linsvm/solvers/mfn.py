@@ -104,13 +104,16 @@ class Newton(NamedTuple):
     gap of gap_stop too; csrc/_mfn.pyx, newton_solve) and until(it, objective, cg_it), a
     test after each step that moved beta (objective = f / lam; beta in place is the
     iterate): True ends the solve there (status 4; distributed, it must answer alike on
-    every rank)."""
+    every rank).  compact_rows: CGLS reads a step's active rows from a contiguous copy
+    when they are at most a quarter of the rows (csrc/mfn_losses.pxd, binary_active; the
+    same iterates up to rounding)."""
     loss: tuple = L2_LOSS
     name: str = "mfn"
     kkt: bool = False
     gstop: float = 0.0
     gap_stop: float = 0.0
     until: Callable | None = None
+    compact_rows: bool = True
 
 
 def run_newton(problem, lam, beta, eps, warm, opts, log, how=Newton()):
@@ -133,7 +136,8 @@ def run_newton(problem, lam, beta, eps, warm, opts, log, how=Newton()):
         callback=callback, comm=problem.comm, split=split, tol=eps, warm=warm,
         n_threads=resolve_threads(opts["n_threads"], problem.X.nnz),
         regularize_bias=opts.get("regularize_bias", True), pattern=True, kkt=how.kkt,
-        diag_update=True, gstop=how.gstop, gap_stop=how.gap_stop,
+        diag_update=True, compact_rows=how.compact_rows, gstop=how.gstop,
+        gap_stop=how.gap_stop,
         **{name: opts[name] for name in DRIVER_OPTIONS})
     del st["y"]     # the margins: a row-length array the callers' next solve would keep alive
     st["weight_exchange"] = "split" if split is not None else "allreduce"
