@@ -213,18 +213,21 @@ cdef inline int _grow(void** buf, int64_t n, size_t size) noexcept nogil:
     return 0
 
 
-cdef inline int gather_rows(const CSR* X, const int64_t* rows, int64_t n, RowCopy* R,
-                            CSR* out) noexcept nogil:
+cdef inline int gather_rows(const CSR* X, const int64_t* rows, int64_t n, double max_nnz,
+                            RowCopy* R, CSR* out) noexcept nogil:
     """out = the rows X[rows[0:n]] as a CSR of their own, stored contiguously in R
     (grown as needed), in X's value layout and with X's other fields (bias, threads,
     scratch), whose row k is rows[k]: a kernel over (out, R.iota, n) reads the same
     numbers in the same order as over (X, rows, n), except where it estimates its row
     blocks from the average row (csr_passes.pxd, scatter_blocks), here the copy's own.
-    Returns 0, or -1 when memory ran out (out is then not set)."""
+    Returns 0; 1 (nothing copied) when the rows hold more than max_nnz entries; -1 when
+    memory ran out (out is then not set)."""
     cdef int64_t k, r, p0, len_, nnz = 0
     cdef int lay = value_layout(X)
     for k in range(n):
         nnz += X.indptr[rows[k] + 1] - X.indptr[rows[k]]
+    if nnz > max_nnz:
+        return 1
     if n + 1 > R.cap_rows:
         if (_grow(<void**>&R.indptr, n + 1, sizeof(int64_t)) or
                 _grow(<void**>&R.iota, n + 1, sizeof(int64_t)) or

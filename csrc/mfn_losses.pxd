@@ -17,7 +17,7 @@
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy, memset
 from libc.math cimport fmax, sqrt, INFINITY
-from csr cimport CSR, RowCopy, gather_rows, sq_norm_row, dot, axpy_row_sq
+from csr cimport CSR, RowCopy, gather_rows, total_nnz, sq_norm_row, dot, axpy_row_sq
 from csr_passes cimport matvec, rmatvec, col_sq_sums
 from chunked cimport CHUNK_ENTRIES, n_chunks, chunk_sums, dot_chunked
 from cgls cimport Operator, CglsSettings, CglsWork, csr_operator
@@ -312,6 +312,7 @@ cdef inline void _kept_diagonal(MfnState* M, NewtonWork* W, int64_t n_chg, int64
 
 cdef enum:
     COPY_SHARE = 4                 # copy zone 1's rows when they are at most 1/4 of them
+                                   # (and of their entries)
 
 
 cdef inline void binary_active(NewtonLoss* NL, NewtonWork* W, const double* beta,
@@ -362,10 +363,14 @@ cdef inline void binary_active(NewtonLoss* NL, NewtonWork* W, const double* beta
         _kept_diagonal(M, W, n_chg, n_act, S)
     W.A = csr_operator(W.X, M.act_rows, n_act)
     # few active rows lie scattered over X: CGLS passes over them several times, so
-    # they are copied contiguous once (csr.pxd, gather_rows); not with a weight split,
+    # they are copied contiguous once (csr.pxd, gather_rows) when they are at most a
+    # quarter of the examples and hold at most a quarter of their average entries (the
+    # memory estimate's bound, linsvm/solvers/mfn_spec.py); not with a weight split,
     # whose CGLS keeps the rank's rows as they are
     if (M.copy != NULL and W.cg_split == NULL and 0 < n_act and COPY_SHARE * n_act <= m
-            and gather_rows(W.X, M.act_rows, n_act, M.copy, &M.copy_csr) == 0):
+            and gather_rows(W.X, M.act_rows, n_act,
+                            total_nnz(W.X) / W.X.n_rows * m / COPY_SHARE,
+                            M.copy, &M.copy_csr) == 0):
         W.A = csr_operator(&M.copy_csr, M.copy.iota, n_act)
 
 

@@ -45,7 +45,10 @@ def _family_fit(name):
 # example y, dy, the operator's two scratch vectors, the active rows and term offsets (6
 # * 8) and the rank code (4); per (example, threshold) term z, cc, q, u and the
 # threshold's index (36), nb = k - 1 thresholds.  tests/test_memory.py holds each
-# estimate against the traced peak.
+# estimate against the traced peak.  Not counted: the binary losses' contiguous copy of a
+# step's few active rows (csrc/mfn_losses.pxd, binary_active), made only when they are at
+# most a quarter of the rows and of their entries, so at most 12 / 4 bytes per non-zero
+# and (8 + 8) / 4 per row (C allocations, which the traced peak does not see either).
 _MEMORY = WorkMemory(12, 81)
 _ZONE2_MEMORY = _MEMORY._replace(per_row=81 + 16)
 _ORD_MEMORY = _MEMORY._replace(per_row=6 * 8 + 4 - 36, per_class_row=36)
