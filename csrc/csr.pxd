@@ -32,7 +32,7 @@
 
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport realloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 cdef extern from *:
     """
@@ -195,14 +195,7 @@ cdef inline void free_row_copy(RowCopy* R) noexcept nogil:
     free(R.data32)
     free(R.row_scale)
     free(R.iota)
-    R.indptr = NULL
-    R.indices = NULL
-    R.data = NULL
-    R.data32 = NULL
-    R.row_scale = NULL
-    R.iota = NULL
-    R.cap_rows = 0
-    R.cap_nnz = 0
+    memset(R, 0, sizeof(RowCopy))
 
 
 cdef inline int _grow(void** buf, int64_t n, size_t size) noexcept nogil:
