@@ -365,7 +365,7 @@ cdef inline void binary_active(NewtonLoss* NL, NewtonWork* W, const double* beta
     # few active rows lie scattered over X: CGLS passes over them several times, so
     # they are copied contiguous once (csr.pxd, gather_rows) when they are at most a
     # quarter of the examples and hold at most a quarter of their average entries (the
-    # memory estimate's bound, linsvm/solvers/mfn_spec.py); not with a weight split,
+    # bound linsvm/solvers/mfn_spec.py states for its memory); not with a weight split,
     # whose CGLS keeps the rank's rows as they are
     if (M.copy != NULL and W.cg_split == NULL and 0 < n_act and COPY_SHARE * n_act <= m
             and gather_rows(W.X, M.act_rows, n_act,
