@@ -232,9 +232,7 @@ def labels_located(data, job=None):
         yield
     except LabelError as exc:
         raise DataError(f"{_label_place(exc, data, job) or data.source}: {exc}") from None
-    except NoExamplesError as exc:
-        raise DataError(f"{data.source}: {exc}") from None
-    except NonFiniteSolutionError as exc:
+    except (NoExamplesError, NonFiniteSolutionError) as exc:
         raise DataError(f"{data.source}: {exc}") from None
     except OverflowingRowError as exc:
         where = data.places.where(exc.row) if data.places is not None else None

@@ -110,8 +110,9 @@ def _fit(name, problem, params, start, log):
                     n_threads=resolve_threads(opts["n_threads"], problem.X.nnz))
     if name == "glmnet":
         settings["inner_max_iter"] = opts["inner_max_iter"]
+    spread = _cost_spread(problem)
     st = _solve(name, problem, settings, _start(problem, start), log)
-    st, rounds, fall = _settle(name, problem, settings, st, params.tol, log)
+    st, rounds, fall = _settle(name, problem, settings, st, params.tol, spread, log)
     w = st["w"]
     gap = relative_gap(st["primal"], st["dual"])
     stats = {
@@ -146,14 +147,14 @@ def _fit(name, problem, params, start, log):
                else "when its line search found no step")
         if rounds:
             why += (f" in a round at -e {params.tol / 10.0 ** rounds:.3g} (costs spanning "
-                    f"{_cost_spread(problem):.3g}x)")
+                    f"{spread:.3g}x)")
         warning = (f"{name} stopped {why} with ||S||_1 {st['last_norm']:.3g} (target "
                    f"{st['eps'] * st['ref']:.3g}) and relative duality gap {gap:.3g} > "
                    f"{GAP_GUARD:g}; raise --max-iter" + ("" if rounds else " or loosen -e"))
     elif fall > SETTLED and gap > GAP_GUARD:
         converged = False
         warning = (f"{name}'s objective still fell by {fall:.2g} of itself at {SETTLE_ROUNDS} "
-                   f"tenfold tighter rounds (costs spanning {_cost_spread(problem):.3g}x; "
+                   f"tenfold tighter rounds (costs spanning {spread:.3g}x; "
                    f"relative duality gap {gap:.3g}): it may lie far above the "
                    "optimum; lower -e")
     return FitResult(w, stats, warning=warning, converged=converged)
@@ -185,14 +186,15 @@ def _cost_spread(problem):
     return float(c.max() / c.min()) if c.size else 1.0
 
 
-def _settle(name, problem, settings, st, tol, log):
+def _settle(name, problem, settings, st, tol, spread, log):
     """The heavy-cost rounds of the module notes after a stop by the rule: (the last
     round's result with n_iter and trace over all rounds, the rounds run, the last
-    round's fall of the objective relative to its end; 0 when none ran).  A round that
-    meets its iteration cap ends them with its status: a slow fall there is no evidence
-    (cdn under a weight of 1e3 fell by under 1% in a capped round ending 34% above F*)."""
+    round's fall of the objective relative to its end; 0 when none ran); spread is
+    _cost_spread(problem).  A round that meets its iteration cap ends them with its
+    status: a slow fall there is no evidence (cdn under a weight of 1e3 fell by under 1%
+    in a capped round ending 34% above F*)."""
     rounds, fall = 0, 0.0
-    if st["status"] != 0 or _cost_spread(problem) < HEAVY_COSTS:
+    if st["status"] != 0 or spread < HEAVY_COSTS:
         return st, rounds, fall
     settings = dict(settings)
     n_iter, trace = st["n_iter"], [st["trace"]]
@@ -204,7 +206,7 @@ def _settle(name, problem, settings, st, tol, log):
         n_iter += nxt["n_iter"]
         trace.append(nxt["trace"])
         if log is not None:
-            log(f"{name}: costs spanning {_cost_spread(problem):.3g}x; a round at "
+            log(f"{name}: costs spanning {spread:.3g}x; a round at "
                 f"-e {tol / 10.0 ** rounds:.3g} lowered the objective by {fall:.3g} of itself")
         if nxt["primal"] <= st["primal"]:
             st = nxt
