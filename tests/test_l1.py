@@ -299,8 +299,40 @@ def test_iteration_cap_warns_when_not_certified(solver):
     assert not res.converged
     assert res.stats["gap"] > 0.01
     assert "iteration cap" in res.warning and "\n" not in res.warning
+    assert ("--c-path" in res.warning) == (solver == "cdn")
     with pytest.warns(linsvm.ConvergenceWarning, match="iteration cap"):
         linsvm.train(X, y, solver=solver, C=50.0, tol=1e-12, max_iter=1)
+
+
+def test_a_path_in_c_ends_at_the_optimum_of_c():
+    """cdn's c_path = 3: stages at C/8, C/4, C/2 in that order (its log names them), then
+    the optimum of C as a cold start reaches it (objective and zero pattern against
+    L-BFGS-B); n_iter counts the stages' iterations (stats path_iter) with the final
+    solve's; c_path = 0 runs no stage."""
+    X, y = random_problem(n_samples=60, n_features=10, seed=7)
+    t, Xa = labels(y), augmented(X, 1.0, dense=True)
+    C = 10.0
+    ref = reference("sqhinge", Xa, t, C * np.ones(60))
+    info = get_solver("cdn")
+    problem = Problem.binary(CSRBuffers(X), np.arange(60), t, np.ones(60), 1.0)
+    lines = []
+    res = info.fit(problem, make_params(info, C=C, tol=1e-12, options=dict(c_path=3,
+                                                                          max_iter=100000)),
+                   None, None, lines.append)
+    stages = [line for line in lines if "path stage" in line]
+    assert [float(line.split("C = ")[1].split()[0]) for line in stages] == [1.25, 2.5, 5.0]
+    stage_iters = sum(int(line.split("after ")[1].split()[0]) for line in stages)
+    final_iters = len(lines[lines.index(stages[-1]) + 1:])
+    assert res.stats["path_iter"] == stage_iters > 0
+    assert res.stats["n_iter"] == stage_iters + final_iters
+    w = res.weights
+    f, fref = objective("sqhinge", Xa, t, C, w), objective("sqhinge", Xa, t, C, ref)
+    assert f <= fref * (1 + 1e-9) and f == pytest.approx(fref, rel=1e-9)
+    clear = (np.abs(ref) > 1e-4) | (np.abs(ref) < 1e-9)
+    np.testing.assert_array_equal((w != 0)[clear], (np.abs(ref) > 1e-4)[clear])
+    cold = solve("cdn", X, t, C=C, tol=1e-12)
+    assert cold.stats["path_iter"] == 0
+    assert cold.stats["reference_norm"] == pytest.approx(res.stats["reference_norm"], rel=1e-12)
 
 
 def test_registry_codes_options_and_serial_only():
@@ -319,6 +351,11 @@ def test_registry_codes_options_and_serial_only():
             make_params(name, options={"max_iter": 0})
     with pytest.raises(ParameterError):
         make_params("cdn", options={"inner_max_iter": 5})
+    for bad in (-1, 31):
+        with pytest.raises(ParameterError, match="c_path"):
+            make_params("cdn", options={"c_path": bad})
+    with pytest.raises(ParameterError, match="c_path"):
+        make_params("glmnet", options={"c_path": 2})
 
 
 @pytest.mark.slow

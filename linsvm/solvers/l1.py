@@ -46,6 +46,16 @@ is left is about the last one's ninth) or the gap certifies; a last round that s
 falls more, or a round at its iteration cap, ends in a warning.  Not a certificate where
 the gap is loose, but no longer silent (docs/l1.md, "Heavy costs").
 
+Continuation in C (option c_path = K, off by default; a departure from LIBLINEAR, which
+has none).  The solve at C is preceded by solves at C/2^K, ..., C/2, each from the weights
+of the one before and stopped by the same rule at PATH_LOOSENESS times eps (each against its
+own cold reference); the solve at C then starts from the last of them and stops by the rule
+at eps, so the problem and the accuracy asked are the same as a cold start's.  This is the
+pathwise idea of Friedman, Hastie & Tibshirani (J. Stat. Softw. 33, 2010) applied to a
+single C: from w = 0 at a large C the first sweeps make far more weights non-zero than the
+optimum has and coordinate descent is slow to remove them, where a start at C/2 is
+already near the optimum's zero pattern.  It pays only at such C (docs/l1.md, "Large C").
+
 Warm starts take the weights (start) of any model, L1 or L2: the problem is convex and
 the stopping reference is a cold start's, so every start reaches the same accuracy; the
 models keep exact zeros (stats "n_nonzero" counts the non-zero weights).  One-vs-rest
@@ -61,7 +71,7 @@ import numpy as np
 
 from .. import _l1
 from ..errors import DataError, ParameterError
-from .l1_spec import MAX_LINESEARCH, SERIAL_ONLY
+from .l1_spec import MAX_LINESEARCH, PATH_LOOSENESS, SERIAL_ONLY
 from ..problem.registry import FitResult
 from ..runtime.threads import resolve_threads
 from .gaps import GAP_GUARD, relative_gap
@@ -111,7 +121,10 @@ def _fit(name, problem, params, start, log):
     if name == "glmnet":
         settings["inner_max_iter"] = opts["inner_max_iter"]
     spread = _cost_spread(problem)
-    st = _solve(name, problem, settings, _start(problem, start), log)
+    w0, path_iter = _path(name, problem, settings, _start(problem, start),
+                           opts.get("c_path", 0), log)
+    st = _solve(name, problem, settings, w0, log)
+    st["n_iter"] += sum(path_iter)
     st, rounds, fall = _settle(name, problem, settings, st, params.tol, spread, log)
     w = st["w"]
     gap = relative_gap(st["primal"], st["dual"])
@@ -128,6 +141,7 @@ def _fit(name, problem, params, start, log):
         "n_active": st["n_active"],
         "warm_start": "weights" if start is not None else "none",
         "settle_rounds": rounds,
+        "path_iter": sum(path_iter),
     }
     if name == "cdn":
         stats["linesearch_failures"] = st["ls_failures"]
@@ -150,7 +164,9 @@ def _fit(name, problem, params, start, log):
                     f"{spread:.3g}x)")
         warning = (f"{name} stopped {why} with ||S||_1 {st['last_norm']:.3g} (target "
                    f"{st['eps'] * st['ref']:.3g}) and relative duality gap {gap:.3g} > "
-                   f"{GAP_GUARD:g}; raise --max-iter" + ("" if rounds else " or loosen -e"))
+                   f"{GAP_GUARD:g}; raise --max-iter" + ("" if rounds else " or loosen -e")
+                   + (", or start along a path in C (--c-path 4)"
+                      if name == "cdn" and st["status"] == 1 and not path_iter else ""))
     elif fall > SETTLED and gap > GAP_GUARD:
         converged = False
         warning = (f"{name}'s objective still fell by {fall:.2g} of itself at {SETTLE_ROUNDS} "
@@ -178,6 +194,24 @@ def _solve(name, problem, settings, start, log):
         st = _l1.glmnet_solve(problem.view, **data, callback=callback, **settings)
     st["eps"] = settings["eps"]
     return st
+
+
+def _path(name, problem, settings, start, steps, log):
+    """The continuation in C of the module notes (option c_path = steps): solves at
+    C/2^steps, ..., C/2, each to PATH_LOOSENESS times the rule's eps and from the one
+    before (the first from start); (the last stage's weights, or start when steps = 0;
+    the stages' iteration counts).  A stage that ends otherwise than by the rule (its
+    cap) still hands on its weights: only the solve at C is judged."""
+    w, counts = start, []
+    for k in range(steps, 0, -1):
+        stage = dict(settings, C=settings["C"] / 2.0 ** k, eps=settings["eps"] * PATH_LOOSENESS)
+        st = _solve(name, problem, stage, w, log)
+        w = st["w"]
+        counts.append(int(st["n_iter"]))
+        if log is not None:
+            log(f"{name}: path stage at C = {stage['C']:.6g} ended after {st['n_iter']} "
+                f"iterations, objective {st['primal']:.10g}")
+    return w, counts
 
 
 def _cost_spread(problem):
@@ -224,7 +258,8 @@ def fit_cdn(problem, params, start, state, log):
     `start` (weights) or w = 0; state is not used.  stats: objective, dual_objective,
     gap ((P - D)/P of the scaled dual point), n_nonzero, n_iter (outer iterations),
     status, subgradient_norm (||S||_1 of the last sweep) and reference_norm (the rule
-    stops at -e min(n+,n-)/n times it), grad_inf, n_active, linesearch_failures, trace."""
+    stops at -e min(n+,n-)/n times it), grad_inf, n_active, linesearch_failures, trace,
+    path_iter (the iterations of the c_path stages, also counted in n_iter)."""
     return _fit("cdn", problem, params, start, log)
 
 

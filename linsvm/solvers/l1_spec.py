@@ -10,9 +10,10 @@ from .._lazy import LazyFunction
 from ..problem.registry import (N_THREADS_HELP, REGULARIZE_BIAS, LiblinearCode, Option,
                                 SolverInfo, WorkMemory)
 
-__all__ = ["SPECS", "MAX_LINESEARCH", "SERIAL_ONLY"]
+__all__ = ["SPECS", "MAX_LINESEARCH", "PATH_LOOSENESS", "SERIAL_ONLY"]
 
 MAX_LINESEARCH = 20         # trials (step lengths 1, 1/2, ...) per line search, as LIBLINEAR
+PATH_LOOSENESS = 5          # c_path's stages stop at this many times -e (at 0.002: LIBLINEAR's 0.01)
 _F8 = 8
 _TRACE_BYTES = 6 * _F8      # one trace row per outer iteration
 
@@ -49,6 +50,10 @@ CDN = SolverInfo(
         "max_iter": Option(int, 1000, "cap on outer iterations (sweeps over the features)",
                            1, 1e9),
         "shrinking": _SHRINKING,
+        "c_path": Option(int, 0, "continuation in C: first solve at C/2^K, C/2^(K-1), ..., C/2, "
+                                 f"each at {PATH_LOOSENESS}x -e and from the one before, then at "
+                                 "C to -e (0: none); for a large C, where a cold start converges "
+                                 "slowly (docs/l1.md, Large C)", 0, 30),
         "regularize_bias": REGULARIZE_BIAS,
         "n_threads": Option(int, 0, N_THREADS_HELP, 0, 1024),
     },
