@@ -43,7 +43,8 @@ CDN = SolverInfo(
     default_tol=0.002,
     tol_meaning="||S(w)||_1 <= eps min(n+,n-)/n ||S(w0)||_1, S the minimum-norm subgradient "
                 "summed over a sweep, w0 = 0 (LIBLINEAR's rule for -s 5); under costs spanning "
-                "100x or more, tenfold tighter rounds while the duality gap exceeds 1%",
+                "100x or more, or where ||S||_1 ||w||_inf >= 0.1 F, tenfold tighter rounds "
+                "while the duality gap exceeds 1%",
     paper="Yuan, Chang, Hsieh & Lin, JMLR 2010, Section 4.1 (CDN)",
     fit=LazyFunction("linsvm.solvers.l1", "fit_cdn"),
     options={
@@ -72,8 +73,9 @@ GLMNET = SolverInfo(
               "regression, as LIBLINEAR -s 6)",
     default_tol=0.002,
     tol_meaning="||S(w)||_1 <= eps min(n+,n-)/n ||S(0)||_1, S the minimum-norm subgradient "
-                "(LIBLINEAR's rule for -s 6); under costs spanning 100x or more, tenfold "
-                "tighter rounds while the duality gap exceeds 1%",
+                "(LIBLINEAR's rule for -s 6); under costs spanning 100x or more, or where "
+                "||S||_1 ||w||_inf >= 0.1 F, tenfold tighter rounds while the duality gap "
+                "exceeds 1%",
     paper="Yuan, Ho & Lin, JMLR 2012 (newGLMNET)",
     fit=LazyFunction("linsvm.solvers.l1", "fit_glmnet"),
     options={
