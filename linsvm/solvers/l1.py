@@ -286,7 +286,9 @@ def fit_cdn(problem, params, start, state, log):
     gap ((P - D)/P of the scaled dual point), n_nonzero, n_iter (outer iterations),
     status, subgradient_norm (||S||_1 of the last sweep) and reference_norm (the rule
     stops at -e min(n+,n-)/n times it), grad_inf, n_active, linesearch_failures, trace,
-    path_iter (the iterations of the c_path stages, also counted in n_iter)."""
+    settle_rounds (the tighter rounds run), subgradient_bound (||S||_1 ||w||_inf / F at
+    the end, ||S||_1 as the rule measures it) and path_iter (the iterations of the c_path
+    stages, also counted in n_iter)."""
     return _fit("cdn", problem, params, start, log)
 
 
