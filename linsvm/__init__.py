@@ -12,6 +12,7 @@ Public and stable are the names here, `linsvm.errors`, `linsvm.sklearn`,
 other module is internal and may move (docs/design.md).  The names are imported on
 first use, so that `import linsvm` and the command line's --help stay fast.
 """
+from . import _openmp  # noqa: F401  (before any compiled module: the OpenMP runtime's wait)
 from ._lazy import lazy_exports
 from ._version import __version__
 from .errors import DataError, LinsvmError, LinsvmWarning, ModelError, ParameterError

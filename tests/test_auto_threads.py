@@ -91,3 +91,28 @@ def test_units_follow_the_affinity_mask(machine, monkeypatch):
     machine(8, 0.0)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
     assert T.resolve_jobs(0, 100, nnz=T.AUTO_JOBS_MIN_NNZ) == 3
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("given", [None, "777"])
+def test_the_openmp_wait_is_set_before_the_kernels_load_unless_given(given):
+    """linsvm._openmp: GOMP_SPINCOUNT is 10000 after `import linsvm` when the user has not
+    set it, and the user's value when set; the package imports _openmp before anything
+    else, so the variable is in the environment before the first compiled module (whose
+    load starts libgomp, which reads it once)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    env["PYTHONPATH"] = str(root)
+    if given is not None:
+        env["GOMP_SPINCOUNT"] = given
+    code = "import os, linsvm, linsvm._kernels; print(os.environ['GOMP_SPINCOUNT'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out == (given or "10000")
+    first = [line for line in (root / "linsvm" / "__init__.py").read_text().splitlines()
+             if line.startswith(("import ", "from "))][0]
+    assert first.startswith("from . import _openmp")

@@ -18,7 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent      # the checkout, not s
 
 # The layers, bottom first: a module may import its own layer and those below.
 LAYERS = ["base", "problem", "runtime", "io", "model", "solvers", "fit", "interface"]
-BASE = {"linsvm._version", "linsvm._lazy", "linsvm.errors"}
+BASE = {"linsvm._version", "linsvm._lazy", "linsvm._openmp", "linsvm.errors"}
 INTERFACE = {"linsvm", "linsvm.__main__", "linsvm.sklearn", "linsvm.sklearn.base",
              "linsvm.sklearn.classifiers", "linsvm.sklearn.regression", "linsvm.sklearn.outliers",
              "linsvm.sklearn.logistic", "linsvm.cv", "linsvm.distributed",

@@ -11,7 +11,8 @@ that many threads, 0 or None the default.
 
 A parallel region waits for its slowest thread, and on a busy machine one of them
 may be descheduled for a time slice: two threads on a 2-core machine running one
-other busy process were several times slower than one.  The free cores are 1 there,
+other busy process were several times slower than one (less so since the OpenMP
+runtime's threads spin less at a region's end, linsvm._openmp).  The free cores are 1 there,
 so the default stays on one thread, and a machine without spare cores is never
 slower than one thread.  Below AUTO_THREADS_MIN_NNZ non-zeros a solve is too short
 for threads to pay even on an idle machine (a region per CG iteration costs more
