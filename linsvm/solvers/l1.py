@@ -49,7 +49,7 @@ follow a stop whose subgradient is large against the objective: by convexity
     F(w) - F* <= S(w).(w - w*) <= ||S(w)||_1 ||w - w*||_inf,
 and with ||w - w*||_inf taken as ||w||_inf this bound, relative to F(w) (stats
 "subgradient_bound"), is at least LOOSE_STOP.  It is no certificate (w* can be larger
-than w), but it is below 0.07 at every default stop on the shared sets and above 1 where
+than w), but it is at most 0.072 at every default stop on the shared sets and above 1 where
 the rule stopped far above the optimum: unscaled features (australian, C = 1: cdn 2.9%,
 glmnet 5.8% above it), separable data at a large feature scale, glmnet at C = 64 on
 generated imbalanced text (1.1%) (docs/l1.md, "Loose stops").
