@@ -245,6 +245,26 @@ def test_a_c_path_whose_models_keep_moving_runs_to_the_largest_c():
     assert [pt[0] for pt in res.points] == [2.0 ** k for k in range(11)]
 
 
+@pytest.mark.parametrize("solver", ["cdn", "glmnet"])
+def test_an_l1_path_does_not_end_among_its_all_zero_models(solver):
+    """Below the C of its first non-zero weight an L1 model is exactly 0 at every C, so
+    its weights do not move there; the path goes on past them (it ended after five such
+    points, at the majority class's accuracy).  Features at scale 1000: the grid starts
+    about 20 doublings below that C.  The best point is then the best of the same grid
+    cross-validated without any early end, and beats the majority class."""
+    X, y = random_problem(n_samples=120, n_features=5, seed=6)
+    X = X * 1000.0
+    res = search_C(X, y, solver=solver, n_folds=3, seed=0)
+    Cs = [pt[0] for pt in res.points]
+    full = cross_validate(X, y, solver=solver, Cs=Cs, n_folds=3, seed=0)
+    assert max(v for _, _, v in res.points) == pytest.approx(max(pt.mean for pt in full.points))
+    majority = max(np.mean(y == label) for label in np.unique(y))
+    assert res.best[2] > majority + 0.05
+    first = next(C for C in Cs if np.any(linsvm.train(X, y, solver=solver, C=C).coef_))
+    assert Cs[-1] >= 4 * first
+    assert Cs[0] <= first / 2 ** 10
+
+
 def test_the_command_stops_early_as_liblinear_does(tmp_path):
     X, y = _wide_margin()
     dump_svmlight(X, y, tmp_path / "d.svm")

@@ -196,6 +196,10 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
 
     stop_unchanged = k > 0 (LIBLINEAR's -C rule): a C path ends after k points in a row
     at which no fold's weights moved (`_moved`; a path's first point counts as unmoved).
+    A point at which every fold's feature weights are all zero starts the count again:
+    an L1-regularized model is exactly 0 below the C of its first non-zero weight, so
+    its weights stay put there and then move (the rule alone ended `-s 5 -C` among
+    those constant models, at the majority class's accuracy).
 
     comm: an MPI communicator (mpi4py's MPI.COMM_WORLD) to cross-validate on several
     ranks: every rank calls cross_validate with the same arguments except X, y (and
@@ -263,7 +267,8 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
             outs = run_in_threads(lambda f, C=C, p=p: run_fold(f, C, p), n_folds, jobs,
                                   cancelled)
             moved = any(_moved(before, model) for before, (model, _) in zip(prev, outs))
-            unmoved = 0 if moved else unmoved + 1
+            constant = not any(np.any(model.coef_) for model, _ in outs)
+            unmoved = 0 if moved or constant else unmoved + 1
             prev[:] = [model for model, _ in outs]
             vals = [v for _, v in outs]
             pt = _point(C, p, vals, y.shape[0])

@@ -22,7 +22,9 @@ so a search stopped early has printed the points it computed.  As LIBLINEAR's do
 C path ends early once five points in a row leave every fold's weights where they were
 (UNCHANGED_POINTS; cross_validate's stop_unchanged): the warm starts already meet the
 stop, so larger C would give the same models and the same value (separable data, whose
-loss has vanished, reach that point well before 1024).  `max_C_reached` says
+loss has vanished, reach that point well before 1024).  Points whose models are all
+zero (an L1 model below the C of its first non-zero weight) do not count: there the
+weights stay put only until the path reaches that C.  `max_C_reached` says
 when the best C is the largest of the grid (LIBLINEAR's `WARNING: maximum C
 reached.`, MAX_C_WARNING).
 """
