@@ -195,11 +195,8 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
     ends; the result lists the points p ascending, C ascending.
 
     stop_unchanged = k > 0 (LIBLINEAR's -C rule): a C path ends after k points in a row
-    at which no fold's weights moved (`_moved`; a path's first point counts as unmoved).
-    A point at which every fold's feature weights are all zero starts the count again:
-    an L1-regularized model is exactly 0 below the C of its first non-zero weight, so
-    its weights stay put there and then move (the rule alone ended `-s 5 -C` among
-    those constant models, at the majority class's accuracy).
+    at which no fold's weights moved (`_advanced`; a path's first point counts as
+    unmoved, and a point whose models are all zero starts the count again).
 
     comm: an MPI communicator (mpi4py's MPI.COMM_WORLD) to cross-validate on several
     ranks: every rank calls cross_validate with the same arguments except X, y (and
@@ -266,9 +263,7 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
                 break
             outs = run_in_threads(lambda f, C=C, p=p: run_fold(f, C, p), n_folds, jobs,
                                   cancelled)
-            moved = any(_moved(before, model) for before, (model, _) in zip(prev, outs))
-            constant = not any(np.any(model.coef_) for model, _ in outs)
-            unmoved = 0 if moved or constant else unmoved + 1
+            unmoved = 0 if _advanced(prev, outs) else unmoved + 1
             prev[:] = [model for model, _ in outs]
             vals = [v for _, v in outs]
             pt = _point(C, p, vals, y.shape[0])
@@ -278,6 +273,17 @@ def cross_validate(X, y, solver="mfn", Cs=(1.0,), ps=None, n_folds=5, seed=0, n_
             if on_point is not None:
                 on_point(pt)
     return _result(per_point, metric, higher, Cs, ps_list)
+
+
+def _advanced(prev, outs):
+    """Whether a point moves its C path on (stop_unchanged): some fold's weights moved
+    from its model at the point before (prev), or every fold's feature weights are all
+    zero -- an L1-regularized model is exactly 0 below the C of its first non-zero
+    weight, so its weights stay put there and then move (the rule alone ended `-s 5 -C`
+    among those constant models, at the majority class's accuracy)."""
+    models = [model for model, _ in outs]
+    return (any(_moved(before, model) for before, model in zip(prev, models))
+            or not any(np.any(model.coef_) for model in models))
 
 
 def _moved(before, model):
