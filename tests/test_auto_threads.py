@@ -104,15 +104,17 @@ def test_the_openmp_wait_is_set_before_the_kernels_load_unless_given(given):
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
-    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
-    env["PYTHONPATH"] = str(root)
+    import linsvm
+    from conftest import child_env
+
+    env = child_env()
+    env.pop("GOMP_SPINCOUNT", None)
     if given is not None:
         env["GOMP_SPINCOUNT"] = given
     code = "import os, linsvm, linsvm._kernels; print(os.environ['GOMP_SPINCOUNT'])"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.strip()
     assert out == (given or "10000")
-    first = [line for line in (root / "linsvm" / "__init__.py").read_text().splitlines()
+    first = [line for line in Path(linsvm.__file__).read_text().splitlines()
              if line.startswith(("import ", "from "))][0]
     assert first.startswith("from . import _openmp")
