@@ -178,22 +178,30 @@ def test_optimality_conditions_at_a_tight_tolerance(solver):
     assert res.stats["gap"] < 1e-6
 
 
-@pytest.mark.data
-@pytest.mark.parametrize("solver,s", [("cdn", 5), ("glmnet", 6)])
-@pytest.mark.parametrize("name,C", [("heart_scale", 1.0), ("heart_scale", 0.1),
-                                    ("australian", 1.0), ("australian", 0.1)])
-def test_matches_liblinear_on_shared_sets(solver, s, name, C):
-    """LIBLINEAR -s 5 / -s 6 -e 1e-8 -B 1 (liblinear-official) and linsvm at -e 1e-8: the
-    same zero pattern, objectives within 1e-6 (relative)."""
+def liblinear_reference(name, solver, C):
+    """A shared binary set (X, its labels t) and the weights (bias last) of
+    liblinear-official's -s 5 / -s 6 for `solver` at -c C -e 1e-8 -B 1, in t's sign."""
     liblinearutil = pytest.importorskip("liblinear.liblinearutil")
     from linsvm.io.svmlight import load_svmlight
 
     X, y = load_svmlight(str(shared_file(f"binary/{name}")))[:2]
     X = sp.csr_matrix(X)
     t = labels(y)
+    s = {"cdn": 5, "glmnet": 6}[solver]
     model = liblinearutil.train(liblinearutil.problem(t, X, bias=1),
                                 liblinearutil.parameter(f"-s {s} -c {C} -e 1e-8 -B 1 -q"))
     wl = np.array([model.w[i] for i in range(X.shape[1] + 1)]) * (1 if model.label[0] == 1 else -1)
+    return X, t, wl
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("name,C", [("heart_scale", 1.0), ("heart_scale", 0.1),
+                                    ("australian", 1.0), ("australian", 0.1)])
+def test_matches_liblinear_on_shared_sets(solver, name, C):
+    """LIBLINEAR -s 5 / -s 6 -e 1e-8 -B 1 (liblinear-official) and linsvm at -e 1e-8: the
+    same zero pattern, objectives within 1e-6 (relative)."""
+    X, t, wl = liblinear_reference(name, solver, C)
     res = solve(solver, X, t, C=C, tol=1e-8, max_iter=100000 if solver == "cdn" else 1000)
     Xa = augmented(X, 1.0, dense=True)
     a = C * np.ones(t.shape[0])
@@ -209,16 +217,7 @@ def test_unscaled_features_at_the_defaults_end_within_1pct(solver):
     alone stopped cdn 2.9% and glmnet 5.8% above the optimum, silently; the subgradient
     bound (>= 1 there) sends the solve on, and it ends within 1% of LIBLINEAR's optimum at
     -e 1e-8 (liblinear-official), with no warning."""
-    liblinearutil = pytest.importorskip("liblinear.liblinearutil")
-    from linsvm.io.svmlight import load_svmlight
-
-    X, y = load_svmlight(str(shared_file("binary/australian")))[:2]
-    X = sp.csr_matrix(X)
-    t = labels(y)
-    s = {"cdn": 5, "glmnet": 6}[solver]
-    model = liblinearutil.train(liblinearutil.problem(t, X, bias=1),
-                                liblinearutil.parameter(f"-s {s} -c 1 -e 1e-8 -B 1 -q"))
-    wl = np.array([model.w[i] for i in range(X.shape[1] + 1)]) * (1 if model.label[0] == 1 else -1)
+    X, t, wl = liblinear_reference("australian", solver, 1.0)
     res = solve(solver, X, t, C=1.0, tol=get_solver(solver).default_tol)
     Xa = augmented(X, 1.0, dense=True)
     a = np.ones(t.shape[0])

@@ -132,7 +132,7 @@ def _fit(name, problem, params, start, log):
     w0, path_iter = _path(name, problem, settings, _start(problem, start),
                            opts.get("c_path", 0), log)
     st = _solve(name, problem, settings, w0, log)
-    st["n_iter"] += sum(path_iter)
+    st["n_iter"] += path_iter
     why = _distrust(st, problem)
     st, rounds, fall = _settle(name, problem, settings, st, params.tol, why, log)
     w = st["w"]
@@ -151,7 +151,7 @@ def _fit(name, problem, params, start, log):
         "warm_start": "weights" if start is not None else "none",
         "settle_rounds": rounds,
         "subgradient_bound": _subgradient_bound(st),
-        "path_iter": sum(path_iter),
+        "path_iter": path_iter,
     }
     if name == "cdn":
         stats["linesearch_failures"] = st["ls_failures"]
@@ -209,18 +209,18 @@ def _path(name, problem, settings, start, steps, log):
     """The continuation in C of the module notes (option c_path = steps): solves at
     C/2^steps, ..., C/2, each to PATH_LOOSENESS times the rule's eps and from the one
     before (the first from start); (the last stage's weights, or start when steps = 0;
-    the stages' iteration counts).  A stage that ends otherwise than by the rule (its
+    the stages' iterations in all).  A stage that ends otherwise than by the rule (its
     cap) still hands on its weights: only the solve at C is judged."""
-    w, counts = start, []
+    w, n_iter = start, 0
     for k in range(steps, 0, -1):
         stage = dict(settings, C=settings["C"] / 2.0 ** k, eps=settings["eps"] * PATH_LOOSENESS)
         st = _solve(name, problem, stage, w, log)
         w = st["w"]
-        counts.append(int(st["n_iter"]))
+        n_iter += int(st["n_iter"])
         if log is not None:
             log(f"{name}: path stage at C = {stage['C']:.6g} ended after {st['n_iter']} "
                 f"iterations, objective {st['primal']:.10g}")
-    return w, counts
+    return w, n_iter
 
 
 def _cost_spread(problem):
